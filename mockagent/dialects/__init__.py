@@ -1,0 +1,1 @@
+"""Dialects translate HTTP to engine calls and outcomes back to HTTP; they decide nothing."""

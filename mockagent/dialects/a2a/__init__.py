@@ -1,0 +1,36 @@
+"""The A2A v1.0 dialect: agent card, JSON-RPC and HTTP+JSON bindings over one engine."""
+
+from __future__ import annotations
+
+from mockagent import errors
+from mockagent.dialects.a2a import jsonrpc, rest
+from mockagent.dialects.a2a.card import CARD_PATH, card_response
+from mockagent.dialects.a2a.service import A2AService
+from mockagent.dialects.http import HttpRequest, HttpResponse
+from mockagent.engine.replay import Engine
+
+__all__ = ["A2AAgent"]
+
+
+class A2AAgent:
+    """Routes one agent's HTTP requests: the card, JSON-RPC at the root, REST routes below it."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.service = A2AService(engine)
+
+    def handle(self, request: HttpRequest) -> HttpResponse:
+        """Answer any request under this agent's mount; never raises."""
+        if request.path == CARD_PATH and request.method in ("GET", "HEAD"):
+            return card_response(self.engine.cassette.agent, request)
+        if request.path in ("", "/") and request.method == "POST":
+            return jsonrpc.handle(self.service, request)
+        try:
+            found = rest.route(request)
+        except errors.ProtocolError as exc:
+            return rest.error_response(exc)
+        if found is None:
+            return rest.error_response(
+                errors.MethodNotFound(f"No A2A route for {request.method} {request.path or '/'}"))
+        operation, path_params = found
+        return rest.handle(self.service, request, operation, path_params)

@@ -1,0 +1,53 @@
+"""The agent card, built from the cassette's `agent:` with interface URLs pointing at this server."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from mockagent.cassette.models import Agent
+from mockagent.dialects.http import HttpRequest, HttpResponse
+
+CARD_PATH = "/.well-known/agent-card.json"
+CACHE_CONTROL = "public, max-age=60"  # short: a cassette may be edited while clients run
+
+
+def build_card(agent: Agent, base_url: str) -> dict[str, Any]:
+    """The public card, fields in `a2a.proto` order, unset fields omitted."""
+    interfaces = []
+    for binding in agent.bindings:
+        interface = {"url": base_url, "protocolBinding": binding, "protocolVersion": "1.0"}
+        if agent.tenant:
+            interface["tenant"] = agent.tenant
+        interfaces.append(interface)
+    card: dict[str, Any] = {
+        "name": agent.name,
+        "description": agent.description,
+        "supportedInterfaces": interfaces,
+        "provider": agent.provider,
+        "version": agent.version,
+        "documentationUrl": agent.documentationUrl,
+        "capabilities": agent.capabilities.model_dump(exclude_none=True),
+        "securitySchemes": agent.securitySchemes,
+        "securityRequirements": agent.securityRequirements,
+        "defaultInputModes": agent.defaultInputModes,
+        "defaultOutputModes": agent.defaultOutputModes,
+        "skills": [skill.model_dump(exclude_none=True) for skill in agent.skills],
+        "iconUrl": agent.iconUrl,
+    }
+    return {key: value for key, value in card.items() if value is not None}
+
+
+def build_extended_card(agent: Agent, base_url: str) -> dict[str, Any]:
+    """The public card with the cassette's `extendedCard` fields added or replaced."""
+    return {**build_card(agent, base_url), **(agent.extendedCard or {})}
+
+
+def card_response(agent: Agent, request: HttpRequest) -> HttpResponse:
+    """GET of the card, with `Cache-Control` and an `ETag` that honours `If-None-Match`."""
+    response = HttpResponse.json(build_card(agent, request.base_url))
+    etag = '"' + hashlib.sha256(response.body).hexdigest()[:20] + '"'
+    response.headers.update({"Cache-Control": CACHE_CONTROL, "ETag": etag})
+    if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
+        return HttpResponse(304, b"", {"Cache-Control": CACHE_CONTROL, "ETag": etag})
+    return response

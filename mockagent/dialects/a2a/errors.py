@@ -1,0 +1,71 @@
+"""The A2A error table: one row per neutral error kind, rendered for JSON-RPC and for REST."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from mockagent.errors import ProtocolError
+
+DOMAIN = "a2a-protocol.org"
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+class Row(NamedTuple):
+    code: int  # JSON-RPC error code
+    reason: str | None  # google.rpc.ErrorInfo reason; None = no ErrorInfo detail
+    http: int  # REST status (a2a-sdk 1.3 and spec 1.0.1)
+    status: str  # google.rpc.Code name for the REST body
+
+
+TABLE: dict[str, Row] = {
+    "Parse": Row(-32700, None, 400, "INVALID_ARGUMENT"),
+    "InvalidRequest": Row(-32600, "INVALID_REQUEST", 400, "INVALID_ARGUMENT"),
+    "MethodNotFound": Row(-32601, "METHOD_NOT_FOUND", 404, "NOT_FOUND"),
+    "InvalidParams": Row(-32602, "INVALID_PARAMS", 400, "INVALID_ARGUMENT"),
+    "Internal": Row(-32603, "INTERNAL_ERROR", 500, "INTERNAL"),
+    "TaskNotFound": Row(-32001, "TASK_NOT_FOUND", 404, "NOT_FOUND"),
+    "TaskNotCancelable": Row(-32002, "TASK_NOT_CANCELABLE", 400, "FAILED_PRECONDITION"),
+    "PushNotificationNotSupported": Row(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
+    "UnsupportedOperation": Row(-32004, "UNSUPPORTED_OPERATION", 400, "FAILED_PRECONDITION"),
+    "ContentTypeNotSupported": Row(-32005, "CONTENT_TYPE_NOT_SUPPORTED", 400, "INVALID_ARGUMENT"),
+    "InvalidAgentResponse": Row(-32006, "INVALID_AGENT_RESPONSE", 500, "INTERNAL"),
+    "ExtendedAgentCardNotConfigured": Row(-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, "FAILED_PRECONDITION"),
+    "ExtensionSupportRequired": Row(-32008, "EXTENSION_SUPPORT_REQUIRED", 400, "FAILED_PRECONDITION"),
+    "VersionNotSupported": Row(-32009, "VERSION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
+    # An unmatched call: the cassette, not the client, is at fault. The ErrorInfo says
+    # INTERNAL_ERROR so that a2a-sdk raises its typed InternalError carrying the report; the
+    # status is 501 because mockagent was not told how to answer, which is not a crash.
+    "NoMatch": Row(-32603, "INTERNAL_ERROR", 501, "UNIMPLEMENTED"),
+}
+
+
+def _details(exc: ProtocolError, row: Row) -> list[dict[str, Any]]:
+    details = []
+    if row.reason is not None:
+        metadata = dict(exc.metadata)
+        if exc.kind == "NoMatch":
+            metadata["mockagent"] = "NO_MATCHING_INTERACTION"
+        info: dict[str, Any] = {"@type": ERROR_INFO, "reason": row.reason, "domain": DOMAIN}
+        if metadata:
+            info["metadata"] = metadata
+        details.append(info)
+    return details + exc.details
+
+
+def jsonrpc_error(exc: ProtocolError, request_id: Any) -> dict[str, Any]:
+    """A JSON-RPC error response (sent with HTTP 200): `code`, `message`, `data` details."""
+    row = TABLE[exc.kind]
+    error: dict[str, Any] = {"code": row.code, "message": exc.message}
+    details = _details(exc, row)
+    if details:
+        error["data"] = details
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def rest_error(exc: ProtocolError) -> tuple[dict[str, Any], int]:
+    """A `google.rpc.Status` body and its HTTP status."""
+    row = TABLE[exc.kind]
+    http = exc.http_status or row.http
+    body = {"error": {"code": http, "status": row.status, "message": exc.message,
+                      "details": _details(exc, row)}}
+    return body, http

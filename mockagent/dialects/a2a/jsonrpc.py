@@ -1,0 +1,58 @@
+"""The A2A JSON-RPC 2.0 binding: one POST endpoint; errors in HTTP 200 with typed details."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockagent import errors
+from mockagent.dialects.a2a.errors import jsonrpc_error
+from mockagent.dialects.a2a.service import OPERATIONS, A2AService
+from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
+
+BINDING = "JSONRPC"
+
+
+def _envelope(payload: Any) -> tuple[Any, str, dict[str, Any]]:
+    """(id, method, params) of a request object, or InvalidRequest."""
+    if isinstance(payload, list):
+        raise errors.InvalidRequest("Batch requests are not supported")
+    if not isinstance(payload, dict):
+        raise errors.InvalidRequest("A JSON-RPC request is an object")
+    request_id = payload.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int, type(None))):
+        raise errors.InvalidRequest("id must be a string, a number or null")
+    if payload.get("jsonrpc") != "2.0":
+        raise errors.InvalidRequest('jsonrpc must be "2.0"')
+    method = payload.get("method")
+    if not isinstance(method, str):
+        raise errors.InvalidRequest("method must be a string")
+    params = payload.get("params", {})
+    if params is None:
+        params = {}
+    return request_id, method, params
+
+
+def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
+    """Answer one JSON-RPC POST. Every error, even a parse error, is a JSON-RPC error object."""
+    request_id: Any = None
+    try:
+        if request.media_type() and request.media_type() not in JSON_TYPES:
+            # Checked before parsing: the TCK sends text/plain with a body that is not JSON.
+            raise errors.ContentTypeNotSupported(
+                f"Content-Type {request.media_type()} is not supported; send application/json")
+        try:
+            payload = parse_json(request.body)
+        except ValueError as exc:
+            raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
+        request_id = payload.get("id") if isinstance(payload, dict) else None
+        request_id, method, params = _envelope(payload)
+        if method not in OPERATIONS:
+            raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
+        if not isinstance(params, dict):
+            raise errors.InvalidParams("params must be an object")
+        result = service.call(method, params, request, BINDING)
+    except errors.ProtocolError as exc:
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int, type(None))):
+            request_id = None
+        return HttpResponse.json(jsonrpc_error(exc, request_id))
+    return HttpResponse.json({"jsonrpc": "2.0", "id": request_id, "result": result})

@@ -1,0 +1,103 @@
+"""The A2A HTTP+JSON binding: a route table, every route also under a `/{tenant}` prefix."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mockagent import errors
+from mockagent.dialects.a2a.errors import rest_error
+from mockagent.dialects.a2a.service import A2AService
+from mockagent.dialects.a2a.wire import camel
+from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
+
+BINDING = "HTTP+JSON"
+_ID = r"[^/:]+"
+
+# (verbs, path pattern, operation). Path groups become params; the tenant prefix may hold
+# slashes (Google CES: /v1/projects/p/locations/l/apps/a/message:send).
+ROUTES: list[tuple[frozenset[str], str, str]] = [
+    (frozenset({"POST"}), r"/message:send", "SendMessage"),
+    (frozenset({"POST"}), r"/message:stream", "SendStreamingMessage"),
+    (frozenset({"GET"}), r"/tasks", "ListTasks"),
+    (frozenset({"GET"}), rf"/tasks/(?P<id>{_ID})", "GetTask"),
+    (frozenset({"POST"}), rf"/tasks/(?P<id>{_ID}):cancel", "CancelTask"),
+    (frozenset({"GET", "POST"}), rf"/tasks/(?P<id>{_ID}):subscribe", "SubscribeToTask"),
+    (frozenset({"POST"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs", "CreateTaskPushNotificationConfig"),
+    (frozenset({"GET"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs", "ListTaskPushNotificationConfigs"),
+    (frozenset({"GET"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
+     "GetTaskPushNotificationConfig"),
+    (frozenset({"DELETE"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
+     "DeleteTaskPushNotificationConfig"),
+    (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
+]
+_COMPILED = [(verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}$"), op) for verbs, path, op in ROUTES]
+_INTS = ("historyLength", "pageSize")
+_BOOLS = ("includeArtifacts",)
+
+
+def route(request: HttpRequest) -> tuple[str, dict[str, str]] | None:
+    """(operation, path params) for a request; None when no route has this path.
+
+    A path that exists with another verb raises MethodNotFound with status 405.
+    """
+    path_known = False
+    for verbs, pattern, operation in _COMPILED:
+        found = pattern.match(request.path)
+        if found:
+            if request.method in verbs:
+                return operation, {k: v for k, v in found.groupdict().items() if v is not None}
+            path_known = True
+    if path_known:
+        raise errors.MethodNotFound(f"{request.method} is not allowed on {request.path}", http_status=405)
+    return None
+
+
+def _query_params(request: HttpRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for key, value in request.query.items():
+        name = camel(key)
+        if name in _INTS:
+            try:
+                params[name] = int(value)
+            except ValueError:
+                raise errors.InvalidParams(f"{name} must be an integer, not {value!r}") from None
+        elif name in _BOOLS:
+            params[name] = value.lower() in ("true", "1")
+        else:
+            params[name] = value
+    return params
+
+
+def _body_params(request: HttpRequest) -> dict[str, Any]:
+    if not request.body.strip():
+        return {}  # the TCK cancels and subscribes with no body
+    if request.media_type() and request.media_type() not in JSON_TYPES:
+        raise errors.ContentTypeNotSupported(
+            f"Content-Type {request.media_type()} is not supported; send application/json", http_status=415)
+    try:
+        payload = parse_json(request.body)
+    except ValueError as exc:
+        raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
+    if not isinstance(payload, dict):
+        raise errors.InvalidParams("The request body must be a JSON object")
+    return payload
+
+
+def handle(service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]) -> HttpResponse:
+    """Answer one routed REST request; errors as `google.rpc.Status` JSON."""
+    try:
+        params = _body_params(request) if request.method in ("POST", "PUT", "PATCH") else {}
+        params.update(_query_params(request))
+        tenant = path_params.pop("tenant", None)
+        params.update(path_params)  # path params win over body fields
+        result = service.call(operation, params, request, BINDING, tenant=tenant)
+    except errors.ProtocolError as exc:
+        return error_response(exc)
+    return HttpResponse.json(result)
+
+
+def error_response(exc: errors.ProtocolError) -> HttpResponse:
+    """A ProtocolError as `google.rpc.Status` JSON with its HTTP status."""
+    body, status = rest_error(exc)
+    return HttpResponse.json(body, status)

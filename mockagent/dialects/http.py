@@ -1,0 +1,45 @@
+"""Framework-free HTTP request and response, so dialects never import Flask."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON_TYPES = ("application/json", "application/a2a+json")
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """A request as a dialect sees it: `path` is relative to the agent's mount (starts with /)."""
+
+    method: str
+    path: str
+    base_url: str  # the agent's URL, no trailing slash; the card's interfaces point here
+    headers: dict[str, str] = field(default_factory=dict)  # names lowercased
+    query: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+    def media_type(self) -> str:
+        """The Content-Type without parameters, lowercased; "" when absent."""
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+@dataclass
+class HttpResponse:
+    """Status, headers and body bytes."""
+
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
+        """Compact JSON, keys in insertion order, so equal answers are equal bytes."""
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        return cls(status, body, {"Content-Type": "application/json", **(headers or {})})
+
+
+def parse_json(body: bytes) -> Any:
+    """Decode a JSON body; ValueError for bad UTF-8 or bad JSON alike."""
+    return json.loads(body.decode("utf-8"))

@@ -1,0 +1,94 @@
+"""What the engine sees of a request, whatever the binding, and what it answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockagent.cassette.models import TaskState
+
+MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage"})
+
+
+@dataclass(frozen=True)
+class Call:
+    """A dialect-neutral request: params normalised to camelCase, header names lowercased."""
+
+    operation: str
+    params: dict[str, Any]
+    protocol: str = "a2a"
+    binding: str = "JSONRPC"
+    version: str = "1.0"
+    tenant: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        message = self.params.get("message")
+        return message if isinstance(message, dict) else None
+
+    @property
+    def parts(self) -> list[Any]:
+        parts = (self.message or {}).get("parts")
+        return parts if isinstance(parts, list) else []
+
+    @property
+    def text(self) -> str:
+        """All text parts of the message, joined by newlines."""
+        return "\n".join(p["text"] for p in self.parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+    def summary(self) -> str:
+        """`SendMessage over JSONRPC, text "Please review", 2 parts` for reports."""
+        words = f"{self.operation} over {self.binding}"
+        if self.message is not None:
+            words += f", text {self.text!r}" if self.text else ", no text"
+            words += f", {len(self.parts)} part{'s' if len(self.parts) != 1 else ''}"
+            media = [p.get("mediaType") for p in self.parts if isinstance(p, dict) and p.get("mediaType")]
+            if media:
+                words += f" ({', '.join(media)})"
+            if self.message.get("taskId"):
+                words += f", task {self.message['taskId']}"
+        elif "id" in self.params:
+            words += f", task {self.params['id']}"
+        return words
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """A snapshot of a task as a client may see it; `None` collections are omitted."""
+
+    id: str
+    context_id: str
+    state: TaskState
+    timestamp: str
+    status_message: dict[str, Any] | None = None
+    artifacts: list[dict[str, Any]] | None = None
+    history: list[dict[str, Any]] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class MessageResult:
+    """A direct reply: one agent message, no task."""
+
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task snapshot (SendMessage, GetTask, CancelTask)."""
+
+    task: TaskView
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    """One page of ListTasks."""
+
+    tasks: list[TaskView]
+    next_page_token: str
+    page_size: int
+    total_size: int
+
+
+Outcome = MessageResult | TaskResult | TaskPage

@@ -1,0 +1,56 @@
+"""The injected clock: virtual timestamps for responses, a monotonic reading for `after: {ms}`."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 UTC with milliseconds and `Z` (`isoformat()`'s `+00:00` fails strict clients)."""
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class Clock:
+    """Virtual time that starts at the cassette's `clock.start` and moves `tick` per stamp.
+
+    Responses never read the wall clock, so the same calls give the same timestamps. When the
+    cassette sets no start, the clock starts at `datetime.now()`, which freezegun controls in tests.
+    `elapsed_ms()` drives `after: {ms}` steps while polling: it reads `time.monotonic()` (also
+    freezegun-controlled) plus whatever `advance()` added.
+    """
+
+    def __init__(self, start: datetime | None = None, tick_ms: int = 250) -> None:
+        if start is None:
+            start = datetime.now(timezone.utc)
+        elif start.tzinfo is None:
+            start = start.replace(tzinfo=timezone.utc)
+        self._start = start
+        self._tick = timedelta(milliseconds=tick_ms)
+        self._offset = timedelta(0)
+        self._advanced_ms = 0.0
+        self._origin = time.monotonic()
+
+    def now(self) -> datetime:
+        """The current virtual time."""
+        return self._start + self._offset
+
+    def stamp(self) -> str:
+        """A timestamp for one event; the clock then moves on by one tick."""
+        text = format_timestamp(self.now())
+        self._offset += self._tick
+        return text
+
+    def move(self, ms: float) -> None:
+        """Move virtual time only: a scripted gap shows in timestamps, not in real waiting."""
+        self._offset += timedelta(milliseconds=ms)
+
+    def advance(self, ms: float) -> None:
+        """Move virtual time (and the poll-side elapsed time) forward by `ms`."""
+        self._offset += timedelta(milliseconds=ms)
+        self._advanced_ms += ms
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the clock was made, for `after: {ms}` while a client polls."""
+        return (time.monotonic() - self._origin) * 1000 + self._advanced_ms

@@ -1,0 +1,42 @@
+"""The journal: every call, the interaction it matched or the near-miss report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mockagent.engine.call import Call
+from mockagent.engine.diagnostics import NearMissReport
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One call as the engine saw it."""
+
+    seq: int
+    operation: str
+    binding: str
+    params: dict[str, Any]
+    interaction: str | None = None
+    error: str | None = None
+    report: NearMissReport | None = None
+
+    @property
+    def matched(self) -> bool:
+        """False only for a call that no interaction answered."""
+        return self.report is None
+
+
+class Journal:
+    """Calls in arrival order."""
+
+    def __init__(self) -> None:
+        self.entries: list[JournalEntry] = []
+
+    def record(self, call: Call, **outcome: Any) -> JournalEntry:
+        entry = JournalEntry(len(self.entries) + 1, call.operation, call.binding, call.params, **outcome)
+        self.entries.append(entry)
+        return entry
+
+    def unmatched(self) -> list[JournalEntry]:
+        return [e for e in self.entries if not e.matched]

@@ -1,0 +1,232 @@
+"""Request matchers: predicates compiled from the cassette, checked as small pure functions.
+
+A predicate spec is a plain value (equals) or a mapping of keywords that must all hold. Each
+matcher returns the list of `Mismatch`es for a call; an empty list is a match. Near-miss reports
+are made of these lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mockagent.cassette.models import Match, TaskState
+from mockagent.engine.call import MESSAGE_OPERATIONS, Call
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One difference between what an interaction expects and what the call has."""
+
+    path: str
+    expected: str
+    actual: Any
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.expected} ≠ {show(self.actual)}"
+
+
+def show(value: Any) -> str:
+    """Short JSON rendering of a value for reports."""
+    if value is MISSING:
+        return "(missing)"
+    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def resolve(doc: Any, path: str) -> Any:
+    """Value at a dotted path such as `message.parts[0].text`; MISSING when absent."""
+    for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
+        if key:
+            doc = doc.get(key, MISSING) if isinstance(doc, dict) else MISSING
+        else:
+            i = int(index)
+            doc = doc[i] if isinstance(doc, list) and i < len(doc) else MISSING
+        if doc is MISSING:
+            return MISSING
+    return doc
+
+
+def is_subset(expected: Any, actual: Any) -> bool:
+    """JSON subset: every key of a mapping, recursively; lists and scalars compare equal."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and is_subset(v, actual[k]) for k, v in expected.items()
+        )
+    return expected == actual
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A compiled predicate: `test(value)` and a human description for reports."""
+
+    test: Callable[[Any], bool]
+    text: str
+
+
+def _str_test(fn: Callable[[str, str], bool]) -> Callable[[Any], Callable[[Any], bool]]:
+    return lambda arg: lambda v: isinstance(v, str) and fn(v, str(arg))
+
+
+def _contains(arg: Any) -> Callable[[Any], bool]:
+    return lambda v: (isinstance(v, str) and isinstance(arg, str) and arg in v) or (
+        isinstance(v, list) and arg in v
+    )
+
+
+def _regex(arg: Any) -> Callable[[Any], bool]:
+    try:
+        pattern = re.compile(str(arg))
+    except re.error as exc:
+        raise ValueError(f"bad regex {arg!r}: {exc}") from None
+    return lambda v: isinstance(v, str) and pattern.search(v) is not None
+
+
+def _flag(name: str, want_present: bool) -> Callable[[Any], Callable[[Any], bool]]:
+    def build(arg: Any) -> Callable[[Any], bool]:
+        if not isinstance(arg, bool):
+            raise ValueError(f"`{name}` takes true or false")
+        return lambda v: (v is not MISSING) == (arg == want_present)
+    return build
+
+
+def _in(arg: Any) -> Callable[[Any], bool]:
+    if not isinstance(arg, list):
+        raise ValueError("`in` takes a list of values")
+    return lambda v: v in arg
+
+
+def _over_list(quantifier: Callable[[Any], bool]) -> Callable[[Any], Callable[[Any], bool]]:
+    def build(arg: Any) -> Callable[[Any], bool]:
+        inner = compile_element(arg)
+        return lambda v: isinstance(v, list) and quantifier(inner.test(item) for item in v)
+    return build
+
+
+PREDICATES: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
+    "equals": lambda arg: lambda v: v == arg,
+    "contains": _contains,
+    "startswith": _str_test(str.startswith),
+    "endswith": _str_test(str.endswith),
+    "regex": _regex,
+    "exists": _flag("exists", True),
+    "absent": _flag("absent", False),
+    "subset": lambda arg: lambda v: is_subset(arg, v),
+    "in": _in,
+    "not": lambda arg: (lambda inner: lambda v: not inner.test(v))(compile_predicate(arg)),
+    "any": _over_list(any),
+    "all": _over_list(all),
+    "none": _over_list(lambda results: not any(results)),
+}
+"""Predicate keywords → builders; a builder takes the argument and returns a test."""
+
+
+def _is_keyword_map(spec: Any) -> bool:
+    return isinstance(spec, dict) and bool(spec) and all(k in PREDICATES for k in spec)
+
+
+def _describe(spec: Any) -> str:
+    if not _is_keyword_map(spec):
+        return f"equals {show(spec)}"
+    words = []
+    for key, arg in spec.items():
+        if key in ("any", "all", "none"):
+            words.append(f"{key} {compile_element(arg).text}")
+        elif key == "not":
+            words.append(f"not {_describe(arg)}")
+        else:
+            words.append(f"{key} {show(arg)}")
+    return " and ".join(words)
+
+
+def compile_predicate(spec: Any) -> Predicate:
+    """A plain value means equals; a mapping of keywords means all of them."""
+    if not _is_keyword_map(spec):
+        if isinstance(spec, dict) and any(k in PREDICATES for k in spec):
+            unknown = sorted(k for k in spec if k not in PREDICATES)
+            raise ValueError(f"unknown predicate {', '.join(unknown)}; use {', '.join(PREDICATES)}")
+        return Predicate(lambda v: v == spec, _describe(spec))
+    tests = [PREDICATES[k](arg) for k, arg in spec.items()]
+    return Predicate(lambda v: all(t(v) for t in tests), _describe(spec))
+
+
+def compile_element(spec: Any) -> Predicate:
+    """Inside any/all/none: a predicate, or `{field.path: predicate, …}` over each item."""
+    if not isinstance(spec, dict) or _is_keyword_map(spec):
+        return compile_predicate(spec)
+    fields = [(path, compile_predicate(sub)) for path, sub in spec.items()]
+    text = "{" + ", ".join(f"{path}: {p.text}" for path, p in fields) + "}"
+    return Predicate(lambda item: all(p.test(resolve(item, path)) for path, p in fields), text)
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """What a follow-up matcher knows of the live task a call names."""
+
+    state: TaskState
+    origin: str
+
+
+TaskLookup = Callable[[Call], TaskFacts | None]
+
+
+def _text_path(call: Call) -> str:
+    texts = [i for i, p in enumerate(call.parts) if isinstance(p, dict) and "text" in p]
+    return f"message.parts[{texts[0]}].text" if len(texts) == 1 else "message.parts[*].text"
+
+
+class CompiledMatch:
+    """All matchers of one interaction; `check` returns every mismatch (empty = match)."""
+
+    def __init__(self, match: Match) -> None:
+        ops = match.operation
+        self.operations = frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
+        self.text = None if match.text is None else compile_predicate(match.text)
+        self.parts = None if match.parts is None else compile_predicate(match.parts)
+        self.where = [(path, compile_predicate(spec)) for path, spec in match.where.items()]
+        self.headers = [(name.lower(), compile_predicate(spec)) for name, spec in match.headers.items()]
+        self.task = match.task
+
+    def check(self, call: Call, task_of: TaskLookup) -> list[Mismatch]:
+        """Mismatches of `call` against this interaction, operation first."""
+        if call.operation not in self.operations:
+            return [Mismatch("operation", f"in {sorted(self.operations)}", call.operation)]
+        out: list[Mismatch] = []
+        if self.text is not None and not self.text.test(call.text):
+            out.append(Mismatch(_text_path(call), self.text.text, call.text if call.parts else MISSING))
+        if self.parts is not None and not self.parts.test(call.parts):
+            out.append(Mismatch("message.parts", self.parts.text, call.parts))
+        for path, predicate in self.where:
+            value = resolve(call.params, path)
+            if not predicate.test(value):
+                out.append(Mismatch(path, predicate.text, value))
+        for name, predicate in self.headers:
+            value = call.headers.get(name, MISSING)
+            if not predicate.test(value):
+                out.append(Mismatch(f"headers.{name}", predicate.text, value))
+        if self.task is not None:
+            out.extend(self._check_task(call, task_of))
+        return out
+
+    def _check_task(self, call: Call, task_of: TaskLookup) -> list[Mismatch]:
+        facts = task_of(call)
+        if facts is None:
+            return [Mismatch("message.taskId", "names a live task (a follow-up)", MISSING)]
+        out = []
+        if self.task.state is not None and facts.state.value not in self.task.state:
+            wanted = " or ".join(TaskState(s).name for s in self.task.state)
+            out.append(Mismatch("task.state", f"equals {wanted}", facts.state.name))
+        if self.task.from_ is not None and facts.origin != self.task.from_:
+            out.append(Mismatch("task.from", f"equals {show(self.task.from_)}", facts.origin))
+        return out

@@ -1,0 +1,145 @@
+"""Live tasks and their scripts: what a client sees is a function of the script, clock and polls."""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockagent.cassette.models import Step, TaskState
+from mockagent.engine.call import TaskView
+from mockagent.engine.clock import Clock
+from mockagent.engine.ids import IdFactory
+
+
+@dataclass
+class Task:
+    """A task the engine runs; `script` holds the steps not yet visible."""
+
+    id: str
+    context_id: str
+    origin: str
+    seq: int
+    state: TaskState = TaskState.SUBMITTED
+    timestamp: str = ""
+    status_message: dict[str, Any] | None = None
+    artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    script: deque[Step] = field(default_factory=deque)
+    polls: int = 0  # GetTask calls since the last step became visible
+    since_ms: float = 0.0  # clock.elapsed_ms() when the last step became visible
+
+    def view(self, history_length: int | None = None, include_artifacts: bool = True) -> TaskView:
+        """A snapshot; `history_length` 0 omits history, N keeps the last N messages."""
+        history: list[dict[str, Any]] | None = list(self.history)
+        if history_length is not None:
+            history = history[-history_length:] if history_length > 0 else None
+        artifacts = list(self.artifacts.values()) if include_artifacts else None
+        return TaskView(
+            id=self.id,
+            context_id=self.context_id,
+            state=self.state,
+            timestamp=self.timestamp,
+            status_message=self.status_message,
+            artifacts=artifacts or None,
+            history=history or None,
+            metadata=self.metadata,
+        )
+
+
+class Runner:
+    """Applies script steps to tasks with the engine's clock and ids."""
+
+    def __init__(self, clock: Clock, ids: IdFactory) -> None:
+        self.clock = clock
+        self.ids = ids
+
+    def agent_message(self, content: dict[str, Any], context_id: str, task_id: str | None) -> dict[str, Any]:
+        """A message from the agent, with a fresh id, in the task's context."""
+        message: dict[str, Any] = {"messageId": self.ids.new(), "role": "agent"}
+        message["parts"] = copy.deepcopy(content["parts"])
+        message["contextId"] = context_id
+        if task_id is not None:
+            message["taskId"] = task_id
+        if content.get("metadata"):
+            message["metadata"] = copy.deepcopy(content["metadata"])
+        return message
+
+    def apply(self, task: Task, step: Step) -> None:
+        """Make one step visible."""
+        if step.after is not None and step.after.ms:
+            self.clock.move(step.after.ms)
+        state = step.task_state
+        if state is not None:
+            if task.status_message is not None:
+                task.history.append(task.status_message)  # a superseded status message is history
+            task.state = state
+            task.timestamp = self.clock.stamp()
+            task.status_message = (
+                None if step.message is None
+                else self.agent_message(step.message, task.context_id, task.id)  # type: ignore[arg-type]
+            )
+        else:
+            self._merge_artifact(task, step)
+        task.polls = 0
+        task.since_ms = self.clock.elapsed_ms()
+
+    @staticmethod
+    def _merge_artifact(task: Task, step: Step) -> None:
+        artifact = copy.deepcopy(step.artifact or {})
+        known = task.artifacts.get(artifact["artifactId"])
+        if step.append and known is not None:
+            known["parts"].extend(artifact["parts"])
+        else:  # a new artifact, or a replacement of one with the same id
+            task.artifacts[artifact["artifactId"]] = artifact
+
+    def run_to_stop(self, task: Task) -> None:
+        """Blocking: every step until a terminal or interrupted state (or the script ends)."""
+        while task.script:
+            self.apply(task, task.script.popleft())
+            if task.state.terminal or task.state.interrupted:
+                return
+
+    def run_first(self, task: Task) -> None:
+        """returnImmediately: the next step and the ungated steps right after it."""
+        if task.script:
+            self.apply(task, task.script.popleft())
+        self._run_due(task)
+
+    def poll(self, task: Task) -> None:
+        """A GetTask: count the poll and show every step now due."""
+        task.polls += 1
+        self._run_due(task)
+
+    def _run_due(self, task: Task) -> None:
+        while task.script and not task.state.terminal and self._due(task, task.script[0]):
+            self.apply(task, task.script.popleft())
+
+    def _due(self, task: Task, step: Step) -> bool:
+        after = step.after
+        if after is None or (not after.polls and not after.ms):
+            return True
+        if after.polls is not None:  # polls, when given, govern polling; ms is then only pacing
+            return task.polls >= after.polls
+        return self.clock.elapsed_ms() - task.since_ms >= (after.ms or 0)
+
+
+class TaskStore:
+    """Tasks by id, in creation order."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+
+    def add(self, task: Task) -> None:
+        self._tasks[task.id] = task
+
+    def get(self, task_id: Any) -> Task | None:
+        return self._tasks.get(task_id) if isinstance(task_id, str) else None
+
+    def all(self) -> list[Task]:
+        return list(self._tasks.values())
+
+    def __len__(self) -> int:
+        return len(self._tasks)

@@ -1,0 +1,1 @@
+"""HTTP serving: the Flask app and a test server thread."""

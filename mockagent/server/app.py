@@ -1,0 +1,91 @@
+"""The Flask app: mounts cassettes at paths and hands each request to its agent's dialect."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from flask import Flask, Response, request
+
+from mockagent.cassette.store import load_cassette, load_folder
+from mockagent.dialects.a2a import A2AAgent
+from mockagent.dialects.a2a.rest import error_response
+from mockagent.dialects.http import HttpRequest, HttpResponse
+from mockagent.engine.replay import Engine
+from mockagent.errors import InternalError, MethodNotFound
+
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+log = logging.getLogger("mockagent")
+
+
+class Mounts:
+    """Agents by mount name: "" for a single cassette at `/`, NAME for `NAME.yaml` at `/NAME/`."""
+
+    def __init__(self, source: str | Path) -> None:
+        path = Path(source)
+        if path.is_dir():
+            self.agents = {name: Engine(loaded) for name, loaded in load_folder(path).items()}
+        else:
+            self.agents = {"": Engine(load_cassette(path))}
+        self._handlers = {name: A2AAgent(engine) for name, engine in self.agents.items()}
+
+    def prefix(self, name: str) -> str:
+        """The mount path of an agent: `/` or `/NAME/`."""
+        return f"/{name}/" if name else "/"
+
+    def resolve(self, path: str) -> tuple[str, str] | None:
+        """(agent name, path below its mount) for a request path; None when no agent is there."""
+        if "" in self.agents:
+            return "", path
+        name, _, rest = path.lstrip("/").partition("/")
+        return (name, "/" + rest if rest else "") if name in self.agents else None
+
+    def handle(self, name: str, http: HttpRequest) -> HttpResponse:
+        response = self._handlers[name].handle(http)
+        engine = self.agents[name]
+        entries = engine.journal.entries
+        if entries and entries[-1].report is not None and response.status != 304:
+            log.warning("%s", entries[-1].report.text())
+        return response
+
+    def reset(self) -> None:
+        """Forget every agent's tasks, journal and use counts."""
+        for engine in self.agents.values():
+            engine.reset()
+
+
+def create_app(source: str | Path) -> Flask:
+    """A Flask app serving the cassette file or folder at `source`; raises CassetteError."""
+    mounts = Mounts(source)
+    app = Flask(__name__)
+    app.extensions["mockagent"] = mounts
+
+    @app.route("/", defaults={"path": ""}, methods=METHODS)
+    @app.route("/<path:path>", methods=METHODS)
+    def dispatch(path: str) -> Response:
+        full = "/" + path
+        found = mounts.resolve(full)
+        if found is None:
+            names = ", ".join(f"/{n}/" for n in mounts.agents)
+            answer = error_response(MethodNotFound(f"No agent at {full}; agents are mounted at {names}"))
+        else:
+            name, rest = found
+            base = request.host_url.rstrip("/") + (f"/{name}" if name else "")
+            http = HttpRequest(
+                method=request.method,
+                path=rest,
+                base_url=base,
+                headers={k.lower(): v for k, v in request.headers.items()},
+                query=request.args.to_dict(flat=True),
+                body=request.get_data(cache=False),
+            )
+            answer = mounts.handle(name, http)
+        return Response(answer.body, status=answer.status, headers=answer.headers)
+
+    @app.errorhandler(Exception)
+    def crashed(exc: Exception) -> Response:  # a bug of ours: say so in protocol terms, no traceback
+        log.exception("mockagent failed on %s %s", request.method, request.path)
+        answer = error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
+        return Response(answer.body, status=answer.status, headers=answer.headers)
+
+    return app

@@ -1,0 +1,15 @@
+# Sourced by scripts/serve and scripts/test: make .venv with mockagent installed.
+# Reinstalls only when pyproject.toml changed, so a second run starts at once.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+extra="${1:-}"
+py="${PYTHON:-python3}"
+"$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+  echo "mockagent needs Python 3.11 or newer ($py is $("$py" --version 2>&1))" >&2; exit 1; }
+venv="$root/.venv"
+[ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+stamp="$venv/.installed${extra:+-$extra}"
+if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root${extra:+[$extra]}"
+  touch "$stamp"
+fi
