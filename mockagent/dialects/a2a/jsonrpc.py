@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockagent import errors
-from mockagent.dialects.a2a.errors import jsonrpc_error
+from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS, A2AService
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from mockagent import errors
-from mockagent.dialects.a2a.errors import rest_error
+from mockagent.dialects.a2a.error_table import rest_error
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.a2a.wire import camel
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json

@@ -1,0 +1,81 @@
+"""The `mockagent` command line: `serve` cassettes over HTTP, print the cassette `schema`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import waitress
+
+from mockagent.cassette import json_schema
+from mockagent.errors import CassetteError
+from mockagent.server.app import create_app
+
+CARD_PATH = ".well-known/agent-card.json"
+READY = "mockagent ready"
+"""Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mockagent")
+def main() -> None:
+    """mockagent: a record-and-replay mock A2A agent server that answers from YAML cassettes."""
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on; 0 picks a free one (the real port is printed).")
+def serve(path: Path, host: str, port: int) -> None:
+    """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
+
+    Prints one line per agent with its URL and card URL, then a line starting with
+    "mockagent ready"; Ctrl-C stops the server.
+    """
+    try:
+        app = create_app(path)
+    except CassetteError as exc:
+        # A cassette typo is the user's to fix: the message names file:line and field, and a
+        # traceback would only bury it. Exit status 2 is click's "bad usage" status.
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(2) from None
+    try:
+        server: Any = waitress.create_server(app, host=host, port=port)
+    except OSError as exc:
+        click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        raise SystemExit(1) from None
+    root = _root_url(server)
+    mounts = app.extensions["mockagent"]
+    for name in mounts.agents:
+        url = root + mounts.prefix(name)
+        click.echo(f"{name or path.stem}  {url}  (card: {url}{CARD_PATH})")
+    click.echo(f"{READY} on {root} (Ctrl-C to stop)")
+    # Whoever started us reads stdout through a pipe, where Python buffers: flush so the URLs
+    # (and the ready line it waits for) arrive now rather than when the buffer fills.
+    click.get_text_stream("stdout").flush()
+    server.run()  # waitress catches Ctrl-C itself and shuts its worker threads down
+    click.echo("mockagent stopped")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the cassette format (for editors and linters)."""
+    click.echo(json_schema(), nl=False)
+
+
+def _root_url(server: Any) -> str:
+    """`http://host:port` of the socket waitress bound (the real port when asked for port 0)."""
+    # A host that resolves to several addresses gives a MultiSocketServer with a list of them.
+    listen = getattr(server, "effective_listen", None) or [
+        (server.effective_host, server.effective_port)
+    ]
+    host, port = listen[0]
+    if ":" in host:  # an IPv6 address needs brackets in a URL
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+if __name__ == "__main__":
+    main()

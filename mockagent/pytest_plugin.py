@@ -1,0 +1,152 @@
+"""pytest plugin: the `mockagent` marker names a cassette, the `mockagent` fixture serves it.
+
+```python
+@pytest.mark.mockagent("cassettes/code-reviewer.yaml")
+def test_review(mockagent):
+    client = MyClient(mockagent.url)
+    ...
+```
+
+A call that no interaction answers fails the test with the near-miss report, so a client that
+drifts from its cassette is never a silent pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from mockagent.errors import CassetteError
+
+if TYPE_CHECKING:
+    from mockagent.server.thread import ServerThread
+
+MARKER = "mockagent"
+_HANDLE = pytest.StashKey["MockAgent"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # Every mockagent option belongs in this one group (record mode will be the first).
+    parser.getgroup("mockagent", "mockagent: mock A2A agents served from cassettes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(path): the cassette file or folder of cassettes the `mockagent` fixture serves; "
+        "relative to the test file's directory, else to the rootdir.",
+    )
+
+
+@dataclass(frozen=True)
+class MockAgent:
+    """What the `mockagent` fixture yields: where the agents are and what they were asked."""
+
+    server: ServerThread
+    path: Path
+    folder: bool
+
+    @property
+    def url(self) -> str:
+        """The agent's URL for a single cassette; the server root for a folder."""
+        return self.server.url if self.folder else self.server.agent_url()
+
+    @property
+    def card_url(self) -> str:
+        """The agent card URL of a single cassette (for a folder, use `agent_card_url(name)`)."""
+        if self.folder:
+            raise ValueError(
+                f"{self.path} is a folder of agents; use mockagent.agent_card_url(NAME)"
+            )
+        return self.server.card_url()
+
+    def agent_url(self, name: str = "") -> str:
+        """URL of the agent mounted as NAME (the cassette file's stem) in a folder."""
+        return self.server.agent_url(name)
+
+    def agent_card_url(self, name: str = "") -> str:
+        """Card URL of the agent mounted as NAME."""
+        return self.server.card_url(name)
+
+    @property
+    def journal(self) -> list[Any]:
+        """Every call so far, in order, with the interaction it matched or its near-miss report."""
+        return self.server.journal()
+
+    calls = journal
+
+    @property
+    def unmatched(self) -> list[Any]:
+        """The calls no interaction answered."""
+        return [entry for entry in self.journal if not entry.matched]
+
+
+@pytest.fixture
+def mockagent(request: pytest.FixtureRequest) -> Iterator[MockAgent]:
+    """Serve the cassette (or folder) named by the test's `mockagent` marker on a free port."""
+    # Imported here, not at the top: pytest loads this plugin in every session of the environment,
+    # and only sessions that use the fixture should pay for importing the server (Flask).
+    from mockagent.server.thread import serve_in_thread
+
+    path = cassette_path(request)
+    with ExitStack() as stack:  # stops the server however the test ends
+        try:
+            server = stack.enter_context(serve_in_thread(path))
+        except CassetteError as exc:
+            pytest.fail(f"mockagent: {exc}", pytrace=False)
+        handle = MockAgent(server=server, path=path, folder=path.is_dir())
+        request.node.stash[_HANDLE] = handle
+        yield handle
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a passing test whose calls did not all match, with the near-miss report of each."""
+    # A test that failed by itself keeps its own failure (the server logged the reports, and
+    # pytest shows that log beside it): only a pass is turned into a failure here.
+    result = yield
+    report = _unmatched_report(item)
+    if report:
+        pytest.fail(report, pytrace=False)
+    return result
+
+
+def _unmatched_report(item: pytest.Item) -> str:
+    handle = item.stash.get(_HANDLE, None)
+    unmatched = handle.unmatched if handle is not None else []
+    if not unmatched:
+        return ""
+    count = len(unmatched)
+    lines = [f"mockagent: {count} call{'s' if count > 1 else ''} matched no interaction "
+             f"in {handle.path}:"]
+    for entry in unmatched:
+        lines += ["", f"call #{entry.seq}:", entry.report.text()]
+    return "\n".join(lines)
+
+
+def cassette_path(request: pytest.FixtureRequest) -> Path:
+    """The marker's path, resolved against the test file's directory, then the rootdir."""
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is None:
+        pytest.fail(
+            f"the `mockagent` fixture needs a cassette: mark the test with "
+            f'@pytest.mark.{MARKER}("path/to/cassette.yaml") (a file or a folder of cassettes)',
+            pytrace=False,
+        )
+    raw = marker.args[0] if marker.args else marker.kwargs.get("path")
+    if not isinstance(raw, (str, Path)):
+        pytest.fail(f"@pytest.mark.{MARKER} takes the path of a cassette or folder, got {raw!r}",
+                    pytrace=False)
+    candidates = [Path(raw)] if Path(raw).is_absolute() else [
+        request.path.parent / raw, request.config.rootpath / raw
+    ]
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    looked = " and ".join(str(c) for c in dict.fromkeys(candidates))
+    pytest.fail(f"mockagent: cassette {str(raw)!r} not found (looked for {looked})", pytrace=False)
