@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import copy
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from mockagent.cassette.models import Interaction, Reply, Step, TaskState
 from mockagent.cassette.store import LoadedCassette
 from mockagent.engine.call import MESSAGE_OPERATIONS, Call, MessageResult, Outcome, TaskPage, TaskResult
 from mockagent.engine.clock import Clock
-from mockagent.engine.diagnostics import Candidate, near_miss
+from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
 from mockagent.engine.matchers import CompiledMatch, TaskFacts
@@ -30,8 +31,10 @@ TASK_OPERATIONS = ("GetTask", "CancelTask", "ListTasks")
 class Engine:
     """Answers calls from one cassette, deterministically (its own clock and id factory)."""
 
-    def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none") -> None:
+    def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none",
+                 on_miss: Callable[[NearMissReport], None] | None = None) -> None:
         self.loaded = loaded
+        self.on_miss = on_miss  # the server logs near misses as they happen
         self.cassette = loaded.cassette
         self.record_mode = record_mode
         self.interactions: list[Interaction] = list(self.cassette.interactions)
@@ -73,7 +76,10 @@ class Engine:
                 name = None if index is None else self.interactions[index].name
                 outcome = self._answer(call, index, task)
             except errors.ProtocolError as exc:
-                self.journal.record(call, interaction=name, error=exc.kind, report=getattr(exc, "report", None))
+                report = exc.report if isinstance(exc, errors.NoMatch) else None
+                self.journal.record(call, interaction=name, error=exc.kind, report=report)
+                if report is not None and self.on_miss is not None:
+                    self.on_miss(report)
                 raise
             self.journal.record(call, interaction=name)
             return outcome

@@ -11,6 +11,7 @@ from mockagent.cassette.store import load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpRequest, HttpResponse
+from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.replay import Engine
 from mockagent.errors import InternalError, MethodNotFound
 
@@ -18,15 +19,17 @@ METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 log = logging.getLogger("mockagent")
 
 
+def _log_miss(report: NearMissReport) -> None:
+    log.warning("%s", report.text())
+
+
 class Mounts:
     """Agents by mount name: "" for a single cassette at `/`, NAME for `NAME.yaml` at `/NAME/`."""
 
     def __init__(self, source: str | Path) -> None:
         path = Path(source)
-        if path.is_dir():
-            self.agents = {name: Engine(loaded) for name, loaded in load_folder(path).items()}
-        else:
-            self.agents = {"": Engine(load_cassette(path))}
+        cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
+        self.agents = {name: Engine(loaded, on_miss=_log_miss) for name, loaded in cassettes.items()}
         self._handlers = {name: A2AAgent(engine) for name, engine in self.agents.items()}
 
     def prefix(self, name: str) -> str:
@@ -41,12 +44,7 @@ class Mounts:
         return (name, "/" + rest if rest else "") if name in self.agents else None
 
     def handle(self, name: str, http: HttpRequest) -> HttpResponse:
-        response = self._handlers[name].handle(http)
-        engine = self.agents[name]
-        entries = engine.journal.entries
-        if entries and entries[-1].report is not None and response.status != 304:
-            log.warning("%s", entries[-1].report.text())
-        return response
+        return self._handlers[name].handle(http)
 
     def reset(self) -> None:
         """Forget every agent's tasks, journal and use counts."""
