@@ -20,13 +20,15 @@ class Candidate:
     mismatches: list[Mismatch]
     used_up: bool = False
     uses: int = 0
+    matchers: int = 1  # how many matchers the interaction has, the operation included
 
     @property
-    def rank(self) -> int:
-        # A used-up exact match is the most useful lead; then fewer differences; operation
-        # mismatches last, since such an interaction was never meant for this call.
+    def rank(self) -> tuple[int, int, int]:
+        # A used-up exact match is the most useful lead; an interaction for another operation
+        # was never meant for this call; otherwise fewer differences, then more matchers that held.
         wrong_op = any(m.path == "operation" for m in self.mismatches)
-        return 0 if self.used_up else 1 + len(self.mismatches) + (100 if wrong_op else 0)
+        held = self.matchers - len(self.mismatches)
+        return (0 if self.used_up else 2 if wrong_op else 1, len(self.mismatches), -held)
 
 
 @dataclass(frozen=True)

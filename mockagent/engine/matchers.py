@@ -197,6 +197,10 @@ class CompiledMatch:
         self.where = [(path, compile_predicate(spec)) for path, spec in match.where.items()]
         self.headers = [(name.lower(), compile_predicate(spec)) for name, spec in match.headers.items()]
         self.task = match.task
+        # How many matchers this interaction has; a near-miss report prefers candidates where
+        # more of them held.
+        self.size = 1 + sum(x is not None for x in (self.text, self.parts, self.task)) + len(self.where) + len(
+            self.headers)
 
     def check(self, call: Call, task_of: TaskLookup) -> list[Mismatch]:
         """Mismatches of `call` against this interaction, operation first."""

@@ -84,6 +84,11 @@ class Engine:
             self.journal.record(call, interaction=name)
             return outcome
 
+    def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
+        """Journal a call its dialect settled alone: refused (version, capability) or a card."""
+        with self._lock:
+            self.journal.record(call, error=None if exc is None else exc.kind)
+
     # -- matching -----------------------------------------------------------------------------
 
     def _task_facts(self, call: Call) -> TaskFacts | None:
@@ -100,7 +105,8 @@ class Engine:
             if not mismatches and not used_up:
                 return i
             line = self.loaded.line_of(("interactions", i))
-            candidates.append(Candidate(self.interactions[i].name, line, mismatches, used_up, self.uses[i]))
+            candidates.append(Candidate(self.interactions[i].name, line, mismatches, used_up, self.uses[i],
+                                        matcher.size))
         if call.operation in MESSAGE_OPERATIONS:
             report = near_miss(self.loaded.path, self.record_mode, call, candidates)
             raise errors.NoMatch(report)
@@ -156,7 +162,7 @@ class Engine:
                         metadata=copy.deepcopy(reply.task.metadata) if reply.task else None)
             self.tasks.add(task)
         message.update(taskId=task.id, contextId=task.context_id)
-        task.history.append(message)
+        task.add_user_message(message)
         if reply.message is not None:  # a direct reply within a task's conversation
             answer = self.runner.agent_message(reply.message, task.context_id, task.id)  # type: ignore[arg-type]
             task.history.append(answer)

@@ -31,6 +31,17 @@ class Task:
     polls: int = 0  # GetTask calls since the last step became visible
     since_ms: float = 0.0  # clock.elapsed_ms() when the last step became visible
 
+    def archive_status_message(self) -> None:
+        """Move the current status message into history, where a later turn must follow it."""
+        if self.status_message is not None:
+            self.history.append(self.status_message)
+            self.status_message = None
+
+    def add_user_message(self, message: dict[str, Any]) -> None:
+        """A client turn: after the agent's question it answers, in chronological order."""
+        self.archive_status_message()
+        self.history.append(message)
+
     def view(self, history_length: int | None = None, include_artifacts: bool = True) -> TaskView:
         """A snapshot; `history_length` 0 omits history, N keeps the last N messages."""
         history: list[dict[str, Any]] | None = list(self.history)
@@ -73,8 +84,7 @@ class Runner:
             self.clock.move(step.after.ms)
         state = step.task_state
         if state is not None:
-            if task.status_message is not None:
-                task.history.append(task.status_message)  # a superseded status message is history
+            task.archive_status_message()  # a superseded status message is history
             task.state = state
             task.timestamp = self.clock.stamp()
             task.status_message = (

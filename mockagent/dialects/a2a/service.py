@@ -6,6 +6,7 @@ module turns that into an engine `Call`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from mockagent import errors
@@ -37,15 +38,24 @@ class A2AService:
 
     def call(self, operation: str, params: dict[str, Any], request: HttpRequest, binding: str,
              tenant: str | None = None) -> Any:
-        """Run one operation; return its result JSON or raise a ProtocolError."""
-        self._check_service_parameters(request)
+        """Run one operation; return its result JSON or raise a ProtocolError.
+
+        Every call lands in the engine's journal, also those refused here.
+        """
         params = normalise(params)
-        self._check_capability(operation)
-        if operation == "GetExtendedAgentCard":
-            return build_extended_card(self.agent, request.base_url)
-        params = _validated(operation, params)
         call = Call(operation=operation, params=params, binding=binding,
-                    tenant=tenant or params.get("tenant"), headers=request.headers)
+                    tenant=tenant or _text(params.get("tenant")), headers=request.headers)
+        try:
+            self._check_service_parameters(request)
+            self._check_capability(operation)
+            if operation == "GetExtendedAgentCard":
+                card = build_extended_card(self.agent, request.base_url)
+                self.engine.record(call)
+                return card
+            call = replace(call, params=_validated(operation, params))
+        except errors.ProtocolError as exc:
+            self.engine.record(call, exc)
+            raise
         return render_result(operation, self.engine.handle(call))
 
     def _check_service_parameters(self, request: HttpRequest) -> None:
@@ -85,6 +95,10 @@ class A2AService:
             if self.agent.extendedCard is None:
                 raise errors.ExtendedAgentCardNotConfigured(
                     "The card declares an extended card, but the cassette has no agent.extendedCard")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _validated(operation: str, params: dict[str, Any]) -> dict[str, Any]:
