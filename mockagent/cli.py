@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ def serve(path: Path, host: str, port: int) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
-    "mockagent ready"; Ctrl-C stops the server.
+    "mockagent ready"; Ctrl-C (or SIGTERM) stops the server.
     """
     try:
         app = create_app(path)
@@ -51,11 +52,13 @@ def serve(path: Path, host: str, port: int) -> None:
     for name in mounts.agents:
         url = root + mounts.prefix(name)
         click.echo(f"{name or path.stem}  {url}  (card: {url}{CARD_PATH})")
+    # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
+    # and the ready line at once, not when a buffer fills.
     click.echo(f"{READY} on {root} (Ctrl-C to stop)")
-    # Whoever started us reads stdout through a pipe, where Python buffers: flush so the URLs
-    # (and the ready line it waits for) arrive now rather than when the buffer fills.
-    click.get_text_stream("stdout").flush()
-    server.run()  # waitress catches Ctrl-C itself and shuts its worker threads down
+    # waitress's run() stops cleanly on KeyboardInterrupt (Ctrl-C) and SystemExit; turn SIGTERM
+    # (docker stop, CI teardown) into the latter so it ends as cleanly.
+    signal.signal(signal.SIGTERM, _exit)
+    server.run()
     click.echo("mockagent stopped")
 
 
@@ -63,6 +66,10 @@ def serve(path: Path, host: str, port: int) -> None:
 def schema() -> None:
     """Print the JSON Schema of the cassette format (for editors and linters)."""
     click.echo(json_schema(), nl=False)
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _root_url(server: Any) -> str:

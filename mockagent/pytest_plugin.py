@@ -13,21 +13,23 @@ drifts from its cassette is never a silent pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from mockagent.errors import CassetteError
 
 if TYPE_CHECKING:
+    from mockagent.engine.journal import JournalEntry
     from mockagent.server.thread import ServerThread
 
 MARKER = "mockagent"
 _HANDLE = pytest.StashKey["MockAgent"]()
+_REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -74,14 +76,15 @@ class MockAgent:
         return self.server.card_url(name)
 
     @property
-    def journal(self) -> list[Any]:
-        """Every call so far, in order, with the interaction it matched or its near-miss report."""
+    def journal(self) -> list[JournalEntry]:
+        """Every call so far (agent by agent for a folder), with the interaction it matched or
+        its near-miss report."""
         return self.server.journal()
 
     calls = journal
 
     @property
-    def unmatched(self) -> list[Any]:
+    def unmatched(self) -> list[JournalEntry]:
         """The calls no interaction answered."""
         return [entry for entry in self.journal if not entry.matched]
 
@@ -102,23 +105,31 @@ def mockagent(request: pytest.FixtureRequest) -> Iterator[MockAgent]:
         handle = MockAgent(server=server, path=path, folder=path.is_dir())
         request.node.stash[_HANDLE] = handle
         yield handle
+        # Calls made after the test body (by other fixtures' teardown) fail the test here.
+        late = _unmatched_report(request.node, skip=request.node.stash.get(_REPORTED, 0))
+        if late:
+            pytest.fail(late, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     """Fail a passing test whose calls did not all match, with the near-miss report of each."""
     # A test that failed by itself keeps its own failure (the server logged the reports, and
     # pytest shows that log beside it): only a pass is turned into a failure here.
-    result = yield
+    try:
+        result = yield
+    finally:  # a failed test reports its own failure; these calls are not "late" at teardown
+        handle = item.stash.get(_HANDLE, None)
+        item.stash[_REPORTED] = len(handle.unmatched) if handle is not None else 0
     report = _unmatched_report(item)
     if report:
         pytest.fail(report, pytrace=False)
     return result
 
 
-def _unmatched_report(item: pytest.Item) -> str:
+def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
     handle = item.stash.get(_HANDLE, None)
-    unmatched = handle.unmatched if handle is not None else []
+    unmatched = handle.unmatched[skip:] if handle is not None else []
     if not unmatched:
         return ""
     count = len(unmatched)

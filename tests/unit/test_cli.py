@@ -1,0 +1,123 @@
+"""The `mockagent` command: help texts, schema, a broken cassette, and a real `serve`."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mockagent.cli import READY, main
+
+REVIEWER = """\
+version: 1
+agent:
+  name: Code Reviewer
+  description: Reviews diffs.
+  skills:
+    - {id: review, name: Review, description: Reviews a diff.}
+interactions:
+  - name: languages
+    match: {text: {endswith: "?"}}
+    reply: {message: "Python, Go and TypeScript."}
+"""
+
+
+@pytest.mark.parametrize("args", [[], ["serve"], ["schema"]])
+def test_every_command_has_help(args: list[str]) -> None:
+    result = CliRunner().invoke(main, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage: ")
+
+
+def test_group_help_lists_the_commands() -> None:
+    output = CliRunner().invoke(main, ["--help"]).output
+    assert "serve" in output and "schema" in output
+
+
+def test_serve_help_names_its_options() -> None:
+    output = CliRunner().invoke(main, ["serve", "--help"]).output
+    assert "--host" in output and "--port" in output and "8000" in output
+
+
+def test_schema_prints_the_cassette_json_schema() -> None:
+    result = CliRunner().invoke(main, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    assert "$defs" in schema
+    assert "interactions" in schema["properties"]
+
+
+def test_serve_reports_a_broken_cassette_without_traceback(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    # Line 9: `txt` is a typo for the `text` matcher.
+    broken.write_text(REVIEWER.replace("match: {text:", "match: {txt:"))
+    result = CliRunner().invoke(main, ["serve", str(broken)])
+    assert result.exit_code == 2
+    assert isinstance(result.exception, SystemExit)  # handled, not a crash
+    # `output` holds stderr too (click 8.1 and 8.2+ alike).
+    assert f"{broken}:9:" in result.output
+    assert "'languages'" in result.output
+    assert "match.txt" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_serve_rejects_a_missing_path(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["serve", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def _lines(stream: object) -> queue.Queue[str]:
+    """Lines of a pipe as they arrive, so the test can wait for one with a timeout."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            lines.put(line)
+        lines.put("")  # end of output
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_serve_a_folder_on_a_free_port(tmp_path: Path, stop: signal.Signals) -> None:
+    (tmp_path / "reviewer.yaml").write_text(REVIEWER)
+    (tmp_path / "other.yaml").write_text(REVIEWER.replace("Code Reviewer", "Other Agent"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockagent.cli", "serve", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        stdout = _lines(proc.stdout)
+        printed = []
+        while not (line := stdout.get(timeout=30)).startswith(READY):
+            assert line, f"serve exited early: {proc.wait()} {proc.stderr.read()}"  # type: ignore[union-attr]
+            printed.append(line)
+        root = line.split()[3]
+        port = int(root.rsplit(":", 1)[1])
+        assert port not in (0, 8000)
+        # One line per agent, in name order, with the agent and card URLs.
+        assert [p.split()[0] for p in printed] == ["other", "reviewer"]
+        card_url = f"{root}/reviewer/.well-known/agent-card.json"
+        assert printed[1].split() == ["reviewer", f"{root}/reviewer/", "(card:", f"{card_url})"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/reviewer/.well-known/agent-card.json",
+                                    timeout=10) as response:
+            card = json.load(response)
+        assert card["name"] == "Code Reviewer"
+        proc.send_signal(stop)
+        assert proc.wait(timeout=10) == 0
+        assert stdout.get(timeout=10) == "mockagent stopped\n"
+        assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
