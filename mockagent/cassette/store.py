@@ -61,16 +61,62 @@ def describe(names: list[Any], loc: Loc, message: str) -> str:
     return f"{prefix}{path}: {message}" if path else f"{prefix}{message}"
 
 
-def _line_map(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:
-    out[loc] = node.start_mark.line + 1
+MAX_NODES = 100_000  # after expanding aliases: an alias bomb stops here, not in validation
+
+
+def _check_aliases(root: yaml.Node, path: str) -> None:
+    """Refuse a YAML alias that contains itself, or aliases that expand past MAX_NODES."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise CassetteError("a YAML alias refers to a node that contains it", path=path,
+                                line=node.start_mark.line + 1)
+        open_nodes.add(key)
+        children = _children(node)
+        total = 1 + sum(size(child) for child in children)
+        open_nodes.discard(key)
+        if total > MAX_NODES:
+            raise CassetteError(f"the YAML expands to more than {MAX_NODES} nodes (aliases?)",
+                                path=path, line=node.start_mark.line + 1)
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """Every node directly inside `node`, mapping keys included."""
     if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                out[loc + (key.value,)] = key.start_mark.line + 1
-                _line_map(value, loc + (key.value,), out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _line_map(item, loc + (i,), out)
+        return [child for pair in node.value for child in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _line_map(root: yaml.Node) -> dict[Loc, int]:
+    """Location → line of every node, walking each aliased node once (its first location)."""
+    out: dict[Loc, int] = {}
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, Loc]] = [(root, ())]
+    while stack:
+        node, loc = stack.pop()
+        out.setdefault(loc, node.start_mark.line + 1)
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):  # a field's line is its key's line
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    out.setdefault(loc + (key.value,), key.start_mark.line + 1)
+                    stack.append((value, loc + (key.value,)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, loc + (i,)) for i, item in enumerate(node.value))
+    return out
 
 
 def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
@@ -78,18 +124,39 @@ def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_aliases(node, path)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise CassetteError(f"not valid YAML: {problem}", path=path, line=line) from None
+    except RecursionError:
+        raise CassetteError("the YAML is nested too deeply", path=path) from None
     finally:
         loader.dispose()
-    lines: dict[Loc, int] = {}
-    if node is not None:
-        _line_map(node, (), lines)
-    return data, lines
+    return data, _line_map(node) if node is not None else {}
+
+
+def _in_data(data: Any, loc: Loc, error_type: str) -> Loc:
+    """The part of a pydantic error location that names fields as written.
+
+    pydantic adds union-member tags (`str`, `list[str]`) and validator names to locations; they
+    are cut where the path leaves the data. A missing field keeps its own name.
+    """
+    kept: list[str | int] = []
+    for part in loc:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            if error_type == "missing":
+                kept.append(part)
+            break
+        kept.append(part)
+    return tuple(kept)
 
 
 def _names(data: Any) -> list[Any]:
@@ -113,10 +180,10 @@ def load_cassette(path: str | Path) -> LoadedCassette:
     try:
         cassette = Cassette.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        message = first["msg"].removeprefix("Value error, ")
-        more = len(exc.errors()) - 1
+        problems = exc.errors()
+        loc = _in_data(data, problems[0]["loc"], problems[0]["type"])
+        message = problems[0]["msg"].removeprefix("Value error, ")
+        more = len({_in_data(data, p["loc"], p["type"]) for p in problems}) - 1
         if more:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
         raise CassetteError(describe(_names(data), loc, message), path=path,

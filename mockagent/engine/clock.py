@@ -18,7 +18,8 @@ class Clock:
     Responses never read the wall clock, so the same calls give the same timestamps. When the
     cassette sets no start, the clock starts at `datetime.now()`, which freezegun controls in tests.
     `elapsed_ms()` drives `after: {ms}` steps while polling: it reads `time.monotonic()` (also
-    freezegun-controlled) plus whatever `advance()` added.
+    freezegun-controlled) plus whatever `advance()` added. Timestamps move only by ticks and by
+    the scripted gaps of the steps (`move()`), never by waiting, so they never count a gap twice.
     """
 
     def __init__(self, start: datetime | None = None, tick_ms: int = 250) -> None:
@@ -47,8 +48,7 @@ class Clock:
         self._offset += timedelta(milliseconds=ms)
 
     def advance(self, ms: float) -> None:
-        """Move virtual time (and the poll-side elapsed time) forward by `ms`."""
-        self._offset += timedelta(milliseconds=ms)
+        """Let `ms` pass for `after: {ms}` steps without waiting; the steps stamp their own gaps."""
         self._advanced_ms += ms
 
     def elapsed_ms(self) -> float:

@@ -186,16 +186,29 @@ def _text_path(call: Call) -> str:
     return f"message.parts[{texts[0]}].text" if len(texts) == 1 else "message.parts[*].text"
 
 
+def _compile_strict(spec: Any) -> Predicate | None:
+    """For values that are never mappings (text, parts, headers): a mapping must be predicates.
+
+    Without this, a misspelt keyword (`{endwith: "?"}`) would mean "equals this mapping" and
+    the interaction would silently never match.
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, dict) and spec and not any(k in PREDICATES for k in spec):
+        raise ValueError(f"unknown predicate {', '.join(map(str, spec))}; use {', '.join(PREDICATES)}")
+    return compile_predicate(spec)
+
+
 class CompiledMatch:
     """All matchers of one interaction; `check` returns every mismatch (empty = match)."""
 
     def __init__(self, match: Match) -> None:
         ops = match.operation
         self.operations = frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
-        self.text = None if match.text is None else compile_predicate(match.text)
-        self.parts = None if match.parts is None else compile_predicate(match.parts)
+        self.text = _compile_strict(match.text)
+        self.parts = _compile_strict(match.parts)
         self.where = [(path, compile_predicate(spec)) for path, spec in match.where.items()]
-        self.headers = [(name.lower(), compile_predicate(spec)) for name, spec in match.headers.items()]
+        self.headers = [(name.lower(), _compile_strict(spec)) for name, spec in match.headers.items()]
         self.task = match.task
         # How many matchers this interaction has; a near-miss report prefers candidates where
         # more of them held.

@@ -9,7 +9,7 @@ import base64
 import copy
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from mockagent import errors
@@ -138,17 +138,19 @@ class Engine:
             if call.operation not in TASK_OPERATIONS:
                 raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
             return getattr(self, "_" + call.operation)(call)
-        self.uses[index] += 1
         interaction = self.interactions[index]
         reply = interaction.reply
         if reply.error is not None:
+            self.uses[index] += 1
             raise errors.ERROR_KINDS[reply.error.name](reply.error.message)
         if call.operation not in MESSAGE_OPERATIONS:
             raise errors.InternalError(
                 f"interaction {interaction.name!r} answers {call.operation} with a message or task; "
                 "only `error` replies fit that operation"
             )
-        return self._reply_to_message(call, interaction.name, reply, task)
+        outcome = self._reply_to_message(call, interaction.name, reply, task)
+        self.uses[index] += 1  # only now: a call refused as invalid does not use up `times`
+        return outcome
 
     def _reply_to_message(self, call: Call, origin: str, reply: Reply, task: Task | None) -> Outcome:
         message = copy.deepcopy(call.message or {})
@@ -230,7 +232,7 @@ def _history_length(value: Any) -> int | None:
 
 
 def _page_size(value: Any) -> int:
-    if value in (None, 0):
+    if value is None:
         return DEFAULT_PAGE_SIZE
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
         raise errors.InvalidParams(f"pageSize must be between 1 and {MAX_PAGE_SIZE}, not {value!r}")
@@ -239,9 +241,10 @@ def _page_size(value: Any) -> int:
 
 def _parse_time(value: Any) -> datetime:
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         raise errors.InvalidParams(f"statusTimestampAfter is not an RFC 3339 timestamp: {value!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # no offset: UTC
 
 
 def _encode_token(offset: int) -> str:

@@ -100,8 +100,8 @@ class Runner:
     def _merge_artifact(task: Task, step: Step) -> None:
         artifact = copy.deepcopy(step.artifact or {})
         known = task.artifacts.get(artifact["artifactId"])
-        if step.append and known is not None:
-            known["parts"].extend(artifact["parts"])
+        if step.append and known is not None:  # a new dict: snapshots already returned keep theirs
+            task.artifacts[artifact["artifactId"]] = {**known, "parts": known["parts"] + artifact["parts"]}
         else:  # a new artifact, or a replacement of one with the same id
             task.artifacts[artifact["artifactId"]] = artifact
 
