@@ -176,7 +176,7 @@ def test_capability_gates(small, kit):
 
 def test_unmatched_call_is_an_error_with_the_near_miss_report(small):
     error = error_of(rpc(small, "SendMessage", {"message": user_message("Hello")}))
-    assert error["code"] == -32603
+    assert error["code"] == -32004
     info, report = error["data"]
     assert info["metadata"]["mockagent"] == "NO_MATCHING_INTERACTION"
     assert report["@type"] == "type.googleapis.com/mockagent.v1.NearMissReport"

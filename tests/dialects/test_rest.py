@@ -85,9 +85,10 @@ def test_errors(small):
                  "PUSH_NOTIFICATION_NOT_SUPPORTED")
 
 
-def test_unmatched_message_is_a_501_with_the_report(small):
-    error = status_error(send(small, "Hello"), 501, "INTERNAL_ERROR")
-    assert error["status"] == "UNIMPLEMENTED"
+def test_unmatched_message_is_a_400_with_the_report(small):
+    error = status_error(send(small, "Hello"), 400, "UNSUPPORTED_OPERATION")
+    assert error["status"] == "FAILED_PRECONDITION"
+    assert error["details"][0]["metadata"]["mockagent"] == "NO_MATCHING_INTERACTION"
     assert error["details"][1]["closest"][0]["interaction"] == "question"
 
 

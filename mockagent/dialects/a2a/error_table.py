@@ -32,10 +32,10 @@ TABLE: dict[str, Row] = {
     "ExtendedAgentCardNotConfigured": Row(-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, "FAILED_PRECONDITION"),
     "ExtensionSupportRequired": Row(-32008, "EXTENSION_SUPPORT_REQUIRED", 400, "FAILED_PRECONDITION"),
     "VersionNotSupported": Row(-32009, "VERSION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
-    # An unmatched call: the cassette, not the client, is at fault. The ErrorInfo says
-    # INTERNAL_ERROR so that a2a-sdk raises its typed InternalError carrying the report; the
-    # status is 501 because mockagent was not told how to answer, which is not a crash.
-    "NoMatch": Row(-32603, "INTERNAL_ERROR", 501, "UNIMPLEMENTED"),
+    # An unmatched call: the cassette cannot answer this operation with these params, so it is
+    # UnsupportedOperation in both bindings (a2a-sdk raises its typed error, with the near-miss
+    # report as the message). Never a 5xx: nothing crashed, and clients must not retry it.
+    "NoMatch": Row(-32004, "UNSUPPORTED_OPERATION", 400, "FAILED_PRECONDITION"),
 }
 
 
