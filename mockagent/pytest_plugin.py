@@ -129,14 +129,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
 
 def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
     handle = item.stash.get(_HANDLE, None)
-    unmatched = handle.unmatched[skip:] if handle is not None else []
-    if not unmatched:
+    if handle is None or not handle.unmatched[skip:]:
         return ""
+    unmatched = handle.unmatched[skip:]
     count = len(unmatched)
     lines = [f"mockagent: {count} call{'s' if count > 1 else ''} matched no interaction "
              f"in {handle.path}:"]
     for entry in unmatched:
-        lines += ["", f"call #{entry.seq}:", entry.report.text()]
+        lines += ["", f"call #{entry.seq}:", entry.report.text() if entry.report else str(entry.error)]
     return "\n".join(lines)
 
 

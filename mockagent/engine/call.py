@@ -43,7 +43,7 @@ class Call:
         if self.message is not None:
             words += f", text {self.text!r}" if self.text else ", no text"
             words += f", {len(self.parts)} part{'s' if len(self.parts) != 1 else ''}"
-            media = [p.get("mediaType") for p in self.parts if isinstance(p, dict) and p.get("mediaType")]
+            media = [str(p["mediaType"]) for p in self.parts if isinstance(p, dict) and p.get("mediaType")]
             if media:
                 words += f" ({', '.join(media)})"
             if self.message.get("taskId"):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mockagent.cassette.models import Match, TaskState
+from mockagent.cassette.models import Match, TaskMatch, TaskState
 from mockagent.engine.call import MESSAGE_OPERATIONS, Call
 
 
@@ -186,14 +186,12 @@ def _text_path(call: Call) -> str:
     return f"message.parts[{texts[0]}].text" if len(texts) == 1 else "message.parts[*].text"
 
 
-def _compile_strict(spec: Any) -> Predicate | None:
+def _compile_strict(spec: Any) -> Predicate:
     """For values that are never mappings (text, parts, headers): a mapping must be predicates.
 
     Without this, a misspelt keyword (`{endwith: "?"}`) would mean "equals this mapping" and
     the interaction would silently never match.
     """
-    if spec is None:
-        return None
     if isinstance(spec, dict) and spec and not any(k in PREDICATES for k in spec):
         raise ValueError(f"unknown predicate {', '.join(map(str, spec))}; use {', '.join(PREDICATES)}")
     return compile_predicate(spec)
@@ -205,8 +203,8 @@ class CompiledMatch:
     def __init__(self, match: Match) -> None:
         ops = match.operation
         self.operations = frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
-        self.text = _compile_strict(match.text)
-        self.parts = _compile_strict(match.parts)
+        self.text = None if match.text is None else _compile_strict(match.text)
+        self.parts = None if match.parts is None else _compile_strict(match.parts)
         self.where = [(path, compile_predicate(spec)) for path, spec in match.where.items()]
         self.headers = [(name.lower(), _compile_strict(spec)) for name, spec in match.headers.items()]
         self.task = match.task
@@ -233,17 +231,19 @@ class CompiledMatch:
             if not predicate.test(value):
                 out.append(Mismatch(f"headers.{name}", predicate.text, value))
         if self.task is not None:
-            out.extend(self._check_task(call, task_of))
+            out.extend(_check_task(self.task, task_of(call)))
         return out
 
-    def _check_task(self, call: Call, task_of: TaskLookup) -> list[Mismatch]:
-        facts = task_of(call)
-        if facts is None:
-            return [Mismatch("message.taskId", "names a live task (a follow-up)", MISSING)]
-        out = []
-        if self.task.state is not None and facts.state.value not in self.task.state:
-            wanted = " or ".join(TaskState(s).name for s in self.task.state)
-            out.append(Mismatch("task.state", f"equals {wanted}", facts.state.name))
-        if self.task.from_ is not None and facts.origin != self.task.from_:
-            out.append(Mismatch("task.from", f"equals {show(self.task.from_)}", facts.origin))
-        return out
+
+def _check_task(expected: TaskMatch, facts: TaskFacts | None) -> list[Mismatch]:
+    """A follow-up matcher against the live task the call names (None: it names none)."""
+    if facts is None:
+        return [Mismatch("message.taskId", "names a live task (a follow-up)", MISSING)]
+    out = []
+    states = [expected.state] if isinstance(expected.state, str) else expected.state
+    if states is not None and facts.state.value not in states:
+        wanted = " or ".join(TaskState(s).name for s in states)
+        out.append(Mismatch("task.state", f"equals {wanted}", facts.state.name))
+    if expected.from_ is not None and facts.origin != expected.from_:
+        out.append(Mismatch("task.from", f"equals {show(expected.from_)}", facts.origin))
+    return out

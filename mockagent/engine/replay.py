@@ -20,12 +20,13 @@ from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
-from mockagent.engine.matchers import CompiledMatch, TaskFacts
+from mockagent.engine.matchers import CompiledMatch, Mismatch, TaskFacts
 from mockagent.engine.tasks import Runner, Task, TaskStore
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 TASK_OPERATIONS = ("GetTask", "CancelTask", "ListTasks")
+CANCEL = Step.model_validate({"state": TaskState.CANCELED.value})
 
 
 class Engine:
@@ -97,20 +98,21 @@ class Engine:
 
     def _find(self, call: Call) -> int | None:
         """The first usable interaction that matches; NoMatch for an unanswered message call."""
-        candidates: list[Candidate] = []
+        misses: list[tuple[int, list[Mismatch]]] = []
         for i, matcher in enumerate(self._matchers):
             mismatches = matcher.check(call, self._task_facts)
             limit = self.interactions[i].times
-            used_up = not mismatches and limit is not None and self.uses[i] >= limit
-            if not mismatches and not used_up:
+            if not mismatches and (limit is None or self.uses[i] < limit):
                 return i
-            line = self.loaded.line_of(("interactions", i))
-            candidates.append(Candidate(self.interactions[i].name, line, mismatches, used_up, self.uses[i],
-                                        matcher.size))
-        if call.operation in MESSAGE_OPERATIONS:
-            report = near_miss(self.loaded.path, self.record_mode, call, candidates)
-            raise errors.NoMatch(report)
-        return None
+            misses.append((i, mismatches))
+        if call.operation not in MESSAGE_OPERATIONS:
+            return None
+        candidates = [  # built only for a report: a matched call never pays for it
+            Candidate(self.interactions[i].name, self.loaded.line_of(("interactions", i)), mismatches,
+                      used_up=not mismatches, uses=self.uses[i], matchers=self._matchers[i].size)
+            for i, mismatches in misses
+        ]
+        raise errors.NoMatch(near_miss(self.loaded.path, self.record_mode, call, candidates))
 
     # -- answering ----------------------------------------------------------------------------
 
@@ -196,7 +198,7 @@ class Engine:
                 f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id}
             )
         task.script.clear()
-        self.runner.apply(task, Step(state=TaskState.CANCELED.value))
+        self.runner.apply(task, CANCEL)
         return TaskResult(task.view())
 
     def _ListTasks(self, call: Call) -> Outcome:

@@ -44,9 +44,9 @@ class Task:
 
     def view(self, history_length: int | None = None, include_artifacts: bool = True) -> TaskView:
         """A snapshot; `history_length` 0 omits history, N keeps the last N messages."""
-        history: list[dict[str, Any]] | None = list(self.history)
+        history = list(self.history)
         if history_length is not None:
-            history = history[-history_length:] if history_length > 0 else None
+            history = history[-history_length:] if history_length > 0 else []
         artifacts = list(self.artifacts.values()) if include_artifacts else None
         return TaskView(
             id=self.id,
