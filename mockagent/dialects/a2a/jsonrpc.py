@@ -12,24 +12,28 @@ from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse
 BINDING = "JSONRPC"
 
 
-def _envelope(payload: Any) -> tuple[Any, str, dict[str, Any]]:
-    """(id, method, params) of a request object, or InvalidRequest."""
+def _echo_id(payload: Any) -> Any:
+    """The request id to echo: a string, a number or null; anything else is echoed as null."""
+    request_id = payload.get("id") if isinstance(payload, dict) else None
+    valid = isinstance(request_id, (str, int, type(None))) and not isinstance(request_id, bool)
+    return request_id if valid else None
+
+
+def _envelope(payload: Any) -> tuple[str, Any]:
+    """(method, params) of a request object, or InvalidRequest."""
     if isinstance(payload, list):
         raise errors.InvalidRequest("Batch requests are not supported")
     if not isinstance(payload, dict):
         raise errors.InvalidRequest("A JSON-RPC request is an object")
-    request_id = payload.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int, type(None))):
+    if _echo_id(payload) != payload.get("id"):
         raise errors.InvalidRequest("id must be a string, a number or null")
     if payload.get("jsonrpc") != "2.0":
         raise errors.InvalidRequest('jsonrpc must be "2.0"')
     method = payload.get("method")
     if not isinstance(method, str):
         raise errors.InvalidRequest("method must be a string")
-    params = payload.get("params", {})
-    if params is None:
-        params = {}
-    return request_id, method, params
+    params = payload.get("params")
+    return method, {} if params is None else params
 
 
 def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
@@ -44,15 +48,13 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
             payload = parse_json(request.body)
         except ValueError as exc:
             raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
-        request_id = payload.get("id") if isinstance(payload, dict) else None
-        request_id, method, params = _envelope(payload)
+        request_id = _echo_id(payload)
+        method, params = _envelope(payload)
         if method not in OPERATIONS:
             raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
         if not isinstance(params, dict):
             raise errors.InvalidParams("params must be an object")
         result = service.call(method, params, request, BINDING)
     except errors.ProtocolError as exc:
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int, type(None))):
-            request_id = None
         return HttpResponse.json(jsonrpc_error(exc, request_id))
     return HttpResponse.json({"jsonrpc": "2.0", "id": request_id, "result": result})
