@@ -72,6 +72,18 @@ ExtensionSupportRequired = _error("ExtensionSupportRequired", "Extension support
 VersionNotSupported = _error("VersionNotSupported", "This protocol version is not supported")
 
 
+class HttpFault(MockagentError):
+    """A scripted HTTP failure (`fault: {status: 503}`): the binding answers with that status."""
+
+    def __init__(self, fault: Any) -> None:  # fault: cassette.models.Fault
+        super().__init__(f"scripted HTTP {fault.status}")
+        self.fault = fault
+
+
+class DropConnection(MockagentError):
+    """Raised inside a streamed body to cut the connection (`fault: {dropAfter: N}`)."""
+
+
 class NoMatch(ProtocolError):
     """A call that no interaction answers; carries the near-miss report."""
 

@@ -176,6 +176,22 @@ class Reply(_Model):
         return self
 
 
+class Fault(_Model):
+    """A reply delivered badly, for clients that must survive it."""
+
+    status: int | None = Field(None, ge=400, le=599, description="answer with this HTTP status instead")
+    body: str | None = Field(None, description="the body sent with `status` (default: the protocol's error)")
+    delayMs: int | None = Field(None, ge=0, description="wait this long before answering or the first event")
+    dropAfter: int | None = Field(None, ge=0, description="streams: drop the connection after N events")
+    errorAfter: int | None = Field(None, ge=0, description="streams: an error event after N events, then close")
+    error: ErrorReply | None = Field(None, description="the error event of errorAfter (default Internal)")
+
+    @field_validator("error", mode="before")
+    @classmethod
+    def _error(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+
 class TaskMatch(_Model):
     """A follow-up on a live task: the call names a task in this state, created by `from`."""
 
@@ -209,8 +225,15 @@ class Interaction(_Model):
 
     name: str
     match: Match = Field(default_factory=Match)
-    reply: Reply
+    reply: Reply | None = None
+    fault: Fault | None = None
     times: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _has_answer(self) -> Interaction:
+        if self.reply is None and (self.fault is None or self.fault.status is None):
+            raise ValueError("an interaction needs a `reply` (or a `fault` with a `status`)")
+        return self
 
 
 class Skill(_Model):
@@ -262,6 +285,9 @@ class Duration(_Model):
 class Clock(_Model):
     start: datetime | None = Field(None, description="virtual start time; unset = now (freezegun-aware)")
     tick: Duration = Field(default_factory=lambda: Duration(ms=250), description="added per timestamp")
+    pace: str = Field("recorded", pattern=r"^(recorded|instant|scale=\d+(\.\d+)?)$",
+                      description="streams: gaps as scripted, none, or scaled (scale=0.5)")
+    paceCapMs: int | None = Field(None, ge=0, description="streams: no gap longer than this")
 
 
 class Ids(_Model):

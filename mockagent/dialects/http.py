@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ class HttpResponse:
     """Status, headers and body bytes."""
 
     status: int
-    body: bytes = b""
+    body: bytes | Iterator[bytes] = b""  # an iterator is streamed, each chunk sent as it comes
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod

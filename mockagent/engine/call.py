@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockagent.cassette.models import TaskState
+from mockagent.cassette.models import Fault, TaskState
 
 MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage"})
 
@@ -68,10 +68,31 @@ class TaskView:
 
 
 @dataclass(frozen=True)
+class TaskEvent:
+    """One step made visible: a status change or an artifact chunk, as streams and webhooks see it."""
+
+    seq: int  # index in the task's event list
+    task_id: str
+    context_id: str
+    at_ms: float  # clock.elapsed_ms() when it happened: what pacing is measured on
+    state: TaskState | None = None  # set for a status event
+    timestamp: str = ""
+    status_message: dict[str, Any] | None = None
+    artifact: dict[str, Any] | None = None  # the chunk, for an artifact event
+    append: bool = False
+    last_chunk: bool = False
+
+    def closes(self, on_interrupt: bool) -> bool:
+        """Whether a stream ends after this event: a terminal state, or an interrupted one."""
+        return self.state is not None and (self.state.terminal or (on_interrupt and self.state.interrupted))
+
+
+@dataclass(frozen=True)
 class MessageResult:
     """A direct reply: one agent message, no task."""
 
     message: dict[str, Any]
+    fault: Fault | None = None  # how the binding should deliver it badly, if scripted
 
 
 @dataclass(frozen=True)
@@ -79,6 +100,7 @@ class TaskResult:
     """One task snapshot (SendMessage, GetTask, CancelTask)."""
 
     task: TaskView
+    fault: Fault | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +111,31 @@ class TaskPage:
     next_page_token: str
     page_size: int
     total_size: int
+    fault: Fault | None = None
 
 
-Outcome = MessageResult | TaskResult | TaskPage
+@dataclass(frozen=True)
+class ConfigResult:
+    """One push-notification config."""
+
+    config: dict[str, Any]
+    fault: Fault | None = None
+
+
+@dataclass(frozen=True)
+class ConfigPage:
+    """Push-notification configs of a task."""
+
+    configs: list[dict[str, Any]]
+    next_page_token: str
+    fault: Fault | None = None
+
+
+@dataclass(frozen=True)
+class Empty:
+    """Done, nothing to say (a deleted config)."""
+
+    fault: Fault | None = None
+
+
+Outcome = MessageResult | TaskResult | TaskPage | ConfigResult | ConfigPage | Empty

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -50,6 +51,10 @@ class Clock:
     def advance(self, ms: float) -> None:
         """Let `ms` pass for `after: {ms}` steps without waiting; the steps stamp their own gaps."""
         self._advanced_ms += ms
+
+    def wait(self, condition: threading.Condition, timeout: float | None) -> None:
+        """Wait on `condition` (held) for up to `timeout` seconds; a test clock may skip the wait."""
+        condition.wait(timeout)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the clock was made, for `after: {ms}` while a client polls."""

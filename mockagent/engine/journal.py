@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockagent.engine.call import Call
+from mockagent.engine.delivery import Delivery
 from mockagent.engine.diagnostics import NearMissReport
 
 
@@ -32,6 +33,7 @@ class Journal:
 
     def __init__(self) -> None:
         self.entries: list[JournalEntry] = []
+        self.deliveries: list[Delivery] = []  # webhook POSTs, appended by the delivery workers
 
     def record(self, call: Call, **outcome: Any) -> JournalEntry:
         entry = JournalEntry(len(self.entries) + 1, call.operation, call.binding, call.params, **outcome)

@@ -5,42 +5,56 @@ The engine speaks in `Call`s and outcomes; it never imports Flask or a dialect.
 
 from __future__ import annotations
 
-import base64
 import copy
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from dataclasses import replace
 from typing import Any
 
 from mockagent import errors
-from mockagent.cassette.models import Interaction, Reply, Step, TaskState
+from mockagent.cassette.models import Interaction, Reply
 from mockagent.cassette.store import LoadedCassette
-from mockagent.engine.call import MESSAGE_OPERATIONS, Call, MessageResult, Outcome, TaskPage, TaskResult
+from mockagent.engine.call import MESSAGE_OPERATIONS, Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
 from mockagent.engine.matchers import CompiledMatch, Mismatch, TaskFacts
+from mockagent.engine.player import Pace, Player
+from mockagent.engine.stream import Stream
+from mockagent.engine.task_ops import TaskOperations, history_length_of
 from mockagent.engine.tasks import Runner, Task, TaskStore
 
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 100
-TASK_OPERATIONS = ("GetTask", "CancelTask", "ListTasks")
-CANCEL = Step.model_validate({"state": TaskState.CANCELED.value})
+TASK_OPERATIONS = frozenset({
+    "GetTask", "CancelTask", "ListTasks", "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
+})
+KEEPALIVE_S = 15.0  # a quiet stream sends a comment this often, and so learns if its client left
+
+EventListener = Callable[[Task, TaskEvent], None]
 
 
 class Engine:
     """Answers calls from one cassette, deterministically (its own clock and id factory)."""
 
     def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none",
-                 on_miss: Callable[[NearMissReport], None] | None = None) -> None:
+                 on_miss: Callable[[NearMissReport], None] | None = None, pace: Pace | None = None,
+                 clock_factory: type[Clock] = Clock, keepalive_s: float = KEEPALIVE_S) -> None:
         self.loaded = loaded
-        self.on_miss = on_miss  # the server logs near misses as they happen
         self.cassette = loaded.cassette
         self.record_mode = record_mode
+        self.on_miss = on_miss  # the server logs near misses as they happen
+        self.listeners: list[EventListener] = []  # told of every task event, under the lock
+        self.keepalive_s = keepalive_s
         self.interactions: list[Interaction] = list(self.cassette.interactions)
         self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
+        clock = self.cassette.clock
+        self.pace = pace or Pace.parse(clock.pace, clock.paceCapMs)
+        self._clock_factory = clock_factory
         self._lock = threading.RLock()
+        self.changed = threading.Condition(self._lock)  # notified on every task event
+        self._closed = False
+        self.player: Player | None = None
         self.reset()
 
     def _compile(self, index: int, interaction: Interaction) -> CompiledMatch:
@@ -48,47 +62,80 @@ class Engine:
             compiled = CompiledMatch(interaction.match)
         except ValueError as exc:
             raise self.loaded.locate(("interactions", index, "match"), str(exc)) from None
-        error = interaction.reply.error
-        if error is not None and error.name not in errors.ERROR_KINDS:
-            raise self.loaded.locate(
-                ("interactions", index, "reply", "error"),
-                f"unknown error {error.name!r}; use one of {', '.join(errors.ERROR_KINDS)}",
-            )
+        for where, error in (("reply", interaction.reply and interaction.reply.error),
+                             ("fault", interaction.fault and interaction.fault.error)):
+            if error and error.name not in errors.ERROR_KINDS:
+                raise self.loaded.locate(
+                    ("interactions", index, where, "error"),
+                    f"unknown error {error.name!r}; use one of {', '.join(errors.ERROR_KINDS)}",
+                )
         return compiled
 
     def reset(self) -> None:
         """Forget tasks, journal and use counts; restart the clock and the ids."""
+        old = self.player
         with self._lock:
             clock = self.cassette.clock
-            self.clock = Clock(clock.start, clock.tick.ms)
+            self.clock = self._clock_factory(clock.start, clock.tick.ms)
             self.ids = IdFactory(self.cassette.ids.seed or self.cassette.agent.name)
-            self.runner = Runner(self.clock, self.ids)
+            self.runner = Runner(self.clock, self.ids, on_event=self._on_event)
             self.tasks = TaskStore()
+            self.ops = TaskOperations(self.tasks, self.runner)
             self.journal = Journal()
             self.uses = [0] * len(self.interactions)
+            if old is not None:
+                old.stop()
+            self.player = Player(self.changed, self.clock, self.runner, self.pace, self.cassette.agent.name)
+        if old is not None:
+            old.join()  # outside the lock, which the old player needs to finish
+
+    def close(self) -> None:
+        """Stop playing tasks and end every open stream (server shutdown)."""
+        with self._lock:
+            self._closed = True
+            self.changed.notify_all()
+            if self.player is not None:
+                self.player.stop()
+        if self.player is not None:
+            self.player.join()
+
+    def _on_event(self, task: Task, event: TaskEvent) -> None:
+        self.changed.notify_all()
+        for listener in self.listeners:
+            listener(task, event)
 
     def handle(self, call: Call) -> Outcome:
         """Answer one call or raise a ProtocolError; either way the journal gets an entry."""
+        return self._journaled(call, self._answer)
+
+    def stream(self, call: Call) -> Stream:
+        """SendStreamingMessage or SubscribeToTask: the first answer now, then the task's events."""
+        return self._journaled(call, self._open_stream)
+
+    def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
+        """Journal a call its dialect settled alone: refused (version, capability) or a card."""
+        with self._lock:
+            self.journal.record(call, error=None if exc is None else exc.kind)
+
+    def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
         with self._lock:
             name = None
             try:
                 task = self._referenced_task(call)
                 index = self._find(call)
                 name = None if index is None else self.interactions[index].name
-                outcome = self._answer(call, index, task)
+                result = answer(call, index, task)
             except errors.ProtocolError as exc:
                 report = exc.report if isinstance(exc, errors.NoMatch) else None
                 self.journal.record(call, interaction=name, error=exc.kind, report=report)
                 if report is not None and self.on_miss is not None:
                     self.on_miss(report)
                 raise
+            except errors.HttpFault:
+                self.journal.record(call, interaction=name, error="HttpFault")
+                raise
             self.journal.record(call, interaction=name)
-            return outcome
-
-    def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
-        """Journal a call its dialect settled alone: refused (version, capability) or a card."""
-        with self._lock:
-            self.journal.record(call, error=None if exc is None else exc.kind)
+            return result
 
     # -- matching -----------------------------------------------------------------------------
 
@@ -121,9 +168,7 @@ class Engine:
         message = call.message
         if call.operation not in MESSAGE_OPERATIONS or message is None or not message.get("taskId"):
             return None
-        task = self.tasks.get(message["taskId"])
-        if task is None:
-            raise errors.TaskNotFound(f"Task {message['taskId']} not found", metadata={"taskId": str(message["taskId"])})
+        task = self.ops.known(message["taskId"])
         if message.get("contextId") and message["contextId"] != task.context_id:
             raise errors.InvalidParams(
                 f"contextId {message['contextId']} does not match task {task.id}'s context {task.context_id}"
@@ -139,29 +184,46 @@ class Engine:
         if index is None:
             if call.operation not in TASK_OPERATIONS:
                 raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
-            return getattr(self, "_" + call.operation)(call)
+            return getattr(self.ops, call.operation)(call.params)
         interaction = self.interactions[index]
-        reply = interaction.reply
-        if reply.error is not None:
-            self.uses[index] += 1
-            raise errors.ERROR_KINDS[reply.error.name](reply.error.message)
+        reply = self._scripted_reply(index)
         if call.operation not in MESSAGE_OPERATIONS:
             raise errors.InternalError(
                 f"interaction {interaction.name!r} answers {call.operation} with a message or task; "
-                "only `error` replies fit that operation"
+                "only `error` replies and faults fit that operation"
             )
-        outcome = self._reply_to_message(call, interaction.name, reply, task)
+        mode = "immediate" if (call.params.get("configuration") or {}).get("returnImmediately") else "block"
+        outcome, _ = self._reply_to_message(call, interaction.name, reply, task, mode)
         self.uses[index] += 1  # only now: a call refused as invalid does not use up `times`
-        return outcome
+        return replace(outcome, fault=interaction.fault)
 
-    def _reply_to_message(self, call: Call, origin: str, reply: Reply, task: Task | None) -> Outcome:
+    def _scripted_reply(self, index: int) -> Reply:
+        """The interaction's reply; scripted errors and HTTP faults are raised here (one use)."""
+        interaction = self.interactions[index]
+        if interaction.fault is not None and interaction.fault.status is not None:
+            self.uses[index] += 1
+            raise errors.HttpFault(interaction.fault)
+        assert interaction.reply is not None  # the model requires a reply without a status fault
+        if interaction.reply.error is not None:
+            self.uses[index] += 1
+            raise errors.ERROR_KINDS[interaction.reply.error.name](interaction.reply.error.message)
+        return interaction.reply
+
+    def _reply_to_message(self, call: Call, origin: str, reply: Reply, task: Task | None,
+                          mode: str) -> tuple[MessageResult | TaskResult, Task | None]:
+        """Answer a message: a direct reply, or a new task or a follow-up run in `mode`.
+
+        `block` runs to a terminal or interrupted state; `immediate` shows the first step and
+        those right after it with no `after`; `stream` shows the first step only (the player
+        plays the rest).
+        """
         message = copy.deepcopy(call.message or {})
         config = call.params.get("configuration") or {}
-        history_length = _history_length(config.get("historyLength"))
+        history_length = history_length_of(config.get("historyLength"))
         if task is None:
             context_id = message.get("contextId") or self.ids.new()
             if reply.message is not None:
-                return MessageResult(self.runner.agent_message(reply.message, context_id, None))  # type: ignore[arg-type]
+                return MessageResult(self.runner.agent_message(reply.message, context_id, None)), None  # type: ignore[arg-type]
             task = Task(id=self.ids.new(), context_id=context_id, origin=origin, seq=len(self.tasks) + 1,
                         metadata=copy.deepcopy(reply.task.metadata) if reply.task else None)
             self.tasks.add(task)
@@ -170,97 +232,40 @@ class Engine:
         if reply.message is not None:  # a direct reply within a task's conversation
             answer = self.runner.agent_message(reply.message, task.context_id, task.id)  # type: ignore[arg-type]
             task.history.append(answer)
-            return MessageResult(answer)
+            return MessageResult(answer), task
+        if isinstance(config.get("taskPushNotificationConfig"), dict):  # before any event: webhooks see all
+            self.ops.add_push_config(task, config["taskPushNotificationConfig"])
         task.script.extend(reply.task.steps)  # type: ignore[union-attr]
-        if config.get("returnImmediately"):
-            self.runner.run_first(task)
-        else:
+        if mode == "block":
             self.runner.run_to_stop(task)
-        return TaskResult(task.view(history_length))
+        elif mode == "immediate":
+            self.runner.run_first(task)
+        elif task.script:
+            self.runner.apply(task, task.script.popleft())
+        return TaskResult(task.view(history_length)), task
 
-    def _known_task(self, call: Call) -> Task:
-        task = self.tasks.get(call.params.get("id"))
-        if task is None:
-            task_id = str(call.params.get("id", ""))
-            raise errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": task_id})
-        return task
-
-    def _GetTask(self, call: Call) -> Outcome:
-        history_length = _history_length(call.params.get("historyLength"))
-        task = self._known_task(call)
-        self.runner.poll(task)
-        return TaskResult(task.view(history_length))
-
-    def _CancelTask(self, call: Call) -> Outcome:
-        task = self._known_task(call)
-        if task.state.terminal:
-            raise errors.TaskNotCancelable(
-                f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id}
-            )
-        task.script.clear()
-        self.runner.apply(task, CANCEL)
-        return TaskResult(task.view())
-
-    def _ListTasks(self, call: Call) -> Outcome:
-        p = call.params
-        history_length = _history_length(p.get("historyLength"))
-        size = _page_size(p.get("pageSize"))
-        tasks = self.tasks.all()
-        if p.get("contextId"):
-            tasks = [t for t in tasks if t.context_id == p["contextId"]]
-        if p.get("status"):
-            try:
-                wanted = TaskState.parse(p["status"])
-            except ValueError as exc:
-                raise errors.InvalidParams(f"status: {exc}") from None
-            tasks = [t for t in tasks if t.state == wanted]
-        if p.get("statusTimestampAfter"):
-            after = _parse_time(p["statusTimestampAfter"])
-            tasks = [t for t in tasks if _parse_time(t.timestamp) >= after]
-        tasks.sort(key=lambda t: (t.timestamp, t.seq), reverse=True)
-        start = _decode_token(p.get("pageToken"), len(tasks))
-        page = tasks[start:start + size]
-        more = start + size < len(tasks)
-        views = [t.view(history_length, include_artifacts=bool(p.get("includeArtifacts"))) for t in page]
-        return TaskPage(views, _encode_token(start + size) if more else "", size, len(tasks))
-
-
-def _history_length(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise errors.InvalidParams(f"historyLength must be a non-negative integer, not {value!r}")
-    return value
-
-
-def _page_size(value: Any) -> int:
-    if value is None:
-        return DEFAULT_PAGE_SIZE
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
-        raise errors.InvalidParams(f"pageSize must be between 1 and {MAX_PAGE_SIZE}, not {value!r}")
-    return value
-
-
-def _parse_time(value: Any) -> datetime:
-    try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        raise errors.InvalidParams(f"statusTimestampAfter is not an RFC 3339 timestamp: {value!r}") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # no offset: UTC
-
-
-def _encode_token(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode().rstrip("=")
-
-
-def _decode_token(token: Any, total: int) -> int:
-    if not token:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(str(token) + "=" * (-len(str(token)) % 4)).decode()
-        offset = int(text.removeprefix("offset:")) if text.startswith("offset:") else -1
-    except (ValueError, UnicodeDecodeError):
-        offset = -1
-    if not 0 <= offset <= total:
-        raise errors.InvalidParams(f"pageToken {token!r} is not a token this server issued")
-    return offset
+    def _open_stream(self, call: Call, index: int | None, task: Task | None) -> Stream:
+        fault = None
+        if call.operation == "SubscribeToTask":
+            if index is not None:  # an interaction may script an error or a fault for it
+                self._scripted_reply(index)
+                fault = self.interactions[index].fault
+            task = self.ops.known(call.params.get("id"))
+            if task.state.terminal:
+                raise errors.UnsupportedOperation(
+                    f"Task {task.id} is in terminal state {task.state.name}: nothing to subscribe to",
+                    metadata={"taskId": task.id})
+            first: MessageResult | TaskResult = TaskResult(task.view())
+        elif index is None:
+            raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
+        else:
+            reply = self._scripted_reply(index)
+            first, task = self._reply_to_message(call, self.interactions[index].name, reply, task, "stream")
+            self.uses[index] += 1
+            fault = self.interactions[index].fault
+        if isinstance(first, TaskResult) and task is not None and self.player is not None:
+            self.player.play(task)
+        return Stream(first=first, task=task if isinstance(first, TaskResult) else None,
+                      cursor=len(task.events) if task else 0,
+                      close_on_interrupt=call.operation != "SubscribeToTask", condition=self.changed,
+                      keepalive_s=self.keepalive_s, closed=lambda: self._closed, fault=fault)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mockagent.cassette.models import Step, TaskState
-from mockagent.engine.call import TaskView
+from mockagent.engine.call import TaskEvent, TaskView
 from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
 
@@ -30,6 +31,9 @@ class Task:
     script: deque[Step] = field(default_factory=deque)
     polls: int = 0  # GetTask calls since the last step became visible
     since_ms: float = 0.0  # clock.elapsed_ms() when the last step became visible
+    events: list[TaskEvent] = field(default_factory=list)  # every visible step, for streams
+    push_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    due_ms: float | None = None  # while played in real time: when the next step is due
 
     def archive_status_message(self) -> None:
         """Move the current status message into history, where a later turn must follow it."""
@@ -63,9 +67,11 @@ class Task:
 class Runner:
     """Applies script steps to tasks with the engine's clock and ids."""
 
-    def __init__(self, clock: Clock, ids: IdFactory) -> None:
+    def __init__(self, clock: Clock, ids: IdFactory,
+                 on_event: Callable[[Task, TaskEvent], None] | None = None) -> None:
         self.clock = clock
         self.ids = ids
+        self.on_event = on_event  # the engine wakes streams and queues webhooks here
 
     def agent_message(self, content: dict[str, Any], context_id: str, task_id: str | None) -> dict[str, Any]:
         """A message from the agent, with a fresh id, in the task's context."""
@@ -83,6 +89,8 @@ class Runner:
         if step.after is not None and step.after.ms:
             self.clock.move(step.after.ms)
         state = step.task_state
+        now = self.clock.elapsed_ms()
+        event = TaskEvent(len(task.events), task.id, task.context_id, now)
         if state is not None:
             task.archive_status_message()  # a superseded status message is history
             task.state = state
@@ -91,19 +99,26 @@ class Runner:
                 None if step.message is None
                 else self.agent_message(step.message, task.context_id, task.id)  # type: ignore[arg-type]
             )
+            event = replace(event, state=state, timestamp=task.timestamp, status_message=task.status_message)
         else:
-            self._merge_artifact(task, step)
+            chunk = self._merge_artifact(task, step)
+            event = replace(event, artifact=chunk, append=step.append, last_chunk=step.lastChunk)
         task.polls = 0
-        task.since_ms = self.clock.elapsed_ms()
+        task.since_ms = now
+        task.events.append(event)
+        if self.on_event is not None:
+            self.on_event(task, event)
 
     @staticmethod
-    def _merge_artifact(task: Task, step: Step) -> None:
+    def _merge_artifact(task: Task, step: Step) -> dict[str, Any]:
+        """Add the step's chunk to the task's artifacts; return the chunk (for the event)."""
         artifact = copy.deepcopy(step.artifact or {})
         known = task.artifacts.get(artifact["artifactId"])
         if step.append and known is not None:  # a new dict: snapshots already returned keep theirs
             task.artifacts[artifact["artifactId"]] = {**known, "parts": known["parts"] + artifact["parts"]}
         else:  # a new artifact, or a replacement of one with the same id
             task.artifacts[artifact["artifactId"]] = artifact
+        return copy.deepcopy(artifact)
 
     def run_to_stop(self, task: Task) -> None:
         """Blocking: every step until a terminal or interrupted state (or the script ends)."""

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 from flask import Flask, Response, request
+from waitress.channel import ClientDisconnected
 
 from mockagent.cassette.store import load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
+from mockagent.engine.player import Pace
 from mockagent.engine.replay import Engine
-from mockagent.errors import InternalError, MethodNotFound
+from mockagent.errors import DropConnection, InternalError, MethodNotFound
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 log = logging.getLogger("mockagent")
@@ -26,10 +29,10 @@ def _log_miss(report: NearMissReport) -> None:
 class Mounts:
     """Agents by mount name: "" for a single cassette at `/`, NAME for `NAME.yaml` at `/NAME/`."""
 
-    def __init__(self, source: str | Path) -> None:
+    def __init__(self, source: str | Path, pace: Pace | None = None) -> None:
         path = Path(source)
         cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
-        self.agents = {name: Engine(loaded, on_miss=_log_miss) for name, loaded in cassettes.items()}
+        self.agents = {name: Engine(loaded, on_miss=_log_miss, pace=pace) for name, loaded in cassettes.items()}
         self._handlers = {name: A2AAgent(engine) for name, engine in self.agents.items()}
 
     def prefix(self, name: str) -> str:
@@ -51,10 +54,36 @@ class Mounts:
         for engine in self.agents.values():
             engine.reset()
 
+    def close(self) -> None:
+        """End open streams, stop playing tasks and delivering webhooks."""
+        for handler in self._handlers.values():
+            handler.close()
 
-def create_app(source: str | Path) -> Flask:
-    """A Flask app serving the cassette file or folder at `source`; raises CassetteError."""
-    mounts = Mounts(source)
+
+class _Dropped(ConnectionResetError, ClientDisconnected):
+    """A scripted drop as the WSGI servers understand it: werkzeug takes a ConnectionError and
+    waitress a ClientDisconnected as the client having gone, so neither sends the final chunk of
+    the stream nor logs a traceback."""
+
+
+def _droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    try:
+        yield from chunks
+    except DropConnection as exc:
+        raise _Dropped(str(exc)) from None
+
+
+def _flask_response(answer: HttpResponse) -> Response:
+    body = answer.body if isinstance(answer.body, bytes) else _droppable(answer.body)
+    return Response(body, status=answer.status, headers=answer.headers)
+
+
+def create_app(source: str | Path, pace: Pace | None = None) -> Flask:
+    """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
+
+    `pace` overrides every cassette's own `clock.pace` for streams.
+    """
+    mounts = Mounts(source, pace)
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
 
@@ -78,12 +107,11 @@ def create_app(source: str | Path) -> Flask:
                 body=request.get_data(cache=False),
             )
             answer = mounts.handle(name, http)
-        return Response(answer.body, status=answer.status, headers=answer.headers)
+        return _flask_response(answer)
 
     @app.errorhandler(Exception)
     def crashed(exc: Exception) -> Response:  # a bug of ours: say so in protocol terms, no traceback
         log.exception("mockagent failed on %s %s", request.method, request.path)
-        answer = error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
-        return Response(answer.body, status=answer.status, headers=answer.headers)
+        return _flask_response(error_response(InternalError(f"mockagent failed: {type(exc).__name__}")))
 
     return app

@@ -11,6 +11,7 @@ from flask import Flask
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from mockagent.engine.journal import JournalEntry
+from mockagent.engine.player import Pace
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
 
@@ -69,15 +70,17 @@ class ServerThread:
         return self
 
     def stop(self) -> None:
+        self.mounts.close()  # open streams end, so their threads do too
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
 
 
 @contextmanager
-def serve_in_thread(source: str | Path, host: str = "127.0.0.1", port: int = 0) -> Iterator[ServerThread]:
+def serve_in_thread(source: str | Path, host: str = "127.0.0.1", port: int = 0,
+                    pace: Pace | None = None) -> Iterator[ServerThread]:
     """Serve a cassette file or folder for the duration of a `with` block."""
-    server = ServerThread(create_app(source), host, port).start()
+    server = ServerThread(create_app(source, pace), host, port).start()
     try:
         yield server
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mockagent import errors
 from mockagent.dialects.a2a import jsonrpc, rest
 from mockagent.dialects.a2a.card import CARD_PATH, card_response
+from mockagent.dialects.a2a.push import PushNotifier
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
@@ -18,6 +19,12 @@ class A2AAgent:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.service = A2AService(engine)
+        self.push = PushNotifier(engine)
+
+    def close(self) -> None:
+        """End this agent's streams, playing tasks and webhook deliveries."""
+        self.engine.close()
+        self.push.close()
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         """Answer any request under this agent's mount; never raises."""

@@ -6,6 +6,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.a2a.respond import delay, fault_response, stream_response
 from mockagent.dialects.a2a.service import OPERATIONS, A2AService
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
@@ -54,7 +55,16 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
             raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
         if not isinstance(params, dict):
             raise errors.InvalidParams("params must be an object")
-        result = service.call(method, params, request, BINDING)
+        answer = service.call(method, params, request, BINDING)
+    except errors.HttpFault as exc:
+        return fault_response(exc.fault)
     except errors.ProtocolError as exc:
         return HttpResponse.json(jsonrpc_error(exc, request_id))
-    return HttpResponse.json({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def wrap(result: Any) -> dict[str, Any]:  # every event of a stream is a whole response too
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    if answer.stream is not None:
+        return stream_response(answer.stream, wrap, lambda exc: jsonrpc_error(exc, request_id))
+    delay(answer.fault)
+    return HttpResponse.json(wrap(answer.result))

@@ -7,6 +7,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.a2a.error_table import rest_error
+from mockagent.dialects.a2a.respond import delay, fault_response, stream_response
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.a2a.wire import camel
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
@@ -91,10 +92,15 @@ def handle(service: A2AService, request: HttpRequest, operation: str, path_param
         params.update(_query_params(request))
         tenant = path_params.pop("tenant", None)
         params.update(path_params)  # path params win over body fields
-        result = service.call(operation, params, request, BINDING, tenant=tenant)
+        answer = service.call(operation, params, request, BINDING, tenant=tenant)
+    except errors.HttpFault as exc:
+        return fault_response(exc.fault)
     except errors.ProtocolError as exc:
         return error_response(exc)
-    return HttpResponse.json(result)
+    if answer.stream is not None:
+        return stream_response(answer.stream, lambda result: result, lambda exc: rest_error(exc)[0])
+    delay(answer.fault)
+    return HttpResponse.json({} if answer.result is None else answer.result)  # a deleted config: {}
 
 
 def error_response(exc: errors.ProtocolError) -> HttpResponse:

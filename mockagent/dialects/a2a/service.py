@@ -6,15 +6,17 @@ module turns that into an engine `Call`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.a2a.card import build_extended_card
 from mockagent.dialects.a2a.wire import check_message, normalise, parse_state, render_result, state_name
 from mockagent.dialects.http import HttpRequest
+from mockagent.cassette.models import Fault
 from mockagent.engine.call import Call
 from mockagent.engine.replay import Engine
+from mockagent.engine.stream import Stream
 
 STREAMING = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 PUSH = frozenset({
@@ -29,6 +31,15 @@ def requested_version(request: HttpRequest) -> str:
     return (request.headers.get("a2a-version") or request.query.get("A2A-Version") or "").strip()
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What a binding sends: a result (JSON) or a stream, and the fault to deliver it with."""
+
+    result: Any = None
+    stream: Stream | None = None
+    fault: Fault | None = None
+
+
 class A2AService:
     """One agent's A2A operations over one engine."""
 
@@ -37,8 +48,8 @@ class A2AService:
         self.agent = engine.cassette.agent
 
     def call(self, operation: str, params: dict[str, Any], request: HttpRequest, binding: str,
-             tenant: str | None = None) -> Any:
-        """Run one operation; return its result JSON or raise a ProtocolError.
+             tenant: str | None = None) -> Answer:
+        """Run one operation, or raise a ProtocolError (or HttpFault for a scripted status).
 
         Every call lands in the engine's journal, also those refused here.
         """
@@ -47,16 +58,20 @@ class A2AService:
                     tenant=tenant or _text(params.get("tenant")), headers=request.headers)
         try:
             self._check_service_parameters(request)
-            self._check_capability(operation)
+            self._check_capability(operation, params)
             if operation == "GetExtendedAgentCard":
                 card = build_extended_card(self.agent, request.base_url)
                 self.engine.record(call)
-                return card
+                return Answer(card)
             call = replace(call, params=_validated(operation, params))
         except errors.ProtocolError as exc:
             self.engine.record(call, exc)
             raise
-        return render_result(operation, self.engine.handle(call))
+        if operation in STREAMING:
+            stream = self.engine.stream(call)
+            return Answer(stream=stream, fault=stream.fault)
+        outcome = self.engine.handle(call)
+        return Answer(render_result(operation, outcome), fault=outcome.fault)
 
     def _check_service_parameters(self, request: HttpRequest) -> None:
         version = requested_version(request)
@@ -77,17 +92,16 @@ class A2AService:
                     metadata={"extension": str(extension.get("uri"))},
                 )
 
-    def _check_capability(self, operation: str) -> None:
+    def _check_capability(self, operation: str, params: dict[str, Any]) -> None:
         capabilities = self.agent.capabilities
-        if operation in STREAMING:
-            reason = "this agent's card says streaming: false" if not capabilities.streaming else (
-                "mockagent does not replay streams yet")
-            raise errors.UnsupportedOperation(f"{operation} is not supported: {reason}")
-        if operation in PUSH:
-            if not capabilities.pushNotifications:
-                raise errors.PushNotificationNotSupported(
-                    "Push notifications are not supported: this agent's card says pushNotifications: false")
-            raise errors.UnsupportedOperation(f"{operation}: mockagent does not replay push notifications yet")
+        if operation in STREAMING and not capabilities.streaming:
+            raise errors.UnsupportedOperation(
+                f"{operation} is not supported: this agent's card says streaming: false")
+        inline_push = isinstance(params.get("configuration"), dict) and params["configuration"].get(
+            "taskPushNotificationConfig")
+        if (operation in PUSH or inline_push) and not capabilities.pushNotifications:
+            raise errors.PushNotificationNotSupported(
+                "Push notifications are not supported: this agent's card says pushNotifications: false")
         if operation == "GetExtendedAgentCard":
             if not capabilities.extendedAgentCard:
                 raise errors.UnsupportedOperation(
@@ -97,20 +111,30 @@ class A2AService:
                     "The card declares an extended card, but the cassette has no agent.extendedCard")
 
 
+_REQUIRED_IDS = {
+    "GetTask": ("id",), "CancelTask": ("id",), "SubscribeToTask": ("id",),
+    "CreateTaskPushNotificationConfig": ("taskId",), "ListTaskPushNotificationConfigs": ("taskId",),
+    "GetTaskPushNotificationConfig": ("taskId", "id"), "DeleteTaskPushNotificationConfig": ("taskId", "id"),
+}
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
 def _validated(operation: str, params: dict[str, Any]) -> dict[str, Any]:
     """Request-shape checks per operation (InvalidParams); returns params ready for the engine."""
-    if operation == "SendMessage":
+    if operation in ("SendMessage", "SendStreamingMessage"):
         config = params.get("configuration")
         if config is not None and not isinstance(config, dict):
             raise errors.InvalidParams("configuration: must be an object")
+        push = (config or {}).get("taskPushNotificationConfig")
+        if push is not None and not isinstance(push, dict):
+            raise errors.InvalidParams("configuration.taskPushNotificationConfig: must be an object")
         return {**params, "message": check_message(params)}
-    if operation in ("GetTask", "CancelTask"):
-        if not isinstance(params.get("id"), str) or not params["id"]:
-            raise errors.InvalidParams("id: the task id is required")
+    for key in _REQUIRED_IDS.get(operation, ()):
+        if not isinstance(params.get(key), str) or not params[key]:
+            raise errors.InvalidParams(f"{key}: required")
     if operation == "ListTasks":
         status = params.get("status")
         params = {key: value for key, value in params.items() if key != "status"}

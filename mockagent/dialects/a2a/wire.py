@@ -7,7 +7,17 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import TaskState
-from mockagent.engine.call import MessageResult, Outcome, TaskPage, TaskResult, TaskView
+from mockagent.engine.call import (
+    ConfigPage,
+    ConfigResult,
+    Empty,
+    MessageResult,
+    Outcome,
+    TaskEvent,
+    TaskPage,
+    TaskResult,
+    TaskView,
+)
 
 # Values under these keys are the user's own JSON: their keys are never renamed.
 OPAQUE_KEYS = frozenset({"metadata", "data", "params"})
@@ -98,8 +108,30 @@ def render_task(task: TaskView) -> dict[str, Any]:
     return out
 
 
+def render_event(event: TaskEvent) -> dict[str, Any]:
+    """A task event as a StreamResponse: `{"statusUpdate": …}` or `{"artifactUpdate": …}`."""
+    if event.state is not None:
+        status: dict[str, Any] = {"state": state_name(event.state)}
+        if event.status_message is not None:
+            status["message"] = render_message(event.status_message)
+        status["timestamp"] = event.timestamp
+        return {"statusUpdate": {"taskId": event.task_id, "contextId": event.context_id, "status": status}}
+    update: dict[str, Any] = {"taskId": event.task_id, "contextId": event.context_id, "artifact": event.artifact}
+    if event.append:
+        update["append"] = True
+    if event.last_chunk:
+        update["lastChunk"] = True
+    return {"artifactUpdate": update}
+
+
 def render_result(operation: str, outcome: Outcome) -> Any:
     """The result object of an operation: SendMessage wraps, GetTask/CancelTask are bare."""
+    if isinstance(outcome, ConfigResult):
+        return outcome.config
+    if isinstance(outcome, ConfigPage):
+        return {"configs": outcome.configs, "nextPageToken": outcome.next_page_token}
+    if isinstance(outcome, Empty):
+        return None
     if isinstance(outcome, MessageResult):
         return {"message": render_message(outcome.message)}
     if isinstance(outcome, TaskResult):

@@ -1,0 +1,52 @@
+"""Push notifications: every task event POSTed as StreamResponse JSON to the task's webhooks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mockagent.dialects.a2a.wire import render_event
+from mockagent.engine.call import TaskEvent
+from mockagent.engine.delivery import Deliverer, Delivery
+from mockagent.engine.replay import Engine
+from mockagent.engine.tasks import Task
+
+
+def webhook_headers(config: dict[str, Any]) -> dict[str, str]:
+    """`Authorization: <scheme> <credentials>` and `X-A2A-Notification-Token`, as the config says."""
+    headers = {}
+    auth = config.get("authentication")
+    if isinstance(auth, dict) and auth.get("scheme"):
+        headers["Authorization"] = f"{auth['scheme']} {auth.get('credentials', '')}".strip()
+    if config.get("token"):
+        headers["X-A2A-Notification-Token"] = str(config["token"])
+    return headers
+
+
+class PushNotifier:
+    """Listens to an engine's task events and queues one POST per event and webhook.
+
+    Queuing never blocks: the engine calls this under its lock, and a slow or unreachable
+    webhook must hold up neither the task nor its clients. Results go to the journal.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.deliverer = Deliverer(on_result=self._record)
+        engine.listeners.append(self.on_event)
+
+    def on_event(self, task: Task, event: TaskEvent) -> None:
+        if not task.push_configs:
+            return
+        payload = render_event(event)
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        for config in task.push_configs.values():
+            self.deliverer.post(str(config["url"]), body, webhook_headers(config), task_id=task.id,
+                                config_id=str(config["id"]), event=next(iter(payload)))
+
+    def _record(self, delivery: Delivery) -> None:
+        with self.engine.changed:  # the journal is read under the engine's lock
+            self.engine.journal.deliveries.append(delivery)
+
+    def close(self) -> None:
+        self.deliverer.close()

@@ -1,0 +1,69 @@
+"""How an answer leaves, for both bindings: JSON, an SSE stream, or a scripted fault.
+
+A binding passes `wrap` (result JSON → what goes on the wire: the JSON-RPC envelope, or the bare
+REST body) and `wrap_error` (ProtocolError → error JSON); everything else is shared.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from itertools import chain
+from typing import Any
+
+from mockagent import errors
+from mockagent.cassette.models import Fault
+from mockagent.dialects import sse
+from mockagent.dialects.a2a.wire import render_event, render_result
+from mockagent.dialects.http import HttpResponse
+from mockagent.engine.stream import KEEPALIVE, Stream
+
+Wrap = Callable[[Any], Any]
+WrapError = Callable[[errors.ProtocolError], Any]
+
+
+def delay(fault: Fault | None) -> None:
+    """A scripted wait before answering; outside the engine's lock, so others go on."""
+    if fault is not None and fault.delayMs:
+        time.sleep(fault.delayMs / 1000)
+
+
+def fault_response(fault: Fault) -> HttpResponse:
+    """A scripted HTTP status, with the scripted body or a `google.rpc.Status` saying so."""
+    delay(fault)
+    status = fault.status or 500
+    if fault.body is not None:
+        return HttpResponse(status, fault.body.encode(), {"Content-Type": "application/json"})
+    body = {"error": {"code": status, "status": "UNAVAILABLE" if status == 503 else "UNKNOWN",
+                      "message": f"mockagent: scripted fault, HTTP {status}"}}
+    return HttpResponse.json(body, status)
+
+
+def stream_response(stream: Stream, wrap: Wrap, wrap_error: WrapError) -> HttpResponse:
+    """SSE: the first answer, then each event when it happens; faults as the interaction scripts."""
+    first = render_result("SendStreamingMessage", stream.first)
+    return HttpResponse(200, _frames(stream, first, wrap, wrap_error), dict(sse.HEADERS))
+
+
+def _frames(stream: Stream, first: Any, wrap: Wrap, wrap_error: WrapError) -> Iterator[bytes]:
+    fault = stream.fault
+    delay(fault)  # before the first byte: the client waits for the headers too
+    sent = 0
+    for item in chain([first], stream.events()):
+        if item is KEEPALIVE:
+            yield sse.KEEPALIVE
+            continue
+        if fault is not None and fault.dropAfter is not None and sent >= fault.dropAfter:
+            raise errors.DropConnection(f"scripted drop after {sent} events")
+        if fault is not None and fault.errorAfter is not None and sent >= fault.errorAfter:
+            yield sse.frame(wrap_error(_scripted_error(fault)), event="error")
+            return
+        yield sse.frame(wrap(item if sent == 0 else render_event(item)))
+        sent += 1
+
+
+def _scripted_error(fault: Fault) -> errors.ProtocolError:
+    if fault.error is None:
+        return errors.InternalError("mockagent: scripted error mid-stream")
+    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
+

@@ -1,0 +1,20 @@
+"""Server-Sent Events framing: one `data:` line of compact JSON per event."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",  # a proxy in front must not hold events back either
+}
+KEEPALIVE = b": keepalive\n\n"
+"""A comment line: clients ignore it, and writing it tells a server whether its client is gone."""
+
+
+def frame(payload: Any, event: str | None = None) -> bytes:
+    """One SSE event; `event` names it (`error`), otherwise it is a plain message event."""
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return (f"event: {event}\n" if event else "").encode() + b"data: " + data.encode() + b"\n\n"

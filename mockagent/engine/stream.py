@@ -1,0 +1,60 @@
+"""A stream: the first answer (a Task snapshot or one Message), then the task's events as they happen."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from mockagent.cassette.models import Fault
+from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
+from mockagent.engine.tasks import Task
+
+KEEPALIVE = None
+"""What `events()` yields when nothing happened for a while: the binding sends a comment, which
+also finds out whether the client is still there (a dead socket ends the stream's thread)."""
+
+
+@dataclass
+class Stream:
+    """Events of one stream or subscription, read by one client.
+
+    Every reader of a task reads the same event list, so concurrent subscribers see identical
+    events in identical order. `close_on_interrupt`: SendStreamingMessage ends at INPUT_REQUIRED or
+    AUTH_REQUIRED; a subscription stays open until a terminal state.
+    """
+
+    first: MessageResult | TaskResult
+    task: Task | None
+    cursor: int
+    close_on_interrupt: bool
+    condition: threading.Condition
+    keepalive_s: float
+    closed: Callable[[], bool]  # the engine is shutting down
+    fault: Fault | None = None
+
+    def events(self) -> Iterator[TaskEvent | None]:
+        """Events after the first answer, each as soon as it happens; ends when the stream closes."""
+        task = self.task
+        if task is None or self._ends_with_snapshot(task):
+            return
+        while True:
+            with self.condition:
+                if self.cursor >= len(task.events) and not self.closed():
+                    self.condition.wait(self.keepalive_s)
+                batch = task.events[self.cursor:]
+                self.cursor += len(batch)
+                stopping = self.closed()
+            if not batch:
+                if stopping:
+                    return
+                yield KEEPALIVE
+            for event in batch:  # yielded outside the lock: a slow client holds up nobody
+                yield event
+                if event.closes(self.close_on_interrupt):
+                    return
+
+    def _ends_with_snapshot(self, task: Task) -> bool:
+        first = self.first
+        state = first.task.state if isinstance(first, TaskResult) else task.state
+        return state.terminal or (self.close_on_interrupt and state.interrupted)

@@ -1,0 +1,149 @@
+"""Operations on the tasks a cassette created, answered without any interaction.
+
+GetTask, CancelTask, ListTasks and the push-notification configs of a task. Each method takes
+the call's params (camelCase) and returns an outcome or raises a ProtocolError.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from mockagent import errors
+from mockagent.cassette.models import Step, TaskState
+from mockagent.engine.call import ConfigPage, ConfigResult, Empty, Outcome, TaskPage, TaskResult
+from mockagent.engine.tasks import Runner, Task, TaskStore
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 100
+CANCEL = Step.model_validate({"state": TaskState.CANCELED.value})
+
+
+@dataclass
+class TaskOperations:
+    """The built-in operations over one engine's task store."""
+
+    tasks: TaskStore
+    runner: Runner
+
+    def known(self, task_id: Any) -> Task:
+        """The task with this id, or TaskNotFound."""
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": str(task_id or "")})
+        return task
+
+    def GetTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802 (operation names)
+        history_length = history_length_of(p.get("historyLength"))
+        task = self.known(p.get("id"))
+        self.runner.poll(task)
+        return TaskResult(task.view(history_length))
+
+    def CancelTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        task = self.known(p.get("id"))
+        if task.state.terminal:
+            raise errors.TaskNotCancelable(
+                f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id})
+        task.script.clear()
+        self.runner.apply(task, CANCEL)
+        return TaskResult(task.view())
+
+    def ListTasks(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        history_length = history_length_of(p.get("historyLength"))
+        size = page_size_of(p.get("pageSize"))
+        tasks = self.tasks.all()
+        if p.get("contextId"):
+            tasks = [t for t in tasks if t.context_id == p["contextId"]]
+        if p.get("status"):
+            try:
+                wanted = TaskState.parse(p["status"])
+            except ValueError as exc:
+                raise errors.InvalidParams(f"status: {exc}") from None
+            tasks = [t for t in tasks if t.state == wanted]
+        if p.get("statusTimestampAfter"):
+            after = _parse_time(p["statusTimestampAfter"])
+            tasks = [t for t in tasks if _parse_time(t.timestamp) >= after]
+        tasks.sort(key=lambda t: (t.timestamp, t.seq), reverse=True)
+        start = decode_token(p.get("pageToken"), len(tasks))
+        page = tasks[start:start + size]
+        views = [t.view(history_length, include_artifacts=bool(p.get("includeArtifacts"))) for t in page]
+        more = start + size < len(tasks)
+        return TaskPage(views, encode_token(start + size) if more else "", size, len(tasks))
+
+    def CreateTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        task = self.known(p.get("taskId"))
+        return ConfigResult(self.add_push_config(task, p))
+
+    def add_push_config(self, task: Task, config: dict[str, Any]) -> dict[str, Any]:
+        """Keep the client's config id (mint one if absent) and fill in the task id."""
+        if not isinstance(config.get("url"), str) or not config["url"]:
+            raise errors.InvalidParams("url: a push notification config needs the webhook URL")
+        stored = copy.deepcopy(config)
+        stored["id"] = stored.get("id") or self.runner.ids.new()
+        stored["taskId"] = task.id
+        task.push_configs[stored["id"]] = stored
+        return stored
+
+    def GetTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        config = self.known(p.get("taskId")).push_configs.get(p.get("id"))  # type: ignore[arg-type]
+        if config is None:
+            raise errors.TaskNotFound(f"Push notification config {p.get('id')} not found",
+                                      metadata={"taskId": str(p.get("taskId")), "configId": str(p.get("id"))})
+        return ConfigResult(config)
+
+    def ListTaskPushNotificationConfigs(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        configs = list(self.known(p.get("taskId")).push_configs.values())
+        size = page_size_of(p.get("pageSize"))
+        start = decode_token(p.get("pageToken"), len(configs))
+        more = start + size < len(configs)
+        return ConfigPage(configs[start:start + size], encode_token(start + size) if more else "")
+
+    def DeleteTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        self.known(p.get("taskId")).push_configs.pop(p.get("id"), None)  # type: ignore[arg-type]
+        return Empty()
+
+
+def history_length_of(value: Any) -> int | None:
+    """historyLength: unset, or a non-negative integer (InvalidParams otherwise)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise errors.InvalidParams(f"historyLength must be a non-negative integer, not {value!r}")
+    return value
+
+
+def page_size_of(value: Any) -> int:
+    if value is None:
+        return DEFAULT_PAGE_SIZE
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
+        raise errors.InvalidParams(f"pageSize must be between 1 and {MAX_PAGE_SIZE}, not {value!r}")
+    return value
+
+
+def _parse_time(value: Any) -> datetime:
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise errors.InvalidParams(f"statusTimestampAfter is not an RFC 3339 timestamp: {value!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # no offset: UTC
+
+
+def encode_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode().rstrip("=")
+
+
+def decode_token(token: Any, total: int) -> int:
+    """The offset a page token stands for; InvalidParams for a token this server did not issue."""
+    if not token:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(str(token) + "=" * (-len(str(token)) % 4)).decode()
+        offset = int(text.removeprefix("offset:")) if text.startswith("offset:") else -1
+    except (ValueError, UnicodeDecodeError):
+        offset = -1
+    if not 0 <= offset <= total:
+        raise errors.InvalidParams(f"pageToken {token!r} is not a token this server issued")
+    return offset
