@@ -10,6 +10,7 @@ import click
 import waitress
 
 from mockagent.cassette import json_schema
+from mockagent.engine.player import Pace
 from mockagent.errors import CassetteError
 from mockagent.server.app import create_app
 
@@ -29,14 +30,20 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on; 0 picks a free one (the real port is printed).")
-def serve(path: Path, host: str, port: int) -> None:
+@click.option("--pace", metavar="recorded|instant|scale=F",
+              help="Gaps between stream events: as scripted, none, or scaled by F. "
+                   "Overrides each cassette's clock.pace.")
+@click.option("--pace-cap-ms", type=click.IntRange(0), metavar="N",
+              help="No gap between stream events longer than N ms.")
+def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
     "mockagent ready"; Ctrl-C (or SIGTERM) stops the server.
     """
+    _check_pace(pace)
     try:
-        app = create_app(path)
+        app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms)
     except CassetteError as exc:
         # A cassette typo is the user's to fix: the message names file:line and field, and a
         # traceback would only bury it. Exit status 2 is click's "bad usage" status.
@@ -58,7 +65,10 @@ def serve(path: Path, host: str, port: int) -> None:
     # waitress's run() stops cleanly on KeyboardInterrupt (Ctrl-C) and SystemExit; turn SIGTERM
     # (docker stop, CI teardown) into the latter so it ends as cleanly.
     signal.signal(signal.SIGTERM, _exit)
-    server.run()
+    try:
+        server.run()
+    finally:
+        mounts.close()  # ends open streams and webhook workers
     click.echo("mockagent stopped")
 
 
@@ -66,6 +76,14 @@ def serve(path: Path, host: str, port: int) -> None:
 def schema() -> None:
     """Print the JSON Schema of the cassette format (for editors and linters)."""
     click.echo(json_schema(), nl=False)
+
+
+def _check_pace(pace: str | None) -> None:
+    if pace is not None:
+        try:
+            Pace.parse(pace)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--pace") from None
 
 
 def _exit(signum: int, frame: object) -> None:

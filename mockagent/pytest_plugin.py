@@ -40,8 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(path): the cassette file or folder of cassettes the `mockagent` fixture serves; "
-        "relative to the test file's directory, else to the rootdir.",
+        f"{MARKER}(path, pace='instant', pace_cap_ms=None): the cassette file or folder of cassettes "
+        "the `mockagent` fixture serves, relative to the test file's directory, else to the rootdir; "
+        "pace of streams: instant (default), recorded or scale=F.",
     )
 
 
@@ -97,10 +98,13 @@ def mockagent(request: pytest.FixtureRequest) -> Iterator[MockAgent]:
     from mockagent.server.thread import serve_in_thread
 
     path = cassette_path(request)
+    options = request.node.get_closest_marker(MARKER).kwargs  # type: ignore[union-attr]
     with ExitStack() as stack:  # stops the server however the test ends
         try:
-            server = stack.enter_context(serve_in_thread(path))
-        except CassetteError as exc:
+            # Instant by default: a test suite should never sleep through a stream's gaps.
+            server = stack.enter_context(serve_in_thread(
+                path, pace=options.get("pace", "instant"), pace_cap_ms=options.get("pace_cap_ms")))
+        except (CassetteError, ValueError) as exc:
             pytest.fail(f"mockagent: {exc}", pytrace=False)
         handle = MockAgent(server=server, path=path, folder=path.is_dir())
         request.node.stash[_HANDLE] = handle

@@ -40,6 +40,14 @@ class Pace:
                 return cls(factor, cap_ms)
         raise ValueError(f"pace {text!r}: use recorded, instant or scale=F with F ≥ 0")
 
+    @classmethod
+    def resolve(cls, pace: Pace | str | None, cap_ms: float | None, default: str,
+                default_cap_ms: float | None) -> Pace:
+        """An override (a Pace, or text and/or a cap) over the cassette's own setting."""
+        if isinstance(pace, Pace):
+            return pace
+        return cls.parse(pace or default, default_cap_ms if cap_ms is None else cap_ms)
+
     def gap(self, step: Step) -> float:
         """Milliseconds to wait before `step` (polls gates do not apply to a played task)."""
         ms = (step.after.ms or 0) if step.after is not None else 0

@@ -38,8 +38,9 @@ class Engine:
     """Answers calls from one cassette, deterministically (its own clock and id factory)."""
 
     def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none",
-                 on_miss: Callable[[NearMissReport], None] | None = None, pace: Pace | None = None,
-                 clock_factory: type[Clock] = Clock, keepalive_s: float = KEEPALIVE_S) -> None:
+                 on_miss: Callable[[NearMissReport], None] | None = None, pace: Pace | str | None = None,
+                 pace_cap_ms: float | None = None, clock_factory: type[Clock] = Clock,
+                 keepalive_s: float = KEEPALIVE_S) -> None:
         self.loaded = loaded
         self.cassette = loaded.cassette
         self.record_mode = record_mode
@@ -49,7 +50,7 @@ class Engine:
         self.interactions: list[Interaction] = list(self.cassette.interactions)
         self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
         clock = self.cassette.clock
-        self.pace = pace or Pace.parse(clock.pace, clock.paceCapMs)
+        self.pace = Pace.resolve(pace, pace_cap_ms, clock.pace, clock.paceCapMs)
         self._clock_factory = clock_factory
         self._lock = threading.RLock()
         self.changed = threading.Condition(self._lock)  # notified on every task event

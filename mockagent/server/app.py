@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from flask import Flask, Response, request
 from waitress.channel import ClientDisconnected
@@ -15,7 +16,7 @@ from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.player import Pace
-from mockagent.engine.replay import Engine
+from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.errors import DropConnection, InternalError, MethodNotFound
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
@@ -29,10 +30,11 @@ def _log_miss(report: NearMissReport) -> None:
 class Mounts:
     """Agents by mount name: "" for a single cassette at `/`, NAME for `NAME.yaml` at `/NAME/`."""
 
-    def __init__(self, source: str | Path, pace: Pace | None = None) -> None:
+    def __init__(self, source: str | Path, **engine_options: Any) -> None:
         path = Path(source)
         cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
-        self.agents = {name: Engine(loaded, on_miss=_log_miss, pace=pace) for name, loaded in cassettes.items()}
+        self.agents = {name: Engine(loaded, on_miss=_log_miss, **engine_options)
+                       for name, loaded in cassettes.items()}
         self._handlers = {name: A2AAgent(engine) for name, engine in self.agents.items()}
 
     def prefix(self, name: str) -> str:
@@ -78,12 +80,15 @@ def _flask_response(answer: HttpResponse) -> Response:
     return Response(body, status=answer.status, headers=answer.headers)
 
 
-def create_app(source: str | Path, pace: Pace | None = None) -> Flask:
+def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
+               keepalive_s: float = KEEPALIVE_S) -> Flask:
     """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
 
-    `pace` overrides every cassette's own `clock.pace` for streams.
+    `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
+    `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
+    every `keepalive_s` seconds.
     """
-    mounts = Mounts(source, pace)
+    mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s)
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
 

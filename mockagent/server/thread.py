@@ -6,12 +6,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from mockagent.engine.journal import JournalEntry
-from mockagent.engine.player import Pace
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
 
@@ -78,9 +78,12 @@ class ServerThread:
 
 @contextmanager
 def serve_in_thread(source: str | Path, host: str = "127.0.0.1", port: int = 0,
-                    pace: Pace | None = None) -> Iterator[ServerThread]:
-    """Serve a cassette file or folder for the duration of a `with` block."""
-    server = ServerThread(create_app(source, pace), host, port).start()
+                    **app_options: Any) -> Iterator[ServerThread]:
+    """Serve a cassette file or folder for the duration of a `with` block.
+
+    `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s.
+    """
+    server = ServerThread(create_app(source, **app_options), host, port).start()
     try:
         yield server
     finally:

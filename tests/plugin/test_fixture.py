@@ -76,7 +76,32 @@ def test_languages(mockagent):
 
 def test_marker_is_documented(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.mockagent(path):*cassette*"])
+    result.stdout.fnmatch_lines(["@pytest.mark.mockagent(path, pace='instant', pace_cap_ms=None):*cassette*"])
+
+
+def test_streams_are_instant_unless_the_marker_says_otherwise(pytester: pytest.Pytester) -> None:
+    cassette(pytester.path / "reviewer.yaml")
+    make_test(pytester, '''
+from mockagent.engine.player import Pace
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_default(mockagent):
+    assert mockagent.server.agents[""].pace == Pace(0.0)
+
+
+@pytest.mark.mockagent("reviewer.yaml", pace="scale=0.5", pace_cap_ms=100)
+def test_marker(mockagent):
+    assert mockagent.server.agents[""].pace == Pace(0.5, 100)
+
+
+@pytest.mark.mockagent("reviewer.yaml", pace="sometimes")
+def test_bad(mockagent):
+    pass
+''')
+    result = run(pytester)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*mockagent: pace 'sometimes': use recorded, instant or scale=F*"])
 
 
 def test_unmatched_call_fails_the_test_with_the_report(pytester: pytest.Pytester) -> None:
