@@ -69,9 +69,16 @@ class Player:
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def play(self, task: Task) -> None:
-        """Start (or keep) playing `task`'s remaining script; call with the condition held."""
-        if not task.script or task.state.terminal or task.state.interrupted:
+    def play(self, task: Task, streamed: bool = True) -> None:
+        """Start (or keep) playing `task`'s remaining script; call with the condition held.
+
+        A streamed task ignores polls gates (a stream has no polls). A task played only in the
+        background (returnImmediately: it goes on working) stops at a polls gate and leaves
+        that step to GetTask.
+        """
+        if streamed:
+            task.follow_polls = False
+        if not self._playable(task):
             return
         if task.id not in self._playing:
             task.due_ms = self._clock.elapsed_ms() + self.pace.gap(task.script[0])
@@ -104,11 +111,19 @@ class Player:
                 timeout = (min(deadlines) - now) / 1000 if deadlines else None
                 self._clock.wait(self._condition, timeout)
 
-    def _step(self, task: Task) -> None:
-        if task.script and not task.state.terminal and not task.state.interrupted:
-            self._runner.apply(task, task.script.popleft())
+    @staticmethod
+    def _playable(task: Task) -> bool:
+        """Steps left, no follow-up awaited, and (in the background) no polls gate next."""
         if not task.script or task.state.terminal or task.state.interrupted:
-            task.due_ms = None  # done, or waiting for a follow-up message to go on
+            return False
+        after = task.script[0].after
+        return not (task.follow_polls and after is not None and after.polls)
+
+    def _step(self, task: Task) -> None:
+        if self._playable(task):
+            self._runner.apply(task, task.script.popleft())
+        if not self._playable(task):
+            task.due_ms = None  # done, waiting for a follow-up, or for polls
             del self._playing[task.id]
         else:
             task.due_ms = (task.due_ms or 0.0) + self.pace.gap(task.script[0])  # from the deadline: no drift

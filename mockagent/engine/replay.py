@@ -79,7 +79,7 @@ class Engine:
             clock = self.cassette.clock
             self.clock = self._clock_factory(clock.start, clock.tick.ms)
             self.ids = IdFactory(self.cassette.ids.seed or self.cassette.agent.name)
-            self.runner = Runner(self.clock, self.ids, on_event=self._on_event)
+            self.runner = Runner(self.clock, self.ids, on_event=self._on_event, gap=self.pace.gap)
             self.tasks = TaskStore()
             self.ops = TaskOperations(self.tasks, self.runner)
             self.journal = Journal()
@@ -185,7 +185,10 @@ class Engine:
         if index is None:
             if call.operation not in TASK_OPERATIONS:
                 raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
-            return getattr(self.ops, call.operation)(call.params)
+            outcome = getattr(self.ops, call.operation)(call.params)
+            if call.operation == "GetTask":  # a poll may have passed a polls gate: go on from there
+                self._background(self.ops.known(call.params.get("id")))
+            return outcome
         interaction = self.interactions[index]
         reply = self._scripted_reply(index)
         if call.operation not in MESSAGE_OPERATIONS:
@@ -194,9 +197,16 @@ class Engine:
                 "only `error` replies and faults fit that operation"
             )
         mode = "immediate" if (call.params.get("configuration") or {}).get("returnImmediately") else "block"
-        outcome, _ = self._reply_to_message(call, interaction.name, reply, task, mode)
+        outcome, task = self._reply_to_message(call, interaction.name, reply, task, mode)
         self.uses[index] += 1  # only now: a call refused as invalid does not use up `times`
+        if task is not None:
+            self._background(task)
         return replace(outcome, fault=interaction.fault)
+
+    def _background(self, task: Task) -> None:
+        """A task answered at once goes on working by itself, as far as no polls gate holds it."""
+        if self.player is not None and task.due_ms is None:
+            self.player.play(task, streamed=False)
 
     def _scripted_reply(self, index: int) -> Reply:
         """The interaction's reply; scripted errors and HTTP faults are raised here (one use)."""

@@ -34,6 +34,7 @@ class Task:
     events: list[TaskEvent] = field(default_factory=list)  # every visible step, for streams
     push_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     due_ms: float | None = None  # while played in real time: when the next step is due
+    follow_polls: bool = True  # played in the background only: a polls gate still waits for polls
 
     def archive_status_message(self) -> None:
         """Move the current status message into history, where a later turn must follow it."""
@@ -68,10 +69,12 @@ class Runner:
     """Applies script steps to tasks with the engine's clock and ids."""
 
     def __init__(self, clock: Clock, ids: IdFactory,
-                 on_event: Callable[[Task, TaskEvent], None] | None = None) -> None:
+                 on_event: Callable[[Task, TaskEvent], None] | None = None,
+                 gap: Callable[[Step], float] | None = None) -> None:
         self.clock = clock
         self.ids = ids
         self.on_event = on_event  # the engine wakes streams and queues webhooks here
+        self.gap = gap or (lambda step: float((step.after.ms or 0) if step.after else 0))  # paced ms
 
     def agent_message(self, content: dict[str, Any], context_id: str, task_id: str | None) -> dict[str, Any]:
         """A message from the agent, with a fresh id, in the task's context."""
@@ -148,7 +151,7 @@ class Runner:
             return True
         if after.polls is not None:  # polls, when given, govern polling; ms is then only pacing
             return task.polls >= after.polls
-        return self.clock.elapsed_ms() - task.since_ms >= (after.ms or 0)
+        return self.clock.elapsed_ms() - task.since_ms >= self.gap(step)
 
 
 class TaskStore:

@@ -120,3 +120,41 @@ def test_close_ends_open_subscriptions(load):
     events = engine.stream(task_call("SubscribeToTask", id=task.id)).events()
     threading.Timer(0.05, engine.close).start()
     assert list(events) == []  # ended by close(), long before the 5 s keep-alive
+
+
+def wait_for(predicate: Any, deadline_s: float = 5.0) -> bool:
+    import time
+
+    end = time.monotonic() + deadline_s
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_task_answered_at_once_goes_on_working_until_a_polls_gate(load):
+    engine = Engine(load(cassette("""
+        - name: background
+          reply:
+            task:
+              steps:
+                - state: TASK_STATE_SUBMITTED
+                - state: TASK_STATE_WORKING
+                  after: {ms: 40}
+                - artifact: {artifactId: a, parts: [{text: x}]}
+                  after: {ms: 40}
+                - state: TASK_STATE_COMPLETED
+                  after: {polls: 1}
+    """)), clock_factory=SteppedClock)
+    try:
+        sent = engine.handle(send_call("go", configuration={"returnImmediately": True}))
+        task = engine.tasks.get(sent.task.id)  # type: ignore[union-attr]
+        assert sent.task.state.name == "SUBMITTED"  # type: ignore[union-attr]
+        # No poll, no subscriber: the ms steps still happen, as a real agent keeps working ...
+        assert wait_for(lambda: len(task.events) == 3)
+        assert [e.at_ms for e in task.events] == [0, 40, 80]
+        assert task.state.name == "WORKING"  # ... and the polls gate holds the rest for GetTask
+        assert engine.handle(task_call("GetTask", id=task.id)).task.state.name == "COMPLETED"  # type: ignore[union-attr]
+    finally:
+        engine.close()
