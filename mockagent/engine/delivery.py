@@ -58,6 +58,7 @@ class _Job:
     config_id: str
     event: str
     invalid: str | None  # why the URL cannot be sent to; decided in post(), reported by a worker
+    on_result: Callable[[Delivery], None] | None = None  # this post's own reporter, if any
 
 
 def _destination(url: str) -> tuple[str, str | None]:
@@ -160,8 +161,9 @@ class Deliverer:
         self._closed = False
 
     def post(self, url: str, body: bytes, headers: dict[str, str], *,
-             task_id: str, config_id: str, event: str) -> None:
-        """Queue one POST; returns at once.
+             task_id: str, config_id: str, event: str,
+             on_result: Callable[[Delivery], None] | None = None) -> None:
+        """Queue one POST; returns at once. `on_result` reports this one (instead of the default).
 
         A URL that cannot be sent to becomes a failed `Delivery`, reported like any other attempt.
         After `close()` the POST is dropped: a request racing shutdown must not fail because of it.
@@ -171,7 +173,7 @@ class Deliverer:
             if self._closed:
                 return
             self._seq += 1
-            job = _Job(self._seq, url, body, dict(headers), task_id, config_id, event, invalid)
+            job = _Job(self._seq, url, body, dict(headers), task_id, config_id, event, invalid, on_result)
             self._pending += 1
             # Enqueued under the lock so that close()'s stop marker is always queued after it.
             self._lane_for(key).queue.put(job)
@@ -230,5 +232,6 @@ class Deliverer:
         delivery = Delivery(job.seq, job.url, job.task_id, job.config_id, job.event, status, error)
         with self._lock:
             self._results.append(delivery)
-        if self._on_result is not None:
-            self._on_result(delivery)
+        report = job.on_result or self._on_result
+        if report is not None:
+            report(delivery)

@@ -4,7 +4,9 @@
 Every test asks for `kit` (a `Kit` bound to one binding); the `binding` fixture parametrizes it,
 so each test runs once over JSON-RPC and once over HTTP+JSON. Client code is async and runs
 inside `asyncio.run` (no pytest-asyncio): `kit.run("test-runner", scenario)` creates a client
-from the agent's card, awaits `scenario(client)` and closes the client.
+from the agent's card, awaits `scenario(client)` and closes the client. `kit.run(...,
+streaming=True)` gives a streaming client; `stream()` and `subscribe()` collect a stream's events
+and fail, rather than hang, when the server does not close it.
 
 Tests share one server, so they never depend on what other tests did: each works with the task
 and context ids it created, and reads only the journal entries its own calls added.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,10 +32,13 @@ from a2a.types import (
     SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
+    TaskState,
 )
 from google.protobuf import json_format
 
+from mockagent.engine.player import Pace
 from mockagent.server.thread import serve_in_thread
 
 KIT = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
@@ -44,8 +49,12 @@ T = TypeVar("T")
 
 @pytest.fixture(scope="session")
 def kit_server() -> Iterator[Any]:
-    """One server for the whole session, with every kit cassette mounted at /NAME/."""
-    with serve_in_thread(str(KIT)) as server:
+    """One server for the whole session, with every kit cassette mounted at /NAME/.
+
+    Streams are played at instant pace: the cassettes' `after: {ms}` gaps order the events but
+    no test waits for them.
+    """
+    with serve_in_thread(str(KIT), pace=Pace.parse("instant")) as server:
         yield server
 
 
@@ -72,8 +81,8 @@ class Kit:
     def agent_url(self, agent: str) -> str:
         return self.server.agent_url(agent)
 
-    def config(self) -> ClientConfig:
-        return ClientConfig(supported_protocol_bindings=[self.binding], streaming=False)
+    def config(self, streaming: bool = False) -> ClientConfig:
+        return ClientConfig(supported_protocol_bindings=[self.binding], streaming=streaming)
 
     def card(self, agent: str) -> AgentCard:
         """The agent's public card, as the client's resolver reads it."""
@@ -89,15 +98,24 @@ class Kit:
         agent: str,
         scenario: Callable[[Client], Awaitable[T]],
         card: AgentCard | None = None,
+        *,
+        streaming: bool = False,
     ) -> T:
-        """Create a client for `agent` from its card (or `card`) and run `scenario(client)`."""
+        """Create a client for `agent` from its card (or `card`) and run `scenario(client)`.
+
+        `streaming=True` makes a client that streams when the card does: `send_message` then
+        yields every event of SendStreamingMessage, and `subscribe` works.
+        """
 
         async def main() -> T:
-            client = await create_client(card or self.agent_url(agent), self.config())
-            async with client:
+            async with await self.client(agent, card, streaming=streaming) as client:
                 return await scenario(client)
 
         return asyncio.run(main())
+
+    async def client(self, agent: str, card: AgentCard | None = None, *, streaming: bool = False) -> Client:
+        """A new client for `agent` (use it with `async with`), for scenarios that need several."""
+        return await create_client(card or self.agent_url(agent), self.config(streaming))
 
     def new_id(self, kind: str) -> str:
         return f"{self._prefix}-{kind}-{next(self._ids)}"
@@ -158,6 +176,44 @@ async def get_task(client: Client, task_id: str, history_length: int | None = No
     if history_length is not None:
         request.history_length = history_length
     return await client.get_task(request)
+
+
+STREAM_TIMEOUT = 10.0
+"""Seconds a stream may take to close: a stream the server leaves open fails the test, not hangs it."""
+
+
+async def collect(events: AsyncIterator[StreamResponse]) -> list[StreamResponse]:
+    """Every event until the server closes the stream (TimeoutError if it does not)."""
+
+    async def read() -> list[StreamResponse]:
+        return [event async for event in events]
+
+    return await asyncio.wait_for(read(), STREAM_TIMEOUT)
+
+
+async def stream(client: Client, message: Message, **kwargs: Any) -> list[StreamResponse]:
+    """SendMessage through a streaming client: every event until the server closes the stream."""
+    config = SendMessageConfiguration(**kwargs)
+    return await collect(client.send_message(SendMessageRequest(message=message, configuration=config)))
+
+
+async def subscribe(client: Client, task_id: str) -> list[StreamResponse]:
+    """SubscribeToTask: every event until the server closes the stream."""
+    return await collect(client.subscribe(SubscribeToTaskRequest(id=task_id)))
+
+
+def kind(event: StreamResponse) -> str:
+    """`task`, `message`, `status_update` or `artifact_update`."""
+    return str(event.WhichOneof("payload"))
+
+
+def states(events: list[StreamResponse]) -> list[str]:
+    """The state each event shows (a task or a status update), by name; `-` for the others."""
+    out = []
+    for event in events:
+        status = event.task.status if kind(event) == "task" else event.status_update.status
+        out.append(TaskState.Name(status.state) if kind(event) in ("task", "status_update") else "-")
+    return out
 
 
 def texts(parts: Any) -> list[str]:

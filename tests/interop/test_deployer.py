@@ -129,7 +129,7 @@ def test_the_public_card_lists_both_interfaces_in_binding_order(kit: Kit) -> Non
         ("HTTP+JSON", kit.agent_url("deployer"), "1.0"),
     ]
     assert card.capabilities.extended_agent_card
-    assert not card.capabilities.streaming and not card.capabilities.push_notifications
+    assert card.capabilities.streaming and not card.capabilities.push_notifications
     assert list(card.default_input_modes) == ["text/plain", "application/json"]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from mockagent.dialects.a2a.wire import render_event
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.delivery import Deliverer, Delivery
+from mockagent.engine.journal import Journal
 from mockagent.engine.replay import Engine
 from mockagent.engine.tasks import Task
 
@@ -32,7 +33,7 @@ class PushNotifier:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.deliverer = Deliverer(on_result=self._record)
+        self.deliverer = Deliverer()
         engine.listeners.append(self.on_event)
 
     def on_event(self, task: Task, event: TaskEvent) -> None:
@@ -40,13 +41,15 @@ class PushNotifier:
             return
         payload = render_event(event)
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        journal = self.engine.journal  # this one: a reset before the POST ends must not get its result
         for config in task.push_configs.values():
             self.deliverer.post(str(config["url"]), body, webhook_headers(config), task_id=task.id,
-                                config_id=str(config["id"]), event=next(iter(payload)))
+                                config_id=str(config["id"]), event=next(iter(payload)),
+                                on_result=lambda delivery: self._record(journal, delivery))
 
-    def _record(self, delivery: Delivery) -> None:
+    def _record(self, journal: Journal, delivery: Delivery) -> None:
         with self.engine.changed:  # the journal is read under the engine's lock
-            self.engine.journal.deliveries.append(delivery)
+            journal.deliveries.append(delivery)
 
     def close(self) -> None:
         self.deliverer.close()
