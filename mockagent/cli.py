@@ -35,7 +35,9 @@ def main() -> None:
                    "Overrides each cassette's clock.pace.")
 @click.option("--pace-cap-ms", type=click.IntRange(0), metavar="N",
               help="No gap between stream events longer than N ms.")
-def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None) -> None:
+@click.option("--threads", default=32, show_default=True, type=click.IntRange(1, 1024),
+              help="Requests served at once; every open stream or subscription holds one.")
+def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None, threads: int) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
@@ -50,7 +52,7 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
     try:
-        server: Any = waitress.create_server(app, host=host, port=port)
+        server: Any = waitress.create_server(app, host=host, port=port, threads=threads)
     except OSError as exc:
         click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise SystemExit(1) from None

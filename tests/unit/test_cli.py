@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import signal
@@ -11,6 +12,7 @@ import threading
 import urllib.request
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -117,6 +119,44 @@ def test_serve_a_folder_on_a_free_port(tmp_path: Path, stop: signal.Signals) -> 
         assert proc.wait(timeout=10) == 0
         assert stdout.get(timeout=10) == "mockagent stopped\n"
         assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_rejects_a_bad_pace(tmp_path: Path) -> None:
+    (tmp_path / "reviewer.yaml").write_text(REVIEWER)
+    result = CliRunner().invoke(main, ["serve", str(tmp_path / "reviewer.yaml"), "--pace", "fast"])
+    assert result.exit_code == 2
+    assert "Invalid value for --pace" in result.output and "recorded, instant or scale=F" in result.output
+
+
+def test_open_streams_on_waitress_do_not_block_other_calls() -> None:
+    kit = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockagent.cli", "serve", str(kit), "--port", "0", "--threads", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        stdout = _lines(proc.stdout)
+        while not (line := stdout.get(timeout=30)).startswith(READY):
+            assert line, f"serve exited early: {proc.wait()} {proc.stderr.read()}"  # type: ignore[union-attr]
+        agent = line.split()[3] + "/deployer"
+        headers = {"A2A-Version": "1.0"}
+        sent = httpx.post(f"{agent}/message:send", headers=headers, json={"message": {
+            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Deploy build 42 to staging"}]}}).json()
+        assert sent["task"]["status"]["state"] == "TASK_STATE_AUTH_REQUIRED"
+        with contextlib.ExitStack() as streams:  # six subscriptions stay open (AUTH_REQUIRED) ...
+            for _ in range(6):
+                response = streams.enter_context(httpx.stream(
+                    "GET", f"{agent}/tasks/{sent['task']['id']}:subscribe", headers=headers, timeout=10))
+                assert next(response.iter_lines()).startswith("data: ")
+            # ... and the server still answers everyone else.
+            card = httpx.get(f"{agent}/.well-known/agent-card.json", timeout=5)
+            assert card.status_code == 200 and card.json()["name"] == "deployer"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
