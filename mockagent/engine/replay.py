@@ -55,6 +55,7 @@ class Engine:
         self._lock = threading.RLock()
         self.changed = threading.Condition(self._lock)  # notified on every task event
         self._closed = False
+        self._generation = 0  # a reset ends the streams of the tasks it forgets
         self.player: Player | None = None
         self.reset()
 
@@ -76,6 +77,8 @@ class Engine:
         """Forget tasks, journal and use counts; restart the clock and the ids."""
         old = self.player
         with self._lock:
+            self._generation += 1
+            self.changed.notify_all()
             clock = self.cassette.clock
             self.clock = self._clock_factory(clock.start, clock.tick.ms)
             self.ids = IdFactory(self.cassette.ids.seed or self.cassette.agent.name)
@@ -279,4 +282,5 @@ class Engine:
         return Stream(first=first, task=task if isinstance(first, TaskResult) else None,
                       cursor=len(task.events) if task else 0,
                       close_on_interrupt=call.operation != "SubscribeToTask", condition=self.changed,
-                      keepalive_s=self.keepalive_s, closed=lambda: self._closed, fault=fault)
+                      keepalive_s=self.keepalive_s, fault=fault,
+                      closed=lambda generation=self._generation: self._closed or self._generation != generation)

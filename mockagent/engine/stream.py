@@ -39,9 +39,9 @@ class Stream:
         if task is None or self._ends_with_snapshot(task):
             return
         while True:
-            with self.condition:
-                if self.cursor >= len(task.events) and not self.closed():
-                    self.condition.wait(self.keepalive_s)
+            with self.condition:  # woken by any task's event: wait for this task's, or the tick
+                self.condition.wait_for(lambda: self.cursor < len(task.events) or self.closed(),
+                                        self.keepalive_s)
                 batch = task.events[self.cursor:]
                 self.cursor += len(batch)
                 stopping = self.closed()

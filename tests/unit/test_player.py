@@ -158,3 +158,17 @@ def test_a_task_answered_at_once_goes_on_working_until_a_polls_gate(load):
         assert engine.handle(task_call("GetTask", id=task.id)).task.state.name == "COMPLETED"  # type: ignore[union-attr]
     finally:
         engine.close()
+
+
+def test_reset_ends_the_streams_of_the_tasks_it_forgets(load):
+    engine = Engine(load(cassette("""
+        - name: ask
+          reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
+    """)), keepalive_s=5)
+    try:
+        task = engine.handle(send_call("ask")).task  # type: ignore[union-attr]
+        events = engine.stream(task_call("SubscribeToTask", id=task.id)).events()
+        threading.Timer(0.05, engine.reset).start()
+        assert list(events) == []  # ended by the reset, long before the 5 s keep-alive
+    finally:
+        engine.close()
