@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +11,13 @@ import click
 import waitress
 
 from mockagent.cassette import json_schema
+from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
 from mockagent.engine.player import Pace
 from mockagent.errors import CassetteError
+from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import create_app
 
-CARD_PATH = ".well-known/agent-card.json"
+CARD_PATH = "/.well-known/agent-card.json"
 READY = "mockagent ready"
 """Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
 
@@ -51,16 +54,22 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
         # traceback would only bury it. Exit status 2 is click's "bad usage" status.
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
+    mounts = app.extensions["mockagent"]
+    _run(app, host, port, lambda root: [
+        f"{name or path.stem}  {root}{mounts.prefix(name)}  (card: {root}{mounts.prefix(name)}{CARD_PATH[1:]})"
+        for name in mounts.agents], threads)
+
+
+def _run(app: Any, host: str, port: int, lines: Callable[[str], list[str]], threads: int = 32) -> None:
+    """Serve `app` on waitress until Ctrl-C or SIGTERM: print `lines(root URL)`, then the ready line."""
     try:
         server: Any = waitress.create_server(app, host=host, port=port, threads=threads)
     except OSError as exc:
         click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise SystemExit(1) from None
     root = _root_url(server)
-    mounts = app.extensions["mockagent"]
-    for name in mounts.agents:
-        url = root + mounts.prefix(name)
-        click.echo(f"{name or path.stem}  {url}  (card: {url}{CARD_PATH})")
+    for line in lines(root):
+        click.echo(line)
     # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
     # and the ready line at once, not when a buffer fills.
     click.echo(f"{READY} on {root} (Ctrl-C to stop)")
@@ -69,9 +78,52 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     signal.signal(signal.SIGTERM, _exit)
     try:
         server.run()
+    except KeyboardInterrupt:
+        pass
     finally:
-        mounts.close()  # ends open streams and webhook workers
+        mounts = app.extensions.get("mockagent")
+        if mounts is not None:
+            mounts.close()  # ends open streams and webhook workers
     click.echo("mockagent stopped")
+
+
+@main.command()
+@click.option("--upstream", required=True, metavar="URL", help="The real agent to record (its base URL).")
+@click.option("--cassette", "cassette", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The cassette file to write.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on; 0 picks a free one (the real port is printed).")
+@click.option("--mode", type=click.Choice(["once", "new_episodes", "all"]), default="once", show_default=True,
+              help="once: record when the cassette does not exist, else replay it; new_episodes: replay "
+                   "what it has and record the rest; all: record everything anew.")
+@click.option("--redact-header", multiple=True, metavar="NAME", help="Another header whose values are secret.")
+@click.option("--redact-param", multiple=True, metavar="NAME", help="Another query parameter that is secret.")
+@click.option("--redact-field", multiple=True, metavar="KEY", help="Another JSON field whose values are secret.")
+def record(upstream: str, cassette: Path, host: str, port: int, mode: str, redact_header: tuple[str, ...],
+           redact_param: tuple[str, ...], redact_field: tuple[str, ...]) -> None:
+    """Serve a proxy to the agent at --upstream and record every call into --cassette.
+
+    Point clients at the printed URL: the card is the upstream's, with its interface URLs moved
+    to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
+    PATH.partial holds what was recorded so far while it runs).
+    """
+    redactor = Redactor(SECRET_HEADERS + redact_header, SECRET_PARAMS + redact_param, SECRET_FIELDS + redact_field)
+    try:
+        app = create_app_for_mode(cassette, mode, upstream, redactor)
+    except (CassetteError, ValueError) as exc:
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(2) from None
+    recording = RECORDING in app.extensions
+    what = f"recording {upstream} into {cassette}" if recording else f"replaying {cassette} (mode {mode}: it exists)"
+    _run(app, host, port, lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"])
+    try:
+        written = finish_recording(app)
+    except CassetteError as exc:
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(1) from None
+    if recording:
+        click.echo(f"wrote {written}" if written else "nothing was recorded; the cassette is unchanged")
 
 
 @main.command()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -206,3 +208,38 @@ def json_schema() -> str:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "mockagent cassette, version 1"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style; multi-line strings as literal blocks, so a recorded cassette reads like a written one."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump_cassette(data: dict[str, Any]) -> str:
+    """YAML text of a cassette (a plain dict in the cassette format), keys in the order given."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write via a temporary file in the same folder and a rename: readers never see half a file,
+    and a process killed mid-write leaves the previous file as it was."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

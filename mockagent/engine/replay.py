@@ -116,6 +116,19 @@ class Engine:
         """SendStreamingMessage or SubscribeToTask: the first answer now, then the task's events."""
         return self._journaled(call, self._open_stream)
 
+    def answers(self, call: Call) -> bool:
+        """Whether this engine would answer `call` itself: an interaction matches it, or it names
+        a task of this engine. Changes nothing (a recording proxy asks before forwarding)."""
+        with self._lock:
+            task_id = call.params.get("id") if call.operation not in MESSAGE_OPERATIONS else None
+            if task_id is not None or call.operation in TASK_OPERATIONS:
+                return self.tasks.get(task_id or call.params.get("taskId")) is not None
+            try:
+                self._referenced_task(call)
+                return self._find(call) is not None
+            except errors.ProtocolError:
+                return False
+
     def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
         """Journal a call its dialect settled alone: refused (version, capability) or a card."""
         with self._lock:

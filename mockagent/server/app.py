@@ -75,7 +75,8 @@ def _droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
         raise _Dropped(str(exc)) from None
 
 
-def _flask_response(answer: HttpResponse) -> Response:
+def flask_response(answer: HttpResponse) -> Response:
+    """A dialect's answer as a Flask response; a streamed body stays streamed."""
     body = answer.body if isinstance(answer.body, bytes) else _droppable(answer.body)
     return Response(body, status=answer.status, headers=answer.headers)
 
@@ -112,11 +113,11 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
                 body=request.get_data(cache=False),
             )
             answer = mounts.handle(name, http)
-        return _flask_response(answer)
+        return flask_response(answer)
 
     @app.errorhandler(Exception)
     def crashed(exc: Exception) -> Response:  # a bug of ours: say so in protocol terms, no traceback
         log.exception("mockagent failed on %s %s", request.method, request.path)
-        return _flask_response(error_response(InternalError(f"mockagent failed: {type(exc).__name__}")))
+        return flask_response(error_response(InternalError(f"mockagent failed: {type(exc).__name__}")))
 
     return app

@@ -70,7 +70,9 @@ class ServerThread:
         return self
 
     def stop(self) -> None:
-        self.mounts.close()  # open streams end, so their threads do too
+        mounts = self.app.extensions.get("mockagent")
+        if mounts is not None:  # a recording proxy has none
+            mounts.close()  # open streams end, so their threads do too
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()

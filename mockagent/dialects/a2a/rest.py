@@ -85,13 +85,20 @@ def _body_params(request: HttpRequest) -> dict[str, Any]:
     return payload
 
 
+def request_params(request: HttpRequest, path_params: dict[str, str]) -> tuple[dict[str, Any], str | None]:
+    """(params, tenant) of a routed request: body, then query, then path params (which win)."""
+    params = _body_params(request) if request.method in ("POST", "PUT", "PATCH") else {}
+    params.update(_query_params(request))
+    path_params = dict(path_params)
+    tenant = path_params.pop("tenant", None)
+    params.update(path_params)
+    return params, tenant
+
+
 def handle(service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]) -> HttpResponse:
     """Answer one routed REST request; errors as `google.rpc.Status` JSON."""
     try:
-        params = _body_params(request) if request.method in ("POST", "PUT", "PATCH") else {}
-        params.update(_query_params(request))
-        tenant = path_params.pop("tenant", None)
-        params.update(path_params)  # path params win over body fields
+        params, tenant = request_params(request, path_params)
         answer = service.call(operation, params, request, BINDING, tenant=tenant)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)

@@ -73,6 +73,15 @@ class A2AService:
         outcome = self.engine.handle(call)
         return Answer(render_result(operation, outcome), fault=outcome.fault)
 
+    def would_answer(self, operation: str, params: dict[str, Any]) -> bool:
+        """Whether the cassette answers this call (a recording proxy forwards the rest)."""
+        params = normalise(params)
+        try:
+            call = Call(operation=operation, params=_validated(operation, params))
+        except errors.ProtocolError:
+            return False
+        return self.engine.answers(call)
+
     def _check_service_parameters(self, request: HttpRequest) -> None:
         version = requested_version(request)
         # No header means v0.3 by the spec; PascalCase methods exist only in v1, so stay lenient.

@@ -1,0 +1,81 @@
+"""The app for a record mode: plain replay, a recording proxy, or both (new_episodes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, request
+
+from mockagent.cassette.redact import Redactor
+from mockagent.cassette.store import load_cassette
+from mockagent.dialects.a2a import A2AAgent
+from mockagent.dialects.http import HttpRequest
+from mockagent.engine.replay import Engine
+from mockagent.errors import CassetteError
+from mockagent.proxy.forward import RecordingProxy
+from mockagent.proxy.session import MODES, Session
+from mockagent.proxy.upstream import Upstream
+from mockagent.server.app import METHODS, create_app, flask_response
+
+RECORDING = "mockagent.recording"
+
+
+def create_app_for_mode(cassette: str | Path, mode: str = "none", upstream: str | None = None,
+                        redactor: Redactor | None = None, **app_options: Any) -> Flask:
+    """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
+    `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do."""
+    path = Path(cassette)
+    if mode not in MODES:
+        raise CassetteError(f"record mode {mode!r}: use one of {', '.join(MODES)}", path=str(path))
+    if mode == "none" or (mode == "once" and path.exists()):
+        if not path.exists():
+            raise CassetteError(f"the cassette does not exist (record mode {mode}); record it with "
+                                "record mode once and an upstream", path=str(path))
+        return create_app(path, **app_options)
+    if upstream is None:
+        raise CassetteError(f"record mode {mode} records from an upstream agent: give its URL", path=str(path))
+    return create_recording_app(upstream, path, mode, redactor)
+
+
+def create_recording_app(upstream: str, cassette: str | Path, mode: str = "all",
+                         redactor: Redactor | None = None) -> Flask:
+    """A proxy to `upstream` that records into `cassette`; in new_episodes it replays what the
+    cassette already has and records the rest. Call `finish_recording(app)` to write it."""
+    path = Path(cassette)
+    session = Session(path, "all" if mode == "once" else mode, redactor)
+    replay = None
+    if mode == "new_episodes" and path.exists():
+        replay = A2AAgent(Engine(load_cassette(path), record_mode=mode))
+    proxy = RecordingProxy(Upstream(upstream), session, replay)
+    app = Flask(__name__)
+    app.extensions[RECORDING] = proxy
+
+    @app.route("/", defaults={"path": ""}, methods=METHODS)
+    @app.route("/<path:path>", methods=METHODS)
+    def forward(path: str) -> Response:
+        http = HttpRequest(
+            method=request.method,
+            path="/" + path if path else "",
+            base_url=request.host_url.rstrip("/"),
+            headers={k.lower(): v for k, v in request.headers.items()},
+            query=request.args.to_dict(flat=True),
+            body=request.get_data(cache=False),
+        )
+        return flask_response(proxy.handle(http, request.query_string.decode("latin-1")))
+
+    return app
+
+
+def finish_recording(app: Flask) -> Path | None:
+    """Write the recording of `app` (if it records) and let go of the upstream; the path written,
+    or None. Raises LeakError or CassetteError when the cassette cannot be kept."""
+    proxy: RecordingProxy | None = app.extensions.get(RECORDING)
+    if proxy is None:
+        return None
+    try:
+        return proxy.session.finish()
+    finally:
+        proxy.upstream.close()
+        if proxy.replay is not None:
+            proxy.replay.close()

@@ -1,0 +1,231 @@
+"""The recording proxy: forwards each call to the upstream, answers the client with the upstream's
+answer unchanged (streams teed event by event, never buffered), and records it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+
+from mockagent import errors
+from mockagent.dialects.a2a import A2AAgent, rest
+from mockagent.dialects.a2a.card import CARD_PATH
+from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
+from mockagent.dialects.a2a.service import OPERATIONS
+from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
+from mockagent.proxy.session import Session
+from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable
+
+KIND_BY_CODE = {row.code: kind for kind, row in TABLE.items() if kind != "NoMatch"}
+KIND_BY_REASON = {row.reason: kind for kind, row in TABLE.items() if kind != "NoMatch" and row.reason}
+
+
+@dataclass(frozen=True)
+class Classified:
+    """What a request to the upstream is, in our terms."""
+
+    binding: str
+    operation: str
+    params: dict[str, Any]
+    route: str  # the path our own routes would see ("/" for JSON-RPC)
+    request_id: Any = None
+
+
+def now_ms() -> float:
+    return time.monotonic() * 1000
+
+
+class RecordingProxy:
+    """One upstream agent behind the proxy's root; `replay` answers what the cassette knows."""
+
+    def __init__(self, upstream: Upstream, session: Session, replay: A2AAgent | None = None) -> None:
+        self.upstream = upstream
+        self.session = session
+        self.replay = replay
+        self._card: dict[str, Any] | None = None
+
+    # -- the card -----------------------------------------------------------------------------
+
+    def card(self, request: HttpRequest) -> HttpResponse:
+        try:
+            card = self.upstream.get_json(CARD_PATH, request.headers)
+        except (UpstreamUnreachable, ValueError) as exc:
+            return rest.error_response(errors.InternalError(f"upstream card: {exc}", http_status=502))
+        self._card = card
+        with self.session.lock:
+            self.session.recorder.set_card(card)
+        return HttpResponse.json(self.upstream.rewrite_card(card, request.base_url),
+                                 headers={"Cache-Control": "no-cache"})
+
+    def _interfaces(self) -> tuple[set[str], list[str]]:
+        """JSON-RPC paths and REST bases of the upstream, relative to its root."""
+        if self._card is None:
+            try:
+                self._card = self.upstream.get_json(CARD_PATH, {"A2A-Version": "1.0"})
+            except (UpstreamUnreachable, ValueError):
+                return {""}, [""]
+        jsonrpc, rest_bases = set(), []
+        for interface in self._card.get("supportedInterfaces") or []:
+            path = self.upstream.relative(str(interface.get("url", "")))
+            if path is None:
+                continue
+            if interface.get("protocolBinding") == "JSONRPC":
+                jsonrpc.add(path)
+            elif interface.get("protocolBinding") == "HTTP+JSON":
+                rest_bases.append(path)
+        return jsonrpc or {""}, sorted(rest_bases, key=len, reverse=True) or [""]
+
+    def classify(self, request: HttpRequest) -> Classified | None:
+        """The operation of a request, or None for anything we only pass through."""
+        jsonrpc_paths, rest_bases = self._interfaces()
+        if request.method == "POST" and request.path.rstrip("/") in jsonrpc_paths:
+            try:
+                payload = parse_json(request.body)
+            except ValueError:
+                payload = None
+            if isinstance(payload, dict) and payload.get("method") in OPERATIONS:
+                params = payload.get("params")
+                return Classified("JSONRPC", payload["method"], params if isinstance(params, dict) else {}, "/",
+                                  payload.get("id"))
+        for base in rest_bases:
+            if request.path.startswith(base + "/") or request.path == base:
+                routed = replace(request, path=request.path[len(base):])
+                try:
+                    found = rest.route(routed)
+                    if found is not None:
+                        params, _ = rest.request_params(routed, found[1])
+                        return Classified("HTTP+JSON", found[0], params, routed.path)
+                except errors.ProtocolError:
+                    return None
+        return None
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def handle(self, request: HttpRequest, query: str) -> HttpResponse:
+        """Answer one request: the card, a replay the cassette already has, or the upstream's."""
+        if request.path == CARD_PATH and request.method == "GET":
+            return self.card(request)
+        call = self.classify(request)
+        if call is not None and self.replay is not None and self.replay.service.would_answer(call.operation, call.params):
+            return self.replay.handle(replace(request, path=call.route))
+        self.session.redactor.see_headers(request.headers)
+        self.session.redactor.see_url(self.upstream.url_for(request.path, query))
+        if call is not None:
+            self.session.redactor.redact(call.params)  # remembers push tokens and credentials
+        started = now_ms()
+        try:
+            response = self.upstream.open(request.method, request.path, query, request.headers, request.body)
+        except UpstreamUnreachable as exc:
+            return self._error(call, errors.InternalError(f"upstream {self.upstream.url} unreachable: {exc}",
+                                                          http_status=502))
+        self.session.redactor.see_headers(dict(response.headers))
+        headers = forwardable(dict(response.headers))
+        if "text/event-stream" in response.headers.get("content-type", ""):
+            return HttpResponse(response.status_code, self._tee(response, call, started), headers)
+        try:
+            body = response.read()
+        except httpx.HTTPError as exc:
+            return self._error(call, errors.InternalError(f"upstream {self.upstream.url} broke off: {exc}",
+                                                          http_status=502))
+        finally:
+            response.close()
+        if call is not None:
+            problem = self._record(call, response.status_code, body, started)
+            if problem is not None:
+                return self._error(call, problem)
+        return HttpResponse(response.status_code, body, headers)
+
+    def _error(self, call: Classified | None, exc: errors.ProtocolError) -> HttpResponse:
+        """The protocol's error for a call the upstream could not answer; nothing is recorded."""
+        if call is not None and call.binding == "JSONRPC":
+            return HttpResponse.json(jsonrpc_error(exc, call.request_id))
+        return rest.error_response(exc)
+
+    def _record(self, call: Classified, status: int, body: bytes, started: float) -> errors.ProtocolError | None:
+        """Record one answer; an answer that is not the protocol's is an error for the client."""
+        try:
+            payload = parse_json(body)
+        except ValueError:
+            return errors.InvalidAgentResponse("the upstream answered with a body that is not JSON",
+                                               http_status=502)
+        result, kind = self._outcome(call.binding, status, payload)
+        if result is None and kind is None:
+            return errors.InvalidAgentResponse("the upstream answered with neither a result nor an error",
+                                               http_status=502)
+        with self.session.lock:
+            recorder = self.session.recorder
+            if call.operation in ("SendMessage", "SendStreamingMessage"):
+                recorder.message(call.params, result, kind, started)
+            elif call.operation == "GetTask" and isinstance(result, dict):
+                recorder.poll(result, now_ms())
+            elif call.operation == "GetExtendedAgentCard" and isinstance(result, dict) and self._card:
+                recorder.set_extended_card(result, self._card)
+        self.session.save_partial()
+        return None
+
+    @staticmethod
+    def _outcome(binding: str, status: int, payload: Any) -> tuple[Any, str | None]:
+        """(result, error kind) of an answer; (None, None) when it is neither."""
+        if binding == "JSONRPC":
+            if not isinstance(payload, dict):
+                return None, None
+            if isinstance(payload.get("error"), dict):
+                return None, KIND_BY_CODE.get(payload["error"].get("code"), "Internal")
+            return (payload["result"], None) if "result" in payload else (None, None)
+        if 200 <= status < 300:
+            return payload, None
+        details = (payload.get("error") or {}).get("details") if isinstance(payload, dict) else None
+        reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
+        return None, next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")
+
+    def _tee(self, response: httpx.Response, call: Classified | None, started: float) -> Iterator[bytes]:
+        """Pass each chunk on as it arrives; record each complete SSE event with its time."""
+        recording = None
+        if call is not None:
+            with self.session.lock:
+                recorder = self.session.recorder
+                if call.operation == "SendStreamingMessage":
+                    recording = recorder.stream(call.params, started)
+                elif call.operation == "SubscribeToTask":
+                    recording = recorder.subscription(str(call.params.get("id", "")))
+        pending, seen = b"", 0
+        try:
+            for chunk in response.iter_raw():
+                yield chunk
+                pending += chunk.replace(b"\r\n", b"\n")
+                while b"\n\n" in pending:
+                    block, pending = pending.split(b"\n\n", 1)
+                    event = _sse_event(block)
+                    if event is None or recording is None or call is None:
+                        continue
+                    name, payload = event
+                    result, kind = self._outcome(call.binding, 200, payload)
+                    with self.session.lock:
+                        if seen == 0 and kind is not None and name != "error":
+                            recording.error(kind)
+                        elif result is not None and name != "error":
+                            (recording.first if seen == 0 else recording.event)(result, now_ms())
+                    seen += 1
+        finally:
+            response.close()
+            self.session.save_partial()
+
+
+def _sse_event(block: bytes) -> tuple[str, Any] | None:
+    """(event name, JSON data) of one SSE block; None for comments or data that is not JSON."""
+    name, data = "message", []
+    for line in block.decode("utf-8", "replace").split("\n"):
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if not data:
+        return None
+    try:
+        return name, json.loads("\n".join(data))
+    except ValueError:
+        return None

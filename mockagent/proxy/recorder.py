@@ -1,0 +1,311 @@
+"""Turning what a real agent answered into a cassette a person could have written.
+
+The recorder sees calls as (params, result) in A2A v1.0 ProtoJSON, with the time they took, and
+builds interactions: matchers from the request (text, media types, data; never volatile ids), a
+direct reply as `message:`, a task as a step script. Polls become `after: {polls: N}`, stream
+events `after: {ms: N}` with the gaps observed; a follow-up on a task becomes an interaction
+that matches `task: {state:, from:}`. Upstream ids are not kept: on replay the id factory mints
+task, context and message ids, and artifact ids become `artifact-N`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from mockagent.cassette.redact import Redactor
+
+AGENT_FIELDS = ("name", "description", "version", "provider", "documentationUrl", "iconUrl")
+SKILL_FIELDS = ("id", "name", "description", "tags", "examples", "inputModes", "outputModes")
+CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard", "extensions")
+MINTED = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}|[0-9a-fA-F]{16,}")
+INTERRUPTED = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
+TERMINAL = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED")
+
+
+@dataclass
+class RecordedTask:
+    """What the recorder knows of one upstream task, and the script it is writing for it."""
+
+    origin: str  # the interaction that created it
+    steps: list[dict[str, Any]]  # the script its latest interaction follows: new steps go here
+    state: str = ""
+    status: Any = None  # the status message's parts, to see whether it changed
+    artifacts: dict[str, list[Any]] = field(default_factory=dict)  # upstream artifact id → parts
+    polls: int = 0  # polls since the last change
+    since_ms: float = 0.0  # when the last change was seen
+
+
+def content(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as a cassette writes it: its parts (and metadata), not its ids or role."""
+    out: dict[str, Any] = {"parts": message.get("parts") or [{"text": ""}]}
+    if message.get("metadata"):
+        out["metadata"] = message["metadata"]
+    return out
+
+
+def slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())[:6]
+    return "-".join(words)[:40].strip("-") or "call"
+
+
+def derive_match(message: dict[str, Any]) -> dict[str, Any]:
+    """Matchers from the request: the text, and each part's media type and data."""
+    parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]
+    match: dict[str, Any] = {}
+    text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
+    if text:
+        match["text"] = text
+    where = {}
+    for i, part in enumerate(parts):
+        for key in ("mediaType", "filename"):
+            if key in part:
+                where[f"message.parts[{i}].{key}"] = part[key]
+        if "data" in part:
+            where[f"message.parts[{i}].data"] = {"equals": part["data"]}
+    if where:
+        match["where"] = where
+    return match
+
+
+class Recorder:
+    """Collects interactions; `cassette()` gives the YAML-ready cassette at any moment."""
+
+    def __init__(self, seed: str, redactor: Redactor | None = None,
+                 existing: dict[str, Any] | None = None, start: datetime | None = None) -> None:
+        self.redactor = redactor or Redactor()
+        self.existing = existing or {}
+        self.interactions: list[dict[str, Any]] = list(self.existing.get("interactions", []))
+        self.agent: dict[str, Any] | None = self.existing.get("agent")
+        self.seed = seed
+        start = start or datetime.now(timezone.utc)
+        self.clock = self.existing.get("clock") or {
+            "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "tick": {"ms": 250}}
+        self.tasks: dict[str, RecordedTask] = {}
+        self._names = {i.get("name") for i in self.interactions}
+        self._artifact_ids: dict[str, str] = {}
+        self.recorded = 0  # interactions and steps added by this recording
+
+    # -- the card -----------------------------------------------------------------------------
+
+    def set_card(self, card: dict[str, Any]) -> None:
+        """The agent section, from the upstream's public card."""
+        agent: dict[str, Any] = {k: card[k] for k in AGENT_FIELDS if k in card}
+        agent["capabilities"] = {k: v for k, v in (card.get("capabilities") or {}).items() if k in CAPABILITIES}
+        for key in ("defaultInputModes", "defaultOutputModes"):
+            if card.get(key):
+                agent[key] = card[key]
+        agent["skills"] = [{k: s[k] for k in SKILL_FIELDS if k in s} for s in card.get("skills") or []] or [
+            {"id": "recorded", "name": card.get("name", "agent"), "description": "Recorded agent"}]
+        interfaces = card.get("supportedInterfaces") or []
+        bindings = [i["protocolBinding"] for i in interfaces if i.get("protocolBinding") in ("JSONRPC", "HTTP+JSON")]
+        if bindings:
+            agent["bindings"] = list(dict.fromkeys(bindings))
+        tenants = [i["tenant"] for i in interfaces if i.get("tenant")]
+        if tenants:
+            agent["tenant"] = tenants[0]
+        for key in ("securitySchemes", "securityRequirements"):
+            if card.get(key):
+                agent[key] = card[key]
+        extended = (self.agent or {}).get("extendedCard")
+        self.agent = {**agent, **({"extendedCard": extended} if extended else {})}
+
+    def set_extended_card(self, card: dict[str, Any], public: dict[str, Any]) -> None:
+        """The fields of the extended card that differ from the public card."""
+        if self.agent is not None:
+            extra = {k: v for k, v in card.items() if k != "supportedInterfaces" and public.get(k) != v}
+            self.agent["extendedCard"] = extra
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def message(self, params: dict[str, Any], result: dict[str, Any] | None, error: str | None,
+                at_ms: float) -> None:
+        """A SendMessage and its answer (result or error kind)."""
+        stream = self.stream(params, at_ms)
+        if error is not None:
+            stream.error(error)
+        elif result is not None:
+            stream.first(result, at_ms)
+
+    def stream(self, params: dict[str, Any], at_ms: float) -> StreamRecording:
+        """A SendStreamingMessage (or a SendMessage): feed it the answer as it comes."""
+        return StreamRecording(self, params.get("message") or {}, at_ms)
+
+    def subscription(self, task_id: str) -> StreamRecording | None:
+        """A SubscribeToTask on a task this recording knows; None for any other."""
+        task = self.tasks.get(task_id)
+        return None if task is None else StreamRecording(self, None, task.since_ms, task=task, task_id=task_id)
+
+    def poll(self, snapshot: dict[str, Any], at_ms: float) -> None:
+        """A GetTask: whatever changed since the last sighting becomes steps gated by the polls."""
+        task = self.tasks.get(snapshot.get("id", ""))
+        if task is None:
+            return
+        task.polls += 1
+        steps = self._diff(task, snapshot)
+        if steps:
+            steps[0]["after"] = {"polls": task.polls, "ms": round(at_ms - task.since_ms)}
+            self._add_steps(task, steps, at_ms)
+
+    # -- building blocks ----------------------------------------------------------------------
+
+    def _name(self, text: str) -> str:
+        base, n = slug(text), 1
+        name = base
+        while name in self._names:
+            n += 1
+            name = f"{base}-{n}"
+        self._names.add(name)
+        return name
+
+    def add_interaction(self, message: dict[str, Any], reply: dict[str, Any],
+                        follow_up: RecordedTask | None = None) -> dict[str, Any]:
+        match = derive_match(message)
+        if follow_up is not None:
+            match["task"] = {"state": follow_up.state, "from": follow_up.origin}
+        texts = " ".join(p.get("text", "") for p in message.get("parts") or [] if isinstance(p, dict))
+        interaction = {"name": self._name(texts), "match": self.redactor.redact(match),
+                       "reply": self.redactor.redact(reply), "times": 1}
+        self.interactions.append(interaction)
+        self.recorded += 1
+        return interaction
+
+    def _artifact_id(self, upstream_id: str) -> str:
+        """A name the upstream chose stays; an id it minted (a uuid) becomes `artifact-N`."""
+        if not MINTED.search(upstream_id):
+            return upstream_id
+        if upstream_id not in self._artifact_ids:
+            self._artifact_ids[upstream_id] = f"artifact-{len(self._artifact_ids) + 1}"
+        return self._artifact_ids[upstream_id]
+
+    def artifact_step(self, task: RecordedTask, artifact: dict[str, Any], append: bool,
+                      last_chunk: bool) -> dict[str, Any]:
+        upstream_id = str(artifact.get("artifactId", ""))
+        known = task.artifacts.get(upstream_id)
+        task.artifacts[upstream_id] = (known or []) + list(artifact.get("parts") or []) if append else list(
+            artifact.get("parts") or [])
+        recorded = {k: v for k, v in artifact.items() if k != "artifactId"}
+        step: dict[str, Any] = {"artifact": {"artifactId": self._artifact_id(upstream_id), **recorded}}
+        if append:
+            step["append"] = True
+        if last_chunk:
+            step["lastChunk"] = True
+        return step
+
+    def state_step(self, task: RecordedTask, status: dict[str, Any]) -> dict[str, Any]:
+        task.state = status.get("state", "TASK_STATE_WORKING")
+        message = status.get("message")
+        task.status = (message or {}).get("parts")
+        step: dict[str, Any] = {"state": task.state}
+        if message:
+            step["message"] = content(message)
+        return step
+
+    def _diff(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+        """Steps from the last sighting of a task to `snapshot`."""
+        artifact_steps = []
+        for artifact in snapshot.get("artifacts") or []:
+            upstream_id = str(artifact.get("artifactId", ""))
+            parts = list(artifact.get("parts") or [])
+            known = task.artifacts.get(upstream_id)
+            if known == parts:
+                continue
+            if known is not None and parts[:len(known)] == known:
+                artifact_steps.append(self.artifact_step(task, {**artifact, "parts": parts[len(known):]}, True, False))
+            else:
+                artifact_steps.append(self.artifact_step(task, artifact, False, False))
+        status = snapshot.get("status") or {}
+        message_parts = (status.get("message") or {}).get("parts")
+        state_steps = []
+        if status.get("state") != task.state or message_parts != task.status:
+            state_steps.append(self.state_step(task, status))
+        # A terminal or interrupted state ends the script: the artifacts must come before it.
+        if status.get("state") in TERMINAL + INTERRUPTED:
+            return artifact_steps + state_steps
+        return state_steps + artifact_steps
+
+    def _add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
+        task.steps.extend(self.redactor.redact(steps))
+        task.polls = 0
+        task.since_ms = at_ms
+        self.recorded += len(steps)
+
+    def cassette(self) -> dict[str, Any]:
+        """The whole cassette as a plain dict, existing interactions first, in order."""
+        out: dict[str, Any] = {"version": 1}
+        if self.agent is not None:
+            out["agent"] = self.agent
+        out["clock"] = self.clock
+        out["ids"] = self.existing.get("ids") or {"seed": self.seed}
+        out["interactions"] = self.interactions
+        return out
+
+
+class StreamRecording:
+    """One answer to a message (or a subscription) as it arrives: the first result, then events."""
+
+    def __init__(self, recorder: Recorder, message: dict[str, Any] | None, at_ms: float,
+                 task: RecordedTask | None = None, task_id: str | None = None) -> None:
+        self.recorder = recorder
+        self.message = message
+        self.task = task
+        self.task_id = task_id
+        self.last_ms = at_ms
+        follow_up = (message or {}).get("taskId")
+        self.follow_up = recorder.tasks.get(follow_up) if follow_up else None
+
+    def error(self, kind: str) -> None:
+        """The upstream answered the message with a protocol error."""
+        if self.message is not None:
+            self.recorder.add_interaction(self.message, {"error": kind}, self.follow_up)
+
+    def first(self, result: dict[str, Any], at_ms: float) -> None:
+        """The first answer: a Message, or a Task snapshot."""
+        recorder = self.recorder
+        if "message" in result:
+            if self.message is not None:
+                recorder.add_interaction(self.message, {"message": content(result["message"])}, self.follow_up)
+            return
+        snapshot = result.get("task", result)
+        if self.message is None:  # a subscription: the snapshot may show what happened meanwhile
+            task = self.task
+            assert task is not None
+            steps = recorder._diff(task, snapshot)
+            if steps:
+                steps[0]["after"] = {"ms": round(at_ms - task.since_ms)}
+                recorder._add_steps(task, steps, at_ms)
+            self.last_ms = at_ms
+            return
+        previous = self.follow_up
+        task = RecordedTask(origin="", steps=[])
+        if previous is not None:  # a follow-up: continue from what the task showed before
+            task = previous
+            interaction = recorder.add_interaction(self.message, {"task": {"steps": []}}, previous)
+        else:
+            interaction = recorder.add_interaction(self.message, {"task": {"steps": []}})
+            task.origin = interaction["name"]
+            recorder.tasks[str(snapshot.get("id", ""))] = task
+        task.steps = interaction["reply"]["task"]["steps"]
+        steps = recorder._diff(task, snapshot) or [recorder.state_step(task, snapshot.get("status") or {})]
+        recorder._add_steps(task, steps, at_ms)
+        self.task = task
+        self.last_ms = at_ms
+
+    def event(self, payload: dict[str, Any], at_ms: float) -> None:
+        """A statusUpdate or artifactUpdate after the first answer."""
+        task = self.task
+        if task is None:
+            return
+        if "statusUpdate" in payload:
+            step = self.recorder.state_step(task, payload["statusUpdate"].get("status") or {})
+        elif "artifactUpdate" in payload:
+            update = payload["artifactUpdate"]
+            step = self.recorder.artifact_step(task, update.get("artifact") or {}, bool(update.get("append")),
+                                               bool(update.get("lastChunk")))
+        else:  # a Task resent mid-stream changes nothing a step could say
+            return
+        step["after"] = {"ms": round(at_ms - self.last_ms)}
+        self.recorder._add_steps(task, [step], at_ms)
+        self.last_ms = at_ms

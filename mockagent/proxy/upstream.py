@@ -1,0 +1,84 @@
+"""The one upstream a recording proxies to: forwarding, and the card with URLs that point at us."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+# Hop-by-hop headers, and those httpx sets itself: never forwarded in either direction.
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
+    "transfer-encoding", "upgrade", "host", "content-length", "content-encoding", "accept-encoding",
+})
+
+
+class UpstreamUnreachable(Exception):
+    """The upstream did not answer (refused, timed out, reset)."""
+
+
+class Upstream:
+    """Forwards requests to one agent; every URL it builds is on that agent's origin."""
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"upstream {url!r}: an http(s) URL such as http://127.0.0.1:9999")
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.base_path = parts.path.rstrip("/")
+        self.url = self.origin + self.base_path
+        # trust_env off: a proxy configured for package downloads must not see the recording.
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=False,
+                                    trust_env=False)
+
+    def url_for(self, path: str, query: str = "") -> str:
+        """The upstream URL for a path below the proxy's root. Always the upstream's origin:
+        the path is appended as text, so `//elsewhere` stays a path on this host."""
+        url = self.origin + self.base_path + (path if path.startswith("/") else "/" + path)
+        return url + (f"?{query}" if query else "")
+
+    def open(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes) -> httpx.Response:
+        """Send and return the response with its body not yet read (it may be a stream)."""
+        request = self._client.build_request(method, self.url_for(path, query), content=body or None,
+                                             headers=forwardable(headers))
+        try:
+            return self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise UpstreamUnreachable(f"{type(exc).__name__}: {exc}") from None
+
+    def get_json(self, path: str, headers: dict[str, str] | None = None) -> Any:
+        """GET a JSON document (the card); UpstreamUnreachable, or ValueError for non-JSON."""
+        response = self.open("GET", path, "", headers or {}, b"")
+        try:
+            response.read()
+        except httpx.HTTPError as exc:
+            raise UpstreamUnreachable(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            response.close()
+        if response.status_code != 200:
+            raise ValueError(f"GET {path} answered HTTP {response.status_code}")
+        return response.json()
+
+    def rewrite_card(self, card: dict[str, Any], proxy_url: str) -> dict[str, Any]:
+        """The card with every interface URL on the upstream moved to the proxy."""
+        out = copy.deepcopy(card)
+        for interface in out.get("supportedInterfaces") or []:
+            url = interface.get("url", "")
+            if isinstance(url, str) and url.rstrip("/").startswith(self.url):
+                interface["url"] = proxy_url.rstrip("/") + url.rstrip("/")[len(self.url):]
+        return out
+
+    def relative(self, url: str) -> str | None:
+        """The path of an upstream URL below the upstream's base ("" for the base itself)."""
+        url = url.rstrip("/")
+        return url[len(self.url):] if url.startswith(self.url) else None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def forwardable(headers: dict[str, str]) -> dict[str, str]:
+    """Headers without the hop-by-hop ones."""
+    return {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
