@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,17 +32,44 @@ _HANDLE = pytest.StashKey["MockAgent"]()
 _REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
 
 
+MODES = ("none", "once", "new_episodes", "all")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    # Every mockagent option belongs in this one group (record mode will be the first).
-    parser.getgroup("mockagent", "mockagent: mock A2A agents served from cassettes")
+    group = parser.getgroup("mockagent", "mockagent: mock A2A agents served from cassettes")
+    group.addoption("--mockagent-record-mode", choices=MODES, default=None,
+                    help="none (the default: replay only, never the network), once, new_episodes or all; "
+                         "wins over the marker's record_mode and the mockagent_config fixture")
+    group.addoption("--mockagent-upstream", metavar="URL", default=None,
+                    help="the real agent to record from (wins over the marker and mockagent_config)")
+
+
+@pytest.fixture
+def mockagent_config() -> dict[str, Any]:
+    """Defaults for the `mockagent` fixture: override it (in a conftest.py) to return e.g.
+    `{"record_mode": "once", "upstream": "http://127.0.0.1:9999"}`. The command line wins over the
+    marker, which wins over this."""
+    return {}
+
+
+def _setting(request: pytest.FixtureRequest, config: dict[str, Any], name: str, default: Any) -> Any:
+    """A setting by precedence: command line > marker > mockagent_config > default."""
+    option = request.config.getoption(f"--mockagent-{name.replace('_', '-')}", None)
+    if option is not None:
+        return option
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is not None and name in marker.kwargs:
+        return marker.kwargs[name]
+    return config.get(name, default)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(path, pace='instant', pace_cap_ms=None): the cassette file or folder of cassettes "
-        "the `mockagent` fixture serves, relative to the test file's directory, else to the rootdir; "
-        "pace of streams: instant (default), recorded or scale=F.",
+        f"{MARKER}(path, pace='instant', pace_cap_ms=None, record_mode='none', upstream=None): the "
+        "cassette file or folder of cassettes the `mockagent` fixture serves, relative to the test "
+        "file's directory, else to the rootdir; pace of streams: instant (default), recorded or "
+        "scale=F; record_mode and upstream record the cassette from a real agent.",
     )
 
 
@@ -53,11 +80,12 @@ class MockAgent:
     server: ServerThread
     path: Path
     folder: bool
+    recording: bool = False  # a proxy to the upstream that records into `path`
 
     @property
     def url(self) -> str:
-        """The agent's URL for a single cassette; the server root for a folder."""
-        return self.server.url if self.folder else self.server.agent_url()
+        """The agent's URL for a single cassette (or the recording proxy); the root for a folder."""
+        return self.server.url if self.folder or self.recording else self.server.agent_url()
 
     @property
     def card_url(self) -> str:
@@ -66,7 +94,7 @@ class MockAgent:
             raise ValueError(
                 f"{self.path} is a folder of agents; use mockagent.agent_card_url(NAME)"
             )
-        return self.server.card_url()
+        return self.url + "/.well-known/agent-card.json"
 
     def agent_url(self, name: str = "") -> str:
         """URL of the agent mounted as NAME (the cassette file's stem) in a folder."""
@@ -79,8 +107,8 @@ class MockAgent:
     @property
     def journal(self) -> list[JournalEntry]:
         """Every call so far (agent by agent for a folder), with the interaction it matched or
-        its near-miss report."""
-        return self.server.journal()
+        its near-miss report; empty while recording."""
+        return [] if self.recording else self.server.journal()
 
     calls = journal
 
@@ -91,22 +119,31 @@ class MockAgent:
 
 
 @pytest.fixture
-def mockagent(request: pytest.FixtureRequest) -> Iterator[MockAgent]:
-    """Serve the cassette (or folder) named by the test's `mockagent` marker on a free port."""
+def mockagent(request: pytest.FixtureRequest, mockagent_config: dict[str, Any]) -> Iterator[MockAgent]:
+    """Serve the cassette (or folder) named by the test's `mockagent` marker on a free port, or
+    record it from an upstream agent in a record mode."""
     # Imported here, not at the top: pytest loads this plugin in every session of the environment,
     # and only sessions that use the fixture should pay for importing the server (Flask).
-    from mockagent.server.thread import serve_in_thread
+    from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
+    from mockagent.server.thread import ServerThread
 
-    path = cassette_path(request)
-    options = request.node.get_closest_marker(MARKER).kwargs  # type: ignore[union-attr]
+    mode = _setting(request, mockagent_config, "record_mode", "none")
+    upstream = _setting(request, mockagent_config, "upstream", None)
+    path = cassette_path(request, may_be_missing=mode != "none")
+    try:
+        # Instant by default: a test suite should never sleep through a stream's gaps.
+        app = create_app_for_mode(path, mode, upstream,
+                                  pace=_setting(request, mockagent_config, "pace", "instant"),
+                                  pace_cap_ms=_setting(request, mockagent_config, "pace_cap_ms", None))
+    except (CassetteError, ValueError) as exc:
+        pytest.fail(f"mockagent: {exc}", pytrace=False)
+    recording = RECORDING in app.extensions
     with ExitStack() as stack:  # stops the server however the test ends
-        try:
-            # Instant by default: a test suite should never sleep through a stream's gaps.
-            server = stack.enter_context(serve_in_thread(
-                path, pace=options.get("pace", "instant"), pace_cap_ms=options.get("pace_cap_ms")))
-        except (CassetteError, ValueError) as exc:
-            pytest.fail(f"mockagent: {exc}", pytrace=False)
-        handle = MockAgent(server=server, path=path, folder=path.is_dir())
+        if recording:  # runs last: after the server has stopped taking calls
+            stack.callback(_finish, app, finish_recording)
+        server = ServerThread(app).start()
+        stack.callback(server.stop)
+        handle = MockAgent(server=server, path=path, folder=path.is_dir(), recording=recording)
         request.node.stash[_HANDLE] = handle
         yield handle
         # Calls made after the test body (by other fixtures' teardown) fail the test here.
@@ -144,8 +181,16 @@ def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
     return "\n".join(lines)
 
 
-def cassette_path(request: pytest.FixtureRequest) -> Path:
-    """The marker's path, resolved against the test file's directory, then the rootdir."""
+def _finish(app: Any, finish: Any) -> None:
+    try:
+        finish(app)
+    except CassetteError as exc:
+        pytest.fail(f"mockagent: {exc}", pytrace=False)
+
+
+def cassette_path(request: pytest.FixtureRequest, may_be_missing: bool = False) -> Path:
+    """The marker's path, resolved against the test file's directory, then the rootdir; a cassette
+    about to be recorded may be missing (it goes next to the test file)."""
     marker = request.node.get_closest_marker(MARKER)
     if marker is None:
         pytest.fail(
@@ -163,5 +208,7 @@ def cassette_path(request: pytest.FixtureRequest) -> Path:
     for candidate in candidates:
         if candidate.exists():
             return candidate
+    if may_be_missing:
+        return candidates[0]
     looked = " and ".join(str(c) for c in dict.fromkeys(candidates))
     pytest.fail(f"mockagent: cassette {str(raw)!r} not found (looked for {looked})", pytrace=False)
