@@ -114,7 +114,7 @@ class Player:
     @staticmethod
     def _playable(task: Task) -> bool:
         """Steps left, no follow-up awaited, and (in the background) no polls gate next."""
-        if not task.script or task.state.terminal or task.state.interrupted:
+        if not task.script or task.halted:
             return False
         after = task.script[0].after
         return not (task.follow_polls and after is not None and after.polls)

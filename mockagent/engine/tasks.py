@@ -35,6 +35,12 @@ class Task:
     push_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     due_ms: float | None = None  # while played in real time: when the next step is due
     follow_polls: bool = True  # played in the background only: a polls gate still waits for polls
+    waiting: bool = False  # stopped at INPUT_REQUIRED or AUTH_REQUIRED until a follow-up message
+
+    @property
+    def halted(self) -> bool:
+        """Nothing moves this task on by itself: it ended, or it waits for a follow-up."""
+        return self.state.terminal or self.waiting
 
     def archive_status_message(self) -> None:
         """Move the current status message into history, where a later turn must follow it."""
@@ -43,9 +49,11 @@ class Task:
             self.status_message = None
 
     def add_user_message(self, message: dict[str, Any]) -> None:
-        """A client turn: after the agent's question it answers, in chronological order."""
+        """A client turn: after the agent's question it answers, in chronological order. It
+        resumes a waiting task, even before the script's next state step says so."""
         self.archive_status_message()
         self.history.append(message)
+        self.waiting = False
 
     def view(self, history_length: int | None = None, include_artifacts: bool = True) -> TaskView:
         """A snapshot; `history_length` 0 omits history, N keeps the last N messages."""
@@ -97,6 +105,7 @@ class Runner:
         if state is not None:
             task.archive_status_message()  # a superseded status message is history
             task.state = state
+            task.waiting = state.interrupted
             task.timestamp = self.clock.stamp()
             task.status_message = (
                 None if step.message is None
@@ -127,7 +136,7 @@ class Runner:
         """Blocking: every step until a terminal or interrupted state (or the script ends)."""
         while task.script:
             self.apply(task, task.script.popleft())
-            if task.state.terminal or task.state.interrupted:
+            if task.halted:
                 return
 
     def run_first(self, task: Task) -> None:
@@ -142,7 +151,7 @@ class Runner:
         self._run_due(task)
 
     def _run_due(self, task: Task) -> None:
-        while task.script and not task.state.terminal and self._due(task, task.script[0]):
+        while task.script and not task.halted and self._due(task, task.script[0]):
             self.apply(task, task.script.popleft())
 
     def _due(self, task: Task, step: Step) -> bool:

@@ -262,36 +262,42 @@ class StreamRecording:
             self.recorder.add_interaction(self.message, {"error": kind}, self.follow_up)
 
     def first(self, result: dict[str, Any], at_ms: float) -> None:
-        """The first answer: a Message, or a Task snapshot."""
+        """The first answer: a Message, a Task snapshot, or (a2a-sdk on a follow-up) an update."""
         recorder = self.recorder
         if "message" in result:
             if self.message is not None:
                 recorder.add_interaction(self.message, {"message": content(result["message"])}, self.follow_up)
             return
-        snapshot = result.get("task", result)
-        if self.message is None:  # a subscription: the snapshot may show what happened meanwhile
-            task = self.task
-            assert task is not None
+        update = result.get("statusUpdate") or result.get("artifactUpdate")
+        snapshot = None if update is not None else result.get("task", result)
+        if self.message is not None:
+            self.task = self._open_task(str((snapshot or update or {}).get("id") or (update or {}).get("taskId", "")))
+        task = self.task
+        assert task is not None
+        if snapshot is not None:
             steps = recorder._diff(task, snapshot)
-            if steps:
+            if not steps and not task.state:  # a new task always starts with its state
+                steps = [recorder.state_step(task, snapshot.get("status") or {})]
+            if steps and self.message is None:  # a subscription: what happened since the last sighting
                 steps[0]["after"] = {"ms": round(at_ms - task.since_ms)}
-                recorder._add_steps(task, steps, at_ms)
-            self.last_ms = at_ms
-            return
-        previous = self.follow_up
-        task = RecordedTask(origin="", steps=[])
-        if previous is not None:  # a follow-up: continue from what the task showed before
-            task = previous
-            interaction = recorder.add_interaction(self.message, {"task": {"steps": []}}, previous)
+            recorder._add_steps(task, steps, at_ms)
+        self.last_ms = at_ms
+        if update is not None:
+            self.event(result, at_ms)
+
+    def _open_task(self, upstream_id: str) -> RecordedTask:
+        """The interaction this message starts: a new task's, or a follow-up's on a known task."""
+        recorder = self.recorder
+        assert self.message is not None
+        if self.follow_up is not None:  # continue from what the task showed before
+            task = self.follow_up
+            interaction = recorder.add_interaction(self.message, {"task": {"steps": []}}, task)
         else:
             interaction = recorder.add_interaction(self.message, {"task": {"steps": []}})
-            task.origin = interaction["name"]
-            recorder.tasks[str(snapshot.get("id", ""))] = task
+            task = RecordedTask(origin=interaction["name"], steps=[])
+            recorder.tasks[upstream_id] = task
         task.steps = interaction["reply"]["task"]["steps"]
-        steps = recorder._diff(task, snapshot) or [recorder.state_step(task, snapshot.get("status") or {})]
-        recorder._add_steps(task, steps, at_ms)
-        self.task = task
-        self.last_ms = at_ms
+        return task
 
     def event(self, payload: dict[str, Any], at_ms: float) -> None:
         """A statusUpdate or artifactUpdate after the first answer."""
