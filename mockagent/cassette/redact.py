@@ -50,6 +50,9 @@ class Redactor:
         for name, value in headers.items():
             if name.lower() in wanted:
                 self.remember(value)
+                if name.lower() in ("cookie", "set-cookie"):  # each cookie's value on its own too
+                    for pair in value.split(";"):
+                        self.remember(pair.partition("=")[2])
 
     def see_url(self, url: str) -> None:
         """Remember credentials and secret query parameters in a URL."""

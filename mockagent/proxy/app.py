@@ -32,7 +32,7 @@ def create_app_for_mode(cassette: str | Path, mode: str = "none", upstream: str 
         if not path.exists():
             raise CassetteError(f"the cassette does not exist (record mode {mode}); record it with "
                                 "record mode once and an upstream", path=str(path))
-        return create_app(path, **app_options)
+        return create_app(path, record_mode=mode, **app_options)
     if upstream is None:
         raise CassetteError(f"record mode {mode} records from an upstream agent: give its URL", path=str(path))
     return create_recording_app(upstream, path, mode, redactor)

@@ -17,6 +17,7 @@ from mockagent.dialects.a2a.card import CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
+from mockagent.proxy.recorder import StreamRecording
 from mockagent.proxy.session import Session
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable
 
@@ -68,6 +69,9 @@ class RecordingProxy:
                 self._card = self.upstream.get_json(CARD_PATH, {"A2A-Version": "1.0"})
             except (UpstreamUnreachable, ValueError):
                 return {""}, [""]
+            with self.session.lock:  # a client that never asks for the card still gets an agent
+                if self.session.recorder.agent is None:
+                    self.session.recorder.set_card(self._card)
         jsonrpc, rest_bases = set(), []
         for interface in self._card.get("supportedInterfaces") or []:
             path = self.upstream.relative(str(interface.get("url", "")))
@@ -116,36 +120,53 @@ class RecordingProxy:
         self.session.redactor.see_url(self.upstream.url_for(request.path, query))
         if call is not None:
             self.session.redactor.redact(call.params)  # remembers push tokens and credentials
-        started = now_ms()
+        recording = self._begin(call)
         try:
             response = self.upstream.open(request.method, request.path, query, request.headers, request.body)
         except UpstreamUnreachable as exc:
-            return self._error(call, errors.InternalError(f"upstream {self.upstream.url} unreachable: {exc}",
-                                                          http_status=502))
+            return self._error(call, recording, errors.InternalError(
+                f"upstream {self.upstream.url} unreachable: {exc}", http_status=502))
         self.session.redactor.see_headers(dict(response.headers))
         headers = forwardable(dict(response.headers))
         if "text/event-stream" in response.headers.get("content-type", ""):
-            return HttpResponse(response.status_code, self._tee(response, call, started), headers)
+            return HttpResponse(response.status_code, self._tee(response, call, recording), headers)
         try:
             body = response.read()
         except httpx.HTTPError as exc:
-            return self._error(call, errors.InternalError(f"upstream {self.upstream.url} broke off: {exc}",
-                                                          http_status=502))
+            return self._error(call, recording, errors.InternalError(
+                f"upstream {self.upstream.url} broke off: {exc}", http_status=502))
         finally:
             response.close()
         if call is not None:
-            problem = self._record(call, response.status_code, body, started)
+            problem = self._record(call, response.status_code, body, recording)
             if problem is not None:
-                return self._error(call, problem)
+                return self._error(call, recording, problem)
         return HttpResponse(response.status_code, body, headers)
 
-    def _error(self, call: Classified | None, exc: errors.ProtocolError) -> HttpResponse:
+    def _begin(self, call: Classified | None) -> StreamRecording | None:
+        """The recording of a message's or a subscription's answer, opened as the request leaves."""
+        if call is None:
+            return None
+        with self.session.lock:
+            recorder = self.session.recorder
+            if call.operation in ("SendMessage", "SendStreamingMessage"):
+                return recorder.stream(call.params, now_ms())
+            if call.operation == "SubscribeToTask":
+                return recorder.subscription(str(call.params.get("id", "")))
+        return None
+
+    def _error(self, call: Classified | None, recording: StreamRecording | None,
+               exc: errors.ProtocolError) -> HttpResponse:
         """The protocol's error for a call the upstream could not answer; nothing is recorded."""
+        if recording is not None:
+            with self.session.lock:
+                recording.discard()
         if call is not None and call.binding == "JSONRPC":
             return HttpResponse.json(jsonrpc_error(exc, call.request_id))
         return rest.error_response(exc)
 
-    def _record(self, call: Classified, status: int, body: bytes, started: float) -> errors.ProtocolError | None:
+    def _record(self, call: Classified, status: int, body: bytes,
+                recording: StreamRecording | None) -> errors.ProtocolError | None:
         """Record one answer; an answer that is not the protocol's is an error for the client."""
         try:
             payload = parse_json(body)
@@ -158,10 +179,16 @@ class RecordingProxy:
                                                http_status=502)
         with self.session.lock:
             recorder = self.session.recorder
-            if call.operation in ("SendMessage", "SendStreamingMessage"):
-                recorder.message(call.params, result, kind, started)
+            if recording is not None and call.operation in ("SendMessage", "SendStreamingMessage"):
+                if kind is not None:
+                    recording.error(kind)
+                else:
+                    recording.first(result, now_ms())
+                recording.close()
             elif call.operation == "GetTask" and isinstance(result, dict):
                 recorder.poll(result, now_ms())
+            elif call.operation == "CancelTask" and kind is None:
+                recorder.cancelled(str(call.params.get("id", "")))
             elif call.operation == "GetExtendedAgentCard" and isinstance(result, dict) and self._card:
                 recorder.set_extended_card(result, self._card)
         self.session.save_partial()
@@ -182,16 +209,9 @@ class RecordingProxy:
         reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
         return None, next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")
 
-    def _tee(self, response: httpx.Response, call: Classified | None, started: float) -> Iterator[bytes]:
+    def _tee(self, response: httpx.Response, call: Classified | None,
+             recording: StreamRecording | None) -> Iterator[bytes]:
         """Pass each chunk on as it arrives; record each complete SSE event with its time."""
-        recording = None
-        if call is not None:
-            with self.session.lock:
-                recorder = self.session.recorder
-                if call.operation == "SendStreamingMessage":
-                    recording = recorder.stream(call.params, started)
-                elif call.operation == "SubscribeToTask":
-                    recording = recorder.subscription(str(call.params.get("id", "")))
         pending, seen = b"", 0
         try:
             for chunk in response.iter_raw():
@@ -212,6 +232,9 @@ class RecordingProxy:
                     seen += 1
         finally:
             response.close()
+            if recording is not None:
+                with self.session.lock:
+                    recording.close()
             self.session.save_partial()
 
 

@@ -120,14 +120,9 @@ class Recorder:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def message(self, params: dict[str, Any], result: dict[str, Any] | None, error: str | None,
-                at_ms: float) -> None:
-        """A SendMessage and its answer (result or error kind)."""
-        stream = self.stream(params, at_ms)
-        if error is not None:
-            stream.error(error)
-        elif result is not None:
-            stream.first(result, at_ms)
+    def cancelled(self, task_id: str) -> None:
+        """A CancelTask went through: what polls show after it is the cancel, not the script."""
+        self.tasks.pop(task_id, None)
 
     def stream(self, params: dict[str, Any], at_ms: float) -> StreamRecording:
         """A SendStreamingMessage (or a SendMessage): feed it the answer as it comes."""
@@ -165,7 +160,8 @@ class Recorder:
         match = derive_match(message)
         if follow_up is not None:
             match["task"] = {"state": follow_up.state, "from": follow_up.origin}
-        texts = " ".join(p.get("text", "") for p in message.get("parts") or [] if isinstance(p, dict))
+        parts = self.redactor.redact(message).get("parts") or []  # names must not carry secrets either
+        texts = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
         interaction = {"name": self._name(texts), "match": self.redactor.redact(match),
                        "reply": self.redactor.redact(reply), "times": 1}
         self.interactions.append(interaction)
@@ -244,7 +240,11 @@ class Recorder:
 
 
 class StreamRecording:
-    """One answer to a message (or a subscription) as it arrives: the first result, then events."""
+    """One answer to a message (or a subscription) as it arrives: the first result, then events.
+
+    A follow-up's interaction is opened when the request goes out, not when its answer comes
+    back: events that a subscription sees meanwhile belong to this turn of the conversation.
+    """
 
     def __init__(self, recorder: Recorder, message: dict[str, Any] | None, at_ms: float,
                  task: RecordedTask | None = None, task_id: str | None = None) -> None:
@@ -253,33 +253,56 @@ class StreamRecording:
         self.task = task
         self.task_id = task_id
         self.last_ms = at_ms
+        self.interaction: dict[str, Any] | None = None
+        # What a subscriber sees first waits for the client: on replay, a task answered at once
+        # must not run ahead by itself before anyone looks (a subscription ignores polls gates).
+        self.gate_next = message is None
         follow_up = (message or {}).get("taskId")
         self.follow_up = recorder.tasks.get(follow_up) if follow_up else None
+        self._previous_steps: list[dict[str, Any]] | None = None
+        if self.follow_up is not None:
+            self.task = self._open_task("")
+
+    def discard(self) -> None:
+        """The upstream never answered: forget the interaction this recording opened."""
+        if self.interaction is None:
+            return
+        recorder = self.recorder
+        recorder.interactions.remove(self.interaction)
+        recorder._names.discard(self.interaction["name"])
+        recorder.recorded -= 1
+        if self.follow_up is not None and self._previous_steps is not None:
+            self.follow_up.steps = self._previous_steps
+        self.interaction = None
+
+    def _answer(self, reply: dict[str, Any]) -> None:
+        """A reply that is not a script: into the opened interaction, or a new one."""
+        if self.interaction is not None:
+            self.interaction["reply"] = self.recorder.redactor.redact(reply)
+        elif self.message is not None:
+            self.recorder.add_interaction(self.message, reply, self.follow_up)
 
     def error(self, kind: str) -> None:
         """The upstream answered the message with a protocol error."""
-        if self.message is not None:
-            self.recorder.add_interaction(self.message, {"error": kind}, self.follow_up)
+        self._answer({"error": kind})
 
     def first(self, result: dict[str, Any], at_ms: float) -> None:
         """The first answer: a Message, a Task snapshot, or (a2a-sdk on a follow-up) an update."""
         recorder = self.recorder
         if "message" in result:
-            if self.message is not None:
-                recorder.add_interaction(self.message, {"message": content(result["message"])}, self.follow_up)
+            self._answer({"message": content(result["message"])})
             return
         update = result.get("statusUpdate") or result.get("artifactUpdate")
         snapshot = None if update is not None else result.get("task", result)
-        if self.message is not None:
-            self.task = self._open_task(str((snapshot or update or {}).get("id") or (update or {}).get("taskId", "")))
+        if self.task is None:
+            self.task = self._open_task(str((snapshot or {}).get("id") or (update or {}).get("taskId", "")))
         task = self.task
-        assert task is not None
         if snapshot is not None:
             steps = recorder._diff(task, snapshot)
             if not steps and not task.state:  # a new task always starts with its state
                 steps = [recorder.state_step(task, snapshot.get("status") or {})]
             if steps and self.message is None:  # a subscription: what happened since the last sighting
-                steps[0]["after"] = {"ms": round(at_ms - task.since_ms)}
+                steps[0]["after"] = self._after(at_ms - task.since_ms)
             recorder._add_steps(task, steps, at_ms)
         self.last_ms = at_ms
         if update is not None:
@@ -291,19 +314,26 @@ class StreamRecording:
         assert self.message is not None
         if self.follow_up is not None:  # continue from what the task showed before
             task = self.follow_up
-            interaction = recorder.add_interaction(self.message, {"task": {"steps": []}}, task)
+            self._previous_steps = task.steps
+            self.interaction = recorder.add_interaction(self.message, {"task": {"steps": []}}, task)
         else:
-            interaction = recorder.add_interaction(self.message, {"task": {"steps": []}})
-            task = RecordedTask(origin=interaction["name"], steps=[])
+            self.interaction = recorder.add_interaction(self.message, {"task": {"steps": []}})
+            task = RecordedTask(origin=self.interaction["name"], steps=[])
             recorder.tasks[upstream_id] = task
-        task.steps = interaction["reply"]["task"]["steps"]
+        task.steps = self.interaction["reply"]["task"]["steps"]
         return task
+
+    def _after(self, ms: float) -> dict[str, Any]:
+        if self.gate_next:
+            self.gate_next = False
+            return {"polls": 1, "ms": round(ms)}
+        return {"ms": round(ms)}
 
     def event(self, payload: dict[str, Any], at_ms: float) -> None:
         """A statusUpdate or artifactUpdate after the first answer."""
         task = self.task
-        if task is None:
-            return
+        if task is None or (self.message is None and task.state in TERMINAL):
+            return  # a subscriber running behind a blocking answer that already showed the end
         if "statusUpdate" in payload:
             step = self.recorder.state_step(task, payload["statusUpdate"].get("status") or {})
         elif "artifactUpdate" in payload:
@@ -312,6 +342,12 @@ class StreamRecording:
                                                bool(update.get("lastChunk")))
         else:  # a Task resent mid-stream changes nothing a step could say
             return
-        step["after"] = {"ms": round(at_ms - self.last_ms)}
+        step["after"] = self._after(at_ms - self.last_ms)
         self.recorder._add_steps(task, [step], at_ms)
         self.last_ms = at_ms
+
+    def close(self) -> None:
+        """The answer is complete: a script that got no step at all shows the task's state."""
+        reply = (self.interaction or {}).get("reply") or {}
+        if "task" in reply and not reply["task"]["steps"] and self.task is not None:
+            reply["task"]["steps"].append({"state": self.task.state or "TASK_STATE_WORKING"})

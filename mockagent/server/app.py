@@ -82,14 +82,15 @@ def flask_response(answer: HttpResponse) -> Response:
 
 
 def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
-               keepalive_s: float = KEEPALIVE_S) -> Flask:
+               keepalive_s: float = KEEPALIVE_S, record_mode: str = "none") -> Flask:
     """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
 
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
     `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
-    every `keepalive_s` seconds.
+    every `keepalive_s` seconds. `record_mode` is what near-miss reports name.
     """
-    mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s)
+    mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s,
+                    record_mode=record_mode)
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
 

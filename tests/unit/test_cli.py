@@ -77,6 +77,12 @@ def test_serve_rejects_a_missing_path(tmp_path: Path) -> None:
     assert "does not exist" in result.output
 
 
+def _default_sigint() -> None:
+    # A shell without job control starts background jobs with SIGINT ignored, and children
+    # inherit that: the Ctrl-C case would then wait forever.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _lines(stream: object) -> queue.Queue[str]:
     """Lines of a pipe as they arrive, so the test can wait for one with a timeout."""
     lines: queue.Queue[str] = queue.Queue()
@@ -96,7 +102,7 @@ def test_serve_a_folder_on_a_free_port(tmp_path: Path, stop: signal.Signals) -> 
     (tmp_path / "other.yaml").write_text(REVIEWER.replace("Code Reviewer", "Other Agent"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockagent.cli", "serve", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
     )
     try:
         stdout = _lines(proc.stdout)
@@ -136,7 +142,7 @@ def test_open_streams_on_waitress_do_not_block_other_calls() -> None:
     kit = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockagent.cli", "serve", str(kit), "--port", "0", "--threads", "8"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
     )
     try:
         stdout = _lines(proc.stdout)
