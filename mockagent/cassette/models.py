@@ -29,6 +29,11 @@ class TaskState(str, Enum):
     FAILED = "failed"
     CANCELED = "canceled"
     REJECTED = "rejected"
+    # Agentex's own: INTERRUPTED waits like INPUT_REQUIRED; the other three end a task.
+    INTERRUPTED = "interrupted"
+    TERMINATED = "terminated"
+    TIMED_OUT = "timed_out"
+    DELETED = "deleted"
 
     @property
     def terminal(self) -> bool:
@@ -36,7 +41,7 @@ class TaskState(str, Enum):
 
     @property
     def interrupted(self) -> bool:
-        return self in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
+        return self in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED, TaskState.INTERRUPTED)
 
     @classmethod
     def parse(cls, value: Any) -> TaskState:
@@ -44,7 +49,7 @@ class TaskState(str, Enum):
         if isinstance(value, TaskState):
             return value
         text = str(value).strip().lower().replace("-", "_")
-        text = text.removeprefix("task_state_")
+        text = ALIASES.get(text.removeprefix("task_state_"), text.removeprefix("task_state_"))
         try:
             return cls(text)
         except ValueError:
@@ -52,9 +57,12 @@ class TaskState(str, Enum):
             raise ValueError(f"unknown task state {value!r}; use one of {names}") from None
 
 
-TERMINAL_STATES = frozenset(
-    {TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
-)
+TERMINAL_STATES = frozenset({
+    TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED,
+    TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED,
+})
+AGENTEX_STATES = frozenset({TaskState.INTERRUPTED, TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED})
+ALIASES = {"running": "working", "cancelled": "canceled"}  # Agentex says RUNNING
 
 StateName = str  # written as TASK_STATE_* in cassettes; parsed by TaskState.parse
 
@@ -95,6 +103,10 @@ class Step(_Model):
         None, description="status message: a string or {parts: [...], metadata: {...}}"
     )
     artifact: dict[str, Any] | None = Field(None, description="A2A Artifact (artifactId, parts…)")
+    say: str | dict[str, Any] | None = Field(
+        None, description="Agentex: an agent message (TaskMessageContent, or a string for text)")
+    deltas: list[Any] | None = Field(
+        None, description="Agentex: streamed as these deltas (text pieces, or delta objects) before done")
     append: bool = False
     lastChunk: bool = False
     after: After | None = None
@@ -123,10 +135,21 @@ class Step(_Model):
             _check_part(part, f"parts[{i}]")
         return value
 
+    @field_validator("say", mode="before")
+    @classmethod
+    def _say(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"type": "text", "author": "agent", "content": value, "format": "plain"}
+        if isinstance(value, dict):
+            return {"author": "agent", **value}
+        return value
+
     @model_validator(mode="after")
     def _one_kind(self) -> Step:
-        if (self.state is None) == (self.artifact is None):
-            raise ValueError("a step has either `state` or `artifact`")
+        if sum(x is not None for x in (self.state, self.artifact, self.say)) != 1:
+            raise ValueError("a step has one of `state`, `artifact` or `say`")
+        if self.deltas is not None and self.say is None:
+            raise ValueError("`deltas` belong to a `say` step")
         if self.message is not None and self.state is None:
             raise ValueError("`message` belongs to a `state` step")
         if (self.append or self.lastChunk) and self.artifact is None:
@@ -294,15 +317,46 @@ class Ids(_Model):
     seed: str | None = Field(None, description="seed of the uuid5 id factory; unset = the agent name")
 
 
+class AgentexAgent(_Model):
+    """An Agentex agent: answers at `/agents/{id}/rpc` and `/agents/name/{name}/rpc`."""
+
+    id: str
+    name: str
+    description: str = ""
+    acp_type: Literal["sync", "async", "agentic"] = "sync"
+    status: str = "Ready"
+
+
 class Cassette(_Model):
-    """A cassette file: one agent, its clock and ids, and its interactions in priority order."""
+    """A cassette file: its agent(s), its clock and ids, and its interactions in priority order."""
 
     version: Literal[1]
-    protocol: Literal["a2a"] = "a2a"
-    agent: Agent
+    protocol: Literal["a2a", "agentex"] = "a2a"
+    agent: Agent | None = Field(None, description="A2A: the agent card's facts")
+    agents: list[AgentexAgent] = Field(default_factory=list, description="Agentex: the agents served")
     clock: Clock = Field(default_factory=Clock)
     ids: Ids = Field(default_factory=Ids)
     interactions: list[Interaction] = Field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The agent's name (A2A) or the first agent's (Agentex): the default id seed."""
+        return self.agent.name if self.agent is not None else self.agents[0].name
+
+    @model_validator(mode="after")
+    def _agents_for_protocol(self) -> Cassette:
+        if self.protocol == "a2a" and self.agent is None:
+            raise ValueError("an A2A cassette needs `agent:` (the card's facts)")
+        if self.protocol == "agentex" and not self.agents:
+            raise ValueError("an Agentex cassette needs `agents:` (id, name, acp_type)")
+        steps = [step for i in self.interactions if i.reply and i.reply.task for step in i.reply.task.steps]
+        if self.protocol == "a2a":
+            if any(step.say is not None for step in steps):
+                raise ValueError("`say` steps are Agentex messages; an A2A task speaks through `state` messages")
+            agentex_only = {s.state for s in steps if s.task_state in AGENTEX_STATES}
+            if agentex_only:
+                raise ValueError(f"states {sorted(agentex_only)} are Agentex's; A2A has no such TaskState")
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> Cassette:

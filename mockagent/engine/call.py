@@ -7,7 +7,8 @@ from typing import Any
 
 from mockagent.cassette.models import Fault, TaskState
 
-MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage"})
+MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage", "SendEvent"})
+"""Operations that carry a message to the agent: interactions answer them."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class TaskView:
     artifacts: list[dict[str, Any]] | None = None
     history: list[dict[str, Any]] | None = None
     metadata: dict[str, Any] | None = None
+    name: str | None = None
+    params: dict[str, Any] | None = None
+    created: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class TaskEvent:
     artifact: dict[str, Any] | None = None  # the chunk, for an artifact event
     append: bool = False
     last_chunk: bool = False
+    said: dict[str, Any] | None = None  # an agent message (a `say` step), for dialects that have them
+    deltas: list[Any] | None = None  # how that message is streamed, piece by piece
 
     def closes(self, on_interrupt: bool) -> bool:
         """Whether a stream ends after this event: a terminal state, or an interrupted one."""
@@ -101,6 +107,7 @@ class TaskResult:
 
     task: TaskView
     fault: Fault | None = None
+    said: tuple[dict[str, Any], ...] = ()  # the agent messages this call produced, in order
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from mockagent.engine.task_ops import TaskOperations, history_length_of
 from mockagent.engine.tasks import Runner, Task, TaskStore
 
 TASK_OPERATIONS = frozenset({
-    "GetTask", "CancelTask", "ListTasks", "CreateTaskPushNotificationConfig",
+    "GetTask", "CancelTask", "ListTasks", "CreateTask", "InterruptTask", "CreateTaskPushNotificationConfig",
     "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
 })
 KEEPALIVE_S = 15.0  # a quiet stream sends a comment this often, and so learns if its client left
@@ -81,7 +81,7 @@ class Engine:
             self.changed.notify_all()
             clock = self.cassette.clock
             self.clock = self._clock_factory(clock.start, clock.tick.ms)
-            self.ids = IdFactory(self.cassette.ids.seed or self.cassette.agent.name)
+            self.ids = IdFactory(self.cassette.ids.seed or self.cassette.name)
             self.runner = Runner(self.clock, self.ids, on_event=self._on_event, gap=self.pace.gap)
             self.tasks = TaskStore()
             self.ops = TaskOperations(self.tasks, self.runner)
@@ -89,7 +89,7 @@ class Engine:
             self.uses = [0] * len(self.interactions)
             if old is not None:
                 old.stop()
-            self.player = Player(self.changed, self.clock, self.runner, self.pace, self.cassette.agent.name)
+            self.player = Player(self.changed, self.clock, self.runner, self.pace, self.cassette.name)
         if old is not None:
             old.join()  # outside the lock, which the old player needs to finish
 
@@ -183,8 +183,10 @@ class Engine:
     def _referenced_task(self, call: Call) -> Task | None:
         """For a message naming a task: the live task, checked as the protocol requires."""
         message = call.message
-        if call.operation not in MESSAGE_OPERATIONS or message is None or not message.get("taskId"):
+        if call.operation not in MESSAGE_OPERATIONS or message is None:
             return None
+        if not message.get("taskId"):  # a task may be named instead (it is created if new)
+            return self.tasks.named(call.params["taskName"]) if call.params.get("taskName") else None
         task = self.ops.known(message["taskId"])
         if message.get("contextId") and message["contextId"] != task.context_id:
             raise errors.InvalidParams(
@@ -203,7 +205,7 @@ class Engine:
                 raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
             outcome = getattr(self.ops, call.operation)(call.params)
             if call.operation == "GetTask":  # a poll may have passed a polls gate: go on from there
-                self._background(self.ops.known(call.params.get("id")))
+                self._background(self.ops.find(call.params))
             return outcome
         interaction = self.interactions[index]
         reply = self._scripted_reply(index)
@@ -212,7 +214,8 @@ class Engine:
                 f"interaction {interaction.name!r} answers {call.operation} with a message or task; "
                 "only `error` replies and faults fit that operation"
             )
-        mode = "immediate" if (call.params.get("configuration") or {}).get("returnImmediately") else "block"
+        immediate = (call.params.get("configuration") or {}).get("returnImmediately")
+        mode = "immediate" if immediate or call.operation == "SendEvent" else "block"  # events never wait
         outcome, task = self._reply_to_message(call, interaction.name, reply, task, mode)
         self.uses[index] += 1  # only now: a call refused as invalid does not use up `times`
         if task is not None:
@@ -251,11 +254,12 @@ class Engine:
             context_id = message.get("contextId") or self.ids.new()
             if reply.message is not None:
                 return MessageResult(self.runner.agent_message(reply.message, context_id, None)), None  # type: ignore[arg-type]
-            task = Task(id=self.ids.new(), context_id=context_id, origin=origin, seq=len(self.tasks) + 1,
-                        metadata=copy.deepcopy(reply.task.metadata) if reply.task else None)
-            self.tasks.add(task)
+            task = self.ops.new_task(origin, context_id, name=call.params.get("taskName"),
+                                     params=call.params.get("taskParams"),
+                                     metadata=reply.task.metadata if reply.task else None)
         message.update(taskId=task.id, contextId=task.context_id)
         task.add_user_message(message)
+        mark = len(task.history)
         if reply.message is not None:  # a direct reply within a task's conversation
             answer = self.runner.agent_message(reply.message, task.context_id, task.id)  # type: ignore[arg-type]
             task.history.append(answer)
@@ -269,7 +273,7 @@ class Engine:
             self.runner.run_first(task)
         elif task.script:
             self.runner.apply(task, task.script.popleft())
-        return TaskResult(task.view(history_length)), task
+        return TaskResult(task.view(history_length), said=tuple(task.history[mark:])), task
 
     def _open_stream(self, call: Call, index: int | None, task: Task | None) -> Stream:
         fault = None

@@ -14,12 +14,15 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import Step, TaskState
+from mockagent.engine.clock import format_timestamp
 from mockagent.engine.call import ConfigPage, ConfigResult, Empty, Outcome, TaskPage, TaskResult
 from mockagent.engine.tasks import Runner, Task, TaskStore
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 CANCEL = Step.model_validate({"state": TaskState.CANCELED.value})
+RUNNING = Step.model_validate({"state": TaskState.WORKING.value})
+INTERRUPT = Step.model_validate({"state": TaskState.INTERRUPTED.value})
 
 
 @dataclass
@@ -36,14 +39,55 @@ class TaskOperations:
             raise errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": str(task_id or "")})
         return task
 
+    def find(self, p: dict[str, Any]) -> Task:
+        """The task `p` names by `id`, or else by `name`; TaskNotFound or InvalidParams."""
+        if p.get("id"):
+            return self.known(p["id"])
+        if p.get("name"):
+            task = self.tasks.named(p["name"])
+            if task is None:
+                raise errors.TaskNotFound(f"Task named {p['name']!r} not found", metadata={"taskName": str(p["name"])})
+            return task
+        raise errors.InvalidParams("Either a task id or a task name must be provided")
+
+    def new_task(self, origin: str, context_id: str | None = None, name: str | None = None,
+                 params: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> Task:
+        """A task in the store, its ids from the id factory."""
+        ids = self.runner.ids
+        context_id = context_id or ids.new()
+        task = Task(id=ids.new(), context_id=context_id, origin=origin, seq=len(self.tasks) + 1, name=name,
+                    params=copy.deepcopy(params), metadata=copy.deepcopy(metadata),
+                    created=format_timestamp(self.runner.clock.now()))
+        self.tasks.add(task)
+        return task
+
+    def CreateTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        """Get or create by name: an existing name returns that task, with new params if given."""
+        task = self.tasks.named(p["name"]) if p.get("name") else None
+        if task is None:
+            task = self.new_task("", name=p.get("name"), params=p.get("params"), metadata=p.get("taskMetadata"))
+            self.runner.apply(task, RUNNING)
+        elif p.get("params") is not None:
+            task.params = copy.deepcopy(p["params"])
+        return TaskResult(task.view())
+
+    def InterruptTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
+        """A running task pauses (INTERRUPTED) until the next message or event resumes it."""
+        task = self.find(p)
+        if task.state.terminal:
+            raise errors.UnsupportedOperation(
+                f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id})
+        self.runner.apply(task, INTERRUPT)
+        return TaskResult(task.view())
+
     def GetTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802 (operation names)
         history_length = history_length_of(p.get("historyLength"))
-        task = self.known(p.get("id"))
+        task = self.find(p)
         self.runner.poll(task)
         return TaskResult(task.view(history_length))
 
     def CancelTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
-        task = self.known(p.get("id"))
+        task = self.find(p)
         if task.state.terminal:
             raise errors.TaskNotCancelable(
                 f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id})

@@ -36,6 +36,9 @@ class Task:
     due_ms: float | None = None  # while played in real time: when the next step is due
     follow_polls: bool = True  # played in the background only: a polls gate still waits for polls
     waiting: bool = False  # stopped at INPUT_REQUIRED or AUTH_REQUIRED until a follow-up message
+    name: str | None = None  # a task may be found by name (Agentex get-or-create)
+    params: dict[str, Any] | None = None
+    created: str = ""
 
     @property
     def halted(self) -> bool:
@@ -54,6 +57,8 @@ class Task:
         self.archive_status_message()
         self.history.append(message)
         self.waiting = False
+        if self.state is TaskState.INTERRUPTED:  # an interrupted task runs again on the next turn
+            self.state = TaskState.WORKING
 
     def view(self, history_length: int | None = None, include_artifacts: bool = True) -> TaskView:
         """A snapshot; `history_length` 0 omits history, N keeps the last N messages."""
@@ -70,6 +75,9 @@ class Task:
             artifacts=artifacts or None,
             history=history or None,
             metadata=self.metadata,
+            name=self.name,
+            params=self.params,
+            created=self.created,
         )
 
 
@@ -102,7 +110,12 @@ class Runner:
         state = step.task_state
         now = self.clock.elapsed_ms()
         event = TaskEvent(len(task.events), task.id, task.context_id, now)
-        if state is not None:
+        if step.say is not None:
+            said = {"messageId": self.ids.new(), "role": "agent", "taskId": task.id, "contextId": task.context_id,
+                    "content": copy.deepcopy(step.say), "timestamp": self.clock.stamp()}
+            task.history.append(said)
+            event = replace(event, said=said, deltas=copy.deepcopy(step.deltas))
+        elif state is not None:
             task.archive_status_message()  # a superseded status message is history
             task.state = state
             task.waiting = state.interrupted
@@ -174,6 +187,10 @@ class TaskStore:
 
     def get(self, task_id: Any) -> Task | None:
         return self._tasks.get(task_id) if isinstance(task_id, str) else None
+
+    def named(self, name: Any) -> Task | None:
+        """The task with this name (names are unique), or None."""
+        return next((t for t in self._tasks.values() if t.name is not None and t.name == name), None)
 
     def all(self) -> list[Task]:
         return list(self._tasks.values())

@@ -92,8 +92,10 @@ def test_task_states_accept_every_spelling(written: str) -> None:
 
 def test_terminal_and_interrupted_states() -> None:
     assert {s for s in TaskState if s.terminal} == {
-        TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
-    assert {s for s in TaskState if s.interrupted} == {TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
+        TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED,
+        TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED}  # the last three: Agentex
+    assert {s for s in TaskState if s.interrupted} == {
+        TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED, TaskState.INTERRUPTED}
 
 
 def test_clock_start_keeps_its_offset(load: Load) -> None:
@@ -230,7 +232,7 @@ def test_a_step_with_state_and_artifact_is_rejected(load: Load) -> None:
                   artifact: {artifactId: a, parts: [{text: x}]}
     """)
     error = errors_of(load, text)
-    assert "interaction 'both' (#1): reply.task.steps[0]: a step has either `state` or `artifact`" in str(error)
+    assert "interaction 'both' (#1): reply.task.steps[0]: a step has one of `state`, `artifact` or `say`" in str(error)
     assert error.line == line_of(text, "state: TASK_STATE_WORKING")
 
 
@@ -239,7 +241,7 @@ def test_a_step_with_neither_state_nor_artifact_is_rejected(load: Load) -> None:
         - name: empty-step
           reply: {task: {steps: [{after: {polls: 1}}]}}
     """)
-    assert "a step has either `state` or `artifact`" in str(errors_of(load, text))
+    assert "a step has one of `state`, `artifact` or `say`" in str(errors_of(load, text))
 
 
 @pytest.mark.parametrize(
@@ -434,5 +436,6 @@ def test_json_schema_is_valid_json_with_defs() -> None:
     assert schema["title"] == "mockagent cassette, version 1"
     assert {"Interaction", "Step", "Match", "Reply", "TaskMatch"} <= set(schema["$defs"])
     assert "from" in schema["$defs"]["TaskMatch"]["properties"]  # written by its alias
-    assert set(schema["required"]) == {"version", "agent"}
+    assert set(schema["required"]) == {"version"}  # `agent` (A2A) or `agents` (Agentex), by protocol
+    assert {"agent", "agents", "protocol"} <= set(schema["properties"])
     assert schema["$defs"]["Step"]["additionalProperties"] is False

@@ -236,7 +236,7 @@ def test_the_default_operation_is_sendmessage_or_streaming() -> None:
     assert match.check(send_call("x", operation="SendStreamingMessage"), no_task) == []
     get = Call(operation="GetTask", params={"id": "t"})
     assert match.check(get, no_task) == [
-        Mismatch("operation", "in ['SendMessage', 'SendStreamingMessage']", "GetTask")]
+        Mismatch("operation", "in ['SendEvent', 'SendMessage', 'SendStreamingMessage']", "GetTask")]
 
 
 def test_an_operation_mismatch_is_the_only_one_reported() -> None:
