@@ -353,7 +353,7 @@ class Cassette(_Model):
         if self.protocol == "a2a":
             if any(step.say is not None for step in steps):
                 raise ValueError("`say` steps are Agentex messages; an A2A task speaks through `state` messages")
-            agentex_only = {s.state for s in steps if s.task_state in AGENTEX_STATES}
+            agentex_only = {str(s.state) for s in steps if s.task_state in AGENTEX_STATES}
             if agentex_only:
                 raise ValueError(f"states {sorted(agentex_only)} are Agentex's; A2A has no such TaskState")
         return self

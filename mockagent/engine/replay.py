@@ -103,6 +103,10 @@ class Engine:
         if self.player is not None:
             self.player.join()
 
+    def _closed_since(self, generation: int) -> Callable[[], bool]:
+        """For a stream: has the engine closed, or reset (forgetting the stream's task), since?"""
+        return lambda: self._closed or self._generation != generation
+
     def _on_event(self, task: Task, event: TaskEvent) -> None:
         self.changed.notify_all()
         for listener in self.listeners:
@@ -300,4 +304,4 @@ class Engine:
                       cursor=len(task.events) if task else 0,
                       close_on_interrupt=call.operation != "SubscribeToTask", condition=self.changed,
                       keepalive_s=self.keepalive_s, fault=fault,
-                      closed=lambda generation=self._generation: self._closed or self._generation != generation)
+                      closed=self._closed_since(self._generation))

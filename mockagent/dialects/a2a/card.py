@@ -46,6 +46,7 @@ def build_extended_card(agent: Agent, base_url: str) -> dict[str, Any]:
 def card_response(agent: Agent, request: HttpRequest) -> HttpResponse:
     """GET of the card, with `Cache-Control` and an `ETag` that honours `If-None-Match`."""
     response = HttpResponse.json(build_card(agent, request.base_url))
+    assert isinstance(response.body, bytes)  # a JSON answer is never streamed
     etag = '"' + hashlib.sha256(response.body).hexdigest()[:20] + '"'
     response.headers.update({"Cache-Control": CACHE_CONTROL, "ETag": etag})
     if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:

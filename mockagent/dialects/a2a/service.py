@@ -45,6 +45,8 @@ class A2AService:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        if engine.cassette.agent is None:
+            raise ValueError("an A2A service needs an A2A cassette (with `agent:`)")
         self.agent = engine.cassette.agent
 
     def call(self, operation: str, params: dict[str, Any], request: HttpRequest, binding: str,
