@@ -17,7 +17,7 @@ from mockagent.dialects.a2a.card import CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
-from mockagent.proxy.recorder import StreamRecording
+from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.session import Session
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable
 
@@ -150,9 +150,9 @@ class RecordingProxy:
         with self.session.lock:
             recorder = self.session.recorder
             if call.operation in ("SendMessage", "SendStreamingMessage"):
-                return recorder.stream(call.params, now_ms())
+                return open_turn(recorder, call.params, now_ms())
             if call.operation == "SubscribeToTask":
-                return recorder.subscription(str(call.params.get("id", "")))
+                return open_subscription(recorder, str(call.params.get("id", "")))
         return None
 
     def _error(self, call: Classified | None, recording: StreamRecording | None,

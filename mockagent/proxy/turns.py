@@ -1,0 +1,132 @@
+"""One turn of a recording: the answer to a message (or a subscription) as it arrives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockagent.proxy.recorder import TERMINAL, RecordedTask, Recorder, content
+
+
+class StreamRecording:
+    """One answer to a message (or a subscription) as it arrives: the first result, then events.
+
+    A follow-up's interaction is opened when the request goes out, not when its answer comes
+    back: events that a subscription sees meanwhile belong to this turn of the conversation.
+    """
+
+    def __init__(self, recorder: Recorder, message: dict[str, Any] | None, at_ms: float,
+                 task: RecordedTask | None = None, task_id: str | None = None) -> None:
+        self.recorder = recorder
+        self.message = message
+        self.task = task
+        self.task_id = task_id
+        self.last_ms = at_ms
+        self.interaction: dict[str, Any] | None = None
+        # What a subscriber sees first waits for the client: on replay, a task answered at once
+        # must not run ahead by itself before anyone looks (a subscription ignores polls gates).
+        self.gate_next = message is None
+        follow_up = (message or {}).get("taskId")
+        self.follow_up = recorder.tasks.get(follow_up) if follow_up else None
+        self._previous_steps: list[dict[str, Any]] | None = None
+        if self.follow_up is not None:
+            self.task = self._open_task("")
+
+    def discard(self) -> None:
+        """The upstream never answered: forget the interaction this recording opened."""
+        if self.interaction is None:
+            return
+        recorder = self.recorder
+        recorder.interactions.remove(self.interaction)
+        recorder._names.discard(self.interaction["name"])
+        recorder.recorded -= 1
+        if self.follow_up is not None and self._previous_steps is not None:
+            self.follow_up.steps = self._previous_steps
+        self.interaction = None
+
+    def _answer(self, reply: dict[str, Any]) -> None:
+        """A reply that is not a script: into the opened interaction, or a new one."""
+        if self.interaction is not None:
+            self.interaction["reply"] = self.recorder.redactor.redact(reply)
+        elif self.message is not None:
+            self.recorder.add_interaction(self.message, reply, self.follow_up)
+
+    def error(self, kind: str) -> None:
+        """The upstream answered the message with a protocol error."""
+        self._answer({"error": kind})
+
+    def first(self, result: dict[str, Any], at_ms: float) -> None:
+        """The first answer: a Message, a Task snapshot, or (a2a-sdk on a follow-up) an update."""
+        recorder = self.recorder
+        if "message" in result:
+            self._answer({"message": content(result["message"])})
+            return
+        update = result.get("statusUpdate") or result.get("artifactUpdate")
+        snapshot = None if update is not None else result.get("task", result)
+        if self.task is None:
+            self.task = self._open_task(str((snapshot or {}).get("id") or (update or {}).get("taskId", "")))
+        task = self.task
+        if snapshot is not None:
+            steps = recorder._diff(task, snapshot)
+            if not steps and not task.state:  # a new task always starts with its state
+                steps = [recorder.state_step(task, snapshot.get("status") or {})]
+            if steps and self.message is None:  # a subscription: what happened since the last sighting
+                steps[0]["after"] = self._after(at_ms - task.since_ms)
+            recorder._add_steps(task, steps, at_ms)
+        self.last_ms = at_ms
+        if update is not None:
+            self.event(result, at_ms)
+
+    def _open_task(self, upstream_id: str) -> RecordedTask:
+        """The interaction this message starts: a new task's, or a follow-up's on a known task."""
+        recorder = self.recorder
+        assert self.message is not None
+        if self.follow_up is not None:  # continue from what the task showed before
+            task = self.follow_up
+            self._previous_steps = task.steps
+            self.interaction = recorder.add_interaction(self.message, {"task": {"steps": []}}, task)
+        else:
+            self.interaction = recorder.add_interaction(self.message, {"task": {"steps": []}})
+            task = RecordedTask(origin=self.interaction["name"], steps=[])
+            recorder.tasks[upstream_id] = task
+        task.steps = self.interaction["reply"]["task"]["steps"]
+        return task
+
+    def _after(self, ms: float) -> dict[str, Any]:
+        if self.gate_next:
+            self.gate_next = False
+            return {"polls": 1, "ms": round(ms)}
+        return {"ms": round(ms)}
+
+    def event(self, payload: dict[str, Any], at_ms: float) -> None:
+        """A statusUpdate or artifactUpdate after the first answer."""
+        task = self.task
+        if task is None or (self.message is None and task.state in TERMINAL):
+            return  # a subscriber running behind a blocking answer that already showed the end
+        if "statusUpdate" in payload:
+            step = self.recorder.state_step(task, payload["statusUpdate"].get("status") or {})
+        elif "artifactUpdate" in payload:
+            update = payload["artifactUpdate"]
+            step = self.recorder.artifact_step(task, update.get("artifact") or {}, bool(update.get("append")),
+                                               bool(update.get("lastChunk")))
+        else:  # a Task resent mid-stream changes nothing a step could say
+            return
+        step["after"] = self._after(at_ms - self.last_ms)
+        self.recorder._add_steps(task, [step], at_ms)
+        self.last_ms = at_ms
+
+    def close(self) -> None:
+        """The answer is complete: a script that got no step at all shows the task's state."""
+        reply = (self.interaction or {}).get("reply") or {}
+        if "task" in reply and not reply["task"]["steps"] and self.task is not None:
+            reply["task"]["steps"].append({"state": self.task.state or "TASK_STATE_WORKING"})
+
+
+def open_turn(recorder: Recorder, params: dict[str, Any], at_ms: float) -> StreamRecording:
+    """A SendMessage or SendStreamingMessage as its request leaves: feed it the answer as it comes."""
+    return StreamRecording(recorder, params.get("message") or {}, at_ms)
+
+
+def open_subscription(recorder: Recorder, task_id: str) -> StreamRecording | None:
+    """A SubscribeToTask on a task this recording knows; None for any other."""
+    task = recorder.tasks.get(task_id)
+    return None if task is None else StreamRecording(recorder, None, task.since_ms, task=task, task_id=task_id)
