@@ -15,11 +15,10 @@ class StreamRecording:
     """
 
     def __init__(self, recorder: Recorder, message: dict[str, Any] | None, at_ms: float,
-                 task: RecordedTask | None = None, task_id: str | None = None) -> None:
+                 task: RecordedTask | None = None) -> None:
         self.recorder = recorder
         self.message = message
         self.task = task
-        self.task_id = task_id
         self.last_ms = at_ms
         self.interaction: dict[str, Any] | None = None
         # What a subscriber sees first waits for the client: on replay, a task answered at once
@@ -129,4 +128,4 @@ def open_turn(recorder: Recorder, params: dict[str, Any], at_ms: float) -> Strea
 def open_subscription(recorder: Recorder, task_id: str) -> StreamRecording | None:
     """A SubscribeToTask on a task this recording knows; None for any other."""
     task = recorder.tasks.get(task_id)
-    return None if task is None else StreamRecording(recorder, None, task.since_ms, task=task, task_id=task_id)
+    return None if task is None else StreamRecording(recorder, None, task.since_ms, task=task)
