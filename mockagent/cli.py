@@ -55,9 +55,13 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
     mounts = app.extensions["mockagent"]
-    _run(app, host, port, lambda root: [
-        f"{name or path.stem}  {root}{mounts.prefix(name)}  (card: {root}{mounts.prefix(name)}{CARD_PATH[1:]})"
-        for name in mounts.agents], threads)
+
+    def describe(root: str, name: str) -> str:  # an Agentex agent has no card
+        url = root + mounts.prefix(name)
+        card = f"  (card: {url}{CARD_PATH[1:]})" if mounts.agents[name].cassette.protocol == "a2a" else ""
+        return f"{name or path.stem}  {url}{card}"
+
+    _run(app, host, port, lambda root: [describe(root, name) for name in mounts.agents], threads)
 
 
 def _run(app: Any, host: str, port: int, lines: Callable[[str], list[str]], threads: int = 32) -> None:

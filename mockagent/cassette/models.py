@@ -350,6 +350,8 @@ class Cassette(_Model):
         if self.protocol == "agentex" and not self.agents:
             raise ValueError("an Agentex cassette needs `agents:` (id, name, acp_type)")
         steps = [step for i in self.interactions if i.reply and i.reply.task for step in i.reply.task.steps]
+        if self.protocol == "agentex" and any(i.reply and i.reply.message is not None for i in self.interactions):
+            raise ValueError("an Agentex reply is a task script: write the agent's messages as `say` steps")
         if self.protocol == "a2a":
             if any(step.say is not None for step in steps):
                 raise ValueError("`say` steps are Agentex messages; an A2A task speaks through `state` messages")

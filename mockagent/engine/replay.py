@@ -189,8 +189,12 @@ class Engine:
         message = call.message
         if call.operation not in MESSAGE_OPERATIONS or message is None:
             return None
-        if not message.get("taskId"):  # a task may be named instead (it is created if new)
-            return self.tasks.named(call.params["taskName"]) if call.params.get("taskName") else None
+        if not message.get("taskId"):  # a task may be named instead (a message creates it if new)
+            named = self.tasks.named(call.params["taskName"]) if call.params.get("taskName") else None
+            if named is None and call.params.get("taskName") and call.operation == "SendEvent":
+                raise errors.TaskNotFound(f"Task named {call.params['taskName']!r} not found",
+                                          metadata={"taskName": str(call.params["taskName"])})
+            return named
         task = self.ops.known(message["taskId"])
         if message.get("contextId") and message["contextId"] != task.context_id:
             raise errors.InvalidParams(
@@ -302,6 +306,7 @@ class Engine:
             self.player.play(task)
         return Stream(first=first, task=task if isinstance(first, TaskResult) else None,
                       cursor=len(task.events) if task else 0,
-                      close_on_interrupt=call.operation != "SubscribeToTask", condition=self.changed,
+                      close_on_interrupt=call.operation != "SubscribeToTask",
+                      close_when_idle=call.operation != "SubscribeToTask", condition=self.changed,
                       keepalive_s=self.keepalive_s, fault=fault,
                       closed=self._closed_since(self._generation))

@@ -32,6 +32,7 @@ class Stream:
     keepalive_s: float
     closed: Callable[[], bool]  # the engine is shutting down
     fault: Fault | None = None
+    close_when_idle: bool = False  # a message's stream also ends when its script has run out
 
     def events(self) -> Iterator[TaskEvent | None]:
         """Events after the first answer, each as soon as it happens; ends when the stream closes."""
@@ -40,21 +41,27 @@ class Stream:
             return
         while True:
             with self.condition:  # woken by any task's event: wait for this task's, or the tick
-                self.condition.wait_for(lambda: self.cursor < len(task.events) or self.closed(),
-                                        self.keepalive_s)
+                self.condition.wait_for(lambda: self.cursor < len(task.events) or self.closed()
+                                        or self._idle(task), self.keepalive_s)
                 batch = task.events[self.cursor:]
                 self.cursor += len(batch)
-                stopping = self.closed()
-            if not batch:
-                if stopping:
-                    return
-                yield KEEPALIVE
+                stopping = self.closed() or self._idle(task)
             for event in batch:  # yielded outside the lock: a slow client holds up nobody
                 yield event
                 if event.closes(self.close_on_interrupt):
                     return
+            if stopping:
+                return
+            if not batch:
+                yield KEEPALIVE
+
+    def _idle(self, task: Task) -> bool:
+        """Nothing left to come: the script ran out and every event was read (condition held)."""
+        return self.close_when_idle and not task.script and self.cursor >= len(task.events)
 
     def _ends_with_snapshot(self, task: Task) -> bool:
         first = self.first
         state = first.task.state if isinstance(first, TaskResult) else task.state
-        return state.terminal or (self.close_on_interrupt and state.interrupted)
+        with self.condition:
+            idle = self._idle(task)
+        return idle or state.terminal or (self.close_on_interrupt and state.interrupted)

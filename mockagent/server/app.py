@@ -12,6 +12,7 @@ from waitress.channel import ClientDisconnected
 
 from mockagent.cassette.store import load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent
+from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
@@ -35,7 +36,8 @@ class Mounts:
         cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
         self.agents = {name: Engine(loaded, on_miss=_log_miss, **engine_options)
                        for name, loaded in cassettes.items()}
-        self._handlers = {name: A2AAgent(engine) for name, engine in self.agents.items()}
+        self._handlers = {name: (AgentexAgent if engine.cassette.protocol == "agentex" else A2AAgent)(engine)
+                          for name, engine in self.agents.items()}
 
     def prefix(self, name: str) -> str:
         """The mount path of an agent: `/` or `/NAME/`."""

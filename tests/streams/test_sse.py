@@ -76,7 +76,7 @@ def test_subscribe_to_terminal_or_unknown_tasks(server):
 def subscribe_in_thread(server: Any, task_id: str, out: list[Any], ready: threading.Event) -> threading.Thread:
     def run() -> None:
         with httpx.stream("POST", f"{server.url}/tasks/{task_id}:subscribe", headers=V1, timeout=10) as response:
-            name, data = "message", []
+            data: list[str] = []
             for line in response.iter_lines():
                 if line.startswith("data:"):
                     data.append(line[5:].strip())

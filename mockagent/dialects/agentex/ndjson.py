@@ -1,0 +1,102 @@
+"""Streaming `message/send`: NDJSON, one JSON-RPC envelope per line, each written when it happens.
+
+Every agent message of the turn becomes start, one delta per scripted piece (or one full), done,
+with its `index` (0, 1, … in the stream) and its `parent_task_message`. A sync agent's turn ends
+when its handler returns: here, at a terminal or interrupted state, or when the script has no
+steps left. A FAILED state ends the stream with an error line (`result: null`), as the platform
+does when the agent raises.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from mockagent import errors
+from mockagent.cassette.models import Fault, TaskState
+from mockagent.dialects.agentex import wire
+from mockagent.dialects.agentex.errors import delay, rpc_error
+from mockagent.dialects.http import HttpResponse
+from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
+from mockagent.engine.stream import KEEPALIVE, Stream
+
+HEADERS = {"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+Update = dict[str, Any] | errors.ProtocolError  # a TaskMessageUpdate, or the failure that ends the stream
+
+
+def stream_response(stream: Stream, request_id: Any) -> HttpResponse:
+    """The streamed answer; the body is an iterator, so nothing is buffered."""
+    return HttpResponse(200, _lines(stream, request_id), dict(HEADERS))
+
+
+def _line(payload: Any) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
+    fault = stream.fault
+    delay(fault)  # before the first byte: the client waits for the headers too
+    sent = 0
+    for update in _updates(stream):
+        if fault is not None and fault.dropAfter is not None and sent >= fault.dropAfter:
+            raise errors.DropConnection(f"scripted drop after {sent} lines")
+        if fault is not None and fault.errorAfter is not None and sent >= fault.errorAfter:
+            update = _scripted_error(fault)
+        if isinstance(update, errors.ProtocolError):
+            yield _line(rpc_error(update, request_id))
+            return
+        yield _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
+        sent += 1
+
+
+def _scripted_error(fault: Fault) -> errors.ProtocolError:
+    if fault.error is None:
+        return errors.InternalError("mockagent: scripted error mid-stream")
+    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
+
+
+def _updates(stream: Stream) -> Iterator[Update]:
+    index = itertools.count()
+    first = stream.first
+    if isinstance(first, MessageResult):  # a direct reply: one message, no script
+        yield from wire.updates(next(index), first.message, None)
+        return
+    deltas = _first_deltas(stream, first)
+    for said in first.said:
+        yield from wire.updates(next(index), said, deltas.get(said["messageId"]))
+    if first.task.state is TaskState.FAILED:
+        yield _failure(first.task.id, first.task.status_message)
+        return
+    for event in turn_events(stream):
+        if event.said is not None:
+            yield from wire.updates(next(index), event.said, event.deltas)
+        elif event.state is TaskState.FAILED:
+            yield _failure(event.task_id, event.status_message)
+            return
+
+
+def _failure(task_id: str, status_message: dict[str, Any] | None) -> errors.ProtocolError:
+    content = wire.content_of(status_message) if status_message else None
+    reason = content.get("content") if content and content.get("type") == "text" else None
+    return errors.InternalError(reason or f"Task {task_id} failed")
+
+
+def _first_deltas(stream: Stream, first: TaskResult) -> dict[str, list[Any] | None]:
+    """The deltas of the messages the first step said. TaskResult.said carries the messages only;
+    their deltas are on the task's events before the stream's cursor."""
+    if stream.task is None or not first.said:
+        return {}
+    with stream.condition:
+        earlier = stream.task.events[:stream.cursor]
+    return {e.said["messageId"]: e.deltas for e in earlier if e.said is not None}
+
+
+def turn_events(stream: Stream) -> Iterator[TaskEvent]:
+    """The stream's events until the turn ends: a terminal or interrupted state, or the script
+    ran out (the engine's stream closes at either)."""
+    for event in stream.events():
+        if event is not KEEPALIVE:  # NDJSON has no comment line: a quiet stream writes nothing
+            yield event
