@@ -46,7 +46,11 @@ def create_recording_app(upstream: str, cassette: str | Path, mode: str = "all",
     session = Session(path, "all" if mode == "once" else mode, redactor)
     replay = None
     if mode == "new_episodes" and path.exists():
-        replay = A2AAgent(Engine(load_cassette(path), record_mode=mode))
+        loaded = load_cassette(path)
+        # An Agentex cassette keeps its interactions and gets the new ones appended, but the
+        # proxy forwards every call: it cannot yet answer Agentex calls from the cassette.
+        if loaded.cassette.protocol == "a2a":
+            replay = A2AAgent(Engine(loaded, record_mode=mode))
     proxy = RecordingProxy(Upstream(upstream), session, replay)
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy
@@ -74,6 +78,8 @@ def finish_recording(app: Flask) -> Path | None:
     if proxy is None:
         return None
     try:
+        with proxy.session.lock:
+            proxy.agentex.finish()
         return proxy.session.finish()
     finally:
         proxy.upstream.close()

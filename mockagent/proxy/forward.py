@@ -4,7 +4,6 @@ answer unchanged (streams teed event by event, never buffered), and records it."
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,9 +16,10 @@ from mockagent.dialects.a2a.card import CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
+from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.session import Session
-from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable
+from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
 
 KIND_BY_CODE = {row.code: kind for kind, row in TABLE.items() if kind != "NoMatch"}
 KIND_BY_REASON = {row.reason: kind for kind, row in TABLE.items() if kind != "NoMatch" and row.reason}
@@ -36,10 +36,6 @@ class Classified:
     request_id: Any = None
 
 
-def now_ms() -> float:
-    return time.monotonic() * 1000
-
-
 class RecordingProxy:
     """One upstream agent behind the proxy's root; `replay` answers what the cassette knows."""
 
@@ -48,6 +44,8 @@ class RecordingProxy:
         self.session = session
         self.replay = replay
         self._card: dict[str, Any] | None = None
+        self._protocol: str | None = None
+        self.agentex = AgentexRecording(self)
 
     # -- the card -----------------------------------------------------------------------------
 
@@ -65,13 +63,8 @@ class RecordingProxy:
     def _interfaces(self) -> tuple[set[str], list[str]]:
         """JSON-RPC paths and REST bases of the upstream, relative to its root."""
         if self._card is None:
-            try:
-                self._card = self.upstream.get_json(CARD_PATH, {"A2A-Version": "1.0"})
-            except (UpstreamUnreachable, ValueError):
+            if not self._fetch_card():
                 return {""}, [""]
-            with self.session.lock:  # a client that never asks for the card still gets an agent
-                if self.session.recorder.agent is None:
-                    self.session.recorder.set_card(self._card)
         jsonrpc, rest_bases = set(), []
         for interface in self._card.get("supportedInterfaces") or []:
             path = self.upstream.relative(str(interface.get("url", "")))
@@ -107,36 +100,70 @@ class RecordingProxy:
                     return None
         return None
 
+    # -- the upstream's protocol ----------------------------------------------------------------
+
+    def protocol(self) -> str:
+        """`a2a` or `agentex`, decided at the first request: an A2A upstream serves the card, an
+        Agentex platform answers `GET /agents` with a JSON array. Unknown upstreams are A2A."""
+        if self._protocol is None:
+            self._protocol = "agentex" if self._card is None and self._is_agentex() else "a2a"
+        return self._protocol
+
+    def _is_agentex(self) -> bool:
+        if self._fetch_card():
+            return False
+        try:
+            return isinstance(self.upstream.get_json(AGENTS_PATH), list)
+        except (UpstreamUnreachable, ValueError):
+            return False
+
+    def _fetch_card(self) -> bool:
+        """Fetch the card for a client that has not asked for it yet; False if there is none."""
+        try:
+            self._card = self.upstream.get_json(CARD_PATH, {"A2A-Version": "1.0"})
+        except (UpstreamUnreachable, ValueError):
+            return False
+        with self.session.lock:  # a client that never asks for the card still gets an agent
+            if self.session.recorder.agent is None:
+                self.session.recorder.set_card(self._card)
+        return True
+
+    def open(self, request: HttpRequest, query: str) -> httpx.Response:
+        """Forward a request as it came (UpstreamUnreachable if the upstream does not answer);
+        the secrets in its headers, URL and the response's headers are remembered."""
+        self.session.redactor.see_headers(request.headers)
+        self.session.redactor.see_url(self.upstream.url_for(request.path, query))
+        response = self.upstream.open(request.method, request.path, query, request.headers, request.body)
+        self.session.redactor.see_headers(dict(response.headers))
+        return response
+
     # -- calls --------------------------------------------------------------------------------
 
     def handle(self, request: HttpRequest, query: str) -> HttpResponse:
         """Answer one request: the card, a replay the cassette already has, or the upstream's."""
         if request.path == CARD_PATH and request.method == "GET":
             return self.card(request)
+        if self.protocol() == "agentex":
+            return self.agentex.handle(request, query)
         call = self.classify(request)
         if call is not None and self.replay is not None and self.replay.service.would_answer(call.operation, call.params):
             return self.replay.handle(replace(request, path=call.route))
-        self.session.redactor.see_headers(request.headers)
-        self.session.redactor.see_url(self.upstream.url_for(request.path, query))
         if call is not None:
             self.session.redactor.redact(call.params)  # remembers push tokens and credentials
         recording = self._begin(call)
         try:
-            response = self.upstream.open(request.method, request.path, query, request.headers, request.body)
+            response = self.open(request, query)
         except UpstreamUnreachable as exc:
             return self._error(call, recording, errors.InternalError(
                 f"upstream {self.upstream.url} unreachable: {exc}", http_status=502))
-        self.session.redactor.see_headers(dict(response.headers))
         headers = forwardable(dict(response.headers))
         if "text/event-stream" in response.headers.get("content-type", ""):
             return HttpResponse(response.status_code, self._tee(response, call, recording), headers)
         try:
-            body = response.read()
+            body = read(response)
         except httpx.HTTPError as exc:
             return self._error(call, recording, errors.InternalError(
                 f"upstream {self.upstream.url} broke off: {exc}", http_status=502))
-        finally:
-            response.close()
         if call is not None:
             problem = self._record(call, response.status_code, body, recording)
             if problem is not None:
@@ -212,30 +239,29 @@ class RecordingProxy:
     def _tee(self, response: httpx.Response, call: Classified | None,
              recording: StreamRecording | None) -> Iterator[bytes]:
         """Pass each chunk on as it arrives; record each complete SSE event with its time."""
-        pending, seen = b"", 0
-        try:
-            for chunk in response.iter_raw():
-                yield chunk
-                pending += chunk.replace(b"\r\n", b"\n")
-                while b"\n\n" in pending:
-                    block, pending = pending.split(b"\n\n", 1)
-                    event = _sse_event(block)
-                    if event is None or recording is None or call is None:
-                        continue
-                    name, payload = event
-                    result, kind = self._outcome(call.binding, 200, payload)
-                    with self.session.lock:
-                        if seen == 0 and kind is not None and name != "error":
-                            recording.error(kind)
-                        elif result is not None and name != "error":
-                            (recording.first if seen == 0 else recording.event)(result, now_ms())
-                    seen += 1
-        finally:
-            response.close()
+        seen = 0
+
+        def on_block(block: bytes) -> None:
+            nonlocal seen
+            event = _sse_event(block)
+            if event is None or recording is None or call is None:
+                return
+            name, payload = event
+            result, kind = self._outcome(call.binding, 200, payload)
+            with self.session.lock:
+                if seen == 0 and kind is not None and name != "error":
+                    recording.error(kind)
+                elif result is not None and name != "error":
+                    (recording.first if seen == 0 else recording.event)(result, now_ms())
+            seen += 1
+
+        def on_close() -> None:
             if recording is not None:
                 with self.session.lock:
                     recording.close()
             self.session.save_partial()
+
+        return tee(response, b"\n\n", on_block, on_close)
 
 
 def _sse_event(block: bytes) -> tuple[str, Any] | None:

@@ -79,6 +79,7 @@ class Recorder:
         self.existing = existing or {}
         self.interactions: list[dict[str, Any]] = list(self.existing.get("interactions", []))
         self.agent: dict[str, Any] | None = self.existing.get("agent")
+        self.agents: list[dict[str, Any]] | None = self.existing.get("agents")  # Agentex: id, name, …
         self.seed = seed
         start = start or datetime.now(timezone.utc)
         self.clock = self.existing.get("clock") or {
@@ -147,10 +148,12 @@ class Recorder:
         return name
 
     def add_interaction(self, message: dict[str, Any], reply: dict[str, Any],
-                        follow_up: RecordedTask | None = None) -> dict[str, Any]:
-        match = derive_match(message)
+                        follow_up: RecordedTask | None = None,
+                        match: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A new interaction for `message` (matched by `match`, else by its parts)."""
+        match = derive_match(message) if match is None else match
         if follow_up is not None:
-            match["task"] = {"state": follow_up.state, "from": follow_up.origin}
+            match["task"] = {**({"state": follow_up.state} if follow_up.state else {}), "from": follow_up.origin}
         parts = self.redactor.redact(message).get("parts") or []  # names must not carry secrets either
         texts = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
         interaction = {"name": self._name(texts), "match": self.redactor.redact(match),
@@ -222,7 +225,10 @@ class Recorder:
     def cassette(self) -> dict[str, Any]:
         """The whole cassette as a plain dict, existing interactions first, in order."""
         out: dict[str, Any] = {"version": 1}
-        if self.agent is not None:
+        if self.agents is not None:
+            out["protocol"] = "agentex"
+            out["agents"] = self.agents
+        elif self.agent is not None:
             out["agent"] = self.agent
         out["clock"] = self.clock
         out["ids"] = self.existing.get("ids") or {"seed": self.seed}

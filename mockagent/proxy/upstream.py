@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -82,3 +84,35 @@ class Upstream:
 def forwardable(headers: dict[str, str]) -> dict[str, str]:
     """Headers without the hop-by-hop ones."""
     return {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
+
+
+def now_ms() -> float:
+    return time.monotonic() * 1000
+
+
+def read(response: httpx.Response) -> bytes:
+    """The whole body of an upstream response, which is closed after."""
+    try:
+        return response.read()
+    finally:
+        response.close()
+
+
+def tee(response: httpx.Response, separator: bytes, on_frame: Callable[[bytes], None],
+        on_close: Callable[[], None]) -> Iterator[bytes]:
+    """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
+    frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, an
+    unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""
+    pending = b""
+    try:
+        for chunk in response.iter_raw():
+            yield chunk
+            pending += chunk.replace(b"\r\n", b"\n")
+            while separator in pending:
+                frame, pending = pending.split(separator, 1)
+                on_frame(frame)
+        if separator == b"\n" and pending.strip():
+            on_frame(pending)
+    finally:
+        response.close()
+        on_close()

@@ -2,6 +2,7 @@
 
 Lists are bare JSON arrays; errors are `{"message", "code", "data": null}` with the HTTP status.
 GET /tasks/{id}, /tasks/name/{name} and /messages are polls (GetTask); the other reads move nothing.
+GET /tasks/{id}/stream and /tasks/name/{name}/stream are SSE (task_stream.py), not polls.
 Tasks belong to the cassette, not to one agent: the agent filters of GET /tasks are ignored.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import AgentexAgent
-from mockagent.dialects.agentex import query, wire
+from mockagent.dialects.agentex import query, task_stream, wire
 from mockagent.dialects.agentex.errors import delay, fault_response, platform_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.call import TaskResult
@@ -92,6 +93,11 @@ def _task(p: Platform, request: HttpRequest, path: dict[str, str]) -> Any:
     return wire.render_task(query.poll(p.engine, path, request.headers))
 
 
+def _task_stream(p: Platform, request: HttpRequest, path: dict[str, str]) -> HttpResponse:
+    """SSE of the task's updates (task_stream.py); a refused stream is a platform error."""
+    return task_stream.stream_response(p.engine, path, request.headers)
+
+
 def _task_operation(operation: str) -> Handler:
     def run(p: Platform, request: HttpRequest, path: dict[str, str]) -> Any:
         outcome = p.engine.handle(query.call(operation, dict(path), "REST", request.headers))
@@ -126,7 +132,9 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", r"/agents/name/" + _SEGMENT.format("name"), _agent),
     ("GET", r"/agents/" + _SEGMENT.format("id"), _agent),
     ("GET", r"/tasks", _list_tasks),
+    ("GET", r"/tasks/name/" + _SEGMENT.format("name") + "/stream", _task_stream),
     ("GET", r"/tasks/name/" + _SEGMENT.format("name"), _task),
+    ("GET", r"/tasks/" + _SEGMENT.format("id") + "/stream", _task_stream),
     ("GET", r"/tasks/" + _SEGMENT.format("id"), _task),
     ("POST", r"/tasks/" + _SEGMENT.format("id") + "/cancel", _task_operation("CancelTask")),
     ("POST", r"/tasks/" + _SEGMENT.format("id") + "/interrupt", _task_operation("InterruptTask")),
@@ -143,7 +151,8 @@ def handle(platform: Platform, request: HttpRequest) -> HttpResponse:
         for verb, pattern, handler in _COMPILED:
             found = pattern.match(request.path)
             if found and request.method in (verb, "HEAD" if verb == "GET" else verb):
-                return HttpResponse.json(handler(platform, request, found.groupdict()))
+                answer = handler(platform, request, found.groupdict())
+                return answer if isinstance(answer, HttpResponse) else HttpResponse.json(answer)
             path_known = path_known or found is not None
         if path_known:
             raise errors.ProtocolError(f"{request.method} is not allowed on {request.path}", http_status=405)

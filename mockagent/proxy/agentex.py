@@ -1,0 +1,366 @@
+"""Recording an Agentex platform: every request is forwarded unchanged, and what the client saw
+becomes an Agentex cassette (`protocol: agentex`).
+
+* `GET /agents` gives the `agents:` section (fetched once by the proxy if the client never asks);
+* `message/send` becomes an interaction (`match: {text: …}` or `where: {content.type: …}`, and
+  `where: {agent: NAME}`) whose reply is a task script of `say` steps: the returned TaskMessages'
+  contents, or, streamed (NDJSON), one `say` per `index` with the text deltas as `deltas:` and
+  `after: {ms: gap}` as observed;
+* `event/send` becomes an interaction with `operation: SendEvent`; the agent messages the client then
+  sees through `GET /messages?task_id=` become `say` steps gated by `after: {polls: N}`, status
+  changes seen through `GET /tasks/{id}` become `state` steps;
+* `task/create`, `task/cancel`, `task/interrupt` are answered by the engine on replay: only the
+  task's id, name and state are remembered.
+
+A follow-up naming a task by `task_id` that a recorded message created matches
+`task: {from: <that interaction>}`. Upstream task and message ids are never written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from mockagent import errors
+from mockagent.dialects.agentex import RPC_ROUTES
+from mockagent.dialects.agentex.errors import rpc_error
+from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
+from mockagent.proxy.recorder import RecordedTask
+from mockagent.proxy.upstream import UpstreamUnreachable, forwardable, now_ms, read, tee
+
+if TYPE_CHECKING:
+    from mockagent.proxy.forward import RecordingProxy
+
+AGENTS_PATH = "/agents"
+AGENT_FIELDS = ("id", "name", "description", "acp_type")
+TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?$")
+PLAIN_TEXT = {"type": "text", "author": "agent", "format": "plain", "style": "static"}
+
+
+@dataclass
+class AgentexTask:
+    """One upstream task: its recorded script (if a message or event created one) and what the
+    client has seen of it."""
+
+    record: RecordedTask | None = None  # None until a recorded turn runs on it
+    from_message: bool = False  # created by a recorded message/send: follow-ups match `task.from`
+    seen: set[str] = field(default_factory=set)  # message ids the client has seen
+    state: str = "RUNNING"
+    scripted: bool = True  # polls still add to the script (not after a cancel)
+
+
+def say(content: dict[str, Any]) -> Any:
+    """A TaskMessageContent as a `say` step writes it: plain agent text as a string."""
+    content = {k: v for k, v in content.items() if v is not None}
+    if set(content) - {"content"} <= set(PLAIN_TEXT) and all(
+            content.get(k, v) == v for k, v in PLAIN_TEXT.items()) and isinstance(content.get("content"), str):
+        return content["content"]
+    return {k: v for k, v in content.items() if k != "author" or v != "agent"}  # agent is the default
+
+
+def turn_match(content: Any, agent: str | None, operation: str | None) -> tuple[dict[str, Any], str]:
+    """The matchers of a user turn (as the replay dialect sees it) and the text its name is made of."""
+    match: dict[str, Any] = {}
+    if operation:
+        match["operation"] = operation
+    where: dict[str, Any] = {}
+    text = ""
+    if isinstance(content, dict):
+        if content.get("type", "text") == "text" and isinstance(content.get("content"), str):
+            text = content["content"]
+            match["text"] = text
+        else:
+            where["content.type"] = content.get("type")
+    if agent:
+        where["agent"] = agent
+    if where:
+        match["where"] = where
+    return match, text or str((content or {}).get("type", "") if isinstance(content, dict) else "") or "event"
+
+
+class AgentexRecording:
+    """The Agentex side of a recording proxy (it shares the proxy's upstream and session)."""
+
+    def __init__(self, proxy: RecordingProxy) -> None:
+        self.proxy = proxy
+        self.agents: dict[str, dict[str, Any]] = {}  # id → agent as the cassette writes it
+        self.tasks: dict[str, AgentexTask] = {}  # upstream task id → what we know
+        self.names: dict[str, str] = {}  # task name → upstream task id
+
+    @property
+    def session(self) -> Any:
+        return self.proxy.session
+
+    # -- forwarding ---------------------------------------------------------------------------
+
+    def handle(self, request: HttpRequest, query: str) -> HttpResponse:
+        if not self.agents and not (request.method == "GET" and request.path.rstrip("/") == AGENTS_PATH):
+            self._fetch_agents(request.headers)
+        call = self._rpc_call(request)
+        try:
+            response = self.proxy.open(request, query)
+        except UpstreamUnreachable as exc:
+            return self._error(call, f"upstream {self.proxy.upstream.url} unreachable: {exc}")
+        headers = forwardable(dict(response.headers))
+        if "application/x-ndjson" in response.headers.get("content-type", ""):
+            turn = StreamTurn(self, call) if call is not None and call[1] == "message/send" else None
+            body = tee(response, b"\n", turn.line if turn else lambda _: None,
+                       turn.close if turn else self.session.save_partial)
+            return HttpResponse(response.status_code, body, headers)
+        try:
+            body = read(response)
+        except httpx.HTTPError as exc:
+            return self._error(call, f"upstream {self.proxy.upstream.url} broke off: {exc}")
+        if 200 <= response.status_code < 300:
+            try:
+                payload = parse_json(body)
+            except ValueError:
+                payload = None
+            with self.session.lock:
+                self._record(request, call, payload)
+            self.session.save_partial()
+        return HttpResponse(response.status_code, body, headers)
+
+    @staticmethod
+    def _error(call: tuple[str | None, str, dict[str, Any], Any] | None, message: str) -> HttpResponse:
+        exc = errors.InternalError(message, http_status=502)
+        if call is not None:
+            return HttpResponse.json(rpc_error(exc, call[3]))
+        return HttpResponse.json({"message": message, "code": 502, "data": None}, status=502)
+
+    def _fetch_agents(self, headers: dict[str, str]) -> None:
+        try:
+            agents = self.proxy.upstream.get_json(AGENTS_PATH, headers)
+        except (UpstreamUnreachable, ValueError):
+            return
+        with self.session.lock:
+            self._set_agents(agents)
+
+    def _set_agents(self, agents: Any) -> None:
+        if not isinstance(agents, list):
+            return
+        for agent in agents:
+            if isinstance(agent, dict) and isinstance(agent.get("id"), str):
+                self.agents[agent["id"]] = {k: agent[k] for k in AGENT_FIELDS if agent.get(k) is not None}
+        self.session.recorder.agents = list(self.agents.values())
+
+    def _rpc_call(self, request: HttpRequest) -> tuple[str | None, str, dict[str, Any], Any] | None:
+        """(agent name, method, params, request id) of an RPC POST; None for anything else."""
+        if request.method != "POST":
+            return None
+        for route in RPC_ROUTES:
+            found = route.match(request.path)
+            if found is None:
+                continue
+            try:
+                payload = parse_json(request.body)
+            except ValueError:
+                return None
+            if not isinstance(payload, dict) or not isinstance(payload.get("method"), str):
+                return None
+            params = payload.get("params") if isinstance(payload.get("params"), dict) else {}
+            self.session.redactor.redact(params)  # remembers credentials in params
+            groups = found.groupdict()
+            name = groups.get("name") or (self.agents.get(groups.get("id") or "") or {}).get("name")
+            return name, payload["method"], params, payload.get("id")
+        return None
+
+    # -- recording ----------------------------------------------------------------------------
+
+    def _record(self, request: HttpRequest, call: tuple[str | None, str, dict[str, Any], Any] | None,
+                payload: Any) -> None:
+        path = request.path.rstrip("/")
+        if call is None:
+            if request.method != "GET":
+                return
+            if path == AGENTS_PATH:
+                self._set_agents(payload)
+            elif path == "/messages" and isinstance(payload, list):
+                self._poll(request.query.get("task_id", ""), messages=payload)
+            elif (found := TASK_PATH.match(path)) and isinstance(payload, dict):
+                self._poll(found["id"], status=payload.get("status"))
+            return
+        agent, method, params, _ = call
+        if not isinstance(payload, dict) or payload.get("error") or "result" not in payload:
+            return  # a refused call: the engine answers it by itself
+        result = payload["result"]
+        if method in ("task/create", "task/cancel", "task/interrupt") and isinstance(result, dict):
+            task = self._task(str(result.get("id", "")), result.get("name"))
+            task.state = str(result.get("status") or task.state)
+            if method == "task/cancel":
+                task.scripted = False
+        elif method == "message/send" and isinstance(result, list):
+            contents = [m.get("content") for m in result if isinstance(m, dict) and isinstance(m.get("content"), dict)]
+            task_id = next((str(m["task_id"]) for m in result if isinstance(m, dict) and m.get("task_id")), "")
+            task = self.open_turn(agent, params, None, task_id)
+            if task is not None:
+                task.seen.update(str(m.get("id")) for m in result if isinstance(m, dict))
+                steps = [{"say": say(c)} for c in contents]
+                assert task.record is not None
+                self.session.recorder._add_steps(task.record, steps, 0.0)
+                self.close_turn(task)
+        elif method == "event/send" and isinstance(result, dict):
+            self.open_turn(agent, params, "SendEvent", str(result.get("task_id") or ""))
+
+    def _task(self, task_id: str, name: Any = None) -> AgentexTask:
+        task = self.tasks.setdefault(task_id, AgentexTask())
+        if isinstance(name, str) and name:
+            self.names[name] = task_id
+        return task
+
+    def open_turn(self, agent: str | None, params: dict[str, Any], operation: str | None,
+                  task_id: str) -> AgentexTask | None:
+        """The interaction of a user turn, its script empty; the task it runs on."""
+        ref_id = params.get("task_id") if isinstance(params.get("task_id"), str) else None
+        ref_name = params.get("task_name") if isinstance(params.get("task_name"), str) else None
+        task_id = task_id or ref_id or self.names.get(ref_name or "", "")
+        if not task_id:
+            return None
+        known = self.tasks.get(task_id)
+        follow_up = known.record if known is not None and known.from_message and ref_id else None
+        match, text = turn_match(params.get("content"), agent, operation)
+        recorder = self.session.recorder
+        interaction = recorder.add_interaction({"parts": [{"text": text}]}, {"task": {"steps": []}},
+                                               follow_up, match=match)
+        task = self._task(task_id, ref_name)
+        steps = interaction["reply"]["task"]["steps"]
+        if task.record is None:
+            task.from_message = known is None and operation is None
+            task.record = RecordedTask(origin=interaction["name"], steps=steps)
+        task.record.steps = steps
+        task.record.polls = 0
+        task.scripted = True
+        return task
+
+    def close_turn(self, task: AgentexTask) -> None:
+        """A script must have a step: a turn in which the agent said nothing shows the task's state."""
+        if task.record is not None and not task.record.steps:
+            task.record.steps.append({"state": task.state})
+
+    def _poll(self, task_id: str, messages: list[Any] | None = None, status: Any = None) -> None:
+        """A GET /messages or GET /tasks/{id}: what is new since the last one becomes steps gated by
+        the polls (the replay counts both as polls, as the platform's clients use either)."""
+        task = self.tasks.get(task_id)
+        if task is None or task.record is None or not task.scripted:
+            return
+        record = task.record
+        record.polls += 1
+        steps: list[dict[str, Any]] = []
+        for message in messages or []:
+            if not isinstance(message, dict) or str(message.get("id")) in task.seen:
+                continue
+            content = message.get("content")
+            if message.get("streaming_status") == "IN_PROGRESS":
+                continue  # not written yet: a later poll shows it whole
+            task.seen.add(str(message.get("id")))
+            if isinstance(content, dict) and content.get("author") == "agent":
+                steps.append({"say": say(content)})
+        if isinstance(status, str) and status != task.state:
+            task.state = status
+            steps.append({"state": status})
+            if status not in ("RUNNING", "INTERRUPTED"):
+                task.scripted = False
+        if steps:
+            empty = not record.steps or record.steps == [{"state": "RUNNING"}]
+            if empty:
+                record.steps.clear()
+            steps[0]["after"] = {"polls": record.polls}
+            self.session.recorder._add_steps(record, steps, 0.0)
+
+    def finish(self) -> None:
+        """Before writing: every script has a step."""
+        for task in self.tasks.values():
+            self.close_turn(task)
+
+
+class StreamTurn:
+    """A streamed `message/send`: one `say` per `index`, recorded line by line as it is teed."""
+
+    def __init__(self, owner: AgentexRecording, call: tuple[str | None, str, dict[str, Any], Any]) -> None:
+        self.owner = owner
+        self.call = call
+        self.start_ms = now_ms()
+        self.last_ms = self.start_ms
+        self.steps: list[dict[str, Any]] = []
+        self.messages: dict[int, dict[str, Any]] = {}  # index → {step, content, deltas, text}
+        self.task_id = ""
+        self.message_ids: set[str] = set()
+        self.failed = False
+
+    def line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").strip().removeprefix("data:").strip()
+        try:
+            payload = json.loads(text) if text else None
+        except ValueError:
+            return
+        if not isinstance(payload, dict):
+            return
+        if payload.get("error"):
+            self.failed = True
+            return
+        update = payload.get("result")
+        if not isinstance(update, dict) or not isinstance(update.get("index"), int):
+            return
+        parent = update.get("parent_task_message") or {}
+        if isinstance(parent, dict):
+            self.task_id = self.task_id or str(parent.get("task_id") or "")
+            if parent.get("id"):
+                self.message_ids.add(str(parent["id"]))
+        entry = self.messages.get(update["index"])
+        if entry is None:
+            at = now_ms()
+            step: dict[str, Any] = {"say": ""}
+            if self.steps:
+                step["after"] = {"ms": round(at - self.last_ms)}
+            self.last_ms = at
+            self.steps.append(step)
+            entry = self.messages[update["index"]] = {"step": step, "content": None, "deltas": []}
+        kind = update.get("type")
+        if kind in ("start", "full") and isinstance(update.get("content"), dict):
+            entry["content"] = dict(update["content"])
+        elif kind == "delta" and isinstance(update.get("delta"), dict):
+            entry["deltas"].append(update["delta"])
+        elif kind == "done" and isinstance(parent, dict) and isinstance(parent.get("content"), dict):
+            entry["done"] = parent["content"]
+
+    def close(self) -> None:
+        owner = self.owner
+        try:
+            with owner.session.lock:
+                if self.failed and not self.steps:
+                    return
+                for entry in self.messages.values():
+                    self._finish(entry)
+                agent, _, params, _ = self.call
+                task = owner.open_turn(agent, params, None, self.task_id)
+                if task is None:
+                    return
+                task.seen.update(self.message_ids)
+                assert task.record is not None
+                owner.session.recorder._add_steps(task.record, [s for s in self.steps if s["say"] != ""], 0.0)
+                owner.close_turn(task)
+        finally:
+            owner.session.save_partial()
+
+    @staticmethod
+    def _finish(entry: dict[str, Any]) -> None:
+        """The message's content: from `full`, else `done`'s parent, else the start plus the deltas."""
+        content = entry.get("done") or entry["content"] or {}
+        deltas = entry["deltas"]
+        texts = [d.get("text_delta") for d in deltas]
+        if deltas and all(d.get("type") == "text" and isinstance(t, str) for d, t in zip(deltas, texts)):
+            pieces: list[Any] = texts
+            if content.get("type", "text") == "text" and not entry.get("done"):
+                content = {**content, "content": (content.get("content") or "") + "".join(texts)}
+        else:
+            pieces = deltas
+        if not content:
+            return
+        step = entry["step"]
+        step["say"] = say(content)
+        if pieces:
+            step["deltas"] = pieces
