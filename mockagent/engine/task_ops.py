@@ -14,8 +14,8 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import Step, TaskState
-from mockagent.engine.clock import format_timestamp
 from mockagent.engine.call import ConfigPage, ConfigResult, Empty, Outcome, TaskPage, TaskResult
+from mockagent.engine.clock import format_timestamp
 from mockagent.engine.tasks import Runner, Task, TaskStore
 
 DEFAULT_PAGE_SIZE = 50

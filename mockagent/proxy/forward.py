@@ -17,8 +17,8 @@ from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
-from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.session import Session
+from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
 
 KIND_BY_CODE = {row.code: kind for kind, row in TABLE.items() if kind != "NoMatch"}

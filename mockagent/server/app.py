@@ -12,8 +12,8 @@ from waitress.channel import ClientDisconnected
 
 from mockagent.cassette.store import load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent
-from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.a2a.rest import error_response
+from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.player import Pace

@@ -6,7 +6,6 @@ REST body) and `wrap_error` (ProtocolError → error JSON); everything else is s
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any
@@ -15,17 +14,12 @@ from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.dialects import sse
 from mockagent.dialects.a2a.wire import render_event, render_result
+from mockagent.dialects.faults import delay, faulty
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.stream import KEEPALIVE, Stream
 
 Wrap = Callable[[Any], Any]
 WrapError = Callable[[errors.ProtocolError], Any]
-
-
-def delay(fault: Fault | None) -> None:
-    """A scripted wait before answering; outside the engine's lock, so others go on."""
-    if fault is not None and fault.delayMs:
-        time.sleep(fault.delayMs / 1000)
 
 
 def fault_response(fault: Fault) -> HttpResponse:
@@ -47,23 +41,11 @@ def stream_response(stream: Stream, wrap: Wrap, wrap_error: WrapError) -> HttpRe
 
 def _frames(stream: Stream, first: Any, wrap: Wrap, wrap_error: WrapError) -> Iterator[bytes]:
     fault = stream.fault
-    delay(fault)  # before the first byte: the client waits for the headers too
-    sent = 0
-    for item in chain([first], stream.events()):
+    for n, item in enumerate(faulty(chain([first], stream.events()), fault)):
         if item is KEEPALIVE:
             yield sse.KEEPALIVE
-            continue
-        if fault is not None and fault.dropAfter is not None and sent >= fault.dropAfter:
-            raise errors.DropConnection(f"scripted drop after {sent} events")
-        if fault is not None and fault.errorAfter is not None and sent >= fault.errorAfter:
-            yield sse.frame(wrap_error(_scripted_error(fault)), event="error")
-            return
-        yield sse.frame(wrap(item if sent == 0 else render_event(item)))
-        sent += 1
-
-
-def _scripted_error(fault: Fault) -> errors.ProtocolError:
-    if fault.error is None:
-        return errors.InternalError("mockagent: scripted error mid-stream")
-    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
+        elif isinstance(item, errors.ProtocolError):
+            yield sse.frame(wrap_error(item), event="error")
+        else:
+            yield sse.frame(wrap(item if n == 0 else render_event(item)))
 

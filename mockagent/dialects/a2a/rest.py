@@ -7,9 +7,10 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.a2a.error_table import rest_error
-from mockagent.dialects.a2a.respond import delay, fault_response, stream_response
+from mockagent.dialects.a2a.respond import fault_response, stream_response
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.a2a.wire import camel
+from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
 BINDING = "HTTP+JSON"

@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockagent import errors
+from mockagent.cassette.models import Fault
 from mockagent.dialects.a2a.card import build_extended_card
 from mockagent.dialects.a2a.wire import check_message, normalise, parse_state, render_result, state_name
 from mockagent.dialects.http import HttpRequest
-from mockagent.cassette.models import Fault
 from mockagent.engine.call import Call
 from mockagent.engine.replay import Engine
 from mockagent.engine.stream import Stream

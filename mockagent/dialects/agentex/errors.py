@@ -8,10 +8,10 @@ for request validation, as FastAPI does there).
 
 from __future__ import annotations
 
-import time
 from typing import Any, NamedTuple
 
 from mockagent.cassette.models import Fault
+from mockagent.dialects.faults import delay
 from mockagent.dialects.http import HttpResponse
 from mockagent.errors import ProtocolError
 
@@ -54,12 +54,6 @@ def platform_error(exc: ProtocolError) -> HttpResponse:
     if status == 422:
         return HttpResponse.json({"status_code": 10422, "message": exc.message, "data": None}, 422)
     return HttpResponse.json({"message": exc.message, "code": status, "data": None}, status)
-
-
-def delay(fault: Fault | None) -> None:
-    """A scripted wait before answering; outside the engine's lock, so others go on."""
-    if fault is not None and fault.delayMs:
-        time.sleep(fault.delayMs / 1000)
 
 
 def fault_response(fault: Fault) -> HttpResponse:

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from mockagent import errors
-from mockagent.cassette.models import Fault, TaskState
+from mockagent.cassette.models import TaskState
 from mockagent.dialects.agentex import wire
-from mockagent.dialects.agentex.errors import delay, rpc_error
+from mockagent.dialects.agentex.errors import rpc_error
+from mockagent.dialects.faults import faulty
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.stream import KEEPALIVE, Stream
@@ -37,25 +38,11 @@ def _line(payload: Any) -> bytes:
 
 
 def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
-    fault = stream.fault
-    delay(fault)  # before the first byte: the client waits for the headers too
-    sent = 0
-    for update in _updates(stream):
-        if fault is not None and fault.dropAfter is not None and sent >= fault.dropAfter:
-            raise errors.DropConnection(f"scripted drop after {sent} lines")
-        if fault is not None and fault.errorAfter is not None and sent >= fault.errorAfter:
-            update = _scripted_error(fault)
+    for update in faulty(_updates(stream), stream.fault):
         if isinstance(update, errors.ProtocolError):
             yield _line(rpc_error(update, request_id))
             return
         yield _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
-        sent += 1
-
-
-def _scripted_error(fault: Fault) -> errors.ProtocolError:
-    if fault.error is None:
-        return errors.InternalError("mockagent: scripted error mid-stream")
-    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
 
 
 def _updates(stream: Stream) -> Iterator[Update]:

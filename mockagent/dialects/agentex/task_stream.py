@@ -18,10 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from mockagent import errors
-from mockagent.cassette.models import Fault
 from mockagent.dialects import sse
 from mockagent.dialects.agentex import query, wire
-from mockagent.dialects.agentex.errors import delay
+from mockagent.dialects.faults import faulty
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.call import TaskResult, TaskView
 from mockagent.engine.replay import Engine
@@ -66,26 +65,13 @@ def _terminal(view: TaskView) -> Iterator[bytes]:
 
 
 def _frames(stream: Stream) -> Iterator[bytes]:
-    fault = stream.fault
-    delay(fault)  # before the first byte: the client waits for the headers too
-    sent = 0
-    for payload in _payloads(stream):
+    for payload in faulty(_payloads(stream), stream.fault):
         if payload is KEEPALIVE:
             yield PING
-            continue
-        if fault is not None and fault.dropAfter is not None and sent >= fault.dropAfter:
-            raise errors.DropConnection(f"scripted drop after {sent} frames")
-        if fault is not None and fault.errorAfter is not None and sent >= fault.errorAfter:
-            yield frame({"type": "error", "message": _scripted_error(fault).message})
-            return
-        yield frame(payload)
-        sent += 1
-
-
-def _scripted_error(fault: Fault) -> errors.ProtocolError:
-    if fault.error is None:
-        return errors.InternalError("mockagent: scripted error mid-stream")
-    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
+        elif isinstance(payload, errors.ProtocolError):
+            yield frame({"type": "error", "message": payload.message})
+        else:
+            yield frame(payload)
 
 
 def _payloads(stream: Stream) -> Iterator[dict[str, Any] | None]:

@@ -1,0 +1,42 @@
+"""Scripted faults, the same in every dialect: a delay, a dropped stream, an error mid-stream."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from mockagent import errors
+from mockagent.cassette.models import Fault
+from mockagent.engine.stream import KEEPALIVE
+
+
+def delay(fault: Fault | None) -> None:
+    """A scripted wait before answering; outside the engine's lock, so others go on."""
+    if fault is not None and fault.delayMs:
+        time.sleep(fault.delayMs / 1000)
+
+
+def scripted_error(fault: Fault) -> errors.ProtocolError:
+    """The error an `errorAfter` fault sends (Internal unless the fault names one)."""
+    if fault.error is None:
+        return errors.InternalError("mockagent: scripted error mid-stream")
+    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
+
+
+def faulty(items: Iterable[Any], fault: Fault | None) -> Iterator[Any]:
+    """A stream's items with its fault applied: first the delay; after `dropAfter` items the
+    connection drops (DropConnection); after `errorAfter` items the scripted ProtocolError is the
+    last item. Keep-alive ticks pass through and are not counted."""
+    delay(fault)  # before the first byte: the client waits for the headers too
+    sent = 0
+    for item in items:
+        if item is not KEEPALIVE and fault is not None:
+            if fault.dropAfter is not None and sent >= fault.dropAfter:
+                raise errors.DropConnection(f"scripted drop after {sent} events")
+            if fault.errorAfter is not None and sent >= fault.errorAfter:
+                yield scripted_error(fault)
+                return
+        yield item
+        if item is not KEEPALIVE:
+            sent += 1
