@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from mockagent import errors
-from mockagent.dialects.agentex import RPC_ROUTES
+from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.recorder import RecordedTask
@@ -98,6 +98,9 @@ class AgentexRecording:
     # -- forwarding ---------------------------------------------------------------------------
 
     def handle(self, request: HttpRequest, query: str) -> HttpResponse:
+        replay = self.proxy.replay  # new_episodes: what the cassette already has is answered from it
+        if isinstance(replay, AgentexAgent) and replay.would_answer(request):
+            return replay.handle(request)
         if not self.agents and not (request.method == "GET" and request.path.rstrip("/") == AGENTS_PATH):
             self._fetch_agents(request.headers)
         call = self._rpc_call(request)

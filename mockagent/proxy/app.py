@@ -10,6 +10,7 @@ from flask import Flask, Response, request
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import load_cassette
 from mockagent.dialects.a2a import A2AAgent
+from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.replay import Engine
 from mockagent.errors import CassetteError
@@ -47,10 +48,8 @@ def create_recording_app(upstream: str, cassette: str | Path, mode: str = "all",
     replay = None
     if mode == "new_episodes" and path.exists():
         loaded = load_cassette(path)
-        # An Agentex cassette keeps its interactions and gets the new ones appended, but the
-        # proxy forwards every call: it cannot yet answer Agentex calls from the cassette.
-        if loaded.cassette.protocol == "a2a":
-            replay = A2AAgent(Engine(loaded, record_mode=mode))
+        engine = Engine(loaded, record_mode=mode)
+        replay = A2AAgent(engine) if loaded.cassette.protocol == "a2a" else AgentexAgent(engine)
     proxy = RecordingProxy(Upstream(upstream), session, replay)
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy

@@ -12,6 +12,7 @@ import httpx
 
 from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, rest
+from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.a2a.card import CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS
@@ -39,7 +40,7 @@ class Classified:
 class RecordingProxy:
     """One upstream agent behind the proxy's root; `replay` answers what the cassette knows."""
 
-    def __init__(self, upstream: Upstream, session: Session, replay: A2AAgent | None = None) -> None:
+    def __init__(self, upstream: Upstream, session: Session, replay: A2AAgent | AgentexAgent | None = None) -> None:
         self.upstream = upstream
         self.session = session
         self.replay = replay
@@ -146,8 +147,9 @@ class RecordingProxy:
         if self.protocol() == "agentex":
             return self.agentex.handle(request, query)
         call = self.classify(request)
-        if call is not None and self.replay is not None and self.replay.service.would_answer(call.operation, call.params):
-            return self.replay.handle(replace(request, path=call.route))
+        replay = self.replay if isinstance(self.replay, A2AAgent) else None
+        if call is not None and replay is not None and replay.service.would_answer(call.operation, call.params):
+            return replay.handle(replace(request, path=call.route))
         if call is not None:
             self.session.redactor.redact(call.params)  # remembers push tokens and credentials
         recording = self._begin(call)

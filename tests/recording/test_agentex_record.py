@@ -117,3 +117,25 @@ def test_an_async_agent_replays_its_polled_messages(tmp_path: Path) -> None:
     assert interaction["match"] == {"operation": "SendEvent", "text": "research it",
                                     "where": {"agent": "research-bot"}}
     assert interaction["reply"]["task"]["steps"][-1]["state"] == "COMPLETED"
+
+
+def test_new_episodes_replays_what_it_has_and_records_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "rec.yaml"
+    with serve_in_thread(str(CASSETTES / "sync-agent.yaml"), pace="instant") as upstream:
+        for mode, questions in (("all", ["How are you?"]), ("new_episodes", ["How are you?", "Who are you?"])):
+            app = create_recording_app(upstream.url, path, mode)
+            proxy = ServerThread(app).start()
+            before = len(upstream.journal())
+            try:
+                client = Agentex(base_url=proxy.url, max_retries=0)
+                answers = [client.agents.send_message(agent_name="echo-bot", params={"content": text(q)})
+                           for q in questions]
+                client.close()
+            finally:
+                proxy.stop()
+            finish_recording(app)
+            assert all(a.result[0].content.content == "Hello! You asked a question." for a in answers)
+            forwarded = [e for e in upstream.journal()[before:] if e.operation == "SendMessage"]
+            assert len(forwarded) == 1  # new_episodes: the first question came from the cassette
+    names = [i["name"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert names == ["how-are-you", "who-are-you"]  # the old interaction kept, the new one after it

@@ -18,6 +18,7 @@ from mockagent.engine.replay import Engine
 
 __all__ = ["AgentexAgent"]
 
+TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)(/.*)?$")
 RPC_ROUTES = [re.compile(r"^/agents/name/(?P<name>[^/]+)/rpc/?$"), re.compile(r"^/agents/(?P<id>[^/]+)/rpc/?$")]
 
 
@@ -31,6 +32,22 @@ class AgentexAgent:
     def close(self) -> None:
         """End this cassette's streams and playing tasks."""
         self.engine.close()
+
+    def would_answer(self, request: HttpRequest) -> bool:
+        """Whether this cassette answers `request` itself: an RPC call an interaction matches or
+        that names one of its tasks, or a read of one of its tasks (a recording proxy forwards
+        the rest)."""
+        for pattern in RPC_ROUTES:
+            found = pattern.match(request.path)
+            if found and request.method == "POST":
+                try:
+                    call = rpc.peek(self.platform.agent(**found.groupdict()), request)
+                except errors.ProtocolError:
+                    return False
+                return call is not None and self.engine.answers(call)
+        task = TASK_PATH.match(request.path)
+        task_id = task.group("id") if task else request.query.get("task_id")
+        return task_id is not None and self.engine.tasks.get(task_id) is not None
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         """Answer any request under this mount; never raises for a bad request."""

@@ -192,19 +192,33 @@ def _envelope(payload: Any) -> tuple[str, Params]:
     return method, params
 
 
-def _call(engine: Engine, agent: AgentexAgent, method: str, p: Params, request: HttpRequest) -> Call:
-    """The engine call for a method; a refused one is journaled too."""
+def _build(agent: AgentexAgent, method: str, p: Params, request: HttpRequest) -> Call:
+    """The engine call for a method, or the ProtocolError that refuses it."""
     operation, build, _ = METHODS[method]
-    try:
-        if method not in ALLOWED[agent.acp_type]:
-            raise errors.UnsupportedOperation(f"Unsupported method: {method} for ACP type: {agent.acp_type}")
-        params = build(p, agent)
-    except errors.ProtocolError as exc:
-        engine.record(query.call(operation, p, BINDING, request.headers), exc)
-        raise
+    if method not in ALLOWED[agent.acp_type]:
+        raise errors.UnsupportedOperation(f"Unsupported method: {method} for ACP type: {agent.acp_type}")
+    params = build(p, agent)
     if operation == "SendMessage" and p.get("stream") is True:
         operation = "SendStreamingMessage"
     return query.call(operation, params, BINDING, request.headers)
+
+
+def _call(engine: Engine, agent: AgentexAgent, method: str, p: Params, request: HttpRequest) -> Call:
+    """The engine call for a method; a refused one is journaled too."""
+    try:
+        return _build(agent, method, p, request)
+    except errors.ProtocolError as exc:
+        engine.record(query.call(METHODS[method][0], p, BINDING, request.headers), exc)
+        raise
+
+
+def peek(agent: AgentexAgent, request: HttpRequest) -> Call | None:
+    """The engine call an RPC request would make, without answering or journaling it."""
+    try:
+        method, params = _envelope(_payload(request))
+        return _build(agent, method, params, request)
+    except errors.ProtocolError:
+        return None
 
 
 def handle(engine: Engine, agent: AgentexAgent, request: HttpRequest) -> HttpResponse:
