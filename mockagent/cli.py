@@ -1,4 +1,4 @@
-"""The `mockagent` command line: `serve` cassettes over HTTP, print the cassette `schema`."""
+"""The `mockagent` command line: `serve` cassettes over HTTP, `lint` them, print the cassette `schema`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from mockagent.cassette import json_schema
 from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
 from mockagent.engine.player import Pace
 from mockagent.errors import CassetteError
+from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import create_app
 
@@ -40,7 +41,9 @@ def main() -> None:
               help="No gap between stream events longer than N ms.")
 @click.option("--threads", default=32, show_default=True, type=click.IntRange(1, 1024),
               help="Requests served at once; every open stream or subscription holds one.")
-def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None, threads: int) -> None:
+@click.option("--no-admin", is_flag=True, help="Serve no admin API under /_mockagent/.")
+def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None, threads: int,
+          no_admin: bool) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
@@ -48,7 +51,7 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     """
     _check_pace(pace)
     try:
-        app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms)
+        app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=not no_admin)
     except CassetteError as exc:
         # A cassette typo is the user's to fix: the message names file:line and field, and a
         # traceback would only bury it. Exit status 2 is click's "bad usage" status.
@@ -134,6 +137,38 @@ def record(upstream: str, cassette: Path, host: str, port: int, mode: str, redac
 def schema() -> None:
     """Print the JSON Schema of the cassette format (for editors and linters)."""
     click.echo(json_schema(), nl=False)
+
+
+@main.command(name="lint")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...",
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings only, without the summary line.")
+def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
+    """Check cassettes beyond the schema: each PATH is a cassette or a folder of *.yaml cassettes.
+
+    Finds steps after a terminal state, illegal state transitions, artifact append/lastChunk out
+    of order, interactions the card's capabilities rule out (streaming, push), unknown
+    operations, follow-ups from no interaction, and interactions an earlier one always shadows.
+
+    Prints one line per finding (FILE:LINE: interaction 'NAME': CODE message), then a summary.
+    Exit status: 0 when there is nothing to report, 1 when there are findings, 2 for a path that
+    does not exist or a folder without cassettes.
+    """
+    files: list[Path] = []
+    for path in paths:
+        found = cassette_files(path)
+        if not found:
+            click.echo(f"mockagent: {path}: no cassettes (*.yaml) in this folder", err=True)
+            raise SystemExit(2)
+        files.extend(found)
+    findings = [finding for file in files for finding in lint_file(file)]
+    for finding in findings:
+        click.echo(str(finding))
+    if not quiet:
+        count = f"{len(files)} cassette{'s' if len(files) != 1 else ''}"
+        n = len(findings)
+        click.echo(f"{n} finding{'s' if n != 1 else ''} in {count}" if findings else f"ok: {count}")
+    raise SystemExit(1 if findings else 0)
 
 
 def _check_pace(pace: str | None) -> None:

@@ -25,6 +25,7 @@ from mockagent.errors import CassetteError
 
 if TYPE_CHECKING:
     from mockagent.engine.journal import JournalEntry
+    from mockagent.server.app import Mounts
     from mockagent.server.thread import ServerThread
 
 MARKER = "mockagent"
@@ -42,6 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "wins over the marker's record_mode and the mockagent_config fixture")
     group.addoption("--mockagent-upstream", metavar="URL", default=None,
                     help="the real agent to record from (wins over the marker and mockagent_config)")
+    group.addoption("--mockagent-strict", action="store_true", default=None,
+                    help="fail a passing test that left interactions of its cassette unused "
+                         "(as the marker's strict=True does)")
 
 
 @pytest.fixture
@@ -66,10 +70,11 @@ def _setting(request: pytest.FixtureRequest, config: dict[str, Any], name: str, 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(path, pace='instant', pace_cap_ms=None, record_mode='none', upstream=None): the "
-        "cassette file or folder of cassettes the `mockagent` fixture serves, relative to the test "
+        f"{MARKER}(path, pace='instant', pace_cap_ms=None, record_mode='none', upstream=None, strict=False): "
+        "the cassette file or folder of cassettes the `mockagent` fixture serves, relative to the test "
         "file's directory, else to the rootdir; pace of streams: instant (default), recorded or "
-        "scale=F; record_mode and upstream record the cassette from a real agent.",
+        "scale=F; record_mode and upstream record the cassette from a real agent; strict fails a "
+        "test that leaves interactions unused.",
     )
 
 
@@ -81,6 +86,7 @@ class MockAgent:
     path: Path
     folder: bool
     recording: bool = False  # a proxy to the upstream that records into `path`
+    strict: bool = False  # a passing test that left interactions unused fails
 
     @property
     def url(self) -> str:
@@ -117,6 +123,91 @@ class MockAgent:
         """The calls no interaction answered."""
         return [entry for entry in self.journal if not entry.matched]
 
+    # The admin API's views and actions (see mockagent.server.admin for the shapes): plain dicts.
+    # While recording there is nothing replayed: the views are empty and the actions do nothing.
+
+    def _mounts(self) -> Mounts | None:
+        return None if self.recording else self.server.mounts
+
+    def calls_for(self, operation: str | None = None, matched: bool | None = None,
+                  agent: str | None = None) -> list[dict[str, Any]]:
+        """Calls as the admin API shows them, optionally of one operation and matched or not."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        return [] if mounts is None else control.calls_view(mounts, agent, operation, matched)
+
+    @property
+    def near_misses(self) -> list[dict[str, Any]]:
+        """Unmatched calls with their near-miss report (`report["report"]` is the text)."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        return [] if mounts is None else control.near_misses_view(mounts)
+
+    @property
+    def tasks(self) -> list[dict[str, Any]]:
+        """Live tasks: id, state, polls, remaining steps and events."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        return [] if mounts is None else control.tasks_view(mounts)
+
+    @property
+    def interactions(self) -> list[dict[str, Any]]:
+        """Every interaction with `uses`, `times`, `used` and its `line`."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        return [] if mounts is None else control.interactions_view(mounts)
+
+    @property
+    def unused_interactions(self) -> list[dict[str, Any]]:
+        """The interactions no call has used yet."""
+        return [view for view in self.interactions if not view["used"]]
+
+    @property
+    def deliveries(self) -> list[dict[str, Any]]:
+        """Push-notification POSTs so far, with their status or error."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        return [] if mounts is None else control.deliveries_view(mounts)
+
+    def reset(self, agent: str | None = None) -> None:
+        """Forget tasks, the journal, deliveries and use counts (of one agent, or all)."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        if mounts is not None:
+            control.reset(mounts, agent)
+
+    def advance_clock(self, ms: float, agent: str | None = None) -> None:
+        """Let `ms` milliseconds pass for `after: {ms}` steps, without waiting."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        if mounts is not None:
+            control.advance_clock(mounts, ms, agent)
+
+    def add_polls(self, task_id: str, polls: int = 1, agent: str | None = None) -> dict[str, Any]:
+        """Count `polls` GetTask polls on a task; its view afterwards."""
+        from mockagent.server import control
+
+        mounts = self._mounts()
+        if mounts is None:
+            raise ValueError("mockagent is recording: there are no replayed tasks")
+        return control.add_polls(mounts, task_id, polls, agent)
+
+    def assert_all_used(self) -> None:
+        """Raise AssertionError listing the interactions (with their lines) no call used."""
+        __tracebackhide__ = True  # the failure is the test's, not the plugin's
+        from mockagent.server import control
+
+        report = control.unused_report(self.unused_interactions)
+        if report:
+            raise AssertionError(report)
+
 
 @pytest.fixture
 def mockagent(request: pytest.FixtureRequest, mockagent_config: dict[str, Any]) -> Iterator[MockAgent]:
@@ -143,7 +234,8 @@ def mockagent(request: pytest.FixtureRequest, mockagent_config: dict[str, Any]) 
             stack.callback(_finish, app, finish_recording)
         server = ServerThread(app).start()
         stack.callback(server.stop)
-        handle = MockAgent(server=server, path=path, folder=path.is_dir(), recording=recording)
+        handle = MockAgent(server=server, path=path, folder=path.is_dir(), recording=recording,
+                           strict=bool(_setting(request, mockagent_config, "strict", False)))
         request.node.stash[_HANDLE] = handle
         yield handle
         # Calls made after the test body (by other fixtures' teardown) fail the test here.
@@ -165,6 +257,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     report = _unmatched_report(item)
     if report:
         pytest.fail(report, pytrace=False)
+    handle = item.stash.get(_HANDLE, None)
+    if handle is not None and handle.strict and not handle.recording:
+        try:
+            handle.assert_all_used()
+        except AssertionError as exc:
+            pytest.fail(f"{exc}\n(strict mode: every interaction must be used)", pytrace=False)
     return result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from flask import Flask, Response, request
 from waitress.channel import ClientDisconnected
 
-from mockagent.cassette.store import load_cassette, load_folder
+from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.agentex import AgentexAgent
@@ -19,6 +20,7 @@ from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.errors import DropConnection, InternalError, MethodNotFound
+from mockagent.server.admin import register_admin
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 log = logging.getLogger("mockagent")
@@ -33,11 +35,33 @@ class Mounts:
 
     def __init__(self, source: str | Path, **engine_options: Any) -> None:
         path = Path(source)
+        self.single = not path.is_dir()
+        self.folder = path.parent if self.single else path  # where runtime loads may read from
         cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
+        self._engine_options = engine_options
+        self._lock = threading.Lock()  # runtime loads, one at a time
         self.agents = {name: Engine(loaded, on_miss=_log_miss, **engine_options)
                        for name, loaded in cassettes.items()}
-        self._handlers = {name: (AgentexAgent if engine.cassette.protocol == "agentex" else A2AAgent)(engine)
-                          for name, engine in self.agents.items()}
+        self._handlers = {name: self._handler(engine) for name, engine in self.agents.items()}
+
+    @staticmethod
+    def _handler(engine: Engine) -> A2AAgent | AgentexAgent:
+        return (AgentexAgent if engine.cassette.protocol == "agentex" else A2AAgent)(engine)
+
+    def load(self, name: str, loaded: LoadedCassette) -> bool:
+        """Mount `loaded` as agent `name` at runtime: a new name adds an agent, a known one gets a
+        new engine (the old one is closed: its streams end). True when it replaced an agent.
+        Raises CassetteError for a cassette the engine refuses."""
+        engine = Engine(loaded, on_miss=_log_miss, **self._engine_options)
+        handler = self._handler(engine)
+        with self._lock:
+            old = self._handlers.get(name)
+            # Handler first: a request that resolves the new name must find its handler.
+            self._handlers[name] = handler
+            self.agents[name] = engine
+        if old is not None:
+            old.close()
+        return old is not None
 
     def prefix(self, name: str) -> str:
         """The mount path of an agent: `/` or `/NAME/`."""
@@ -84,17 +108,20 @@ def flask_response(answer: HttpResponse) -> Response:
 
 
 def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
-               keepalive_s: float = KEEPALIVE_S, record_mode: str = "none") -> Flask:
+               keepalive_s: float = KEEPALIVE_S, record_mode: str = "none", admin: bool = True) -> Flask:
     """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
 
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
     `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
-    every `keepalive_s` seconds. `record_mode` is what near-miss reports name.
+    every `keepalive_s` seconds. `record_mode` is what near-miss reports name. `admin` serves the
+    admin API under `/_mockagent/` (see mockagent.server.admin); off, that path is like any other.
     """
     mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s,
                     record_mode=record_mode)
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
+    if admin:  # before the catch-all below, which would otherwise take /_mockagent/ too
+        register_admin(app, mounts)
 
     @app.route("/", defaults={"path": ""}, methods=METHODS)
     @app.route("/<path:path>", methods=METHODS)

@@ -83,7 +83,7 @@ def serve_in_thread(source: str | Path, host: str = "127.0.0.1", port: int = 0,
                     **app_options: Any) -> Iterator[ServerThread]:
     """Serve a cassette file or folder for the duration of a `with` block.
 
-    `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s.
+    `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s, admin.
     """
     server = ServerThread(create_app(source, **app_options), host, port).start()
     try:

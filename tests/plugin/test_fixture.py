@@ -77,7 +77,7 @@ def test_languages(mockagent):
 def test_marker_is_documented(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.mockagent(path, pace='instant', pace_cap_ms=None, record_mode='none',"
-                                 " upstream=None):*cassette*"])
+                                 " upstream=None, strict=False):*cassette*"])
 
 
 def test_streams_are_instant_unless_the_marker_says_otherwise(pytester: pytest.Pytester) -> None:

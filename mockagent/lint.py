@@ -1,0 +1,259 @@
+"""`mockagent lint`: checks a cassette beyond its schema, for mistakes that load fine but replay wrong.
+
+Each finding names file, line and interaction and carries a short code:
+
+* `invalid`: the cassette does not load (or a matcher or error name does not compile);
+* `state-after-terminal`: a step after a terminal state step;
+* `illegal-transition`: back to SUBMITTED, a follow-up that starts SUBMITTED, a follow-up
+  matcher on a terminal state (messages to terminal tasks are refused);
+* `append-without-artifact`, `chunk-after-last`: artifact `append`/`lastChunk` out of order;
+* `streaming-off`, `push-off`: interactions the card's capabilities make unreachable;
+* `unknown-operation`: `match.operation` names no operation of the protocol;
+* `shadowed`: an earlier interaction with no `times` limit always wins;
+* `follow-up-unknown-origin`: `match.task.from` names no interaction.
+
+Conservative by design: a finding is only reported when it is clearly true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from mockagent.cassette.models import Interaction, Match, Step, TaskState
+from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
+from mockagent.engine.call import MESSAGE_OPERATIONS
+from mockagent.engine.matchers import CompiledMatch
+from mockagent.errors import ERROR_KINDS, CassetteError
+
+STREAM_OPERATIONS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+PUSH_OPERATIONS = frozenset({
+    "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
+})
+OPERATIONS = {
+    "a2a": frozenset({"SendMessage", "GetTask", "ListTasks", "CancelTask", "GetExtendedAgentCard"})
+    | STREAM_OPERATIONS | PUSH_OPERATIONS,
+    # SubscribeToTask: what the engine sees of Agentex's GET /tasks/{id}/stream.
+    "agentex": frozenset({"SendMessage", "SendStreamingMessage", "SendEvent", "CreateTask", "CancelTask",
+                          "InterruptTask", "GetTask", "ListTasks", "SubscribeToTask"}),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int | None
+    interaction: str | None
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}:" if self.line else f"{self.path}:"
+        who = f" interaction {self.interaction!r}:" if self.interaction is not None else ""
+        return f"{where}{who} {self.code} {self.message}"
+
+
+def cassette_files(path: str | Path) -> list[Path]:
+    """The file itself, or every `*.yaml` / `*.yml` in a folder, sorted."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
+    return [path]
+
+
+def lint(path: str | Path) -> list[Finding]:
+    """Every finding in the cassette file `path` (a folder: in each of its cassettes)."""
+    return [finding for file in cassette_files(path) for finding in lint_file(file)]
+
+
+def lint_file(path: str | Path) -> list[Finding]:
+    try:
+        loaded = load_cassette(path)
+        _compile(loaded)
+    except CassetteError as exc:
+        message = str(exc).removeprefix(f"{exc.path}:{exc.line}: " if exc.line else f"{exc.path}: ")
+        return [Finding(str(path), exc.line, None, "invalid", message)]
+    return sorted(_Checker(loaded).run(), key=lambda f: (f.line or 0))
+
+
+def _compile(loaded: LoadedCassette) -> None:
+    """What the engine refuses when it starts: bad predicates and unknown error names."""
+    for i, interaction in enumerate(loaded.cassette.interactions):
+        try:
+            CompiledMatch(interaction.match)
+        except ValueError as exc:
+            raise loaded.locate(("interactions", i, "match"), str(exc)) from None
+        for where, error in (("reply", interaction.reply and interaction.reply.error),
+                             ("fault", interaction.fault and interaction.fault.error)):
+            if error and error.name not in ERROR_KINDS:
+                raise loaded.locate(("interactions", i, where, "error"), f"unknown error {error.name!r}")
+
+
+def operations(match: Match) -> frozenset[str]:
+    """The operations an interaction answers (message operations when unset), as the engine reads it."""
+    ops = match.operation
+    return frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
+
+
+def _steps(interaction: Interaction) -> list[Step]:
+    reply = interaction.reply
+    return list(reply.task.steps) if reply is not None and reply.task is not None else []
+
+
+def _task_states(match: Match) -> list[TaskState] | None:
+    if match.task is None or match.task.state is None:
+        return None
+    states = match.task.state
+    return [TaskState(s) for s in ([states] if isinstance(states, str) else states)]
+
+
+class _Checker:
+    def __init__(self, loaded: LoadedCassette) -> None:
+        self.loaded = loaded
+        self.cassette = loaded.cassette
+        self.interactions = list(self.cassette.interactions)
+        self.names = {i.name for i in self.interactions}
+
+    def finding(self, loc: Loc, interaction: Interaction, code: str, message: str) -> Finding:
+        return Finding(self.loaded.path, self.loaded.line_of(loc), interaction.name, code, message)
+
+    def run(self) -> Iterator[Finding]:
+        for i, interaction in enumerate(self.interactions):
+            yield from self.script(i, interaction)
+            yield from self.matchers(i, interaction)
+            yield from self.capabilities(i, interaction)
+            yield from self.shadowed(i, interaction)
+
+    def script(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        match = interaction.match
+        follow_up = match.task is not None
+        live = _task_states(match)
+        previous: TaskState | None = None  # the last state this script set
+        terminal: TaskState | None = None
+        seen = self.known_artifacts(interaction) if follow_up else set()
+        closed: set[str] = set()
+        for j, step in enumerate(_steps(interaction)):
+            loc = ("interactions", i, "reply", "task", "steps", j)
+            if terminal is not None:
+                yield self.finding(loc, interaction, "state-after-terminal",
+                                   f"step {j + 1} comes after the terminal state {terminal.name}; "
+                                   "a finished task changes no more")
+                continue  # one finding per step is enough
+            state = step.task_state
+            if state is not None:
+                if state is TaskState.SUBMITTED and previous is not None and previous is not TaskState.SUBMITTED:
+                    yield self.finding(loc, interaction, "illegal-transition",
+                                       f"step {j + 1} goes back to SUBMITTED after {previous.name}")
+                elif (state is TaskState.SUBMITTED and previous is None and follow_up
+                      and not (live and all(s is TaskState.SUBMITTED for s in live))):
+                    yield self.finding(loc, interaction, "illegal-transition",
+                                       "a follow-up continues a live task: it cannot start SUBMITTED again")
+                previous = state
+                if state.terminal:
+                    terminal = state
+            if step.artifact is not None:
+                artifact_id = step.artifact["artifactId"]
+                if step.append and artifact_id in closed:
+                    yield self.finding(loc, interaction, "chunk-after-last",
+                                       f"step {j + 1} appends to artifact {artifact_id!r} after its lastChunk")
+                elif step.append and follow_up and seen is None:
+                    pass  # a follow-up on any task: the artifact may come from anywhere
+                elif step.append and artifact_id not in (seen or set()):
+                    yield self.finding(loc, interaction, "append-without-artifact",
+                                       f"step {j + 1} appends to artifact {artifact_id!r}, which no earlier "
+                                       "step created")
+                if seen is not None:
+                    seen.add(artifact_id)
+                if step.lastChunk:
+                    closed.add(artifact_id)
+
+    def known_artifacts(self, follow_up: Interaction) -> set[str] | None:
+        """Artifacts a follow-up's task may already have: those of its origin and of the origin's
+        other follow-ups; None (unknown) for a follow-up without `from`."""
+        task = follow_up.match.task
+        origin = task.from_ if task is not None else None
+        if origin is None:
+            return None
+        related = [x for x in self.interactions if x is not follow_up and (
+            x.name == origin or (x.match.task is not None and x.match.task.from_ == origin))]
+        return {s.artifact["artifactId"] for x in related for s in _steps(x) if s.artifact is not None}
+
+    def matchers(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        match = interaction.match
+        loc = ("interactions", i)
+        known = OPERATIONS[self.cassette.protocol]
+        written = match.operation
+        unknown = sorted(({written} if isinstance(written, str) else set(written or ())) - known)
+        if unknown:
+            yield self.finding(loc, interaction, "unknown-operation",
+                               f"{self.cassette.protocol} has no operation {', '.join(unknown)}; "
+                               f"use one of {', '.join(sorted(known))}")
+        states = _task_states(match) or []
+        dead = [s.name for s in states if s.terminal]
+        if dead:
+            yield self.finding(loc, interaction, "illegal-transition",
+                               f"match.task.state {', '.join(dead)} can never match: messages to a task "
+                               "in a terminal state are refused")
+        origin = match.task.from_ if match.task is not None else None
+        if origin is not None and origin not in self.names:
+            yield self.finding(loc, interaction, "follow-up-unknown-origin",
+                               f"match.task.from names {origin!r}, which is no interaction of this cassette")
+
+    def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        agent = self.cassette.agent
+        if self.cassette.protocol != "a2a" or agent is None:
+            return
+        loc = ("interactions", i)
+        ops = operations(interaction.match)
+        if not agent.capabilities.streaming:
+            fault = interaction.fault
+            if ops <= STREAM_OPERATIONS:
+                yield self.finding(loc, interaction, "streaming-off",
+                                   f"matches only {', '.join(sorted(ops))}, but the card says "
+                                   "capabilities.streaming: false")
+            elif fault is not None and (fault.dropAfter is not None or fault.errorAfter is not None):
+                yield self.finding(loc, interaction, "streaming-off",
+                                   "fault.dropAfter/errorAfter only apply to streams, but the card says "
+                                   "capabilities.streaming: false")
+        push = sorted(ops & PUSH_OPERATIONS)
+        if push and not agent.capabilities.pushNotifications:
+            yield self.finding(loc, interaction, "push-off",
+                               f"matches {', '.join(push)}, but the card says "
+                               "capabilities.pushNotifications: false")
+
+    def shadowed(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        for k, earlier in enumerate(self.interactions[:i]):
+            if earlier.times is None and _always_wins(earlier.match, interaction.match):
+                line = self.loaded.line_of(("interactions", k))
+                yield self.finding(("interactions", i), interaction, "shadowed",
+                                   f"can never match: interaction {earlier.name!r} (line {line}) comes first, "
+                                   "has no `times` limit and matches every call this one does")
+                return
+
+
+def _always_wins(earlier: Match, later: Match) -> bool:
+    """Whether every call `later` matches is matched by `earlier` too: each of `earlier`'s
+    matchers appears identically in `later` (and its operations cover `later`'s)."""
+    if not operations(earlier) >= operations(later):
+        return False
+    for name in ("text", "parts"):
+        if getattr(earlier, name) is not None and getattr(earlier, name) != getattr(later, name):
+            return False
+    if any(path not in later.where or later.where[path] != spec for path, spec in earlier.where.items()):
+        return False
+    later_headers = {name.lower(): spec for name, spec in later.headers.items()}
+    if any(name.lower() not in later_headers or later_headers[name.lower()] != spec
+           for name, spec in earlier.headers.items()):
+        return False
+    if earlier.task is not None:
+        states = _task_states(earlier)
+        if later.task is None or (states is not None and all(s.terminal for s in states)):
+            return False  # (an earlier matcher that can never match wins nothing)
+        later_states = _task_states(later)
+        if states is not None and (later_states is None or not set(later_states) <= set(states)):
+            return False
+        if earlier.task.from_ is not None and earlier.task.from_ != later.task.from_:
+            return False
+    return True

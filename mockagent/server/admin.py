@@ -1,0 +1,185 @@
+"""The admin API: the journal and control of the served agents, as JSON under `/_mockagent/`.
+
+`create_app(..., admin=False)` (`serve_in_thread(..., admin=False)`) leaves it out: `/_mockagent/…`
+is then an unknown path like any other. It reads cassettes only from the served folder (the
+single cassette's folder) and never writes a file. The logic lives in `mockagent.server.control`,
+which the pytest fixture calls directly; this module only translates HTTP.
+
+Every GET takes `?agent=NAME` to select one agent (mount names: a folder's file stems, "" for a
+single cassette); without it, every agent in mount order. Each item names its `agent`.
+
+    GET  /_mockagent/agents
+         {"agents": [{"name", "protocol": "a2a"|"agentex", "cassette": path, "url": "/NAME/",
+                      "interactions": count}]}
+    GET  /_mockagent/calls?operation=SendMessage&matched=true|false
+         {"calls": [{"seq", "agent", "operation", "binding", "interaction": name|null,
+                     "matched": bool, "error": kind|null, "params": {...}}]}
+    GET  /_mockagent/near-misses
+         {"nearMisses": [call fields as above + "report": {"@type", "cassette", "recordMode",
+                         "call", "closest": [...], "hint", "report": text}]}
+    GET  /_mockagent/tasks
+         {"tasks": [{"agent", "id", "contextId", "name", "state", "origin", "polls",
+                     "remainingSteps", "waiting",
+                     "events": [{"seq", "atMs", "timestamp", and one of "state" |
+                                 "said" | "artifactId" (+ "append")}]}]}
+         States are the neutral names: submitted, working, input_required, completed, ...
+    GET  /_mockagent/interactions?unused=true|false
+         {"interactions": [{"agent", "name", "uses", "times": n|null, "used": bool, "line", "cassette"}]}
+    GET  /_mockagent/deliveries
+         {"deliveries": [{"agent", "seq", "url", "taskId", "configId", "event", "status": n|null,
+                          "error": text|null, "ok": bool}]}
+    POST /_mockagent/reset                  body {} or {"agent": NAME}   → {"reset": [names]}
+    POST /_mockagent/clock/advance          body {"ms": N, "agent"?}     → {"advancedMs": N, "agents": [names]}
+    POST /_mockagent/tasks/{id}/polls       body {"polls": N, "agent"?}  → {"task": task as above}
+    POST /_mockagent/cassettes/load         body {"path": "relative/name.yaml", "agent"?: NAME}
+         → {"agent", "cassette", "replaced": bool, "url", "interactions"}
+         The path is relative to the cassette folder; absolute paths, `..` and symlinks that
+         lead out are refused. A new agent name adds an agent (folders only); a known one is
+         replaced (its streams end). The agent defaults to the file's stem ("" for a single cassette).
+
+Errors: {"error": {"code": 400|404|405, "message": text}} with that status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from flask import Flask, Response, request
+
+from mockagent.server import control
+from mockagent.server.control import ControlError
+
+if TYPE_CHECKING:
+    from mockagent.server.app import Mounts
+
+PREFIX = "/_mockagent"
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+Handler = Callable[..., dict[str, Any]]
+
+
+def _json(payload: dict[str, Any], status: int = 200) -> Response:
+    body = json.dumps(payload, ensure_ascii=False, default=str)
+    return Response(body, status=status, mimetype="application/json")
+
+
+def _error(code: int, message: str) -> Response:
+    return _json({"error": {"code": code, "message": message}}, code)
+
+
+def _flag(name: str) -> bool | None:
+    """A `true`/`false` query parameter; None when absent."""
+    raw = request.args.get(name)
+    if raw is None:
+        return None
+    lowered = raw.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise ControlError(400, f"{name} must be true or false, got {raw!r}")
+
+
+def _agent_arg() -> str | None:
+    return request.args.get("agent")
+
+
+def _body() -> dict[str, Any]:
+    """The JSON object body of a POST; an empty body is `{}`."""
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ControlError(400, "the body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise ControlError(400, "the body must be a JSON object")
+    return body
+
+
+def _body_agent(body: dict[str, Any]) -> str | None:
+    agent = body.get("agent", _agent_arg())
+    if agent is not None and not isinstance(agent, str):
+        raise ControlError(400, f"agent must be a mount name (a string), got {agent!r}")
+    return agent
+
+
+def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
+    def agents() -> dict[str, Any]:
+        return {"agents": control.agents_view(mounts)}
+
+    def calls() -> dict[str, Any]:
+        return {"calls": control.calls_view(mounts, _agent_arg(), request.args.get("operation"), _flag("matched"))}
+
+    def near_misses() -> dict[str, Any]:
+        return {"nearMisses": control.near_misses_view(mounts, _agent_arg())}
+
+    def tasks() -> dict[str, Any]:
+        return {"tasks": control.tasks_view(mounts, _agent_arg())}
+
+    def interactions() -> dict[str, Any]:
+        return {"interactions": control.interactions_view(mounts, _agent_arg(), _flag("unused"))}
+
+    def deliveries() -> dict[str, Any]:
+        return {"deliveries": control.deliveries_view(mounts, _agent_arg())}
+
+    def reset() -> dict[str, Any]:
+        return {"reset": control.reset(mounts, _body_agent(_body()))}
+
+    def advance() -> dict[str, Any]:
+        body = _body()
+        if "ms" not in body:
+            raise ControlError(400, 'give the milliseconds to advance: {"ms": N}')
+        names = control.advance_clock(mounts, body["ms"], _body_agent(body))
+        return {"advancedMs": body["ms"], "agents": names}
+
+    def polls(task_id: str) -> dict[str, Any]:
+        body = _body()
+        if "polls" not in body:
+            raise ControlError(400, 'give the number of polls to add: {"polls": N}')
+        return {"task": control.add_polls(mounts, task_id, body["polls"], _body_agent(body))}
+
+    def load() -> dict[str, Any]:
+        body = _body()
+        if "path" not in body:
+            raise ControlError(400, 'give the cassette\'s path in the cassette folder: {"path": "name.yaml"}')
+        return control.load(mounts, body["path"], body.get("agent"))
+
+    plain = [("GET", "agents", agents), ("GET", "calls", calls), ("GET", "near-misses", near_misses),
+             ("GET", "tasks", tasks), ("GET", "interactions", interactions), ("GET", "deliveries", deliveries),
+             ("POST", "reset", reset), ("POST", "clock/advance", advance), ("POST", "cassettes/load", load)]
+    routes = [(method, re.compile(re.escape(path)), handler) for method, path, handler in plain]
+    routes.append(("POST", re.compile(r"tasks/(?P<task_id>[^/]+)/polls"), polls))
+    return routes
+
+
+def register_admin(app: Flask, mounts: Mounts) -> None:
+    """Serve the admin API under `/_mockagent/` (one view: werkzeug's routing would hand a
+    wrong method to the app's catch-all instead of saying 405)."""
+    routes = _routes(mounts)
+
+    def admin(rest: str = "") -> Response:
+        path = rest.strip("/")
+        allowed = []
+        for method, pattern, handler in routes:
+            found = pattern.fullmatch(path)
+            if found is None:
+                continue
+            allowed.append(method)
+            if request.method == method or (request.method == "HEAD" and method == "GET"):
+                try:
+                    return _json(handler(**found.groupdict()))
+                except ControlError as exc:
+                    return _error(exc.code, exc.message)
+        if allowed:
+            response = _error(405, f"{request.method} {PREFIX}/{path}: use {', '.join(allowed)}")
+            response.headers["Allow"] = ", ".join(allowed)
+            return response
+        return _error(404, f"no admin endpoint {PREFIX}/{path}; see the mockagent README, \"Admin API\"")
+
+    app.add_url_rule(PREFIX, "mockagent_admin_root", admin, methods=ALL_METHODS)
+    app.add_url_rule(f"{PREFIX}/", "mockagent_admin_index", admin, methods=ALL_METHODS)
+    app.add_url_rule(f"{PREFIX}/<path:rest>", "mockagent_admin", admin, methods=ALL_METHODS)

@@ -1,0 +1,252 @@
+"""What the admin API and the pytest fixture see and do: JSON-ready views of the engines, and the
+control actions (reset, clock, polls, runtime cassette loads). Framework-free: plain functions
+over `Mounts`, so `mockagent.server.admin` only translates HTTP and the fixture calls them as is.
+
+Every view is a list of plain dicts (JSON types only); the shapes are documented in
+`mockagent.server.admin`. `agent` selects one mount by name ("" for a single cassette); None
+means every agent, in mount order. A bad argument raises `ControlError` with an HTTP status.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import TYPE_CHECKING, Any
+
+from mockagent.cassette.store import load_cassette
+from mockagent.engine.call import TaskEvent
+from mockagent.engine.journal import JournalEntry
+from mockagent.engine.replay import Engine
+from mockagent.engine.tasks import Task
+from mockagent.errors import CassetteError
+
+if TYPE_CHECKING:
+    from mockagent.server.app import Mounts
+
+MAX_POLLS = 10_000  # one request must not spin the engine's lock for long
+MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one URL path segment
+CASSETTE_SUFFIXES = (".yaml", ".yml")
+
+
+class ControlError(Exception):
+    """A request the admin API refuses: `code` is the HTTP status (400 or 404)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def engines(mounts: Mounts, agent: str | None = None) -> list[tuple[str, Engine]]:
+    """(name, engine) of the selected agent, or of every agent; 404 for an unknown name."""
+    agents = dict(mounts.agents)  # a snapshot: a runtime load may add one meanwhile
+    if agent is None:
+        return list(agents.items())
+    if agent not in agents:
+        known = ", ".join(repr(name) for name in agents)
+        raise ControlError(404, f"no agent {agent!r}; agents: {known}")
+    return [(agent, agents[agent])]
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON types (params are parsed JSON already; this guards the odd bytes or date)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+# -- views ------------------------------------------------------------------------------------
+
+def agents_view(mounts: Mounts) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "protocol": engine.cassette.protocol, "cassette": engine.loaded.path,
+         "url": mounts.prefix(name), "interactions": len(engine.interactions)}
+        for name, engine in engines(mounts)
+    ]
+
+
+def _call(name: str, entry: JournalEntry) -> dict[str, Any]:
+    return {"seq": entry.seq, "agent": name, "operation": entry.operation, "binding": entry.binding,
+            "interaction": entry.interaction, "matched": entry.matched, "error": entry.error,
+            "params": _jsonable(entry.params)}
+
+
+def calls_view(mounts: Mounts, agent: str | None = None, operation: str | None = None,
+               matched: bool | None = None) -> list[dict[str, Any]]:
+    """Journal entries, agent by agent, optionally of one operation and matched or not."""
+    out = []
+    for name, engine in engines(mounts, agent):
+        with engine.changed:
+            entries = list(engine.journal.entries)
+        out += [_call(name, e) for e in entries
+                if (operation is None or e.operation == operation) and (matched is None or e.matched == matched)]
+    return out
+
+
+def near_misses_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
+    """Unmatched calls with their near-miss report (`report`: the typed detail, `text` in it)."""
+    out = []
+    for name, engine in engines(mounts, agent):
+        with engine.changed:
+            entries = engine.journal.unmatched()
+        out += [{**_call(name, e), "report": _jsonable(e.report.as_detail()) if e.report else None}
+                for e in entries]
+    return out
+
+
+def _event(event: TaskEvent) -> dict[str, Any]:
+    view: dict[str, Any] = {"seq": event.seq, "atMs": event.at_ms, "timestamp": event.timestamp or None}
+    if event.state is not None:
+        view["state"] = event.state.value
+    elif event.said is not None:
+        view["said"] = _jsonable(event.said.get("content"))
+    elif event.artifact is not None:
+        view["artifactId"] = event.artifact.get("artifactId")
+        view["append"] = event.append
+    return view
+
+
+def task_view(name: str, task: Task) -> dict[str, Any]:
+    """One live task (call with its engine's lock held)."""
+    return {"agent": name, "id": task.id, "contextId": task.context_id, "name": task.name,
+            "state": task.state.value, "origin": task.origin, "polls": task.polls,
+            "remainingSteps": len(task.script), "waiting": task.waiting,
+            "events": [_event(event) for event in task.events]}
+
+
+def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
+    out = []
+    for name, engine in engines(mounts, agent):
+        with engine.changed:
+            out += [task_view(name, task) for task in engine.tasks.all()]
+    return out
+
+
+def interactions_view(mounts: Mounts, agent: str | None = None,
+                      unused: bool | None = None) -> list[dict[str, Any]]:
+    """Each interaction with its use count; `unused=True` keeps the never-used ones only."""
+    out = []
+    for name, engine in engines(mounts, agent):
+        with engine.changed:
+            uses = list(engine.uses)
+        for i, interaction in enumerate(engine.interactions):
+            view = {"agent": name, "name": interaction.name, "uses": uses[i], "times": interaction.times,
+                    "used": uses[i] > 0, "line": engine.loaded.line_of(("interactions", i)),
+                    "cassette": engine.loaded.path}
+            if unused is None or view["used"] != unused:
+                out.append(view)
+    return out
+
+
+def deliveries_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
+    out = []
+    for name, engine in engines(mounts, agent):
+        with engine.changed:
+            deliveries = list(engine.journal.deliveries)
+        out += [{"agent": name, "seq": d.seq, "url": d.url, "taskId": d.task_id, "configId": d.config_id,
+                 "event": d.event, "status": d.status, "error": d.error, "ok": d.ok}
+                for d in deliveries]
+    return out
+
+
+def unused_report(unused: list[dict[str, Any]]) -> str:
+    """The message of `assert_all_used()` and strict mode; "" when every interaction was used."""
+    if not unused:
+        return ""
+    count = len(unused)
+    lines = [f"mockagent: {count} interaction{'s' if count != 1 else ''} never used:"]
+    for view in unused:
+        where = f"{view['cassette']}, line {view['line']}" if view["line"] else view["cassette"]
+        lines.append(f"  - {view['name']} ({where})")
+    return "\n".join(lines)
+
+
+# -- control ----------------------------------------------------------------------------------
+
+def reset(mounts: Mounts, agent: str | None = None) -> list[str]:
+    """Forget tasks, journal, deliveries and use counts; the names of the agents reset."""
+    selected = engines(mounts, agent)
+    for _, engine in selected:
+        engine.reset()
+    return [name for name, _ in selected]
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ControlError(400, f"{what} must be a number ≥ 0, got {value!r}")
+    return float(value)
+
+
+def advance_clock(mounts: Mounts, ms: Any, agent: str | None = None) -> list[str]:
+    """Let `ms` pass for `after: {ms}` steps (no waiting) and wake the player, so that a played
+    task shows what is now due and the next GetTask sees it; the names of the agents."""
+    amount = _number(ms, "ms")
+    selected = engines(mounts, agent)
+    for _, engine in selected:
+        with engine.changed:
+            engine.clock.advance(amount)
+            engine.changed.notify_all()
+    return [name for name, _ in selected]
+
+
+def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None) -> dict[str, Any]:
+    """Count `polls` GetTask polls on a task (showing what they make due); the task's view."""
+    if isinstance(polls, bool) or not isinstance(polls, int) or not 1 <= polls <= MAX_POLLS:
+        raise ControlError(400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {polls!r}")
+    for name, engine in engines(mounts, agent):
+        with engine.changed:
+            task = engine.tasks.get(task_id)
+            if task is None:
+                continue
+            for _ in range(polls):
+                engine.runner.poll(task)
+            if engine.player is not None and task.due_ms is None:  # go on from a passed gate, as GetTask does
+                engine.player.play(task, streamed=False)
+            return task_view(name, task)
+    raise ControlError(404, f"no task {task_id!r}")
+
+
+def _inside(folder: Path, relative: str) -> Path:
+    """The cassette file `relative` names inside `folder`; refuses any path that could leave it."""
+    if not isinstance(relative, str) or not relative.strip():
+        raise ControlError(400, "path must be the cassette's path relative to the cassette folder")
+    if "\0" in relative or "\\" in relative:
+        raise ControlError(400, f"path {relative!r}: use a plain relative path with / separators")
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or PureWindowsPath(relative).is_absolute() or PureWindowsPath(relative).drive:
+        raise ControlError(400, f"path {relative!r} is absolute: give a path relative to the cassette folder")
+    if ".." in pure.parts:
+        raise ControlError(400, f"path {relative!r} leaves the cassette folder ('..')")
+    if pure.suffix not in CASSETTE_SUFFIXES:
+        raise ControlError(400, f"path {relative!r}: a cassette is a .yaml or .yml file")
+    root = folder.resolve()
+    target = (root / pure).resolve()  # follows symlinks: one that points out is caught here
+    if not target.is_relative_to(root):
+        raise ControlError(400, f"path {relative!r} leads outside the cassette folder (a symlink?)")
+    if not target.is_file():
+        raise ControlError(404, f"no cassette {relative!r} in the cassette folder")
+    return target
+
+
+def load(mounts: Mounts, path: Any, agent: Any = None) -> dict[str, Any]:
+    """Load the cassette at `path` (relative to the cassette folder) as agent `agent` (default:
+    the file's stem in a folder, "" for a single cassette): a new name adds an agent, a known one
+    is replaced. Reads only; never writes a file."""
+    target = _inside(mounts.folder, path)
+    if agent is None:
+        agent = "" if mounts.single else target.stem
+    if not isinstance(agent, str):
+        raise ControlError(400, f"agent must be a mount name (a string), got {agent!r}")
+    if mounts.single and agent != "":
+        raise ControlError(400, "a single cassette is served at /: load into agent \"\" (serve a folder to "
+                                "add agents)")
+    if not mounts.single and (not MOUNT_NAME.match(agent) or agent == "_mockagent"):
+        raise ControlError(400, f"agent {agent!r}: a mount name is one path segment of letters, digits, "
+                                "'.', '_' and '-'")
+    try:
+        replaced = mounts.load(agent, load_cassette(target))
+    except CassetteError as exc:
+        raise ControlError(400, str(exc)) from None
+    engine = mounts.agents[agent]
+    return {"agent": agent, "cassette": engine.loaded.path, "replaced": replaced,
+            "url": mounts.prefix(agent), "interactions": len(engine.interactions)}

@@ -1,0 +1,403 @@
+"""`mockagent lint`: each check finds its mistake, at the right line, and stays quiet on clean cassettes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mockagent.cli import main
+from mockagent.lint import Finding, lint
+
+ROOT = Path(__file__).resolve().parents[2]
+
+A2A = """\
+version: 1
+agent:
+  name: linted
+  description: A cassette under lint.
+  capabilities: {{streaming: {streaming}, pushNotifications: {push}}}
+  skills:
+    - {{id: s, name: S, description: S.}}
+interactions:
+"""
+
+AGENTEX = """\
+version: 1
+protocol: agentex
+agents:
+  - {id: a1, name: helper}
+interactions:
+"""
+
+
+def cassette(tmp_path: Path, interactions: str, *, streaming: bool = True, push: bool = True,
+             name: str = "c.yaml", head: str | None = None) -> Path:
+    text = (head if head is not None else A2A.format(streaming=str(streaming).lower(), push=str(push).lower()))
+    path = tmp_path / name
+    path.write_text(text + interactions)
+    return path
+
+
+def line_of(path: Path, marker: str) -> int:
+    """1-based line of the first line containing `marker`."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if marker in line)
+
+
+def codes(findings: list[Finding]) -> list[tuple[str | None, str]]:
+    return [(f.interaction, f.code) for f in findings]
+
+
+CLEAN = """\
+  - name: start                       # @start
+    match: {text: {startswith: build}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_SUBMITTED
+          - state: TASK_STATE_WORKING
+          - artifact: {artifactId: log, parts: [{text: "a"}]}
+          - artifact: {artifactId: log, parts: [{text: "b"}]}
+            append: true
+            lastChunk: true
+          - state: TASK_STATE_INPUT_REQUIRED
+  - name: more
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: start}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - artifact: {artifactId: log, parts: [{text: "c"}]}
+          - state: TASK_STATE_COMPLETED
+  - name: stream-only
+    match: {operation: SendStreamingMessage, text: stream}
+    fault: {dropAfter: 1}
+    reply: {message: streamed}
+  - name: push
+    match: {operation: CreateTaskPushNotificationConfig}
+    reply: {error: UnsupportedOperation}
+  - name: limited
+    times: 1
+    reply: {message: once}
+  - name: fallback
+    reply: {message: anything}
+"""
+
+
+def test_a_clean_cassette_has_no_findings(tmp_path: Path) -> None:
+    assert lint(cassette(tmp_path, CLEAN)) == []
+
+
+@pytest.mark.parametrize("folder", ["kit", "conformance", "agentex"])
+def test_the_bundled_cassettes_lint_clean(folder: str) -> None:
+    path = ROOT / "cassettes" / folder
+    assert list(path.glob("*.yaml"))
+    assert [str(f) for f in lint(path)] == []
+
+
+def test_a_step_after_a_terminal_state(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: done
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_COMPLETED
+          - state: TASK_STATE_WORKING        # @late
+""")
+    [finding] = lint(path)
+    assert (finding.interaction, finding.code, finding.line) == ("done", "state-after-terminal", line_of(path, "@late"))
+    assert "COMPLETED" in finding.message
+
+
+def test_back_to_submitted_and_a_follow_up_that_starts_submitted(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: again
+    match: {text: again}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_SUBMITTED      # @back
+  - name: next
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_SUBMITTED      # @restart
+          - state: TASK_STATE_WORKING
+""")
+    findings = lint(path)
+    assert codes(findings) == [("again", "illegal-transition"), ("next", "illegal-transition")]
+    assert [f.line for f in findings] == [line_of(path, "@back"), line_of(path, "@restart")]
+    assert "after WORKING" in findings[0].message
+
+
+def test_a_follow_up_on_a_terminal_state_never_matches(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: first
+    match: {text: first}
+    reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
+  - name: too-late                       # @late
+    match: {task: {state: [TASK_STATE_WORKING, TASK_STATE_COMPLETED], from: first}}
+    reply: {message: never}
+""")
+    [finding] = lint(path)
+    assert (finding.interaction, finding.code, finding.line) == ("too-late", "illegal-transition",
+                                                                 line_of(path, "@late"))
+    assert "COMPLETED" in finding.message and "WORKING" not in finding.message
+
+
+def test_append_without_artifact_and_a_chunk_after_the_last(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: chunks
+    reply:
+      task:
+        steps:
+          - artifact: {artifactId: a, parts: [{text: x}]}
+            lastChunk: true
+          - artifact: {artifactId: a, parts: [{text: y}]}   # @after-last
+            append: true
+          - artifact: {artifactId: b, parts: [{text: z}]}   # @orphan
+            append: true
+""")
+    findings = lint(path)
+    assert codes(findings) == [("chunks", "chunk-after-last"), ("chunks", "append-without-artifact")]
+    assert [f.line for f in findings] == [line_of(path, "@after-last"), line_of(path, "@orphan")]
+
+
+def test_a_follow_up_appends_to_its_origins_artifact_but_not_to_another(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: origin
+    match: {text: one}
+    reply:
+      task:
+        steps:
+          - artifact: {artifactId: mine, parts: [{text: x}]}
+          - state: TASK_STATE_INPUT_REQUIRED
+  - name: other
+    match: {text: two}
+    reply:
+      task:
+        steps:
+          - artifact: {artifactId: theirs, parts: [{text: x}]}
+          - state: TASK_STATE_INPUT_REQUIRED
+  - name: follow
+    match: {task: {from: origin}}
+    reply:
+      task:
+        steps:
+          - artifact: {artifactId: mine, parts: [{text: y}]}
+            append: true
+          - artifact: {artifactId: theirs, parts: [{text: y}]}   # @theirs
+            append: true
+""")
+    [finding] = lint(path)
+    assert (finding.interaction, finding.code, finding.line) == ("follow", "append-without-artifact",
+                                                                 line_of(path, "@theirs"))
+    assert "'theirs'" in finding.message
+
+
+def test_streaming_off_and_push_off(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: streamed                        # @streamed
+    match: {operation: [SendStreamingMessage, SubscribeToTask]}
+    reply: {message: hi}
+  - name: dropped                         # @dropped
+    match: {text: drop}
+    fault: {errorAfter: 2}
+    reply: {message: hi}
+  - name: push                            # @push
+    match: {operation: GetTaskPushNotificationConfig}
+    reply: {error: TaskNotFound}
+  - name: either
+    match: {operation: [SendMessage, SendStreamingMessage]}
+    reply: {message: fine}
+""", streaming=False, push=False)
+    findings = lint(path)
+    assert codes(findings) == [("streamed", "streaming-off"), ("dropped", "streaming-off"), ("push", "push-off")]
+    assert [f.line for f in findings] == [line_of(path, m) for m in ("@streamed", "@dropped", "@push")]
+    # the same interactions are fine on a card that streams and pushes
+    assert lint(cassette(tmp_path, path.read_text().split("interactions:\n", 1)[1], name="on.yaml")) == []
+
+
+def test_unknown_operations_per_protocol(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: typo                            # @typo
+    match: {operation: [SendMessage, GetTasks]}
+    reply: {message: hi}
+  - name: agentex-only                    # @agentex
+    match: {operation: CreateTask}
+    reply: {error: TaskNotFound}
+""")
+    findings = lint(path)
+    assert codes(findings) == [("typo", "unknown-operation"), ("agentex-only", "unknown-operation")]
+    assert [f.line for f in findings] == [line_of(path, "@typo"), line_of(path, "@agentex")]
+    assert "GetTasks" in findings[0].message and "SendMessage," not in findings[0].message.split(";")[0]
+    agentex = cassette(tmp_path, """\
+  - name: create
+    match: {operation: [CreateTask, InterruptTask, SendEvent]}
+    reply: {error: TaskNotFound}
+  - name: card                            # @card
+    match: {operation: GetExtendedAgentCard}
+    reply: {error: TaskNotFound}
+""", head=AGENTEX, name="agentex.yaml")
+    [finding] = lint(agentex)
+    assert (finding.interaction, finding.code, finding.line) == ("card", "unknown-operation",
+                                                                 line_of(agentex, "@card"))
+
+
+SHADOWS = """\
+  - name: catch-all
+    reply: {message: anything}
+  - name: never                           # @never
+    match: {text: hello}
+    reply: {message: hi}
+"""
+
+
+def test_an_interaction_behind_a_catch_all_is_shadowed(tmp_path: Path) -> None:
+    path = cassette(tmp_path, SHADOWS)
+    [finding] = lint(path)
+    assert (finding.interaction, finding.code, finding.line) == ("never", "shadowed", line_of(path, "@never"))
+    assert "'catch-all' (line 9)" in finding.message
+
+
+def test_shadowing_needs_every_matcher_of_the_earlier_one(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: hello-header
+    match: {text: hello, headers: {X-Tenant: acme}, where: {metadata.k: 1}}
+    reply: {message: a}
+  - name: same-plus                       # @same-plus
+    match: {text: hello, headers: {x-tenant: acme}, where: {metadata.k: 1, metadata.j: 2}}
+    reply: {message: b}
+  - name: other-header
+    match: {text: hello, headers: {X-Tenant: other}, where: {metadata.k: 1}}
+    reply: {message: c}
+  - name: no-header
+    match: {text: hello}
+    reply: {message: d}
+  - name: streamed-only
+    match: {operation: SendStreamingMessage}
+    reply: {message: e}
+  - name: any-stream                      # @any-stream
+    match: {operation: SendStreamingMessage, text: hi}
+    reply: {message: f}
+  - name: limited
+    times: 2
+    match: {text: bye}
+    reply: {message: g}
+  - name: after-limited
+    match: {text: bye}
+    reply: {message: h}
+""")
+    findings = lint(path)
+    assert codes(findings) == [("same-plus", "shadowed"), ("any-stream", "shadowed")]
+    assert [f.line for f in findings] == [line_of(path, "@same-plus"), line_of(path, "@any-stream")]
+
+
+def test_follow_up_matchers_and_shadowing(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: origin
+    match: {text: start}
+    reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
+  - name: any-follow-up
+    match: {task: {state: [TASK_STATE_INPUT_REQUIRED, TASK_STATE_AUTH_REQUIRED]}}
+    reply: {message: a}
+  - name: narrower                        # @narrower
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: origin}}
+    reply: {message: b}
+  - name: new-task
+    match: {text: start}
+    reply: {message: c}
+""")
+    findings = lint(path)
+    # `new-task` is shadowed by `origin` (same text); `any-follow-up` shadows only follow-ups
+    assert codes(findings) == [("narrower", "shadowed"), ("new-task", "shadowed")]
+    assert findings[0].line == line_of(path, "@narrower")
+    assert "'any-follow-up'" in findings[0].message and "'origin'" in findings[1].message
+
+
+def test_a_follow_up_from_no_interaction(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: first
+    match: {text: first}
+    reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
+  - name: orphan                          # @orphan
+    match: {task: {from: frist}}
+    reply: {message: hi}
+""")
+    [finding] = lint(path)
+    assert (finding.interaction, finding.code, finding.line) == ("orphan", "follow-up-unknown-origin",
+                                                                 line_of(path, "@orphan"))
+    assert "'frist'" in finding.message
+
+
+def test_a_cassette_that_does_not_load_is_one_finding(tmp_path: Path) -> None:
+    path = cassette(tmp_path, """\
+  - name: bad
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_SLEEPING          # @bad
+""")
+    [finding] = lint(path)
+    assert (finding.code, finding.line, finding.interaction) == ("invalid", line_of(path, "@bad"), None)
+    assert "unknown task state" in finding.message and str(path) not in finding.message
+    broken_regex = cassette(tmp_path, """\
+  - name: bad-regex
+    match: {text: {regex: "("}}               # @regex
+    reply: {message: hi}
+""", name="regex.yaml")
+    [finding] = lint(broken_regex)
+    assert (finding.code, finding.line) == ("invalid", line_of(broken_regex, "@regex"))
+    assert "bad regex" in finding.message
+
+
+def test_finding_text() -> None:
+    finding = Finding("c.yaml", 12, "run", "shadowed", "can never match")
+    assert str(finding) == "c.yaml:12: interaction 'run': shadowed can never match"
+    assert str(Finding("c.yaml", 3, None, "invalid", "not valid YAML")) == "c.yaml:3: invalid not valid YAML"
+
+
+def test_a_folder_lints_every_cassette(tmp_path: Path) -> None:
+    cassette(tmp_path, CLEAN, name="a.yaml")
+    cassette(tmp_path, SHADOWS, name="b.yaml")
+    (tmp_path / "notes.txt").write_text("not a cassette")
+    findings = lint(tmp_path)
+    assert [(Path(f.path).name, f.code) for f in findings] == [("b.yaml", "shadowed")]
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+
+def test_lint_command_clean(tmp_path: Path) -> None:
+    path = cassette(tmp_path, CLEAN)
+    result = CliRunner().invoke(main, ["lint", str(path), str(ROOT / "cassettes" / "kit")])
+    assert result.exit_code == 0, result.output
+    assert result.output == "ok: 4 cassettes\n"
+
+
+def test_lint_command_findings(tmp_path: Path) -> None:
+    path = cassette(tmp_path, SHADOWS)
+    clean = cassette(tmp_path, CLEAN, name="clean.yaml")
+    result = CliRunner().invoke(main, ["lint", str(path), str(clean)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"{path}:{line_of(path, '@never')}: interaction 'never': shadowed can never match: interaction "
+        "'catch-all' (line 9) comes first, has no `times` limit and matches every call this one does",
+        "1 finding in 2 cassettes",
+    ]
+    quiet = CliRunner().invoke(main, ["lint", "--quiet", str(path)])
+    assert quiet.exit_code == 1
+    assert quiet.output.splitlines() == result.output.splitlines()[:1]
+
+
+def test_lint_command_usage_errors(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(main, ["lint", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    assert CliRunner().invoke(main, ["lint"]).exit_code == 2
+    empty = CliRunner().invoke(main, ["lint", str(tmp_path)])
+    assert empty.exit_code == 2 and "no cassettes" in empty.output
+    help_text = CliRunner().invoke(main, ["lint", "--help"])
+    assert help_text.exit_code == 0 and "Exit status" in help_text.output
