@@ -22,6 +22,7 @@ class Call:
     version: str = "1.0"
     tenant: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    method: str = ""  # the call's name on the wire when it differs from the operation (message/send)
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -40,7 +41,8 @@ class Call:
 
     def summary(self) -> str:
         """`SendMessage over JSONRPC, text "Please review", 2 parts` for reports."""
-        words = f"{self.operation} over {self.binding}"
+        words = f"{self.method} ({self.operation})" if self.method else self.operation
+        words += f" over {self.binding}"
         if self.message is not None:
             words += f", text {self.text!r}" if self.text else ", no text"
             words += f", {len(self.parts)} part{'s' if len(self.parts) != 1 else ''}"

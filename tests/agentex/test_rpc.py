@@ -505,3 +505,28 @@ def test_two_fresh_apps_answer_byte_for_byte_the_same(cassette):
     first, second = replay(), replay()
     assert first == second
     assert b"Working." in first[-5] and b"COMPLETED" in first[-1]
+
+
+def test_an_unmatched_turn_gets_the_near_miss_report_in_protocol_terms(tmp_path):
+    from mockagent.server.app import create_app
+
+    path = tmp_path / "bot.yaml"
+    path.write_text("""\
+version: 1
+protocol: agentex
+agents: [{id: a1, name: bot, acp_type: sync}]
+interactions:
+  - name: question
+    match: {text: {endswith: "?"}}
+    reply: {task: {steps: [{say: "yes"}]}}
+""")
+    reply = create_app(path).test_client().post("/agents/name/bot/rpc", json={
+        "method": "message/send", "params": {"content": {"type": "text", "author": "user", "content": "Hello"}}})
+    error = reply.get_json()["error"]
+    assert reply.status_code == 200 and error["code"] == -32603
+    assert error["message"].splitlines()[1:4] == [
+        "Call: message/send (SendMessage) over RPC, text 'Hello', 1 part",
+        "Closest interactions:",
+        "  1. question (line 5)",
+    ]
+    assert 'message.parts[0].text: endswith "?" ≠ "Hello"' in error["message"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from mockagent import errors
@@ -200,7 +201,7 @@ def _build(agent: AgentexAgent, method: str, p: Params, request: HttpRequest) ->
     params = build(p, agent)
     if operation == "SendMessage" and p.get("stream") is True:
         operation = "SendStreamingMessage"
-    return query.call(operation, params, BINDING, request.headers)
+    return replace(query.call(operation, params, BINDING, request.headers), method=method)
 
 
 def _call(engine: Engine, agent: AgentexAgent, method: str, p: Params, request: HttpRequest) -> Call:
