@@ -3,7 +3,9 @@
 `create_app(..., admin=False)` (`serve_in_thread(..., admin=False)`) leaves it out: `/_mockagent/…`
 is then an unknown path like any other. It reads cassettes only from the served folder (the
 single cassette's folder) and never writes a file. The logic lives in `mockagent.server.control`,
-which the pytest fixture calls directly; this module only translates HTTP.
+which the pytest fixture calls directly; this module only translates HTTP. `GET /_mockagent/`
+(with or without the slash) is the inspector page, HTML built from the same views by
+`mockagent.server.inspector`.
 
 Every GET takes `?agent=NAME` to select one agent (mount names: a folder's file stems, "" for a
 single cassette); without it, every agent in mount order. Each item names its `agent`.
@@ -49,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, request
 
-from mockagent.server import control
+from mockagent.server import control, inspector
 from mockagent.server.control import ControlError
 
 if TYPE_CHECKING:
@@ -163,6 +165,13 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
 
     def admin(rest: str = "") -> Response:
         path = rest.strip("/")
+        if path == "":  # the inspector page, for a browser
+            if request.method in ("GET", "HEAD"):
+                page = inspector.render(mounts, request.host_url.rstrip("/"))
+                return Response(page, mimetype="text/html", content_type="text/html; charset=utf-8")
+            response = _error(405, f"{request.method} {PREFIX}/: use GET")
+            response.headers["Allow"] = "GET"
+            return response
         allowed = []
         for method, pattern, handler in routes:
             found = pattern.fullmatch(path)
