@@ -299,6 +299,9 @@ class Agent(_Model):
     extendedCard: dict[str, Any] | None = Field(
         None, description="card fields that GetExtendedAgentCard adds or replaces"
     )
+    v03Card: bool = Field(
+        False, description="also publish the A2A v0.3 card fields (url, preferredTransport, protocolVersion, …)"
+    )
 
 
 class Duration(_Model):

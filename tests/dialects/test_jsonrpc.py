@@ -80,7 +80,7 @@ def test_wrong_content_type_is_32005_even_for_non_json_body(small):
     ({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}, -32600),
     ({"jsonrpc": "2.0", "id": 1}, -32600),
     ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "GetTask"}, -32600),
-    ({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}, -32601),
+    ({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}, -32602),  # a v0.3 method: empty params are InvalidParams
     ({"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod"}, -32601),
     ({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": [1]}, -32602),
     ({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}, -32602),

@@ -38,6 +38,30 @@ def build_card(agent: Agent, base_url: str) -> dict[str, Any]:
     return {key: value for key, value in card.items() if value is not None}
 
 
+def with_v03_fields(card: dict[str, Any], agent: Agent, base_url: str) -> dict[str, Any]:
+    """The card plus the v0.3 fields (`url`, `preferredTransport`, `protocolVersion`, …).
+
+    A hybrid card: a2a-sdk 0.3.x needs `url`; a2a-sdk 1.x reads `supportedInterfaces` and the
+    TCK's schema rejects the extra keys, so the public card has them only with `agent.v03Card`.
+    v0.3 is served over JSON-RPC (at the same root), so that is the one v0.3 transport.
+    """
+    interfaces = list(card.get("supportedInterfaces", []))
+    legacy = {"url": base_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+    if agent.tenant:
+        legacy["tenant"] = agent.tenant
+    if legacy not in interfaces:
+        interfaces.append(legacy)  # a 1.x client still prefers the 1.0 interfaces above it
+    return {
+        **card,
+        "supportedInterfaces": interfaces,
+        "url": base_url,
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "additionalInterfaces": [{"url": base_url, "transport": "JSONRPC"}],
+        "supportsAuthenticatedExtendedCard": bool(agent.capabilities.extendedAgentCard),
+    }
+
+
 def build_extended_card(agent: Agent, base_url: str) -> dict[str, Any]:
     """The public card with the cassette's `extendedCard` fields added or replaced."""
     return {**build_card(agent, base_url), **(agent.extendedCard or {})}
@@ -45,7 +69,10 @@ def build_extended_card(agent: Agent, base_url: str) -> dict[str, Any]:
 
 def card_response(agent: Agent, request: HttpRequest) -> HttpResponse:
     """GET of the card, with `Cache-Control` and an `ETag` that honours `If-None-Match`."""
-    response = HttpResponse.json(build_card(agent, request.base_url))
+    card = build_card(agent, request.base_url)
+    if agent.v03Card:
+        card = with_v03_fields(card, agent, request.base_url)
+    response = HttpResponse.json(card)
     assert isinstance(response.body, bytes)  # a JSON answer is never streamed
     etag = '"' + hashlib.sha256(response.body).hexdigest()[:20] + '"'
     response.headers.update({"Cache-Control": CACHE_CONTROL, "ETag": etag})

@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from mockagent import errors
+from mockagent.dialects import sse
+from mockagent.dialects.a2a import v0_3
+from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
 from mockagent.dialects.a2a.service import OPERATIONS, A2AService
+from mockagent.dialects.a2a.wire import normalise
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
@@ -52,6 +56,8 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
             raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
         request_id = _echo_id(payload)
         method, params = _envelope(payload)
+        if method in v0_3.METHODS:
+            return _handle_v0_3(service, request, method, params, request_id)
         if method not in OPERATIONS:
             raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
         if not isinstance(params, dict):
@@ -69,3 +75,32 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
         return stream_response(answer.stream, wrap, lambda exc: jsonrpc_error(exc, request_id))
     delay(answer.fault)
     return HttpResponse.json(wrap(answer.result))
+
+
+def _handle_v0_3(service: A2AService, request: HttpRequest, method: str, params: Any,
+                 request_id: Any) -> HttpResponse:
+    """A v0.3 method: v0.3 params in, v0.3 shapes out; streams answer in SSE even when refused."""
+    streaming = method in v0_3.STREAMING_METHODS
+    try:
+        params = v0_3.params_in(method, normalise(v0_3.check_params(params)))
+        answer = service.call(v0_3.METHODS[method], params, request, BINDING, legacy=True)
+    except errors.HttpFault as exc:
+        return fault_response(exc.fault)
+    except errors.ProtocolError as exc:
+        if streaming:  # a2a-sdk 0.3 reads streams with httpx-sse: an error must be SSE too
+            return HttpResponse(200, iter([sse.frame(v0_3.error_out(exc, request_id))]), dict(sse.HEADERS))
+        return HttpResponse.json(v0_3.error_out(exc, request_id))
+
+    if answer.stream is not None:
+        close_on_interrupt = method == "message/stream"
+
+        def wrap(result: Any) -> dict[str, Any]:
+            event = v0_3.stream_event_out(result, close_on_interrupt=close_on_interrupt)
+            return {"jsonrpc": "2.0", "id": request_id, "result": event}
+
+        return stream_response(answer.stream, wrap, lambda exc: v0_3.error_out(exc, request_id))
+    delay(answer.fault)
+    result = v0_3.result_out(method, answer.result)
+    if method == "agent/getAuthenticatedExtendedCard":
+        result = with_v03_fields(result, service.agent, request.base_url)
+    return HttpResponse.json({"jsonrpc": "2.0", "id": request_id, "result": result})

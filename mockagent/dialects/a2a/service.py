@@ -50,16 +50,18 @@ class A2AService:
         self.agent = engine.cassette.agent
 
     def call(self, operation: str, params: dict[str, Any], request: HttpRequest, binding: str,
-             tenant: str | None = None) -> Answer:
+             tenant: str | None = None, legacy: bool = False) -> Answer:
         """Run one operation, or raise a ProtocolError (or HttpFault for a scripted status).
 
-        Every call lands in the engine's journal, also those refused here.
+        `legacy`: the call came as a v0.3 method (params already converted to v1.0), so a
+        missing or 0.3 `A2A-Version` is the expected one. Every call lands in the engine's
+        journal, also those refused here.
         """
         params = normalise(params)
         call = Call(operation=operation, params=params, binding=binding,
                     tenant=tenant or _text(params.get("tenant")), headers=request.headers)
         try:
-            self._check_service_parameters(request)
+            self._check_service_parameters(request, legacy)
             self._check_capability(operation, params)
             if operation == "GetExtendedAgentCard":
                 card = build_extended_card(self.agent, request.base_url)
@@ -84,10 +86,14 @@ class A2AService:
             return False
         return self.engine.answers(call)
 
-    def _check_service_parameters(self, request: HttpRequest) -> None:
+    def _check_service_parameters(self, request: HttpRequest, legacy: bool = False) -> None:
         version = requested_version(request)
+        if legacy:
+            if version and version.split(".")[:2] != ["0", "3"]:
+                raise errors.VersionNotSupported(
+                    f"A2A-Version {version} is not supported for v0.3 methods", metadata={"version": version})
         # No header means v0.3 by the spec; PascalCase methods exist only in v1, so stay lenient.
-        if version and version.split(".")[0] != "1":
+        elif version and version.split(".")[0] != "1":
             raise errors.VersionNotSupported(
                 f"A2A-Version {version} is not supported; this agent speaks 1.0", metadata={"version": version}
             )
