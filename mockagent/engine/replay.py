@@ -265,6 +265,7 @@ class Engine:
             task = self.ops.new_task(origin, context_id, name=call.params.get("taskName"),
                                      params=call.params.get("taskParams"),
                                      metadata=reply.task.metadata if reply.task else None)
+            task.version = call.version
         message.update(taskId=task.id, contextId=task.context_id)
         task.add_user_message(message)
         mark = len(task.history)

@@ -39,6 +39,7 @@ class Task:
     name: str | None = None  # a task may be found by name (Agentex get-or-create)
     params: dict[str, Any] | None = None
     created: str = ""
+    version: str = "1.0"  # the A2A protocol version of the call that created it (webhook bodies)
 
     @property
     def halted(self) -> bool:

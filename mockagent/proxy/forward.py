@@ -94,9 +94,11 @@ class RecordingProxy:
                 routed = replace(request, path=request.path[len(base):])
                 try:
                     found = rest.route(routed)
+                    if found is not None and found.v0_3:
+                        return None  # v0.3 REST is passed through, not recorded (its shapes differ)
                     if found is not None:
-                        params, _ = rest.request_params(routed, found[1])
-                        return Classified("HTTP+JSON", found[0], params, routed.path)
+                        params, _ = rest.request_params(routed, found.path_params)
+                        return Classified("HTTP+JSON", found.operation, params, routed.path)
                 except errors.ProtocolError:
                     return None
         return None

@@ -39,5 +39,4 @@ class A2AAgent:
         if found is None:
             return rest.error_response(
                 errors.MethodNotFound(f"No A2A route for {request.method} {request.path or '/'}"))
-        operation, path_params = found
-        return rest.handle(self.service, request, operation, path_params)
+        return rest.handle(self.service, request, found)

@@ -1,11 +1,16 @@
-"""Push notifications: every task event POSTed as StreamResponse JSON to the task's webhooks."""
+"""Push notifications: every task event POSTed as StreamResponse JSON to the task's webhooks.
+
+A task created by a v0.3 call (JSON-RPC `message/send` or REST `/v1/message:send`) gets v0.3
+bodies instead: the whole v0.3 Task JSON (`kind: "task"`, lowercase states) at each event, as
+a2a-sdk 0.3 servers sent it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from mockagent.dialects.a2a.wire import render_event
+from mockagent.dialects.a2a import v0_3
+from mockagent.dialects.a2a.wire import render_event, render_task
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.delivery import Deliverer, Delivery
 from mockagent.engine.journal import Journal
@@ -39,12 +44,17 @@ class PushNotifier:
     def on_event(self, task: Task, event: TaskEvent) -> None:
         if not task.push_configs:
             return
-        payload = render_event(event)
+        if task.version == v0_3.VERSION:
+            payload: dict[str, Any] = v0_3.task_out(render_task(task.view()))
+            event_name = "task"
+        else:
+            payload = render_event(event)
+            event_name = next(iter(payload))
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
         journal = self.engine.journal  # this one: a reset before the POST ends must not get its result
         for config in task.push_configs.values():
             self.deliverer.post(str(config["url"]), body, webhook_headers(config), task_id=task.id,
-                                config_id=str(config["id"]), event=next(iter(payload)),
+                                config_id=str(config["id"]), event=event_name,
                                 on_result=lambda delivery: self._record(journal, delivery))
 
     def _record(self, journal: Journal, delivery: Delivery) -> None:

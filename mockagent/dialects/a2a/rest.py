@@ -1,15 +1,23 @@
-"""The A2A HTTP+JSON binding: a route table, every route also under a `/{tenant}` prefix."""
+"""The A2A HTTP+JSON binding: a route table, every route also under a `/{tenant}` prefix.
+
+v0.3's binding lives under `/v1` (`/v1/message:send`, `/v1/card`), which collides with a tenant
+`v1`: a path that is exactly `/v1` + a v0.3 route is v0.3 when `A2A-Version` is missing or 0.3
+(a2a-sdk 1.x's compat transport sends `a2a-version: 0.3`); with `A2A-Version: 1.x` it stays a
+v1.0 call with tenant `v1`, and longer prefixes (`/v1/projects/p/...`) are always tenants.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockagent import errors
+from mockagent.dialects.a2a import v0_3
+from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import rest_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
-from mockagent.dialects.a2a.service import A2AService
-from mockagent.dialects.a2a.wire import camel
+from mockagent.dialects.a2a.service import A2AService, requested_version
+from mockagent.dialects.a2a.wire import camel, normalise
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
@@ -34,21 +42,40 @@ ROUTES: list[tuple[frozenset[str], str, str]] = [
     (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
 ]
 _COMPILED = [(verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}$"), op) for verbs, path, op in ROUTES]
+_V03_COMPILED = [(verbs, re.compile(rf"^/v1{path}$"), op) for verbs, path, op in v0_3.REST_ROUTES]
+
+
+class Route(NamedTuple):
+    """A routed REST request: its operation, its path params, and whether it is v0.3 (`/v1/…`)."""
+
+    operation: str
+    path_params: dict[str, str]
+    v0_3: bool = False
+
 _INTS = ("historyLength", "pageSize")
 _BOOLS = ("includeArtifacts",)
 
 
-def route(request: HttpRequest) -> tuple[str, dict[str, str]] | None:
-    """(operation, path params) for a request; None when no route has this path.
+def route(request: HttpRequest) -> Route | None:
+    """The route of a request; None when no route has this path.
 
     A path that exists with another verb raises MethodNotFound with status 405.
     """
     path_known = False
+    if v0_3.accepts_version(requested_version(request)):
+        for verbs, pattern, operation in _V03_COMPILED:
+            found = pattern.match(request.path)
+            if found:
+                if request.method in verbs:
+                    return Route(operation, found.groupdict(), v0_3=True)
+                path_known = True
+        if path_known:
+            raise errors.MethodNotFound(f"{request.method} is not allowed on {request.path}", http_status=405)
     for verbs, pattern, operation in _COMPILED:
         found = pattern.match(request.path)
         if found:
             if request.method in verbs:
-                return operation, {k: v for k, v in found.groupdict().items() if v is not None}
+                return Route(operation, {k: v for k, v in found.groupdict().items() if v is not None})
             path_known = True
     if path_known:
         raise errors.MethodNotFound(f"{request.method} is not allowed on {request.path}", http_status=405)
@@ -96,8 +123,11 @@ def request_params(request: HttpRequest, path_params: dict[str, str]) -> tuple[d
     return params, tenant
 
 
-def handle(service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]) -> HttpResponse:
+def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResponse:
     """Answer one routed REST request; errors as `google.rpc.Status` JSON."""
+    operation, path_params = routed.operation, routed.path_params
+    if routed.v0_3:
+        return _handle_v0_3(service, request, operation, path_params)
     try:
         params, tenant = request_params(request, path_params)
         answer = service.call(operation, params, request, BINDING, tenant=tenant)
@@ -115,3 +145,31 @@ def error_response(exc: errors.ProtocolError) -> HttpResponse:
     """A ProtocolError as `google.rpc.Status` JSON with its HTTP status."""
     body, status = rest_error(exc)
     return HttpResponse.json(body, status)
+
+
+def _handle_v0_3(service: A2AService, request: HttpRequest, operation: str,
+                 path_params: dict[str, str]) -> HttpResponse:
+    """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`."""
+    try:
+        params, _ = request_params(request, path_params)
+        params = v0_3.rest_params_in(operation, normalise(params))  # proto field names → camelCase
+        answer = service.call(operation, params, request, BINDING, legacy=True)
+    except errors.HttpFault as exc:
+        return fault_response(exc.fault)
+    except errors.ProtocolError as exc:
+        return _v03_error_response(exc)
+    if answer.stream is not None:
+        close_on_interrupt = operation == "SendStreamingMessage"
+        return stream_response(answer.stream,
+                               lambda result: v0_3.rest_event_out(result, close_on_interrupt=close_on_interrupt),
+                               v0_3.rest_error_out)
+    delay(answer.fault)
+    result = v0_3.rest_result_out(operation, answer.result)
+    if operation == "GetExtendedAgentCard":
+        result = with_v03_fields(result, service.agent, request.base_url)
+    return HttpResponse.json(result)
+
+
+def _v03_error_response(exc: errors.ProtocolError) -> HttpResponse:
+    _, status = rest_error(exc)
+    return HttpResponse.json(v0_3.rest_error_out(exc), status)

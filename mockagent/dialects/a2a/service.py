@@ -59,7 +59,8 @@ class A2AService:
         """
         params = normalise(params)
         call = Call(operation=operation, params=params, binding=binding,
-                    tenant=tenant or _text(params.get("tenant")), headers=request.headers)
+                    tenant=tenant or _text(params.get("tenant")), headers=request.headers,
+                    version="0.3" if legacy else "1.0")
         try:
             self._check_service_parameters(request, legacy)
             self._check_capability(operation, params)
