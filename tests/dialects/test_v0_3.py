@@ -172,7 +172,8 @@ def test_the_v03_card_mode_is_opt_in(kit, small_v03):
     card = small_v03.get("/.well-known/agent-card.json").get_json()
     assert card["protocolVersion"] == "0.3.0" and card["preferredTransport"] == "JSONRPC"
     assert card["url"] == card["supportedInterfaces"][0]["url"]
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
+    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"},
+                                            {"url": card["url"], "transport": "HTTP+JSON"}]  # REST: /v1/
     assert card["supportsAuthenticatedExtendedCard"] is True
-    assert card["supportedInterfaces"][-1]["protocolVersion"] == "0.3"
-    assert [i["protocolVersion"] for i in card["supportedInterfaces"][:-1]] == ["1.0", "1.0"]
+    assert [(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]] == [
+        ("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]

@@ -43,21 +43,23 @@ def with_v03_fields(card: dict[str, Any], agent: Agent, base_url: str) -> dict[s
 
     A hybrid card: a2a-sdk 0.3.x needs `url`; a2a-sdk 1.x reads `supportedInterfaces` and the
     TCK's schema rejects the extra keys, so the public card has them only with `agent.v03Card`.
-    v0.3 is served over JSON-RPC (at the same root), so that is the one v0.3 transport.
+    v0.3 is served over JSON-RPC (at the same root) and HTTP+JSON (under `/v1/`), as the cassette's
+    bindings say.
     """
     interfaces = list(card.get("supportedInterfaces", []))
-    legacy = {"url": base_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
-    if agent.tenant:
-        legacy["tenant"] = agent.tenant
-    if legacy not in interfaces:
-        interfaces.append(legacy)  # a 1.x client still prefers the 1.0 interfaces above it
+    for binding in agent.bindings:  # after the 1.0 interfaces, which a 1.x client prefers
+        legacy = {"url": base_url, "protocolBinding": binding, "protocolVersion": "0.3"}
+        if agent.tenant and binding == "JSONRPC":  # v0.3 REST has no tenant prefix
+            legacy["tenant"] = agent.tenant
+        if legacy not in interfaces:
+            interfaces.append(legacy)
     return {
         **card,
         "supportedInterfaces": interfaces,
         "url": base_url,
-        "preferredTransport": "JSONRPC",
+        "preferredTransport": agent.bindings[0],
         "protocolVersion": "0.3.0",
-        "additionalInterfaces": [{"url": base_url, "transport": "JSONRPC"}],
+        "additionalInterfaces": [{"url": base_url, "transport": binding} for binding in agent.bindings],
         "supportsAuthenticatedExtendedCard": bool(agent.capabilities.extendedAgentCard),
     }
 
