@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from mockagent.engine.player import Pace
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
-from mockagent.server.app import create_app
+from mockagent.server.app import MAX_BODY, create_app
 
 CARD_PATH = "/.well-known/agent-card.json"
 READY = "mockagent ready"
@@ -41,9 +42,12 @@ def main() -> None:
               help="No gap between stream events longer than N ms.")
 @click.option("--threads", default=32, show_default=True, type=click.IntRange(1, 1024),
               help="Requests served at once; every open stream or subscription holds one.")
-@click.option("--no-admin", is_flag=True, help="Serve no admin API under /_mockagent/.")
+@click.option("--admin/--no-admin", default=None,
+              help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).")
+@click.option("--max-body", default=MAX_BODY, show_default=True, type=click.IntRange(1), metavar="BYTES",
+              help="Largest request body accepted; a larger one is answered 413.")
 def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None, threads: int,
-          no_admin: bool) -> None:
+          admin: bool | None, max_body: int) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
@@ -51,7 +55,8 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     """
     _check_pace(pace)
     try:
-        app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=not no_admin)
+        app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=admin_enabled(host, admin),
+                         max_body=max_body)
     except CassetteError as exc:
         # A cassette typo is the user's to fix: the message names file:line and field, and a
         # traceback would only bury it. Exit status 2 is click's "bad usage" status.
@@ -169,6 +174,23 @@ def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
         n = len(findings)
         click.echo(f"{n} finding{'s' if n != 1 else ''} in {count}" if findings else f"ok: {count}")
     raise SystemExit(1 if findings else 0)
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and loopback addresses (127.0.0.0/8, ::1)."""
+    host = host.strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def admin_enabled(host: str, admin: bool | None) -> bool:
+    """Whether `serve` mounts the admin API: as asked, else only on a loopback interface (the
+    admin API can load cassettes and reset state, so it is not for the whole network)."""
+    return admin if admin is not None else is_loopback(host)
 
 
 def _check_pace(pace: str | None) -> None:

@@ -123,7 +123,10 @@ def _line_map(root: yaml.Node) -> dict[Loc, int]:
 
 def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
     """Parse with the safe loader only; return the data and a map of location → line."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # refuses control characters here already
+    except yaml.YAMLError as exc:
+        raise CassetteError(f"not valid YAML: {exc}", path=path) from None
     try:
         node = loader.get_single_node()
         if node is not None:
@@ -136,6 +139,9 @@ def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
         raise CassetteError(f"not valid YAML: {problem}", path=path, line=line) from None
     except RecursionError:
         raise CassetteError("the YAML is nested too deeply", path=path) from None
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        # PyYAML's own constructors fail this way on explicit tags with bad values (`!!int abc`).
+        raise CassetteError(f"not valid YAML: {type(exc).__name__}: {exc}", path=path) from None
     finally:
         loader.dispose()
     return data, _line_map(node) if node is not None else {}

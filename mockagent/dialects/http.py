@@ -42,5 +42,8 @@ class HttpResponse:
 
 
 def parse_json(body: bytes) -> Any:
-    """Decode a JSON body; ValueError for bad UTF-8 or bad JSON alike."""
-    return json.loads(body.decode("utf-8"))
+    """Decode a JSON body; ValueError for bad UTF-8, bad JSON or JSON nested too deeply alike."""
+    try:
+        return json.loads(body.decode("utf-8"))
+    except RecursionError:  # e.g. 10,000 nested lists: a bad body, not a crash of ours
+        raise ValueError("the JSON is nested too deeply") from None

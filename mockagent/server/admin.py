@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, request
 
+from mockagent.dialects.http import parse_json
 from mockagent.server import control, inspector
 from mockagent.server.control import ControlError
 
@@ -94,8 +95,8 @@ def _body() -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        body = parse_json(raw)
+    except ValueError:
         raise ControlError(400, "the body must be a JSON object") from None
     if not isinstance(body, dict):
         raise ControlError(400, "the body must be a JSON object")

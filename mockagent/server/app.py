@@ -12,17 +12,22 @@ from flask import Flask, Response, request
 from waitress.channel import ClientDisconnected
 
 from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
-from mockagent.dialects.a2a import A2AAgent
+from mockagent.dialects.a2a import A2AAgent, rest, v0_3
+from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.rest import error_response
-from mockagent.dialects.agentex import AgentexAgent
+from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
+from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
-from mockagent.errors import DropConnection, InternalError, MethodNotFound
+from mockagent.errors import DropConnection, InternalError, InvalidRequest, MethodNotFound, ProtocolError
+from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+MAX_BODY = 4 * 1024 * 1024
+"""Default limit of a request body in bytes; a larger body is answered 413 in the protocol's shape."""
 log = logging.getLogger("mockagent")
 
 
@@ -107,14 +112,63 @@ def flask_response(answer: HttpResponse) -> Response:
     return Response(body, status=answer.status, headers=answer.headers)
 
 
+class _TooLarge(Exception):
+    """A request body over the limit, found while reading it."""
+
+
+def _read_body(limit: int | None) -> bytes:
+    """The request body, reading at most `limit` + 1 bytes; _TooLarge when there is more."""
+    if limit is None:
+        return request.get_data(cache=False)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = request.stream.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        raise _TooLarge()
+    return b"".join(chunks)
+
+
+def too_large(mounts: Mounts, full_path: str, method: str, headers: dict[str, str], limit: int,
+              admin: bool) -> Response:
+    """HTTP 413 for a body over `limit`, in the shape of the protocol served at `full_path`."""
+    message = f"The request body is larger than the limit of {limit} bytes"
+    if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
+        return flask_response(HttpResponse.json({"error": {"code": 413, "message": message}}, 413))
+    exc: ProtocolError = InvalidRequest(message, http_status=413)
+    found = mounts.resolve(full_path)
+    if found is None:
+        return flask_response(error_response(exc))
+    name, sub = found
+    if mounts.agents[name].cassette.protocol == "agentex":
+        if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
+            return flask_response(HttpResponse.json(rpc_error(exc, None), 413))
+        return flask_response(platform_error(exc))
+    if sub in ("", "/") and method == "POST":
+        return flask_response(HttpResponse.json(jsonrpc_error(exc, None), 413))
+    try:
+        found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
+    except ProtocolError:
+        found_route = None
+    if found_route is not None and found_route.v0_3:
+        return flask_response(HttpResponse.json(v0_3.rest_error_out(exc), 413))
+    return flask_response(error_response(exc))
+
+
 def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
-               keepalive_s: float = KEEPALIVE_S, record_mode: str = "none", admin: bool = True) -> Flask:
+               keepalive_s: float = KEEPALIVE_S, record_mode: str = "none", admin: bool = True,
+               max_body: int | None = MAX_BODY) -> Flask:
     """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
 
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
     `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
     every `keepalive_s` seconds. `record_mode` is what near-miss reports name. `admin` serves the
     admin API under `/_mockagent/` (see mockagent.server.admin); off, that path is like any other.
+    A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     """
     mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s,
                     record_mode=record_mode)
@@ -122,6 +176,17 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
     app.extensions["mockagent"] = mounts
     if admin:  # before the catch-all below, which would otherwise take /_mockagent/ too
         register_admin(app, mounts)
+
+    def refuse_large() -> Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        assert max_body is not None
+        return too_large(mounts, request.path, request.method, headers, max_body, admin)
+
+    @app.before_request
+    def check_length() -> Response | None:  # the declared length, before any view reads the body
+        if max_body is not None and request.content_length is not None and request.content_length > max_body:
+            return refuse_large()
+        return None
 
     @app.route("/", defaults={"path": ""}, methods=METHODS)
     @app.route("/<path:path>", methods=METHODS)
@@ -134,13 +199,17 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
         else:
             name, rest = found
             base = request.host_url.rstrip("/") + (f"/{name}" if name else "")
+            try:
+                body = _read_body(max_body)
+            except _TooLarge:  # no declared length (chunked): counted while reading
+                return refuse_large()
             http = HttpRequest(
                 method=request.method,
                 path=rest,
                 base_url=base,
                 headers={k.lower(): v for k, v in request.headers.items()},
                 query=request.args.to_dict(flat=True),
-                body=request.get_data(cache=False),
+                body=body,
             )
             answer = mounts.handle(name, http)
         return flask_response(answer)
