@@ -12,10 +12,10 @@ import httpx
 
 from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, rest
-from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.a2a.card import CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.service import OPERATIONS
+from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.session import Session

@@ -12,7 +12,7 @@ from flask import Flask, Response, request
 from waitress.channel import ClientDisconnected
 
 from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
-from mockagent.dialects.a2a import A2AAgent, rest, v0_3
+from mockagent.dialects.a2a import A2AAgent, rest, v0_3_rest
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
@@ -155,7 +155,7 @@ def too_large(mounts: Mounts, full_path: str, method: str, headers: dict[str, st
     except ProtocolError:
         found_route = None
     if found_route is not None and found_route.v0_3:
-        return flask_response(HttpResponse.json(v0_3.rest_error_out(exc), 413))
+        return flask_response(HttpResponse.json(v0_3_rest.rest_error_out(exc), 413))
     return flask_response(error_response(exc))
 
 

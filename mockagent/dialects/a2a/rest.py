@@ -12,7 +12,7 @@ import re
 from typing import Any, NamedTuple
 
 from mockagent import errors
-from mockagent.dialects.a2a import v0_3
+from mockagent.dialects.a2a import v0_3, v0_3_rest
 from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import rest_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
@@ -42,7 +42,7 @@ ROUTES: list[tuple[frozenset[str], str, str]] = [
     (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
 ]
 _COMPILED = [(verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}$"), op) for verbs, path, op in ROUTES]
-_V03_COMPILED = [(verbs, re.compile(rf"^/v1{path}$"), op) for verbs, path, op in v0_3.REST_ROUTES]
+_V03_COMPILED = [(verbs, re.compile(rf"^/v1{path}$"), op) for verbs, path, op in v0_3_rest.REST_ROUTES]
 
 
 class Route(NamedTuple):
@@ -152,7 +152,7 @@ def _handle_v0_3(service: A2AService, request: HttpRequest, operation: str,
     """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`."""
     try:
         params, _ = request_params(request, path_params)
-        params = v0_3.rest_params_in(operation, normalise(params))  # proto field names → camelCase
+        params = v0_3_rest.rest_params_in(operation, normalise(params))  # proto field names → camelCase
         answer = service.call(operation, params, request, BINDING, legacy=True)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
@@ -161,10 +161,10 @@ def _handle_v0_3(service: A2AService, request: HttpRequest, operation: str,
     if answer.stream is not None:
         close_on_interrupt = operation == "SendStreamingMessage"
         return stream_response(answer.stream,
-                               lambda result: v0_3.rest_event_out(result, close_on_interrupt=close_on_interrupt),
-                               v0_3.rest_error_out)
+                               lambda result: v0_3_rest.rest_event_out(result, close_on_interrupt=close_on_interrupt),
+                               v0_3_rest.rest_error_out)
     delay(answer.fault)
-    result = v0_3.rest_result_out(operation, answer.result)
+    result = v0_3_rest.rest_result_out(operation, answer.result)
     if operation == "GetExtendedAgentCard":
         result = with_v03_fields(result, service.agent, request.base_url)
     return HttpResponse.json(result)
@@ -172,4 +172,4 @@ def _handle_v0_3(service: A2AService, request: HttpRequest, operation: str,
 
 def _v03_error_response(exc: errors.ProtocolError) -> HttpResponse:
     _, status = rest_error(exc)
-    return HttpResponse.json(v0_3.rest_error_out(exc), status)
+    return HttpResponse.json(v0_3_rest.rest_error_out(exc), status)
