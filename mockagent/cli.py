@@ -14,10 +14,12 @@ import waitress
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
 from mockagent.engine.player import Pace
-from mockagent.errors import CassetteError
+from mockagent.engine.taskstore import store_from_url
+from mockagent.errors import CassetteError, StoreError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import MAX_BODY, create_app
+from mockagent.server.workers import run_workers
 
 CARD_PATH = "/.well-known/agent-card.json"
 READY = "mockagent ready"
@@ -46,17 +48,33 @@ def main() -> None:
               help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).")
 @click.option("--max-body", default=MAX_BODY, show_default=True, type=click.IntRange(1), metavar="BYTES",
               help="Largest request body accepted; a larger one is answered 413.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
+              help="Server processes (gunicorn); more than one needs a shared --store.")
+@click.option("--store", "store_url", metavar="URL",
+              help="Where tasks, poll counts and the journal live: memory: (default) or "
+                   "redis://HOST:PORT/DB, shared by every worker and host using it. Wiped at start.")
+@click.option("--join", is_flag=True,
+              help="Share the state already in --store (another host serves it) instead of wiping it.")
 def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None, threads: int,
-          admin: bool | None, max_body: int) -> None:
+          admin: bool | None, max_body: int, workers: int, store_url: str | None, join: bool) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
     "mockagent ready"; Ctrl-C (or SIGTERM) stops the server.
     """
     _check_pace(pace)
+    if workers > 1 and store_url in (None, "memory", "memory:"):
+        raise click.BadParameter("several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
+                                 "(each process would keep its own tasks otherwise)", param_hint="--workers")
     try:
+        store = store_from_url(store_url, join)
         app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=admin_enabled(host, admin),
-                         max_body=max_body)
+                         max_body=max_body, store=store)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--store") from None
+    except StoreError as exc:
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(1) from None
     except CassetteError as exc:
         # A cassette typo is the user's to fix: the message names file:line and field, and a
         # traceback would only bury it. Exit status 2 is click's "bad usage" status.
@@ -69,7 +87,11 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
         card = f"  (card: {url}{CARD_PATH[1:]})" if mounts.agents[name].cassette.protocol == "a2a" else ""
         return f"{name or path.stem}  {url}{card}"
 
-    _run(app, host, port, lambda root: [describe(root, name) for name in mounts.agents], threads)
+    lines = lambda root: [describe(root, name) for name in mounts.agents]  # noqa: E731
+    if workers > 1:
+        run_workers(app, host, port, workers, threads, lines, READY)
+    else:
+        _run(app, host, port, lines, threads)
 
 
 def _run(app: Any, host: str, port: int, lines: Callable[[str], list[str]], threads: int = 32) -> None:

@@ -22,6 +22,10 @@ class CassetteError(MockagentError):
         self.line = line
 
 
+class StoreError(MockagentError):
+    """A shared task store that cannot be reached or used."""
+
+
 class ProtocolError(MockagentError):
     """An error the client receives in its protocol's shape.
 

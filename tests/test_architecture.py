@@ -44,7 +44,7 @@ def test_top_level_is_exactly_the_agreed_layout():
     top = {line.split("/")[0] for line in tracked.stdout.splitlines()}
     if not top:
         pytest.skip("not a git checkout")
-    allowed = {"pyproject.toml", "mockagent", "cassettes", "tests", "scripts", "README.md", ".ci", ".gitignore"}
+    allowed = {"pyproject.toml", "mockagent", "cassettes", "tests", "scripts", "README.md", ".ci", ".gitignore", "bench"}
     assert top <= allowed, sorted(top - allowed)
 
 

@@ -56,6 +56,18 @@ class Clock:
         """Wait on `condition` (held) for up to `timeout` seconds; a test clock may skip the wait."""
         condition.wait(timeout)
 
+    def state(self) -> tuple[float, float, float]:
+        """(virtual offset ms, advanced ms, wall time of the origin): what a shared store keeps.
+        The origin travels as wall time because monotonic readings mean nothing in another process."""
+        origin_wall = time.time() - (time.monotonic() - self._origin)
+        return self._offset / timedelta(milliseconds=1), self._advanced_ms, origin_wall
+
+    def restore(self, offset_ms: float, advanced_ms: float, origin_wall: float) -> None:
+        """Take over a state that `state()` gave, maybe in another process."""
+        self._offset = timedelta(milliseconds=offset_ms)
+        self._advanced_ms = advanced_ms
+        self._origin = time.monotonic() - (time.time() - origin_wall)
+
     def elapsed_ms(self) -> float:
         """Milliseconds since the clock was made, for `after: {ms}` while a client polls."""
         return (time.monotonic() - self._origin) * 1000 + self._advanced_ms

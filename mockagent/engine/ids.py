@@ -10,9 +10,9 @@ class IdFactory:
 
     def __init__(self, seed: str) -> None:
         self._namespace = uuid.uuid5(uuid.NAMESPACE_URL, f"mockagent:{seed}")
-        self._count = 0
+        self.count = 0  # a shared store saves and restores it
 
     def new(self) -> str:
         """The next id."""
-        self._count += 1
-        return str(uuid.uuid5(self._namespace, str(self._count)))
+        self.count += 1
+        return str(uuid.uuid5(self._namespace, str(self.count)))

@@ -32,12 +32,16 @@ class Journal:
     """Calls in arrival order."""
 
     def __init__(self) -> None:
-        self.entries: list[JournalEntry] = []
+        self._entries: list[JournalEntry] = []
         self.deliveries: list[Delivery] = []  # webhook POSTs, appended by the delivery workers
 
+    @property
+    def entries(self) -> list[JournalEntry]:
+        return self._entries
+
     def record(self, call: Call, **outcome: Any) -> JournalEntry:
-        entry = JournalEntry(len(self.entries) + 1, call.operation, call.binding, call.params, **outcome)
-        self.entries.append(entry)
+        entry = JournalEntry(len(self._entries) + 1, call.operation, call.binding, call.params, **outcome)
+        self._entries.append(entry)
         return entry
 
     def unmatched(self) -> list[JournalEntry]:

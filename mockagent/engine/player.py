@@ -9,11 +9,14 @@ keeps going when clients disconnect, as a real agent would.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from mockagent.cassette.models import Step
 from mockagent.engine.clock import Clock
 from mockagent.engine.tasks import Runner, Task
+from mockagent.engine.taskstore import TaskStore
 
 
 @dataclass(frozen=True)
@@ -56,33 +59,35 @@ class Pace:
 
 
 class Player:
-    """Applies played tasks' steps at their deadlines, under the engine's condition."""
+    """Applies played tasks' steps at their deadlines, each batch in one engine transaction."""
 
-    def __init__(self, condition: threading.Condition, clock: Clock, runner: Runner, pace: Pace,
-                 name: str) -> None:
+    def __init__(self, condition: threading.Condition, transaction: Callable[[], AbstractContextManager[None]],
+                 tasks: TaskStore, clock: Clock, runner: Runner, pace: Pace, name: str) -> None:
         self._condition = condition
+        self._transaction = transaction
+        self._tasks = tasks
         self._clock = clock
         self._runner = runner
         self.pace = pace
         self._name = name
-        self._playing: dict[str, Task] = {}
+        self._playing: set[str] = set()  # ids: a shared store gives a fresh Task each transaction
         self._thread: threading.Thread | None = None
         self._closed = False
 
     def play(self, task: Task, streamed: bool = True) -> None:
-        """Start (or keep) playing `task`'s remaining script; call with the condition held.
+        """Start (or keep) playing `task`'s remaining script; call in a transaction.
 
         A streamed task ignores polls gates (a stream has no polls). A task played only in the
         background (returnImmediately: it goes on working) stops at a polls gate and leaves
-        that step to GetTask.
+        that step to GetTask. A task with a deadline is played already (maybe by another process).
         """
         if streamed:
             task.follow_polls = False
         if not self._playable(task):
             return
-        if task.id not in self._playing:
+        if task.due_ms is None:
             task.due_ms = self._clock.elapsed_ms() + self.pace.gap(task.script[0])
-            self._playing[task.id] = task
+            self._playing.add(task.id)
         if self._thread is None and not self._closed:
             self._thread = threading.Thread(target=self._run, name=f"mockagent-player:{self._name}",
                                             daemon=True)
@@ -101,15 +106,25 @@ class Player:
     def _run(self) -> None:
         with self._condition:
             while not self._closed:
-                now = self._clock.elapsed_ms()
-                due = [t for t in self._playing.values() if t.due_ms is not None and t.due_ms <= now]
-                for task in due:
-                    self._step(task)
-                if due:
-                    continue
-                deadlines = [t.due_ms for t in self._playing.values() if t.due_ms is not None]
-                timeout = (min(deadlines) - now) / 1000 if deadlines else None
-                self._clock.wait(self._condition, timeout)
+                with self._transaction():
+                    timeout = self._play_due()
+                if timeout != 0:  # waits outside the transaction, which a shared store locks
+                    self._clock.wait(self._condition, timeout)
+
+    def _play_due(self) -> float | None:
+        """Show every step now due; seconds until the next deadline (0: look again at once)."""
+        now = self._clock.elapsed_ms()
+        deadlines = []
+        for task_id in list(self._playing):
+            task = self._tasks.get(task_id)
+            if task is None or task.due_ms is None:  # forgotten by a reset, or done elsewhere
+                self._playing.discard(task_id)
+            elif task.due_ms <= now:
+                self._step(task)
+                return 0
+            else:
+                deadlines.append(task.due_ms)
+        return (min(deadlines) - now) / 1000 if deadlines else None
 
     @staticmethod
     def _playable(task: Task) -> bool:
@@ -124,6 +139,6 @@ class Player:
             self._runner.apply(task, task.script.popleft())
         if not self._playable(task):
             task.due_ms = None  # done, waiting for a follow-up, or for polls
-            del self._playing[task.id]
+            self._playing.discard(task.id)
         else:
             task.due_ms = (task.due_ms or 0.0) + self.pace.gap(task.script[0])  # from the deadline: no drift

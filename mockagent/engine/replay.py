@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableSequence
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mockagent import errors
@@ -23,7 +25,8 @@ from mockagent.engine.matchers import CompiledMatch, Mismatch, TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import TaskOperations, history_length_of
-from mockagent.engine.tasks import Runner, Task, TaskStore
+from mockagent.engine.tasks import Runner, Task
+from mockagent.engine.taskstore import StoreFactory, memory_store
 
 TASK_OPERATIONS = frozenset({
     "GetTask", "CancelTask", "ListTasks", "CreateTask", "InterruptTask", "CreateTaskPushNotificationConfig",
@@ -40,7 +43,7 @@ class Engine:
     def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none",
                  on_miss: Callable[[NearMissReport], None] | None = None, pace: Pace | str | None = None,
                  pace_cap_ms: float | None = None, clock_factory: type[Clock] = Clock,
-                 keepalive_s: float = KEEPALIVE_S) -> None:
+                 keepalive_s: float = KEEPALIVE_S, store: StoreFactory | None = None) -> None:
         self.loaded = loaded
         self.cassette = loaded.cassette
         self.record_mode = record_mode
@@ -55,9 +58,13 @@ class Engine:
         self._lock = threading.RLock()
         self.changed = threading.Condition(self._lock)  # notified on every task event
         self._closed = False
-        self._generation = 0  # a reset ends the streams of the tasks it forgets
+        self._depth = 0  # transactions nest: only the outermost one loads and saves a shared store
+        self.generation = 1  # a reset ends the streams of the tasks it forgets
         self.player: Player | None = None
-        self.reset()
+        key = f"{Path(loaded.path).stem}:{self.cassette.name}"
+        self.tasks = (store or memory_store)(key, self.interactions)
+        self._start_counters()
+        self.tasks.attach(self)
 
     def _compile(self, index: int, interaction: Interaction) -> CompiledMatch:
         try:
@@ -73,23 +80,51 @@ class Engine:
                 )
         return compiled
 
+    def _start_counters(self) -> None:
+        """A new clock, id factory and runner, as the cassette says they start."""
+        clock = self.cassette.clock
+        self.clock = self._clock_factory(clock.start, clock.tick.ms)
+        self.ids = IdFactory(self.cassette.ids.seed or self.cassette.name)
+        self.runner = Runner(self.clock, self.ids, on_event=self._on_event, gap=self.pace.gap)
+        self.ops = TaskOperations(self.tasks, self.runner)
+        self.player = Player(self.changed, self.locked, self.tasks, self.clock, self.runner, self.pace,
+                             self.cassette.name)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """A transaction: this process's lock and, with a shared store, every process's; the
+        store's state is loaded as it begins and saved as it ends. Never wait on `changed` in one."""
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self.tasks.begin(self)
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.tasks.commit(self)
+
+    @property
+    def journal(self) -> Journal:
+        """Every call so far (read it in `locked()`)."""
+        return self.tasks.journal
+
+    @property
+    def uses(self) -> MutableSequence[int]:
+        """How often each interaction answered (read it in `locked()`)."""
+        return self.tasks.uses
+
     def reset(self) -> None:
         """Forget tasks, journal and use counts; restart the clock and the ids."""
         old = self.player
-        with self._lock:
-            self._generation += 1
+        with self.locked():
+            self.generation += 1
             self.changed.notify_all()
-            clock = self.cassette.clock
-            self.clock = self._clock_factory(clock.start, clock.tick.ms)
-            self.ids = IdFactory(self.cassette.ids.seed or self.cassette.name)
-            self.runner = Runner(self.clock, self.ids, on_event=self._on_event, gap=self.pace.gap)
-            self.tasks = TaskStore()
-            self.ops = TaskOperations(self.tasks, self.runner)
-            self.journal = Journal()
-            self.uses = [0] * len(self.interactions)
             if old is not None:
                 old.stop()
-            self.player = Player(self.changed, self.clock, self.runner, self.pace, self.cassette.name)
+            self._start_counters()
+            self.tasks.clear()
         if old is not None:
             old.join()  # outside the lock, which the old player needs to finish
 
@@ -105,7 +140,7 @@ class Engine:
 
     def _closed_since(self, generation: int) -> Callable[[], bool]:
         """For a stream: has the engine closed, or reset (forgetting the stream's task), since?"""
-        return lambda: self._closed or self._generation != generation
+        return lambda: self._closed or self.generation != generation
 
     def _on_event(self, task: Task, event: TaskEvent) -> None:
         self.changed.notify_all()
@@ -123,7 +158,7 @@ class Engine:
     def answers(self, call: Call) -> bool:
         """Whether this engine would answer `call` itself: an interaction matches it, or it names
         a task of this engine. Changes nothing (a recording proxy asks before forwarding)."""
-        with self._lock:
+        with self.locked():
             task_id = call.params.get("id") if call.operation not in MESSAGE_OPERATIONS else None
             if task_id is not None or call.operation in TASK_OPERATIONS:
                 return self.tasks.get(task_id or call.params.get("taskId")) is not None
@@ -135,11 +170,11 @@ class Engine:
 
     def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
         """Journal a call its dialect settled alone: refused (version, capability) or a card."""
-        with self._lock:
+        with self.locked():
             self.journal.record(call, error=None if exc is None else exc.kind)
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
-        with self._lock:
+        with self.locked():
             name = None
             try:
                 task = self._referenced_task(call)
@@ -310,4 +345,5 @@ class Engine:
                       close_on_interrupt=call.operation != "SubscribeToTask",
                       close_when_idle=call.operation != "SubscribeToTask", condition=self.changed,
                       keepalive_s=self.keepalive_s, fault=fault,
-                      closed=self._closed_since(self._generation))
+                      closed=self._closed_since(self.generation),
+                      fetch=self.tasks.peek, poll_s=self.tasks.poll_s)

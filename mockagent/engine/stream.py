@@ -25,7 +25,7 @@ class Stream:
     """
 
     first: MessageResult | TaskResult
-    task: Task | None
+    task: Task | None  # as it was when the stream opened
     cursor: int
     close_on_interrupt: bool
     condition: threading.Condition
@@ -33,6 +33,8 @@ class Stream:
     closed: Callable[[], bool]  # the engine is shutting down
     fault: Fault | None = None
     close_when_idle: bool = False  # a message's stream also ends when its script has run out
+    fetch: Callable[[str], Task | None] | None = None  # the task now (from a shared store)
+    poll_s: float | None = None  # a shared store tells no one of events: look this often
 
     def events(self) -> Iterator[TaskEvent | None]:
         """Events after the first answer, each as soon as it happens; ends when the stream closes."""
@@ -41,11 +43,11 @@ class Stream:
             return
         while True:
             with self.condition:  # woken by any task's event: wait for this task's, or the tick
-                self.condition.wait_for(lambda: self.cursor < len(task.events) or self.closed()
-                                        or self._idle(task), self.keepalive_s)
-                batch = task.events[self.cursor:]
+                now = self._wait(task)
+                batch = now.events[self.cursor:] if now is not None else []
                 self.cursor += len(batch)
-                stopping = self.closed() or self._idle(task)
+                stopping = now is None or self.closed() or self._idle(now)
+                task = now or task
             for event in batch:  # yielded outside the lock: a slow client holds up nobody
                 yield event
                 if event.closes(self.close_on_interrupt):
@@ -54,6 +56,25 @@ class Stream:
                 return
             if not batch:
                 yield KEEPALIVE
+
+    def _wait(self, task: Task) -> Task | None:
+        """The task once it has news, the engine closed or a keep-alive is due (condition held).
+        None when a reset forgot it."""
+        current: Task | None = task
+
+        def news() -> bool:
+            nonlocal current
+            if self.fetch is not None:
+                current = self.fetch(task.id)
+            return current is None or self.cursor < len(current.events) or self.closed() or self._idle(current)
+
+        if self.poll_s is None:
+            self.condition.wait_for(news, self.keepalive_s)
+            return current
+        waited = 0.0
+        while not self.condition.wait_for(news, self.poll_s) and waited < self.keepalive_s:
+            waited += self.poll_s
+        return current
 
     def _idle(self, task: Task) -> bool:
         """Nothing left to come: the script ran out and every event was read (condition held)."""

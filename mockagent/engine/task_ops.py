@@ -16,7 +16,8 @@ from mockagent import errors
 from mockagent.cassette.models import Step, TaskState
 from mockagent.engine.call import ConfigPage, ConfigResult, Empty, Outcome, TaskPage, TaskResult
 from mockagent.engine.clock import format_timestamp
-from mockagent.engine.tasks import Runner, Task, TaskStore
+from mockagent.engine.tasks import Runner, Task
+from mockagent.engine.taskstore import TaskStore
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100

@@ -175,26 +175,3 @@ class Runner:
         if after.polls is not None:  # polls, when given, govern polling; ms is then only pacing
             return task.polls >= after.polls
         return self.clock.elapsed_ms() - task.since_ms >= self.gap(step)
-
-
-class TaskStore:
-    """Tasks by id, in creation order."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, Task] = {}
-
-    def add(self, task: Task) -> None:
-        self._tasks[task.id] = task
-
-    def get(self, task_id: Any) -> Task | None:
-        return self._tasks.get(task_id) if isinstance(task_id, str) else None
-
-    def named(self, name: Any) -> Task | None:
-        """The task with this name (names are unique), or None."""
-        return next((t for t in self._tasks.values() if t.name is not None and t.name == name), None)
-
-    def all(self) -> list[Task]:
-        return list(self._tasks.values())
-
-    def __len__(self) -> int:
-        return len(self._tasks)

@@ -20,6 +20,7 @@ from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.player import Pace
+from mockagent.engine.taskstore import StoreFactory
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.errors import DropConnection, InternalError, InvalidRequest, MethodNotFound, ProtocolError
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
@@ -161,7 +162,7 @@ def too_large(mounts: Mounts, full_path: str, method: str, headers: dict[str, st
 
 def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
                keepalive_s: float = KEEPALIVE_S, record_mode: str = "none", admin: bool = True,
-               max_body: int | None = MAX_BODY) -> Flask:
+               max_body: int | None = MAX_BODY, store: StoreFactory | None = None) -> Flask:
     """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
 
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
@@ -169,9 +170,10 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
     every `keepalive_s` seconds. `record_mode` is what near-miss reports name. `admin` serves the
     admin API under `/_mockagent/` (see mockagent.server.admin); off, that path is like any other.
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
+    `store` makes each cassette's task store (default: in memory; see `store_from_url`).
     """
     mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s,
-                    record_mode=record_mode)
+                    record_mode=record_mode, store=store)
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
     if admin:  # before the catch-all below, which would otherwise take /_mockagent/ too

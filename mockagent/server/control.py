@@ -76,7 +76,7 @@ def calls_view(mounts: Mounts, agent: str | None = None, operation: str | None =
     """Journal entries, agent by agent, optionally of one operation and matched or not."""
     out = []
     for name, engine in engines(mounts, agent):
-        with engine.changed:
+        with engine.locked():
             entries = list(engine.journal.entries)
         out += [_call(name, e) for e in entries
                 if (operation is None or e.operation == operation) and (matched is None or e.matched == matched)]
@@ -87,7 +87,7 @@ def near_misses_view(mounts: Mounts, agent: str | None = None) -> list[dict[str,
     """Unmatched calls with their near-miss report (`report`: the typed detail, `text` in it)."""
     out = []
     for name, engine in engines(mounts, agent):
-        with engine.changed:
+        with engine.locked():
             entries = engine.journal.unmatched()
         out += [{**_call(name, e), "report": _jsonable(e.report.as_detail()) if e.report else None}
                 for e in entries]
@@ -117,7 +117,7 @@ def task_view(name: str, task: Task) -> dict[str, Any]:
 def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
     out = []
     for name, engine in engines(mounts, agent):
-        with engine.changed:
+        with engine.locked():
             out += [task_view(name, task) for task in engine.tasks.all()]
     return out
 
@@ -127,7 +127,7 @@ def interactions_view(mounts: Mounts, agent: str | None = None,
     """Each interaction with its use count; `unused=True` keeps the never-used ones only."""
     out = []
     for name, engine in engines(mounts, agent):
-        with engine.changed:
+        with engine.locked():
             uses = list(engine.uses)
         for i, interaction in enumerate(engine.interactions):
             view = {"agent": name, "name": interaction.name, "uses": uses[i], "times": interaction.times,
@@ -141,7 +141,7 @@ def interactions_view(mounts: Mounts, agent: str | None = None,
 def deliveries_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
     out = []
     for name, engine in engines(mounts, agent):
-        with engine.changed:
+        with engine.locked():
             deliveries = list(engine.journal.deliveries)
         out += [{"agent": name, "seq": d.seq, "url": d.url, "taskId": d.task_id, "configId": d.config_id,
                  "event": d.event, "status": d.status, "error": d.error, "ok": d.ok}
@@ -183,7 +183,7 @@ def advance_clock(mounts: Mounts, ms: Any, agent: str | None = None) -> list[str
     amount = _number(ms, "ms")
     selected = engines(mounts, agent)
     for _, engine in selected:
-        with engine.changed:
+        with engine.locked():
             engine.clock.advance(amount)
             engine.changed.notify_all()
     return [name for name, _ in selected]
@@ -194,7 +194,7 @@ def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None
     if isinstance(polls, bool) or not isinstance(polls, int) or not 1 <= polls <= MAX_POLLS:
         raise ControlError(400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {polls!r}")
     for name, engine in engines(mounts, agent):
-        with engine.changed:
+        with engine.locked():
             task = engine.tasks.get(task_id)
             if task is None:
                 continue

@@ -47,7 +47,7 @@ class AgentexAgent:
                 return call is not None and self.engine.answers(call)
         task = TASK_PATH.match(request.path)
         task_id = task.group("id") if task else request.query.get("task_id")
-        return task_id is not None and self.engine.tasks.get(task_id) is not None
+        return task_id is not None and self.engine.tasks.peek(task_id) is not None
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         """Answer any request under this mount; never raises for a bad request."""

@@ -1,0 +1,99 @@
+"""Where an engine keeps the state that several server processes must share.
+
+Tasks, the journal, the use counts of interactions, and the counters behind the clock and the id
+factory. `TaskStore` keeps them in this process (the default). A shared store
+(`mockagent.engine.redis_store.RedisStore`) loads them when a transaction begins and writes them
+back when it ends, under a lock all processes honour, so `serve --workers N` and several hosts
+behind a load balancer answer as one agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableSequence
+from typing import Any, Protocol
+
+from mockagent.engine.clock import Clock
+from mockagent.engine.ids import IdFactory
+from mockagent.engine.journal import Journal
+from mockagent.engine.tasks import Task
+
+
+class Counters(Protocol):
+    """What a store saves besides tasks: the engine's clock, id factory and reset generation."""
+
+    clock: Clock
+    ids: IdFactory
+    generation: int
+
+
+class TaskStore:
+    """Tasks by id in creation order, the journal and use counts: in this process's memory."""
+
+    shared = False
+    poll_s: float | None = None
+    """How often a stream looks again for events made elsewhere (None: it is told of every one)."""
+
+    def __init__(self, interactions: int) -> None:
+        self._size = interactions
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every task, journal entry and use."""
+        self._tasks: dict[str, Task] = {}
+        self.journal = Journal()
+        self.uses: MutableSequence[int] = [0] * self._size
+
+    def attach(self, counters: Counters) -> None:
+        """Called once the engine has its counters; a shared store starts them or joins them."""
+
+    def begin(self, counters: Counters) -> None:
+        """A transaction begins (the engine's lock is held): a shared store loads and locks."""
+
+    def commit(self, counters: Counters) -> None:
+        """The transaction ends, also after an error: a shared store writes back and unlocks."""
+
+    def add(self, task: Task) -> None:
+        self._tasks[task.id] = task
+
+    def get(self, task_id: Any) -> Task | None:
+        return self._tasks.get(task_id) if isinstance(task_id, str) else None
+
+    def peek(self, task_id: str) -> Task | None:
+        """The task as it is now, read outside a transaction (streams and subscriptions)."""
+        return self._tasks.get(task_id)
+
+    def named(self, name: Any) -> Task | None:
+        """The task with this name (names are unique), or None."""
+        return next((t for t in self._tasks.values() if t.name is not None and t.name == name), None)
+
+    def all(self) -> list[Task]:
+        return list(self._tasks.values())
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def close(self) -> None:
+        """Let go of connections (a shared store)."""
+
+
+StoreFactory = Callable[[str, Any], TaskStore]
+"""Makes an engine's store from a key (unique per cassette) and the cassette's interactions."""
+
+
+def memory_store(key: str, interactions: Any) -> TaskStore:
+    """The default: everything in this process."""
+    return TaskStore(len(interactions))
+
+
+def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
+    """`None` or `memory:` for the in-process store, `redis://HOST:PORT/DB` for a shared one,
+    which starts afresh unless `join` (another host started it); ValueError for anything else."""
+    if url is None or url in ("memory", "memory:"):
+        return memory_store
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from mockagent.engine.redis_store import redis_store
+        except ImportError:  # redis is an optional extra
+            raise ValueError(f"store {url!r} needs the redis package: pip install 'mockagent[scale]'") from None
+        return redis_store(url, fresh=not join)
+    raise ValueError(f"store {url!r}: use memory: or redis://HOST:PORT/DB")

@@ -1,0 +1,134 @@
+"""Two servers sharing one Redis store answer as one agent: tasks, polls, uses, ids, journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from mockagent.engine.taskstore import store_from_url
+from mockagent.server.app import create_app
+
+KIT = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
+HEADERS = {"A2A-Version": "1.0"}
+
+
+def client(store: Any, source: Path = KIT) -> FlaskClient:
+    return create_app(source, store=store, pace="instant").test_client()
+
+
+def rpc(c: FlaskClient, agent: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return c.post(f"/{agent}/", json=body, headers=HEADERS).get_json()
+
+
+def message(text: str, **extra: Any) -> dict[str, Any]:
+    return {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+
+
+def conversation(c: FlaskClient, other: FlaskClient | None = None) -> list[bytes]:
+    """The kit's scenarios; with `other`, every second call goes to the other server."""
+    servers = [c, other or c]
+    out: list[bytes] = []
+
+    def call(agent: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        server = servers[len(out) % 2]
+        response = server.post(f"/{agent}/", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+                               headers=HEADERS)
+        out.append(response.data)
+        return response.get_json()
+
+    run = call("test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1"),
+                                              "configuration": {"returnImmediately": True}})
+    for _ in range(4):
+        call("test-runner", "GetTask", {"id": run["result"]["task"]["id"]})
+    review = call("code-reviewer", "SendMessage", {"message": message("Please review", parts=[
+        {"text": "Please review"}, {"raw": "ZGlmZg==", "mediaType": "text/x-diff"}])})
+    call("code-reviewer", "GetTask", {"id": review["result"].get("task", review["result"]).get("id", "x")})
+    call("deployer", "SendMessage", {"message": message("Deploy to staging")})
+    call("test-runner", "ListTasks", {})
+    streamed = servers[len(out) % 2].post("/test-runner/", headers=HEADERS, json={
+        "jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage",
+        "params": {"message": message("Run the tests at 9f3c2e1")}})
+    out.append(streamed.data)
+    return out
+
+
+def test_replay_through_redis_is_byte_identical_to_memory(redis_url):
+    in_memory = conversation(client(None))
+    shared = conversation(client(store_from_url(redis_url)))
+    assert shared == in_memory
+
+
+def test_two_servers_on_one_store_answer_as_one(redis_url):
+    alone = conversation(client(None))
+    first = client(store_from_url(redis_url))
+    second = client(store_from_url(redis_url, join=True))  # a second host joins the running one
+    assert conversation(first, second) == alone
+
+
+def test_a_task_made_on_one_server_is_polled_on_the_other(redis_url):
+    a, b = client(store_from_url(redis_url)), client(store_from_url(redis_url, join=True))
+    task = rpc(a, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1"),
+                                                 "configuration": {"returnImmediately": True}})["result"]["task"]
+    states = [task["status"]["state"]]
+    for server in (b, a, b, a):
+        states.append(rpc(server, "test-runner", "GetTask", {"id": task["id"]})["result"]["status"]["state"])
+    assert states[0] == "TASK_STATE_SUBMITTED" and states[-1] == "TASK_STATE_COMPLETED"
+    assert "TASK_STATE_WORKING" in states  # the polls gates counted polls from both servers
+    listed = rpc(b, "test-runner", "ListTasks", {})["result"]
+    assert [t["id"] for t in listed["tasks"]] == [task["id"]]
+
+
+def test_ids_are_never_minted_twice_across_servers(redis_url):
+    a, b = client(store_from_url(redis_url)), client(store_from_url(redis_url, join=True))
+    ids = set()
+    for i in range(10):
+        server = (a, b)[i % 2]
+        result = rpc(server, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]
+        ids.add(result["task"]["id"])
+    assert len(ids) == 10
+
+
+def test_the_journal_and_uses_are_shared(redis_url):
+    a = create_app(KIT, store=store_from_url(redis_url), pace="instant")
+    b = create_app(KIT, store=store_from_url(redis_url, join=True), pace="instant")
+    rpc(a.test_client(), "code-reviewer", "SendMessage", {"message": message("what does this do?")})
+    rpc(b.test_client(), "code-reviewer", "SendMessage", {"message": message("no match here at all")})
+    for app in (a, b):
+        engine = app.extensions["mockagent"].agents["code-reviewer"]
+        with engine.locked():
+            entries = engine.journal.entries
+            uses = list(engine.uses)
+        assert [e.operation for e in entries] == ["SendMessage", "SendMessage"]
+        assert [e.seq for e in entries] == [1, 2]
+        assert entries[1].report is not None and "No interaction" in entries[1].report.text()
+        assert sum(uses) == 1
+
+
+def test_a_reset_on_one_server_forgets_on_the_other(redis_url):
+    a = create_app(KIT, store=store_from_url(redis_url), pace="instant")
+    b = client(store_from_url(redis_url, join=True))
+    task = rpc(a.test_client(), "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]["task"]
+    assert "result" in rpc(b, "test-runner", "GetTask", {"id": task["id"]})
+    a.extensions["mockagent"].reset()
+    error = rpc(b, "test-runner", "GetTask", {"id": task["id"]})["error"]
+    assert error["code"] == -32001  # TaskNotFound
+    again = rpc(b, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]["task"]
+    assert again["id"] == task["id"]  # the ids start over, as after a reset in one process
+
+
+def test_a_fresh_server_wipes_what_an_earlier_run_left(redis_url):
+    a = client(store_from_url(redis_url))
+    task = rpc(a, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]["task"]
+    joined = client(store_from_url(redis_url, join=True))
+    assert "result" in rpc(joined, "test-runner", "GetTask", {"id": task["id"]})
+    fresh = client(store_from_url(redis_url))
+    assert rpc(fresh, "test-runner", "GetTask", {"id": task["id"]})["error"]["code"] == -32001
+
+
+def test_an_unknown_store_url_is_refused():
+    with pytest.raises(ValueError, match="redis://HOST:PORT/DB"):
+        store_from_url("postgres://x")
