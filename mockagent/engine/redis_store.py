@@ -129,6 +129,9 @@ class RedisStore(TaskStore):
         self._journal.begin(0)
         self._uses.begin()
 
+    def use(self, index: int) -> None:
+        self._uses.add(index)  # no read: a use count is only read when `times` limits it
+
     # -- tasks --------------------------------------------------------------------------------
 
     def add(self, task: Task) -> None:
@@ -193,16 +196,21 @@ class RedisUses(MutableSequence[int]):
         if isinstance(index, slice):
             return list(self)[index]
         if index not in self._seen:
-            self._seen[index] = int(self._redis.hget(self._key, str(index)) or 0)
+            self._seen[index] = int(self._redis.hget(self._key, str(index)) or 0) + self._added.get(index, 0)
         return self._seen[index]
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._added[index] = self._added.get(index, 0) + value - self[index]
         self._seen[index] = value
 
+    def add(self, index: int) -> None:
+        self._added[index] = self._added.get(index, 0) + 1
+        if index in self._seen:
+            self._seen[index] += 1
+
     def __iter__(self) -> Iterator[int]:
         stored = {int(k): int(v) for k, v in self._redis.hgetall(self._key).items()}
-        return iter([self._seen.get(i, stored.get(i, 0)) for i in range(self._size)])
+        return iter([self._seen.get(i, stored.get(i, 0) + self._added.get(i, 0)) for i in range(self._size)])
 
     def __len__(self) -> int:
         return self._size

@@ -260,7 +260,7 @@ class Engine:
         immediate = (call.params.get("configuration") or {}).get("returnImmediately")
         mode = "immediate" if immediate or call.operation == "SendEvent" else "block"  # events never wait
         outcome, task = self._reply_to_message(call, interaction.name, reply, task, mode)
-        self.uses[index] += 1  # only now: a call refused as invalid does not use up `times`
+        self.tasks.use(index)  # only now: a call refused as invalid does not use up `times`
         if task is not None:
             self._background(task)
         return replace(outcome, fault=interaction.fault)
@@ -274,11 +274,11 @@ class Engine:
         """The interaction's reply; scripted errors and HTTP faults are raised here (one use)."""
         interaction = self.interactions[index]
         if interaction.fault is not None and interaction.fault.status is not None:
-            self.uses[index] += 1
+            self.tasks.use(index)
             raise errors.HttpFault(interaction.fault)
         assert interaction.reply is not None  # the model requires a reply without a status fault
         if interaction.reply.error is not None:
-            self.uses[index] += 1
+            self.tasks.use(index)
             raise errors.ERROR_KINDS[interaction.reply.error.name](interaction.reply.error.message)
         return interaction.reply
 
@@ -336,7 +336,7 @@ class Engine:
         else:
             reply = self._scripted_reply(index)
             first, task = self._reply_to_message(call, self.interactions[index].name, reply, task, "stream")
-            self.uses[index] += 1
+            self.tasks.use(index)
             fault = self.interactions[index].fault
         if isinstance(first, TaskResult) and task is not None and self.player is not None:
             self.player.play(task)

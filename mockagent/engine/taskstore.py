@@ -43,6 +43,10 @@ class TaskStore:
         self.journal = Journal()
         self.uses: MutableSequence[int] = [0] * self._size
 
+    def use(self, index: int) -> None:
+        """Count one use of interaction `index`."""
+        self.uses[index] += 1
+
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
 

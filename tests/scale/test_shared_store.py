@@ -21,7 +21,7 @@ def client(store: Any, source: Path = KIT) -> FlaskClient:
 
 def rpc(c: FlaskClient, agent: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return c.post(f"/{agent}/", json=body, headers=HEADERS).get_json()
+    return c.post(f"/{agent}/" if agent else "/", json=body, headers=HEADERS).get_json()
 
 
 def message(text: str, **extra: Any) -> dict[str, Any]:
@@ -132,3 +132,18 @@ def test_a_fresh_server_wipes_what_an_earlier_run_left(redis_url):
 def test_an_unknown_store_url_is_refused():
     with pytest.raises(ValueError, match="redis://HOST:PORT/DB"):
         store_from_url("postgres://x")
+
+
+def test_times_counts_uses_on_every_server(redis_url, tmp_path):
+    cassette = tmp_path / "once.yaml"
+    cassette.write_text(
+        "version: 1\nprotocol: a2a\nagent:\n  name: once\n  description: d\n  version: '1'\n"
+        "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
+        "interactions:\n"
+        "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
+        "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n")
+    a = client(store_from_url(redis_url), cassette)
+    b = client(store_from_url(redis_url, join=True), cassette)
+    answers = [rpc(server, "", "SendMessage", {"message": message("hi")})["result"]["message"]["parts"][0]["text"]
+               for server in (a, b, a)]
+    assert answers == ["first answer", "later answer", "later answer"]
