@@ -83,6 +83,8 @@ class Player:
         """
         if streamed:
             task.follow_polls = False
+        while task.due_ms is None and self._playable(task) and self.pace.gap(task.script[0]) <= 0:
+            self._runner.apply(task, task.script.popleft())  # due now: no thread, no wait
         if not self._playable(task):
             return
         if task.due_ms is None:

@@ -290,17 +290,17 @@ class Engine:
         those right after it with no `after`; `stream` shows the first step only (the player
         plays the rest).
         """
-        message = copy.deepcopy(call.message or {})
         config = call.params.get("configuration") or {}
         history_length = history_length_of(config.get("historyLength"))
         if task is None:
-            context_id = message.get("contextId") or self.ids.new()
+            context_id = (call.message or {}).get("contextId") or self.ids.new()
             if reply.message is not None:
                 return MessageResult(self.runner.agent_message(reply.message, context_id, None)), None  # type: ignore[arg-type]
             task = self.ops.new_task(origin, context_id, name=call.params.get("taskName"),
                                      params=call.params.get("taskParams"),
                                      metadata=reply.task.metadata if reply.task else None)
             task.version = call.version
+        message = copy.deepcopy(call.message or {})  # kept in the task's history: the task's own copy
         message.update(taskId=task.id, contextId=task.context_id)
         task.add_user_message(message)
         mark = len(task.history)
@@ -338,10 +338,10 @@ class Engine:
             first, task = self._reply_to_message(call, self.interactions[index].name, reply, task, "stream")
             self.tasks.use(index)
             fault = self.interactions[index].fault
+        cursor = len(task.events) if task else 0  # before playing: steps due now are played at once
         if isinstance(first, TaskResult) and task is not None and self.player is not None:
             self.player.play(task)
-        return Stream(first=first, task=task if isinstance(first, TaskResult) else None,
-                      cursor=len(task.events) if task else 0,
+        return Stream(first=first, task=task if isinstance(first, TaskResult) else None, cursor=cursor,
                       close_on_interrupt=call.operation != "SubscribeToTask",
                       close_when_idle=call.operation != "SubscribeToTask", condition=self.changed,
                       keepalive_s=self.keepalive_s, fault=fault,

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, request
-from waitress.channel import ClientDisconnected
 
 from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent, rest, v0_3_rest
@@ -20,11 +19,23 @@ from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.player import Pace
-from mockagent.engine.taskstore import StoreFactory
 from mockagent.engine.replay import KEEPALIVE_S, Engine
-from mockagent.errors import DropConnection, InternalError, InvalidRequest, MethodNotFound, ProtocolError
+from mockagent.engine.taskstore import StoreFactory
+from mockagent.errors import InternalError, InvalidRequest, ProtocolError
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
+from mockagent.server.wsgi import (
+    StartResponse,
+    TooLarge,
+    droppable,
+    guarded,
+    headers_of,
+    host_url,
+    no_agent,
+    path_of,
+    read_body,
+    request_of,
+)
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 MAX_BODY = 4 * 1024 * 1024
@@ -94,70 +105,36 @@ class Mounts:
             handler.close()
 
 
-class _Dropped(ConnectionResetError, ClientDisconnected):
-    """A scripted drop as the WSGI servers understand it: werkzeug takes a ConnectionError and
-    waitress a ClientDisconnected as the client having gone, so neither sends the final chunk of
-    the stream nor logs a traceback."""
-
-
-def _droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    try:
-        yield from chunks
-    except DropConnection as exc:
-        raise _Dropped(str(exc)) from None
-
-
 def flask_response(answer: HttpResponse) -> Response:
-    """A dialect's answer as a Flask response; a streamed body stays streamed."""
-    body = answer.body if isinstance(answer.body, bytes) else _droppable(answer.body)
+    """A dialect's answer as a Flask response (the recording proxy); a streamed body stays streamed."""
+    body = answer.body if isinstance(answer.body, bytes) else droppable(answer.body)
     return Response(body, status=answer.status, headers=answer.headers)
 
 
-class _TooLarge(Exception):
-    """A request body over the limit, found while reading it."""
-
-
-def _read_body(limit: int | None) -> bytes:
-    """The request body, reading at most `limit` + 1 bytes; _TooLarge when there is more."""
-    if limit is None:
-        return request.get_data(cache=False)
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit:
-        chunk = request.stream.read(min(65536, limit + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    if size > limit:
-        raise _TooLarge()
-    return b"".join(chunks)
-
-
 def too_large(mounts: Mounts, full_path: str, method: str, headers: dict[str, str], limit: int,
-              admin: bool) -> Response:
+              admin: bool) -> HttpResponse:
     """HTTP 413 for a body over `limit`, in the shape of the protocol served at `full_path`."""
     message = f"The request body is larger than the limit of {limit} bytes"
     if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
-        return flask_response(HttpResponse.json({"error": {"code": 413, "message": message}}, 413))
+        return HttpResponse.json({"error": {"code": 413, "message": message}}, 413)
     exc: ProtocolError = InvalidRequest(message, http_status=413)
     found = mounts.resolve(full_path)
     if found is None:
-        return flask_response(error_response(exc))
+        return error_response(exc)
     name, sub = found
     if mounts.agents[name].cassette.protocol == "agentex":
         if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
-            return flask_response(HttpResponse.json(rpc_error(exc, None), 413))
-        return flask_response(platform_error(exc))
+            return HttpResponse.json(rpc_error(exc, None), 413)
+        return platform_error(exc)
     if sub in ("", "/") and method == "POST":
-        return flask_response(HttpResponse.json(jsonrpc_error(exc, None), 413))
+        return HttpResponse.json(jsonrpc_error(exc, None), 413)
     try:
         found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
     except ProtocolError:
         found_route = None
     if found_route is not None and found_route.v0_3:
-        return flask_response(HttpResponse.json(v0_3_rest.rest_error_out(exc), 413))
-    return flask_response(error_response(exc))
+        return HttpResponse.json(v0_3_rest.rest_error_out(exc), 413)
+    return error_response(exc)
 
 
 def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
@@ -176,49 +153,42 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
                     record_mode=record_mode, store=store)
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
-    if admin:  # before the catch-all below, which would otherwise take /_mockagent/ too
+    if admin:  # Flask serves the admin API only; agents are served by `wsgi` below
         register_admin(app, mounts)
 
-    def refuse_large() -> Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        assert max_body is not None
-        return too_large(mounts, request.path, request.method, headers, max_body, admin)
-
     @app.before_request
-    def check_length() -> Response | None:  # the declared length, before any view reads the body
+    def check_length() -> Response | None:  # the admin API's declared length, before a view reads it
         if max_body is not None and request.content_length is not None and request.content_length > max_body:
-            return refuse_large()
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            return flask_response(too_large(mounts, request.path, request.method, headers, max_body, admin))
         return None
-
-    @app.route("/", defaults={"path": ""}, methods=METHODS)
-    @app.route("/<path:path>", methods=METHODS)
-    def dispatch(path: str) -> Response:
-        full = "/" + path
-        found = mounts.resolve(full)
-        if found is None:
-            names = ", ".join(f"/{n}/" for n in mounts.agents)
-            answer = error_response(MethodNotFound(f"No agent at {full}; agents are mounted at {names}"))
-        else:
-            name, rest = found
-            base = request.host_url.rstrip("/") + (f"/{name}" if name else "")
-            try:
-                body = _read_body(max_body)
-            except _TooLarge:  # no declared length (chunked): counted while reading
-                return refuse_large()
-            http = HttpRequest(
-                method=request.method,
-                path=rest,
-                base_url=base,
-                headers={k.lower(): v for k, v in request.headers.items()},
-                query=request.args.to_dict(flat=True),
-                body=body,
-            )
-            answer = mounts.handle(name, http)
-        return flask_response(answer)
 
     @app.errorhandler(Exception)
     def crashed(exc: Exception) -> Response:  # a bug of ours: say so in protocol terms, no traceback
         log.exception("mockagent failed on %s %s", request.method, request.path)
         return flask_response(error_response(InternalError(f"mockagent failed: {type(exc).__name__}")))
 
+    def handle(environ: dict[str, Any]) -> HttpResponse:
+        full = path_of(environ)
+        try:
+            body = read_body(environ, max_body)
+        except TooLarge:  # declared too long, or counted while reading a chunked body
+            assert max_body is not None
+            return too_large(mounts, full, environ["REQUEST_METHOD"], headers_of(environ), max_body, admin)
+        found = mounts.resolve(full)
+        if found is None:
+            return no_agent(full, mounts.agents)
+        name, sub = found
+        base = host_url(environ) + (f"/{name}" if name else "")
+        return mounts.handle(name, request_of(environ, sub, base, body))
+
+    agents, flask_app = guarded(handle), app.wsgi_app
+
+    def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")):
+            return flask_app(environ, start_response)
+        return agents(environ, start_response)
+
+    app.wsgi_app = wsgi  # type: ignore[method-assign]
     return app

@@ -1,0 +1,138 @@
+"""The agents' requests as plain WSGI: environ → HttpRequest, HttpResponse → start_response.
+
+Every call a client makes lands here. Flask's request context, routing and response objects
+cost more than a whole replayed call, so agent traffic goes around them; Flask serves the admin
+API only (under /_mockagent/ when it is on).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+from urllib.parse import parse_qsl
+
+from waitress.channel import ClientDisconnected
+from werkzeug.http import HTTP_STATUS_CODES
+
+from mockagent.dialects.a2a.rest import error_response
+from mockagent.dialects.http import HttpRequest, HttpResponse
+from mockagent.errors import DropConnection, InternalError, MethodNotFound
+
+log = logging.getLogger("mockagent")
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+DEFAULT_TYPE = "text/html; charset=utf-8"  # what Flask gave a response that named no type
+
+
+class TooLarge(Exception):
+    """A request body over the limit, found while reading it."""
+
+
+def read_body(environ: dict[str, Any], limit: int | None) -> bytes:
+    """The request body, reading at most `limit` + 1 bytes; TooLarge when there is more."""
+    stream = environ["wsgi.input"]
+    length = environ.get("CONTENT_LENGTH")
+    if length:
+        try:
+            size = max(int(length), 0)
+        except ValueError:
+            size = 0
+        if limit is not None and size > limit:
+            raise TooLarge()
+        return bytes(stream.read(size)) if size else b""
+    if not environ.get("wsgi.input_terminated"):  # no length and no end: no body (as werkzeug)
+        return b""
+    chunks: list[bytes] = []
+    total = 0
+    while limit is None or total <= limit:
+        chunk = stream.read(65536 if limit is None else min(65536, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if limit is not None and total > limit:
+        raise TooLarge()
+    return b"".join(chunks)
+
+
+def headers_of(environ: dict[str, Any]) -> dict[str, str]:
+    """Request headers, names lowercased."""
+    headers = {key[5:].replace("_", "-").lower(): value for key, value in environ.items()
+               if key.startswith("HTTP_") and key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH")}
+    for key, name in (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length")):
+        if environ.get(key):
+            headers[name] = environ[key]
+    return headers
+
+
+def request_of(environ: dict[str, Any], path: str, base_url: str, body: bytes) -> HttpRequest:
+    query: dict[str, str] = {}
+    for key, value in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True, errors="replace"):
+        query.setdefault(key, value)  # the first value of a repeated parameter
+    return HttpRequest(method=environ["REQUEST_METHOD"], path=path, base_url=base_url,
+                       headers=headers_of(environ), query=query, body=body)
+
+
+def path_of(environ: dict[str, Any]) -> str:
+    """The request path, decoded from the latin-1 that WSGI carries as the UTF-8 it was."""
+    raw = environ.get("PATH_INFO", "") or "/"
+    return raw.encode("latin-1").decode("utf-8", "replace")
+
+
+def host_url(environ: dict[str, Any]) -> str:
+    """`scheme://host[:port]` the client used."""
+    host = environ.get("HTTP_HOST")
+    if not host:
+        host = environ["SERVER_NAME"]
+        port = environ.get("SERVER_PORT", "")
+        if port and port != ("443" if environ["wsgi.url_scheme"] == "https" else "80"):
+            host += f":{port}"
+    return f"{environ['wsgi.url_scheme']}://{host}"
+
+
+class _Dropped(ConnectionResetError, ClientDisconnected):
+    """A scripted drop as the WSGI servers understand it: werkzeug takes a ConnectionError and
+    waitress a ClientDisconnected as the client having gone, so neither sends the final chunk of
+    the stream nor logs a traceback."""
+
+
+def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    try:
+        yield from chunks
+    except DropConnection as exc:
+        raise _Dropped(str(exc)) from None
+
+
+def respond(answer: HttpResponse, start_response: StartResponse, method: str = "GET") -> Iterable[bytes]:
+    """Send a dialect's answer; a streamed body stays streamed."""
+    headers = list(answer.headers.items())
+    if not any(name.lower() == "content-type" for name, _ in headers) and answer.status not in (204, 304):
+        headers.append(("Content-Type", DEFAULT_TYPE))
+    if isinstance(answer.body, bytes):
+        headers.append(("Content-Length", str(len(answer.body))))
+        body: Iterable[bytes] = [] if method == "HEAD" else [answer.body]
+    else:
+        body = droppable(answer.body)
+    start_response(f"{answer.status} {HTTP_STATUS_CODES.get(answer.status, 'UNKNOWN')}", headers)
+    return body
+
+
+def guarded(handle: Callable[[dict[str, Any]], HttpResponse]) -> Callable[[dict[str, Any], StartResponse],
+                                                                            Iterable[bytes]]:
+    """A WSGI app from `handle`; a bug of ours is answered in protocol terms, never a traceback."""
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            answer = handle(environ)
+        except Exception as exc:  # noqa: BLE001 (the last line of defence)
+            log.exception("mockagent failed on %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
+            answer = error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
+        return respond(answer, start_response, environ.get("REQUEST_METHOD", "GET"))
+
+    return app
+
+
+def no_agent(path: str, names: Iterable[str]) -> HttpResponse:
+    mounts = ", ".join(f"/{n}/" for n in names)
+    return error_response(MethodNotFound(f"No agent at {path}; agents are mounted at {mounts}"))
