@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +29,23 @@ class LoadedCassette:
 
     cassette: Cassette
     path: str
-    lines: dict[Loc, int] = field(default_factory=dict, repr=False)
+    source: str = field(default="", repr=False)  # the YAML text, where `lines` are found
 
     @property
     def name(self) -> str:
         return Path(self.path).stem
+
+    @cached_property
+    def lines(self) -> dict[Loc, int]:
+        """Location → line (1-based) of every node written in the file.
+
+        Worked out when first asked for (an error, a near-miss report): a big cassette would
+        otherwise pay for it on every load, and keep a large map it may never read.
+        """
+        if not self.source:
+            return {}
+        with _collector_paused():
+            return parse_yaml(self.source, self.path)[1]
 
     def line_of(self, loc: Loc) -> int | None:
         """The line of the deepest node on `loc` that the file has (1-based)."""
@@ -63,32 +80,36 @@ def describe(names: list[Any], loc: Loc, message: str) -> str:
     return f"{prefix}{path}: {message}" if path else f"{prefix}{message}"
 
 
-MAX_NODES = 100_000  # after expanding aliases: an alias bomb stops here, not in validation
+MAX_NODES = 100_000  # nodes that aliases add on expanding: an alias bomb stops here, not in validation
 
 
 def _check_aliases(root: yaml.Node, path: str) -> None:
-    """Refuse a YAML alias that contains itself, or aliases that expand past MAX_NODES."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
+    """Refuse a YAML alias that contains itself, or aliases that add more than MAX_NODES nodes
+    on expanding: the data is as big as its expansion once validation walks it. A node without
+    aliases below it expands to no more than the nodes written, however many there are.
 
-    def size(node: yaml.Node) -> int:
+    Depth first with a stack of its own, not recursion: libyaml parses 1,000 levels deep.
+    """
+    sizes: dict[int, int] = {}  # expanded size of every node done
+    open_nodes: set[int] = set()  # the nodes on the path to the current one
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
         key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in open_nodes:
+        if done:
+            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            open_nodes.discard(key)
+            if total > MAX_NODES + len(sizes) + 1:  # `sizes` has every node sized so far, those below among them
+                raise CassetteError(f"aliases expand the YAML by more than {MAX_NODES} nodes",
+                                    path=path, line=node.start_mark.line + 1)
+            sizes[key] = total
+        elif key in open_nodes:
             raise CassetteError("a YAML alias refers to a node that contains it", path=path,
                                 line=node.start_mark.line + 1)
-        open_nodes.add(key)
-        children = _children(node)
-        total = 1 + sum(size(child) for child in children)
-        open_nodes.discard(key)
-        if total > MAX_NODES:
-            raise CassetteError(f"the YAML expands to more than {MAX_NODES} nodes (aliases?)",
-                                path=path, line=node.start_mark.line + 1)
-        sizes[key] = total
-        return total
-
-    size(root)
+        elif key not in sizes:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_children(node)))  # first child on top
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -121,21 +142,83 @@ def _line_map(root: yaml.Node) -> dict[Loc, int]:
     return out
 
 
-def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
-    """Parse with the safe loader only; return the data and a map of location → line."""
+_LOADER: Any = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+"""libyaml's parser when PyYAML has it (several times faster); the constructor and resolver are
+the safe ones either way, so the same tags are refused."""
+_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_PLAIN = {_STR: yaml.SafeLoader.construct_yaml_str, _MAP: yaml.SafeLoader.construct_yaml_map,
+          _SEQ: yaml.SafeLoader.construct_yaml_seq}
+
+
+def _construct(loader: Any, root: yaml.Node) -> Any:
+    """What `loader.construct_document(root)` returns, built faster.
+
+    Strings, mappings with string keys and sequences (nearly every node of a cassette) are built
+    here; any other node goes to the loader's own (safe) constructor, which so refuses the same
+    tags. Containers are filled breadth first, as PyYAML fills them, so a document with several
+    bad values reports the same one first; aliases share one object, as there.
+    """
+    if any(loader.yaml_constructors.get(tag) is not fn for tag, fn in _PLAIN.items()):
+        return loader.construct_document(root)  # someone registered their own: let them have it
+    built: dict[yaml.Node, Any] = loader.constructed_objects  # shared, so aliases stay shared
+    pending: deque[Any] = deque()  # containers to fill, and the loader's unfinished ones
+
+    def make(node: yaml.Node) -> Any:
+        if node in built:
+            return built[node]
+        kind = type(node)
+        if kind is yaml.ScalarNode and node.tag == _STR:
+            value: Any = node.value
+        elif kind is yaml.MappingNode and node.tag == _MAP and all(
+                type(key) is yaml.ScalarNode and key.tag == _STR for key, _ in node.value):
+            value = {}  # no merge (`<<`) or value (`=`) keys, no keys that need constructing
+            pending.append((node, value))
+        elif kind is yaml.SequenceNode and node.tag == _SEQ:
+            value = []
+            pending.append((node, value))
+        else:
+            value = loader.construct_object(node)
+            pending.extend(loader.state_generators)  # in the order PyYAML would run them
+            loader.state_generators = []
+            return value
+        built[node] = value
+        return value
+
+    data = make(root)
+    while pending:
+        item = pending.popleft()
+        if isinstance(item, tuple):
+            node, value = item
+            if isinstance(value, dict):
+                for key, child in node.value:
+                    value[key.value] = make(child)
+            else:
+                value.extend([make(child) for child in node.value])
+        else:  # a generator of the loader's: it fills what the loader began
+            for _ in item:
+                pass
+            pending.extend(loader.state_generators)
+            loader.state_generators = []
+    return data
+
+
+def _parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
+    """Parse with the safe loader only; return the data and the root node."""
     try:
-        loader = yaml.SafeLoader(text)  # refuses control characters here already
+        loader = _LOADER(text)  # the pure-Python reader refuses control characters here already
     except yaml.YAMLError as exc:
         raise CassetteError(f"not valid YAML: {exc}", path=path) from None
     try:
         node = loader.get_single_node()
-        if node is not None:
+        if node is not None and "&" in text:  # no anchor, no alias: nothing to expand
             _check_aliases(node, path)
-        data = loader.construct_document(node) if node is not None else None
+        data = _construct(loader, node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
+        if problem == "exceeded maximum nesting depth":  # libyaml's limit; PyYAML's is recursion's
+            raise CassetteError("the YAML is nested too deeply", path=path, line=line) from None
         raise CassetteError(f"not valid YAML: {problem}", path=path, line=line) from None
     except RecursionError:
         raise CassetteError("the YAML is nested too deeply", path=path) from None
@@ -144,7 +227,31 @@ def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
         raise CassetteError(f"not valid YAML: {type(exc).__name__}: {exc}", path=path) from None
     finally:
         loader.dispose()
+    return data, node
+
+
+def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
+    """Parse with the safe loader only; return the data and a map of location → line."""
+    data, node = _parse(text, path)
     return data, _line_map(node) if node is not None else {}
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a cassette is built.
+
+    Nodes, data and models of a big cassette are hundreds of thousands of new objects, none of
+    them cyclic garbage, and the collector's passes over them cost several times the parse
+    itself (10,000 interactions, measured: 1.3 s to compose with it, 0.25 s without). The switch
+    is process-wide: another thread's load may resume it early, which costs only time.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _in_data(data: Any, loc: Loc, error_type: str) -> Loc:
@@ -181,12 +288,18 @@ def load_cassette(path: str | Path) -> LoadedCassette:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError(f"cannot read cassette: {exc}", path=path) from None
-    data, lines = parse_yaml(text, path)
+    with _collector_paused():  # the nodes and the plain data are freed before it resumes
+        cassette = _validated(text, path)
+    return LoadedCassette(cassette=cassette, path=path, source=text)
+
+
+def _validated(text: str, path: str) -> Cassette:
+    data, node = _parse(text, path)
     if not isinstance(data, dict):
         raise CassetteError("a cassette is a mapping with `version: 1`, `agent:` and `interactions:`",
                             path=path, line=1)
     try:
-        cassette = Cassette.model_validate(data)
+        return Cassette.model_validate(data)
     except ValidationError as exc:
         problems = exc.errors()
         loc = _in_data(data, problems[0]["loc"], problems[0]["type"])
@@ -194,9 +307,9 @@ def load_cassette(path: str | Path) -> LoadedCassette:
         more = len({_in_data(data, p["loc"], p["type"]) for p in problems}) - 1
         if more:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        lines = _line_map(node) if node is not None else {}
         raise CassetteError(describe(_names(data), loc, message), path=path,
                             line=_deepest_line(lines, loc)) from None
-    return LoadedCassette(cassette=cassette, path=path, lines=lines)
 
 
 def load_folder(path: str | Path) -> dict[str, LoadedCassette]:

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from mockagent.cassette.models import Match, TaskMatch, TaskState
@@ -45,17 +46,31 @@ def show(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def resolve(doc: Any, path: str) -> Any:
-    """Value at a dotted path such as `message.parts[0].text`; MISSING when absent."""
-    for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
-        if key:
-            doc = doc.get(key, MISSING) if isinstance(doc, dict) else MISSING
+ParsedPath = tuple[str | int, ...]
+"""A dotted path split once, at compile time: keys are str, list indexes int."""
+
+
+@lru_cache(maxsize=4096)
+def parse_path(path: str) -> ParsedPath:
+    """`message.parts[0].text` → ("message", "parts", 0, "text"): keys are str, indexes int."""
+    return tuple(key if key else int(index) for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path))
+
+
+def resolve_path(doc: Any, steps: ParsedPath) -> Any:
+    """Value at a parsed path; MISSING when absent."""
+    for step in steps:
+        if isinstance(step, str):
+            doc = doc.get(step, MISSING) if isinstance(doc, dict) else MISSING
         else:
-            i = int(index)
-            doc = doc[i] if isinstance(doc, list) and i < len(doc) else MISSING
+            doc = doc[step] if isinstance(doc, list) and step < len(doc) else MISSING
         if doc is MISSING:
             return MISSING
     return doc
+
+
+def resolve(doc: Any, path: str) -> Any:
+    """Value at a dotted path such as `message.parts[0].text`; MISSING when absent."""
+    return resolve_path(doc, parse_path(path))
 
 
 def is_subset(expected: Any, actual: Any) -> bool:
@@ -67,12 +82,27 @@ def is_subset(expected: Any, actual: Any) -> bool:
     return expected == actual
 
 
-@dataclass(frozen=True)
 class Predicate:
-    """A compiled predicate: `test(value)` and a human description for reports."""
+    """A compiled predicate: `test(value)` and `text`, a human description for reports.
 
-    test: Callable[[Any], bool]
-    text: str
+    The description may be given as a spec and a function that describes it: it is worked out
+    when a report first asks, since most predicates of a large cassette never appear in one.
+    """
+
+    __slots__ = ("test", "_text", "_spec", "_describe")
+
+    def __init__(self, test: Callable[[Any], bool], text: str | None = None, *, spec: Any = None,
+                 describe: Callable[[Any], str] | None = None) -> None:
+        self.test = test
+        self._text = text
+        self._spec, self._describe = spec, describe  # for `text`, when it is not given
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            assert self._describe is not None
+            self._text = self._describe(self._spec)
+        return self._text
 
 
 def _str_test(fn: Callable[[str, str], bool]) -> Callable[[Any], Callable[[Any], bool]]:
@@ -132,12 +162,13 @@ PREDICATES: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
 """Predicate keywords → builders; a builder takes the argument and returns a test."""
 
 
-def _is_keyword_map(spec: Any) -> bool:
+def is_keyword_map(spec: Any) -> bool:
+    """Whether `spec` is a mapping of predicate keywords (else a plain value: equals)."""
     return isinstance(spec, dict) and bool(spec) and all(k in PREDICATES for k in spec)
 
 
 def _describe(spec: Any) -> str:
-    if not _is_keyword_map(spec):
+    if not is_keyword_map(spec):
         return f"equals {show(spec)}"
     words = []
     for key, arg in spec.items():
@@ -152,22 +183,28 @@ def _describe(spec: Any) -> str:
 
 def compile_predicate(spec: Any) -> Predicate:
     """A plain value means equals; a mapping of keywords means all of them."""
-    if not _is_keyword_map(spec):
+    if not is_keyword_map(spec):
         if isinstance(spec, dict) and any(k in PREDICATES for k in spec):
             unknown = sorted(k for k in spec if k not in PREDICATES)
             raise ValueError(f"unknown predicate {', '.join(unknown)}; use {', '.join(PREDICATES)}")
-        return Predicate(lambda v: v == spec, _describe(spec))
+        return Predicate(lambda v: v == spec, spec=spec, describe=_describe)
     tests = [PREDICATES[k](arg) for k, arg in spec.items()]
-    return Predicate(lambda v: all(t(v) for t in tests), _describe(spec))
+    if len(tests) == 1:  # the usual case: no all() around a single test on the hot path
+        return Predicate(tests[0], spec=spec, describe=_describe)
+    return Predicate(lambda v: all(t(v) for t in tests), spec=spec, describe=_describe)
 
 
 def compile_element(spec: Any) -> Predicate:
     """Inside any/all/none: a predicate, or `{field.path: predicate, …}` over each item."""
-    if not isinstance(spec, dict) or _is_keyword_map(spec):
+    if not isinstance(spec, dict) or is_keyword_map(spec):
         return compile_predicate(spec)
-    fields = [(path, compile_predicate(sub)) for path, sub in spec.items()]
-    text = "{" + ", ".join(f"{path}: {p.text}" for path, p in fields) + "}"
-    return Predicate(lambda item: all(p.test(resolve(item, path)) for path, p in fields), text)
+    fields = [(path, parse_path(path), compile_predicate(sub)) for path, sub in spec.items()]
+    return Predicate(lambda item: all(p.test(resolve_path(item, steps)) for _, steps, p in fields),
+                     spec=fields, describe=_describe_fields)
+
+
+def _describe_fields(fields: list[tuple[str, ParsedPath, Predicate]]) -> str:
+    return "{" + ", ".join(f"{path}: {p.text}" for path, _, p in fields) + "}"
 
 
 @dataclass(frozen=True)
@@ -205,9 +242,10 @@ class CompiledMatch:
         self.operations = frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
         self.text = None if match.text is None else _compile_strict(match.text)
         self.parts = None if match.parts is None else _compile_strict(match.parts)
-        self.where = [(path, compile_predicate(spec)) for path, spec in match.where.items()]
+        self.where = [(path, parse_path(path), compile_predicate(spec)) for path, spec in match.where.items()]
         self.headers = [(name.lower(), _compile_strict(spec)) for name, spec in match.headers.items()]
         self.task = match.task
+        self.spec = match  # what it was compiled from: an interaction index reads its exact values
         # How many matchers this interaction has; a near-miss report prefers candidates where
         # more of them held.
         self.size = 1 + sum(x is not None for x in (self.text, self.parts, self.task)) + len(self.where) + len(
@@ -222,8 +260,8 @@ class CompiledMatch:
             out.append(Mismatch(_text_path(call), self.text.text, call.text if call.parts else MISSING))
         if self.parts is not None and not self.parts.test(call.parts):
             out.append(Mismatch("message.parts", self.parts.text, call.parts))
-        for path, predicate in self.where:
-            value = resolve(call.params, path)
+        for path, steps, predicate in self.where:
+            value = resolve_path(call.params, steps)
             if not predicate.test(value):
                 out.append(Mismatch(path, predicate.text, value))
         for name, predicate in self.headers:

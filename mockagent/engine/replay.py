@@ -20,8 +20,9 @@ from mockagent.engine.call import MESSAGE_OPERATIONS, Call, MessageResult, Outco
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
+from mockagent.engine.index import InteractionIndex
 from mockagent.engine.journal import Journal
-from mockagent.engine.matchers import CompiledMatch, Mismatch, TaskFacts
+from mockagent.engine.matchers import CompiledMatch, TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import TaskOperations, history_length_of
@@ -52,6 +53,7 @@ class Engine:
         self.keepalive_s = keepalive_s
         self.interactions: list[Interaction] = list(self.cassette.interactions)
         self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
+        self._index = InteractionIndex(self._matchers)
         clock = self.cassette.clock
         self.pace = Pace.resolve(pace, pace_cap_ms, clock.pace, clock.paceCapMs)
         self._clock_factory = clock_factory
@@ -200,20 +202,22 @@ class Engine:
         return None if task is None else TaskFacts(task.state, task.origin)
 
     def _find(self, call: Call) -> int | None:
-        """The first usable interaction that matches; NoMatch for an unanswered message call."""
-        misses: list[tuple[int, list[Mismatch]]] = []
-        for i, matcher in enumerate(self._matchers):
-            mismatches = matcher.check(call, self._task_facts)
+        """The first usable interaction that matches; NoMatch for an unanswered message call.
+
+        The index names, in cassette order, every interaction that could match, so the first of
+        them that matches is the first in the cassette; only a miss pays for a pass over them all,
+        which its near-miss report needs."""
+        for i in self._index.candidates(call):
             limit = self.interactions[i].times
-            if not mismatches and (limit is None or self.uses[i] < limit):
+            if not self._matchers[i].check(call, self._task_facts) and (limit is None or self.uses[i] < limit):
                 return i
-            misses.append((i, mismatches))
         if call.operation not in MESSAGE_OPERATIONS:
             return None
         candidates = [  # built only for a report: a matched call never pays for it
             Candidate(self.interactions[i].name, self.loaded.line_of(("interactions", i)), mismatches,
-                      used_up=not mismatches, uses=self.uses[i], matchers=self._matchers[i].size)
-            for i, mismatches in misses
+                      used_up=not mismatches, uses=self.uses[i], matchers=matcher.size)
+            for i, matcher in enumerate(self._matchers)
+            for mismatches in [matcher.check(call, self._task_facts)]
         ]
         raise errors.NoMatch(near_miss(self.loaded.path, self.record_mode, call, candidates))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
 
-POLL_INTERVAL = 0.01  # serve_forever's default 0.5 s would make every stop take half a second
+POLL_INTERVAL = 0.01  # how often serve_forever looks for a stop where `_wake` cannot wake it
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -70,12 +71,27 @@ class ServerThread:
         return self
 
     def stop(self) -> None:
+        """Stop taking calls, end open streams, and return once the server thread has ended."""
         mounts = self.app.extensions.get("mockagent")
         if mounts is not None:  # a recording proxy has none
             mounts.close()  # open streams end, so their threads do too
-        self._server.shutdown()
+        if self._thread.is_alive():
+            self._wake()
+            self._server.shutdown()
+            self._thread.join()
         self._server.server_close()
-        self._thread.join()
+
+    def _wake(self) -> None:
+        """Make serve_forever's select() return now rather than at its next poll.
+
+        Shutting down the listening socket makes it readable at once (Linux); the loop's accept
+        then fails quietly, and the loop goes round until `shutdown()` has asked it to stop, a
+        moment later. New connections are refused from here on, which is what stopping means.
+        """
+        try:
+            self._server.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:  # not supported here (some BSDs): the poll interval will do
+            pass
 
 
 @contextmanager
