@@ -69,16 +69,17 @@ def _event_in(data: dict[str, Any]) -> TaskEvent:
 
 
 def dump_entry(entry: JournalEntry) -> str:
-    data = asdict(entry)
+    data = {"operation": entry.operation, "binding": entry.binding, "params": entry.params,
+            "interaction": entry.interaction, "error": entry.error,
+            "report": None if entry.report is None else asdict(entry.report)}
     return json.dumps(data, separators=(",", ":"), default=str)
 
 
 def load_entry(text: str | bytes, seq: int) -> JournalEntry:
     data = json.loads(text)
-    data["seq"] = seq
     report = data.pop("report")
     if report is not None:
         candidates = [Candidate(**{**c, "mismatches": [Mismatch(**m) for m in c["mismatches"]]})
                       for c in report.pop("candidates")]
         report = NearMissReport(**report, candidates=candidates)
-    return JournalEntry(**data, report=report)
+    return JournalEntry(seq, **data, report=report)

@@ -108,6 +108,9 @@ class Player:
     def _run(self) -> None:
         with self._condition:
             while not self._closed:
+                if not self._playing:  # woken by another task's event: nothing to load or lock
+                    self._clock.wait(self._condition, None)
+                    continue
                 with self._transaction():
                     timeout = self._play_due()
                 if timeout != 0:  # waits outside the transaction, which a shared store locks

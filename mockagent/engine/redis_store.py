@@ -3,29 +3,28 @@
 A transaction takes a lock in Redis, loads the engine's counters (clock, ids, reset generation)
 and then the tasks it touches, and writes everything back in one round trip as it ends. So
 worker processes and hosts answer one after another as a single agent would, poll counters and
-the journal included. Needs the `redis` package (`pip install mockagent[scale]`).
+the journal included.
 """
 
 from __future__ import annotations
 
-import time
-import uuid
+import logging
 from collections.abc import Iterator, MutableSequence
+from dataclasses import replace
 from typing import Any
-
-import redis
 
 from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
 from mockagent.engine.delivery import Delivery
 from mockagent.engine.journal import Journal, JournalEntry
+from mockagent.engine.resp import Redis
 from mockagent.engine.tasks import Task
 from mockagent.engine.taskstore import Counters, StoreFactory, TaskStore
-from mockagent.errors import StoreError
 
-LOCK_MS = 30_000  # a process that dies holding the lock blocks the others this long at most
+log = logging.getLogger("mockagent")
+LOCK_WAIT_S = 30  # a process that dies holding the lock holds up the others this long at most
 POLL_S = 0.02  # streams look for events made by other processes this often
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+Command = tuple[Any, ...]
 
 
 class RedisStore(TaskStore):
@@ -34,14 +33,11 @@ class RedisStore(TaskStore):
     shared = True
     poll_s = POLL_S
 
-    def __init__(self, client: redis.Redis, url: str, key: str, interactions: list[Any], fresh: bool) -> None:
+    def __init__(self, client: Redis, key: str, interactions: list[Any], fresh: bool) -> None:
         self._redis = client
-        self._url = url
         self._prefix = f"mockagent:{key}:"
         self._steps = StepTable(interactions)
         self._fresh = fresh
-        self._token = uuid.uuid4().hex
-        self._release = client.register_script(_RELEASE)
         self._open = False
         self._loaded: dict[str, Task] = {}
         self._saved: dict[str, str] = {}  # what each loaded task was, so unchanged ones are not written
@@ -56,10 +52,11 @@ class RedisStore(TaskStore):
     def attach(self, counters: Counters) -> None:
         """Start afresh (the first process) or join the state another process started."""
         fresh = (counters.clock.state(), counters.ids.count, counters.generation)
-        try:
-            self._redis.ping()
-        except redis.RedisError as exc:
-            raise StoreError(f"cannot use the store at {self._url}: {exc}") from None
+        lock, made = self._k("lock"), self._k("lock:made")
+        if self._fresh:  # nobody else is serving yet: a new lock, free
+            self._redis.call("DEL", lock, made)
+        if self._redis.call("SET", made, 1, "NX") is not None:
+            self._redis.call("RPUSH", lock, 1)
         self.begin(counters)  # joining: the counters now hold what the store had, if anything
         if self._fresh:
             self._wipe()
@@ -68,46 +65,40 @@ class RedisStore(TaskStore):
         self.commit(counters)
 
     def begin(self, counters: Counters) -> None:
-        pause = 0.0002
-        while True:  # one round trip per try: the lock and the counters together
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.set(self._k("lock"), self._token, nx=True, px=LOCK_MS)
-            pipe.hgetall(self._k("head"))
-            pipe.llen(self._k("journal"))
-            acquired, head, journal_length = pipe.execute()
-            if acquired:
-                break
-            time.sleep(pause)  # another process holds the lock for one call: back off briefly
-            pause = min(pause * 2, 0.005)
+        # The lock is a list holding one token: BLPOP takes it, waiting in line without polling,
+        # and Redis runs the read queued behind it as soon as it has it: one round trip.
+        token, head = self._redis.pipeline(("BLPOP", self._k("lock"), LOCK_WAIT_S), ("HGETALL", self._k("head")))
+        if token is None:
+            log.warning("mockagent: waited %s s for the store's lock at %s; going on without it "
+                        "(a process that held it has died?)", LOCK_WAIT_S, self._redis.url)
         self._open = True
         self._loaded, self._saved, self._created = {}, {}, []
-        self._journal.begin(journal_length)
+        self._journal.begin()
         self._uses.begin()
         if head:
-            counters.clock.restore(float(head["offset"]), float(head["advanced"]), float(head["origin"]))
-            counters.ids.count = int(head["ids"])
-            counters.generation = int(head["generation"])
+            fields = dict(zip(head[::2], head[1::2], strict=True))
+            counters.clock.restore(float(fields["offset"]), float(fields["advanced"]), float(fields["origin"]))
+            counters.ids.count = int(fields["ids"])
+            counters.generation = int(fields["generation"])
 
     def commit(self, counters: Counters) -> None:
-        pipe = self._redis.pipeline(transaction=False)
         offset, advanced, origin = counters.clock.state()
-        pipe.hset(self._k("head"), mapping={"offset": repr(offset), "advanced": repr(advanced),
-                                            "origin": repr(origin), "ids": counters.ids.count,
-                                            "generation": counters.generation})
+        commands: list[Command] = [("HSET", self._k("head"), "offset", repr(offset), "advanced", repr(advanced),
+                                    "origin", repr(origin), "ids", counters.ids.count,
+                                    "generation", counters.generation)]
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
             if text != self._saved.get(task_id):
-                pipe.set(self._k(f"task:{task_id}"), text)
+                commands.append(("SET", self._k(f"task:{task_id}"), text))
         for task in self._created:
-            pipe.rpush(self._k("order"), task.id)
+            commands.append(("RPUSH", self._k("order"), task.id))
             if task.name is not None:
-                pipe.hset(self._k("names"), task.name, task.id)
-        self._uses.flush(pipe)
-        self._journal.flush(pipe)
-        self._release(keys=[self._k("lock")], args=[self._token], client=pipe)
+                commands.append(("HSET", self._k("names"), task.name, task.id))
+        commands += self._uses.flush() + self._journal.flush()
+        commands.append(("RPUSH", self._k("lock"), 1))  # the token back: the next in line goes on
         self._open = False
         self._loaded, self._saved, self._created = {}, {}, []
-        pipe.execute()
+        self._redis.pipeline(*commands)
 
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""
@@ -118,15 +109,14 @@ class RedisStore(TaskStore):
         if self._open:
             self._wipe()
 
-    def _wipe(self) -> None:
+    def _wipe(self) -> None:  # the lock stays: it is held
         ids = self._order()
-        pipe = self._redis.pipeline(transaction=False)
-        for start in range(0, len(ids), 1000):
-            pipe.delete(*(self._k(f"task:{i}") for i in ids[start:start + 1000]))
-        pipe.delete(*(self._k(name) for name in ("order", "names", "uses", "journal", "head")))
-        pipe.execute()
+        commands: list[Command] = [("DEL", *(self._k(f"task:{i}") for i in ids[start:start + 1000]))
+                                   for start in range(0, len(ids), 1000)]
+        commands.append(("DEL", *(self._k(name) for name in ("order", "names", "uses", "journal", "head"))))
+        self._redis.pipeline(*commands)
         self._loaded, self._saved, self._created = {}, {}, []
-        self._journal.begin(0)
+        self._journal.begin()
         self._uses.begin()
 
     def use(self, index: int) -> None:
@@ -142,40 +132,40 @@ class RedisStore(TaskStore):
         if not isinstance(task_id, str):
             return None
         if task_id not in self._loaded:
-            text = self._redis.get(self._k(f"task:{task_id}"))
+            text = self._redis.call("GET", self._k(f"task:{task_id}"))
             if text is None:
                 return None
             self._loaded[task_id] = load_task(text, self._steps)
-            self._saved[task_id] = str(text)
+            self._saved[task_id] = text
         return self._loaded[task_id]
 
     def peek(self, task_id: str) -> Task | None:
-        text = self._redis.get(self._k(f"task:{task_id}"))
+        text = self._redis.call("GET", self._k(f"task:{task_id}"))
         return None if text is None else load_task(text, self._steps)
 
     def named(self, name: Any) -> Task | None:
         known = next((t for t in self._created if t.name is not None and t.name == name), None)
         if known is not None or not isinstance(name, str):
             return known
-        task_id = self._redis.hget(self._k("names"), name)
-        return None if task_id is None else self.get(str(task_id))
+        task_id = self._redis.call("HGET", self._k("names"), name)
+        return None if task_id is None else self.get(task_id)
 
     def all(self) -> list[Task]:
         ids = self._order()
         missing = [i for i in ids if i not in self._loaded]
-        texts = self._redis.mget([self._k(f"task:{i}") for i in missing]) if missing else []
+        texts = self._redis.call("MGET", *(self._k(f"task:{i}") for i in missing)) if missing else []
         for task_id, text in zip(missing, texts, strict=True):
             if text is not None:
                 self._loaded[task_id] = load_task(text, self._steps)
-                self._saved[task_id] = str(text)
+                self._saved[task_id] = text
         return [self._loaded[i] for i in ids if i in self._loaded] + self._created
 
     def __len__(self) -> int:
-        return int(self._redis.llen(self._k("order"))) + len(self._created)
+        return int(self._redis.call("LLEN", self._k("order"))) + len(self._created)
 
     def _order(self) -> list[str]:
         """Ids of the tasks saved so far, oldest first."""
-        return [str(task_id) for task_id in self._redis.lrange(self._k("order"), 0, -1)]
+        return list(self._redis.call("LRANGE", self._k("order"), 0, -1))
 
     def close(self) -> None:
         self._redis.close()
@@ -184,7 +174,7 @@ class RedisStore(TaskStore):
 class RedisUses(MutableSequence[int]):
     """Use counts, read from Redis as needed and added to it when the transaction ends."""
 
-    def __init__(self, client: redis.Redis, key: str, size: int) -> None:
+    def __init__(self, client: Redis, key: str, size: int) -> None:
         self._redis, self._key, self._size = client, key, size
         self._seen: dict[int, int] = {}
         self._added: dict[int, int] = {}
@@ -192,24 +182,26 @@ class RedisUses(MutableSequence[int]):
     def begin(self) -> None:
         self._seen, self._added = {}, {}
 
+    def add(self, index: int) -> None:
+        self._added[index] = self._added.get(index, 0) + 1
+        if index in self._seen:
+            self._seen[index] += 1
+
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return list(self)[index]
         if index not in self._seen:
-            self._seen[index] = int(self._redis.hget(self._key, str(index)) or 0) + self._added.get(index, 0)
+            stored = self._redis.call("HGET", self._key, str(index))
+            self._seen[index] = int(stored or 0) + self._added.get(index, 0)
         return self._seen[index]
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._added[index] = self._added.get(index, 0) + value - self[index]
         self._seen[index] = value
 
-    def add(self, index: int) -> None:
-        self._added[index] = self._added.get(index, 0) + 1
-        if index in self._seen:
-            self._seen[index] += 1
-
     def __iter__(self) -> Iterator[int]:
-        stored = {int(k): int(v) for k, v in self._redis.hgetall(self._key).items()}
+        flat = self._redis.call("HGETALL", self._key)
+        stored = {int(k): int(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
         return iter([self._seen.get(i, stored.get(i, 0) + self._added.get(i, 0)) for i in range(self._size)])
 
     def __len__(self) -> int:
@@ -221,46 +213,43 @@ class RedisUses(MutableSequence[int]):
     def insert(self, index: int, value: int) -> None:
         raise TypeError("use counts cannot be inserted")
 
-    def flush(self, pipe: Any) -> None:
-        for index, added in self._added.items():
-            pipe.hincrby(self._key, str(index), added)
+    def flush(self) -> list[Command]:
+        commands: list[Command] = [("HINCRBY", self._key, str(i), n) for i, n in self._added.items()]
         self.begin()
+        return commands
 
 
 class RedisJournal(Journal):
     """Journal entries in a Redis list; webhook deliveries stay with the process that sent them."""
 
-    def __init__(self, client: redis.Redis, key: str) -> None:
+    def __init__(self, client: Redis, key: str) -> None:
         self.deliveries: list[Delivery] = []  # not Journal.__init__: the entries live in Redis
         self._redis, self._key = client, key
-        self._length = 0
         self._pending: list[JournalEntry] = []
 
-    def begin(self, length: int) -> None:
-        self._length, self._pending = length, []
+    def begin(self) -> None:
+        self._pending = []
 
     def record(self, call: Call, **outcome: Any) -> JournalEntry:
-        entry = JournalEntry(self._length + len(self._pending) + 1, call.operation, call.binding,
-                             call.params, **outcome)
+        entry = JournalEntry(0, call.operation, call.binding, call.params, **outcome)  # seq: its place
         self._pending.append(entry)
         return entry
 
     @property
     def entries(self) -> list[JournalEntry]:
-        stored = self._redis.lrange(self._key, 0, -1)
-        return [load_entry(text, seq) for seq, text in enumerate(stored, 1)] + self._pending
+        stored = [load_entry(text, seq) for seq, text in enumerate(self._redis.call("LRANGE", self._key, 0, -1), 1)]
+        return stored + [replace(entry, seq=len(stored) + i) for i, entry in enumerate(self._pending, 1)]
 
-    def flush(self, pipe: Any) -> None:
-        if self._pending:
-            pipe.rpush(self._key, *(dump_entry(entry) for entry in self._pending))
-        self._pending = []
+    def flush(self) -> list[Command]:
+        entries, self._pending = [dump_entry(e) for e in self._pending], []
+        return [("RPUSH", self._key, *entries)] if entries else []
 
 
 def redis_store(url: str, fresh: bool = True) -> StoreFactory:
     """A factory of Redis stores on `url`; `fresh` wipes what an earlier run left there."""
-    client = redis.Redis.from_url(url, decode_responses=True)
+    client = Redis(url)
 
     def make(key: str, interactions: Any) -> TaskStore:
-        return RedisStore(client, url, key, list(interactions), fresh)
+        return RedisStore(client, key, list(interactions), fresh)
 
     return make

@@ -94,10 +94,8 @@ def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
     which starts afresh unless `join` (another host started it); ValueError for anything else."""
     if url is None or url in ("memory", "memory:"):
         return memory_store
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        try:
-            from mockagent.engine.redis_store import redis_store
-        except ImportError:  # redis is an optional extra
-            raise ValueError(f"store {url!r} needs the redis package: pip install 'mockagent[scale]'") from None
+    if url.startswith(("redis://", "unix://")):
+        from mockagent.engine.redis_store import redis_store
+
         return redis_store(url, fresh=not join)
     raise ValueError(f"store {url!r}: use memory: or redis://HOST:PORT/DB")

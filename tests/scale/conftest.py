@@ -10,6 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from mockagent.engine.resp import Redis
+from mockagent.errors import StoreError
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -20,26 +23,26 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[str]:
     """The URL of a redis-server of this session's own (database 0; tests pick their own db)."""
-    redis = pytest.importorskip("redis", reason="the redis package (the `scale` extra) is not installed")
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (scripts/test installs it where it may use apt-get)")
     port = _free_port()
     process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                 "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
+    url = f"redis://127.0.0.1:{port}"
+    client = Redis(url)
     deadline = time.monotonic() + 10
     while True:  # poll until it answers
         try:
-            client.ping()
+            client.call("PING")
             break
-        except redis.ConnectionError:
+        except StoreError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 pytest.skip(f"redis-server did not start on port {port}")
             time.sleep(0.005)
     try:
-        yield f"redis://127.0.0.1:{port}"
+        yield url
     finally:
         client.close()
         process.terminate()
@@ -49,8 +52,8 @@ def redis_server() -> Iterator[str]:
 @pytest.fixture
 def redis_url(redis_server: str) -> str:
     """Database 0 of the session's server, emptied for this test."""
-    import redis
-
     url = f"{redis_server}/0"
-    redis.Redis.from_url(url).flushdb()
+    client = Redis(url)
+    client.call("FLUSHDB")
+    client.close()
     return url
