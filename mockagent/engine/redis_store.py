@@ -140,6 +140,8 @@ class RedisStore(TaskStore):
         return self._loaded[task_id]
 
     def peek(self, task_id: str) -> Task | None:
+        if self._open and task_id in self._loaded:  # changed in this process's lease, not yet saved
+            return self._loaded[task_id]
         text = self._redis.call("GET", self._k(f"task:{task_id}"))
         return None if text is None else load_task(text, self._steps)
 

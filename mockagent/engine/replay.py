@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Iterator, MutableSequence
-from contextlib import contextmanager
+from collections.abc import Callable, MutableSequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import TaskOperations, history_length_of
 from mockagent.engine.tasks import Runner, Task
-from mockagent.engine.taskstore import StoreFactory, memory_store
+from mockagent.engine.taskstore import StoreFactory, Transactions, memory_store
 
 TASK_OPERATIONS = frozenset({
     "GetTask", "CancelTask", "ListTasks", "CreateTask", "InterruptTask", "CreateTaskPushNotificationConfig",
@@ -60,11 +59,12 @@ class Engine:
         self._lock = threading.RLock()
         self.changed = threading.Condition(self._lock)  # notified on every task event
         self._closed = False
-        self._depth = 0  # transactions nest: only the outermost one loads and saves a shared store
         self.generation = 1  # a reset ends the streams of the tasks it forgets
         self.player: Player | None = None
         key = f"{Path(loaded.path).stem}:{self.cassette.name}"
         self.tasks = (store or memory_store)(key, self.interactions)
+        self.locked = Transactions(self._lock, self.tasks, self)
+        """`with engine.locked():` a transaction; never wait on `changed` in one."""
         self._start_counters()
         self.tasks.attach(self)
 
@@ -91,21 +91,6 @@ class Engine:
         self.ops = TaskOperations(self.tasks, self.runner)
         self.player = Player(self.changed, self.locked, self.tasks, self.clock, self.runner, self.pace,
                              self.cassette.name)
-
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        """A transaction: this process's lock and, with a shared store, every process's; the
-        store's state is loaded as it begins and saved as it ends. Never wait on `changed` in one."""
-        with self._lock:
-            self._depth += 1
-            if self._depth == 1:
-                self.tasks.begin(self)
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self.tasks.commit(self)
 
     @property
     def journal(self) -> Journal:
@@ -137,6 +122,7 @@ class Engine:
             self.changed.notify_all()
             if self.player is not None:
                 self.player.stop()
+            self.locked.release()  # a lease ends with the process
         if self.player is not None:
             self.player.join()
 
