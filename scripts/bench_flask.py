@@ -1,0 +1,53 @@
+"""The bench's floor: a bare Flask app on waitress that returns mockagent's own canned answers.
+
+It parses the JSON-RPC body (as any real endpoint must) and picks the canned reply by method and
+text, nothing more: what is left of mockagent's cost above this app is matching, task state and
+serialisation. The replies come from a JSON file the bench writes after asking mockagent itself,
+so both servers send the same bytes.
+
+Run as `python scripts/bench_flask.py PORT THREADS CANNED.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import waitress
+from flask import Flask, Response, request
+
+
+def create_app(canned: dict[str, Any]) -> Flask:
+    """`canned` maps direct, task and get to a JSON body, and stream to a list of SSE data lines."""
+    app = Flask(__name__)
+
+    @app.post("/")
+    def rpc() -> Response:
+        body = request.get_json()
+        method = body.get("method")
+        if method == "SendStreamingMessage":
+            def events() -> Iterator[bytes]:  # streamed event by event, as mockagent does
+                for line in canned["stream"]:
+                    yield f"data: {line}\n\n".encode()
+            return Response(events(), mimetype="text/event-stream")
+        if method == "GetTask":
+            key = "get"
+        else:
+            parts = body["params"]["message"]["parts"]
+            key = "direct" if parts[0].get("text", "").endswith("?") else "task"
+        return Response(canned[key], mimetype="application/json")
+
+    return app
+
+
+def main() -> None:
+    port, threads, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    with open(path, encoding="utf-8") as f:
+        canned = json.load(f)
+    waitress.serve(create_app(canned), host="127.0.0.1", port=port, threads=threads, _quiet=True)
+
+
+if __name__ == "__main__":
+    main()

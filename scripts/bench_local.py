@@ -1,0 +1,91 @@
+"""The bench's measurements that need no load generator, as report rows beside their targets.
+
+Each section is guarded on its own: a checkout caught mid-edit (or a measurement that breaks)
+costs its rows an "n/a" with the reason, not the whole bench.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import bench_inproc
+import bench_pacing
+import bench_targets as targets
+from bench_report import Row
+
+
+def cost_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    cost = bench_inproc.cost_growth(targets.CACHE, (10, 1000, 10_000), 0.1 if quick else 0.4)
+    for n, row in cost.items():
+        log(f"  cost {n:>6}: " + ", ".join(f"{k} {v:,.1f} µs" for k, v in row.items()))
+    growth = cost[10_000]["mean"] / cost[10]["mean"]
+    rows = [Row(f"match cost, {n:,} interactions (start/middle/end)",
+                " / ".join(f"{cost[n][p]:,.0f}" for p in ("start", "middle", "end")) + " µs per call", "", None)
+            for n in cost]
+    rows.append(Row("match cost growth, 10,000 ÷ 10 interactions (mean of start/middle/end)",
+                    f"{growth:,.1f}×", "≤ 1.2×", growth <= 1.2))
+    return rows
+
+
+def startup_rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> list[Row]:
+    up = bench_inproc.startup(cassette, 5 if quick else 20)
+    log(f"  start-up: {up}")
+    return [Row("fixture start to first answered call (median)", f"{up['start_ms']:.1f} ms", "≤ 20 ms",
+                up["start_ms"] <= 20),
+            Row("fixture stop (median)", f"{up['stop_ms']:.1f} ms", "≤ 20 ms", up["stop_ms"] <= 20)]
+
+
+def memory_rows(log: Callable[[str], None], notes: list[str]) -> list[Row]:
+    """Load time and RSS, probed in a fresh interpreter so the bench's own imports do not count."""
+    cassette = bench_inproc.generate_cassette(targets.CACHE / "mem-10000.yaml", 10_000, live_tasks=True)
+    probe = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_inproc.py")), "memory",
+                            str(cassette), "10000"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise RuntimeError((probe.stderr.strip().splitlines() or ["no output"])[-1])
+    mem = json.loads(probe.stdout.splitlines()[-1])
+    notes += mem["notes"]
+    log(f"  memory: {mem}")
+    return [Row("load 10,000-interaction cassette (load_cassette + Engine)", f"{mem['load_s']:.2f} s", "< 1 s",
+                mem["load_s"] < 1),
+            Row("RSS, 10,000 interactions + 10,000 live tasks", f"{mem['rss_tasks_mb']:.0f} MB "
+                f"(after imports {mem['rss_imports_mb']:.0f}, loaded {mem['rss_loaded_mb']:.0f})", "< 200 MB",
+                mem["rss_tasks_mb"] < 200)]
+
+
+def pacing_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    cassette = bench_pacing.generate_cassette(targets.CACHE / "pacing.yaml")
+    port = targets.free_port()
+    server = targets.Target("pacing", "mockagent serve (recorded pace)",
+                            [targets.MOCKAGENT, "serve", str(cassette), "--port", str(port), "--pace", "recorded"], port)
+    try:
+        server.start()
+        pacing = bench_pacing.measure(port, 3 if quick else 10)
+    finally:
+        server.stop()
+    log(f"  pacing: {pacing}")
+    return [Row("pacing, 50 ms gaps: p99 gap error at the client", f"{pacing['p99_error_ms']:.2f} ms "
+                f"(max {pacing['max_error_ms']:.2f}, {pacing['gaps']} gaps)", "≤ 2.5 ms", pacing["p99_error_ms"] <= 2.5),
+            Row("pacing, 50 ms gaps: mean gap", f"{pacing['mean_gap_ms']:.2f} ms", "50 ± 0.2 ms",
+                abs(pacing["mean_gap_ms"] - 50) <= 0.2)]
+
+
+def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[Row], list[str]]:
+    """Cost growth, start-up, load time and memory, pacing; with the notes they produced."""
+    notes: list[str] = []
+    sections: list[tuple[str, Callable[[], list[Row]]]] = [
+        ("matching cost growth", lambda: cost_rows(quick, log)),
+        ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
+        ("load time and memory", lambda: memory_rows(log, notes)),
+        ("pacing", lambda: pacing_rows(quick, log))]
+    out: list[Row] = []
+    for title, section in sections:
+        try:
+            out += section()
+        except Exception as exc:  # noqa: BLE001 - any failure becomes an n/a row with its reason
+            log(f"  {title}: failed: {exc!r}")
+            out.append(Row(title, f"n/a (failed: {type(exc).__name__}: {str(exc)[:160]})", "see above", None))
+    return out, sorted(set(bench_inproc.NOTES) | set(notes))
