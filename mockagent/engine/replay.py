@@ -5,7 +5,6 @@ The engine speaks in `Call`s and outcomes; it never imports Flask or a dialect.
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, MutableSequence
 from dataclasses import replace
@@ -25,7 +24,7 @@ from mockagent.engine.matchers import CompiledMatch, TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import TaskOperations, history_length_of
-from mockagent.engine.tasks import Runner, Task
+from mockagent.engine.tasks import Runner, Task, json_copy
 from mockagent.engine.taskstore import StoreFactory, Transactions, memory_store
 
 TASK_OPERATIONS = frozenset({
@@ -253,7 +252,7 @@ class Engine:
         self.tasks.use(index)  # only now: a call refused as invalid does not use up `times`
         if task is not None:
             self._background(task)
-        return replace(outcome, fault=interaction.fault)
+        return outcome if interaction.fault is None else replace(outcome, fault=interaction.fault)
 
     def _background(self, task: Task) -> None:
         """A task answered at once goes on working by itself, as far as no polls gate holds it."""
@@ -290,7 +289,7 @@ class Engine:
                                      params=call.params.get("taskParams"),
                                      metadata=reply.task.metadata if reply.task else None)
             task.version = call.version
-        message = copy.deepcopy(call.message or {})  # kept in the task's history: the task's own copy
+        message = json_copy(call.message or {})  # kept in the task's history: the task's own copy
         message.update(taskId=task.id, contextId=task.context_id)
         task.add_user_message(message)
         mark = len(task.history)

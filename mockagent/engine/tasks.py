@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mockagent.cassette.models import Step, TaskState
@@ -82,6 +81,15 @@ class Task:
         )
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, scalars), several times faster than deepcopy."""
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value
+
+
 class Runner:
     """Applies script steps to tasks with the engine's clock and ids."""
 
@@ -96,12 +104,12 @@ class Runner:
     def agent_message(self, content: dict[str, Any], context_id: str, task_id: str | None) -> dict[str, Any]:
         """A message from the agent, with a fresh id, in the task's context."""
         message: dict[str, Any] = {"messageId": self.ids.new(), "role": "agent"}
-        message["parts"] = copy.deepcopy(content["parts"])
+        message["parts"] = json_copy(content["parts"])
         message["contextId"] = context_id
         if task_id is not None:
             message["taskId"] = task_id
         if content.get("metadata"):
-            message["metadata"] = copy.deepcopy(content["metadata"])
+            message["metadata"] = json_copy(content["metadata"])
         return message
 
     def apply(self, task: Task, step: Step) -> None:
@@ -110,12 +118,11 @@ class Runner:
             self.clock.move(step.after.ms)
         state = step.task_state
         now = self.clock.elapsed_ms()
-        event = TaskEvent(len(task.events), task.id, task.context_id, now)
         if step.say is not None:
             said = {"messageId": self.ids.new(), "role": "agent", "taskId": task.id, "contextId": task.context_id,
-                    "content": copy.deepcopy(step.say), "timestamp": self.clock.stamp()}
+                    "content": json_copy(step.say), "timestamp": self.clock.stamp()}
             task.history.append(said)
-            event = replace(event, said=said, deltas=copy.deepcopy(step.deltas))
+            facts: dict[str, Any] = {"said": said, "deltas": json_copy(step.deltas)}
         elif state is not None:
             task.archive_status_message()  # a superseded status message is history
             task.state = state
@@ -125,10 +132,11 @@ class Runner:
                 None if step.message is None
                 else self.agent_message(step.message, task.context_id, task.id)  # type: ignore[arg-type]
             )
-            event = replace(event, state=state, timestamp=task.timestamp, status_message=task.status_message)
+            facts = {"state": state, "timestamp": task.timestamp, "status_message": task.status_message}
         else:
-            chunk = self._merge_artifact(task, step)
-            event = replace(event, artifact=chunk, append=step.append, last_chunk=step.lastChunk)
+            facts = {"artifact": self._merge_artifact(task, step), "append": step.append,
+                     "last_chunk": step.lastChunk}
+        event = TaskEvent(len(task.events), task.id, task.context_id, now, **facts)
         task.polls = 0
         task.since_ms = now
         task.events.append(event)
@@ -137,14 +145,15 @@ class Runner:
 
     @staticmethod
     def _merge_artifact(task: Task, step: Step) -> dict[str, Any]:
-        """Add the step's chunk to the task's artifacts; return the chunk (for the event)."""
-        artifact = copy.deepcopy(step.artifact or {})
+        """Add the step's chunk to the task's artifacts; return the chunk (for the event). The task
+        and the event share the copy: neither is ever changed in place, a later chunk makes a new dict."""
+        artifact = json_copy(step.artifact or {})
         known = task.artifacts.get(artifact["artifactId"])
         if step.append and known is not None:  # a new dict: snapshots already returned keep theirs
             task.artifacts[artifact["artifactId"]] = {**known, "parts": known["parts"] + artifact["parts"]}
         else:  # a new artifact, or a replacement of one with the same id
             task.artifacts[artifact["artifactId"]] = artifact
-        return copy.deepcopy(artifact)
+        return artifact
 
     def run_to_stop(self, task: Task) -> None:
         """Blocking: every step until a terminal or interrupted state (or the script ends)."""
