@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import signal
 from collections.abc import Callable
@@ -81,6 +82,10 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
     mounts = app.extensions["mockagent"]
+    # The loaded cassettes never die: keep the collector from walking them again and again while
+    # it serves (a collection over a big cassette is a latency spike), and keep forked workers
+    # from writing to (and so copying) the pages they share.
+    gc.freeze()
 
     def describe(root: str, name: str) -> str:  # an Agentex agent has no card
         url = root + mounts.prefix(name)

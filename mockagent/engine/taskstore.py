@@ -10,7 +10,6 @@ behind a load balancer answer as one agent.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, MutableSequence
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -84,18 +83,17 @@ class TaskStore:
 
 
 LEASE_CALLS = 16
-"""Calls one process may answer in a row under a shared store's lock before it lets others in."""
-LINGER_S = 0.001
-"""How long a process keeps a shared store's lock after a call, for its next call."""
+"""Calls one process may answer in a row under a shared store's lock while more of its own wait."""
 
 
 class Transactions:
     """`with transactions():` — the engine's lock held and the store's state loaded, nesting.
 
-    With a shared store a process keeps the store's lock after a call (a lease): for callers
-    already queued, and for LINGER_S for the next one, at most LEASE_CALLS calls in a row. Calls
-    are still answered one at a time across all processes, but the two round trips of loading
-    and saving are paid per lease, not per call; another process waits at most LINGER_S longer.
+    With a shared store, a process whose threads queue for the engine keeps the store's lock for
+    them (a lease of at most LEASE_CALLS calls) instead of saving and locking again for each: the
+    calls are still answered one at a time across all processes, but the two round trips of
+    loading and saving are paid per batch. A caller alone (a test calling one call at a time)
+    pays both itself, so another process sees its changes as soon as its call returns.
     """
 
     def __init__(self, lock: threading.RLock, store: TaskStore, counters: Counters) -> None:
@@ -105,14 +103,16 @@ class Transactions:
         self._depth = 0
         self._leased = False  # the store's state is loaded (and its lock held)
         self._calls = 0  # transactions in this lease
-        self._idle_at = 0.0  # when the last one ended
-        self._wake = threading.Condition(threading.Lock())  # guards _due; wakes the releaser
-        self._due: float | None = None
-        self._releaser: threading.Thread | None = None
+        self._queue = 0  # threads waiting for `lock` to begin one
+        self._queue_lock = threading.Lock()
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
+        with self._queue_lock:
+            self._queue += 1
         with self._lock:
+            with self._queue_lock:
+                self._queue -= 1
             self._depth += 1
             if not self._leased:
                 self._store.begin(self._counters)
@@ -122,39 +122,17 @@ class Transactions:
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._ended()
-
-    def _ended(self) -> None:
-        self._calls += 1
-        if not self._store.shared or self._calls >= LEASE_CALLS:
-            self.release()
-            return
-        self._idle_at = time.monotonic()
-        with self._wake:
-            waiting = self._due is not None  # the releaser wakes then, and sees the later time
-            self._due = self._idle_at + LINGER_S
-            if self._releaser is None:
-                self._releaser = threading.Thread(target=self._release_when_idle, daemon=True,
-                                                  name="mockagent-lease")
-                self._releaser.start()
-            if not waiting:
-                self._wake.notify()
+                    self._calls += 1
+                    with self._queue_lock:
+                        keep = self._store.shared and self._queue > 0 and self._calls < LEASE_CALLS
+                    if not keep:  # the next in line (if any) is in this process and begins anew
+                        self.release()
 
     def release(self) -> None:
         """Save and unlock the store now (call with the lock held, outside any transaction)."""
         if self._leased:
             self._leased = False
             self._store.commit(self._counters)
-
-    def _release_when_idle(self) -> None:
-        while True:
-            with self._wake:
-                while self._due is None or self._due > time.monotonic():
-                    self._wake.wait(None if self._due is None else self._due - time.monotonic())
-                self._due = None
-            with self._lock:  # a call that came meanwhile set a new due time if it ended
-                if self._depth == 0 and time.monotonic() >= self._idle_at + LINGER_S:
-                    self.release()
 
 
 StoreFactory = Callable[[str, Any], TaskStore]
