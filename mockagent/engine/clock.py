@@ -7,10 +7,16 @@ import time
 from datetime import datetime, timedelta, timezone
 
 
+_ZERO = timedelta(0)
+
+
 def format_timestamp(moment: datetime) -> str:
     """RFC 3339 UTC with milliseconds and `Z` (`isoformat()`'s `+00:00` fails strict clients)."""
-    moment = moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    if moment.utcoffset() != _ZERO:
+        moment = moment.astimezone(timezone.utc)
+    # isoformat keeps the year's four digits and cuts microseconds to milliseconds, like the
+    # strftime it replaces, at a fraction of its cost (every event of every task is stamped).
+    return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 class Clock:

@@ -32,6 +32,8 @@ PART_CONTENT = ("text", "raw", "url", "data")
 
 def camel(key: str) -> str:
     """`history_length` → `historyLength`; camelCase keys pass unchanged."""
+    if "_" not in key:  # nearly every key: no regex
+        return key
     return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), key)
 
 
