@@ -35,6 +35,14 @@ class Stream:
     close_when_idle: bool = False  # a message's stream also ends when its script has run out
     fetch: Callable[[str], Task | None] | None = None  # the task now (from a shared store)
     poll_s: float | None = None  # a shared store tells no one of events: look this often
+    _left: int = -1  # events of the batch being read still to come; -1 before the first read
+
+    def ready(self) -> bool:
+        """Whether the next event can be read at once, without waiting: a binding may then write
+        it together with this one (one write instead of one per event)."""
+        if self._left < 0:
+            return self.task is not None and len(self.task.events) > self.cursor
+        return self._left > 0
 
     def events(self) -> Iterator[TaskEvent | None]:
         """Events after the first answer, each as soon as it happens; ends when the stream closes."""
@@ -48,13 +56,15 @@ class Stream:
                 self.cursor += len(batch)
                 stopping = now is None or self.closed() or self._idle(now)
                 task = now or task
-            for event in batch:  # yielded outside the lock: a slow client holds up nobody
+            for i, event in enumerate(batch):  # yielded outside the lock: a slow client holds up nobody
+                self._left = len(batch) - i - 1
                 yield event
                 if event.closes(self.close_on_interrupt):
                     return
             if stopping:
                 return
             if not batch:
+                self._left = 0
                 yield KEEPALIVE
 
     def _wait(self, task: Task) -> Task | None:

@@ -41,11 +41,17 @@ def stream_response(stream: Stream, wrap: Wrap, wrap_error: WrapError) -> HttpRe
 
 def _frames(stream: Stream, first: Any, wrap: Wrap, wrap_error: WrapError) -> Iterator[bytes]:
     fault = stream.fault
+    ready: list[bytes] = []  # events already there go out in one write (not with a fault: it counts writes)
     for n, item in enumerate(faulty(chain([first], stream.events()), fault)):
         if item is KEEPALIVE:
-            yield sse.KEEPALIVE
+            frame = sse.KEEPALIVE
         elif isinstance(item, errors.ProtocolError):
-            yield sse.frame(wrap_error(item), event="error")
+            frame = sse.frame(wrap_error(item), event="error")
         else:
-            yield sse.frame(wrap(item if n == 0 else render_event(item)))
-
+            frame = sse.frame(wrap(item if n == 0 else render_event(item)))
+        ready.append(frame)
+        if fault is not None or item is KEEPALIVE or not stream.ready():
+            yield b"".join(ready)
+            ready = []
+    if ready:
+        yield b"".join(ready)
