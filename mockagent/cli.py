@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import ipaddress
 import signal
 from collections.abc import Callable
@@ -67,6 +68,9 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     if workers > 1 and store_url in (None, "memory", "memory:"):
         raise click.BadParameter("several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
                                  "(each process would keep its own tasks otherwise)", param_hint="--workers")
+    if workers > 1 and importlib.util.find_spec("gunicorn") is None:
+        raise click.BadParameter("several workers need gunicorn: pip install 'mockagent[scale]'",
+                                 param_hint="--workers")
     try:
         store = store_from_url(store_url, join)
         app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=admin_enabled(host, admin),

@@ -41,24 +41,10 @@ NOTES: list[str] = []  # findings the report prints under the table
 
 
 def load_big(path: Path):
-    """load_cassette, raising the YAML node cap when it is all that stops a big cassette.
-
-    The alias-bomb guard counts every YAML node (about 11 per interaction), so a plain cassette of
-    10,000 interactions trips it; the bench lifts the cap to measure anyway and says so."""
+    """load_cassette (a plain cassette has no aliases, so the alias-bomb guard never stops it)."""
     from mockagent.cassette import store
-    from mockagent.errors import CassetteError
 
-    try:
-        return store.load_cassette(path)
-    except CassetteError as exc:
-        if "nodes" not in str(exc):
-            raise
-        note = (f"{path.name}: load_cassette refused it ({exc}); "
-                f"the bench raised store.MAX_NODES from {store.MAX_NODES:,} to 10,000,000 to measure")
-        if note not in NOTES:
-            NOTES.append(note)
-        store.MAX_NODES = 10_000_000
-        return store.load_cassette(path)
+    return store.load_cassette(path)
 
 
 def _call(text: str, operation: str = "SendMessage"):

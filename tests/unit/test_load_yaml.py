@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockagent.cassette import store
+from mockagent.cassette import yaml_reader
 from mockagent.cassette.store import load_cassette, parse_yaml
 from mockagent.errors import CassetteError
 from tests.fuzz.test_hostile_yaml import YAML_TEXT
@@ -35,7 +35,7 @@ def outcome(text: str, loader: Any, fast: bool) -> tuple[Any, ...]:
         node = parser.get_single_node()
         if node is None:
             return ("empty",)
-        return ("data", store._construct(parser, node) if fast else parser.construct_document(node))
+        return ("data", yaml_reader._construct(parser, node) if fast else parser.construct_document(node))
     except (yaml.YAMLError, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
         return ("error", type(exc).__name__, str(exc))
 
@@ -81,7 +81,7 @@ def test_lines_are_found_when_asked_for_and_match_the_parse(write_cassette) -> N
 
 
 def test_a_big_cassette_without_aliases_is_not_an_alias_bomb(tmp_path: Path) -> None:
-    items = ", ".join(["1"] * (store.MAX_NODES + 10))  # more nodes than the cap, each written out
+    items = ", ".join(["1"] * (yaml_reader.MAX_NODES + 10))  # more nodes than the cap, each written out
     path = tmp_path / "big.yaml"
     path.write_text(cassette(f"""
         - name: big
@@ -92,7 +92,7 @@ def test_a_big_cassette_without_aliases_is_not_an_alias_bomb(tmp_path: Path) -> 
 
 
 def test_aliases_may_add_only_so_many_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "MAX_NODES", 50)
+    monkeypatch.setattr(yaml_reader, "MAX_NODES", 50)
     path = tmp_path / "aliases.yaml"
     ten = "[x, x, x, x, x, x, x, x, x, x]"
     path.write_text(HEADER.replace("  name: tester", f"  provider: {{a: &a {ten}, b: [*a, *a, *a, *a]}}\n  name: tester")
