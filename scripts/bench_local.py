@@ -49,7 +49,7 @@ def memory_rows(log: Callable[[str], None], notes: list[str]) -> list[Row]:
     mem = json.loads(probe.stdout.splitlines()[-1])
     notes += mem["notes"]
     log(f"  memory: {mem}")
-    return [Row("load 10,000-interaction cassette (load_cassette + Engine)", f"{mem['load_s']:.2f} s", "< 1 s",
+    return [Row("load 10,000-interaction cassette (load_cassette + Engine, median of 3)", f"{mem['load_s']:.2f} s", "< 1 s",
                 mem["load_s"] < 1),
             Row("RSS, 10,000 interactions + 10,000 live tasks", f"{mem['rss_tasks_mb']:.0f} MB "
                 f"(after imports {mem['rss_imports_mb']:.0f}, loaded {mem['rss_loaded_mb']:.0f})", "< 200 MB",

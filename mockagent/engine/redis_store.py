@@ -90,6 +90,7 @@ class RedisStore(TaskStore):
             text = dump_task(task, self._steps)
             if text != self._saved.get(task_id):
                 commands.append(("SET", self._k(f"task:{task_id}"), text))
+        tasks_changed = len(commands) > 1
         for task in self._created:
             commands.append(("RPUSH", self._k("order"), task.id))
             if task.name is not None:
@@ -98,7 +99,10 @@ class RedisStore(TaskStore):
         commands.append(("RPUSH", self._k("lock"), 1))  # the token back: the next in line goes on
         self._open = False
         self._loaded, self._saved, self._created = {}, {}, []
-        self._redis.pipeline(*commands)
+        if tasks_changed:  # a stream of this process may read the task at once, without the lock
+            self._redis.pipeline(*commands)
+        else:  # no waiting: whoever takes the token next finds everything written
+            self._redis.send(*commands)
 
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""

@@ -8,6 +8,7 @@ readline of a buffered socket file.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -17,6 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from mockagent.errors import StoreError
 
 Reply = Any  # str, int, None, RespError or a list of replies
+log = logging.getLogger("mockagent")
 
 
 class RespError(Exception):
@@ -41,6 +43,7 @@ class Connection:
         self.sock.settimeout(None)  # BLPOP waits as long as it was told
         self.file: BinaryIO = self.sock.makefile("rb")
         self.pid = os.getpid()  # a forked worker must not share its parent's socket
+        self.unread = 0  # replies to commands sent with send(), not read yet
         hello: list[tuple[Any, ...]] = []
         if parts.password is not None:
             user = unquote(parts.username) if parts.username else None
@@ -55,8 +58,23 @@ class Connection:
         """Send every command at once, then read one reply per command (errors as RespError)."""
         if not commands:
             return []
-        self.sock.sendall(b"".join(_pack(command) for command in commands))
+        self.send(commands)
+        self.unread -= len(commands)
         return [self._read() for _ in commands]
+
+    def send(self, commands: list[tuple[Any, ...]]) -> None:
+        """Send commands whose replies are read later (first thing in the next pipeline)."""
+        self.drain()
+        self.sock.sendall(b"".join(_pack(command) for command in commands))
+        self.unread += len(commands)
+
+    def drain(self) -> None:
+        """Read the replies of commands sent without waiting; an error among them is logged."""
+        while self.unread:
+            self.unread -= 1
+            reply = self._read()
+            if isinstance(reply, RespError):
+                log.warning("mockagent: the store refused a write: %s", reply)
 
     def _read(self) -> Reply:
         line = self.file.readline()
@@ -122,6 +140,18 @@ class Redis:
             if isinstance(reply, RespError):
                 raise StoreError(f"the store at {self.url} refused a command: {reply}")
         return replies
+
+    def send(self, *commands: tuple[Any, ...]) -> None:
+        """Send `commands` without waiting for their replies: Redis runs them in order before
+        anything this thread sends next (a store's commit ends with the lock's token, so nobody
+        reads before its writes are done); an error among them is logged."""
+        connection = self._connection()
+        try:
+            connection.send(list(commands))
+        except OSError as exc:
+            self._local.connection = None
+            connection.close()
+            raise StoreError(f"lost the store at {self.url}: {exc}") from None
 
     def call(self, *command: Any) -> Reply:
         """One command's reply."""
