@@ -47,7 +47,7 @@ class LoadedCassette:
         """
         if not self.source:
             return {}
-        with _collector_paused():
+        with collector_paused():
             return parse_yaml(self.source, self.path)[1]
 
     def line_of(self, loc: Loc) -> int | None:
@@ -76,7 +76,7 @@ def describe(names: list[Any], loc: Loc, message: str) -> str:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a cassette is built.
 
     Nodes, data and models of a big cassette are hundreds of thousands of new objects, none of
@@ -127,7 +127,7 @@ def load_cassette(path: str | Path) -> LoadedCassette:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError(f"cannot read cassette: {exc}", path=path) from None
-    with _collector_paused():  # the nodes and the plain data are freed before it resumes
+    with collector_paused():  # the nodes and the plain data are freed before it resumes
         cassette = _validated(text, path)
     return LoadedCassette(cassette=cassette, path=path, source=text)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import Interaction, Reply
-from mockagent.cassette.store import LoadedCassette
+from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import MESSAGE_OPERATIONS, Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
@@ -50,8 +50,9 @@ class Engine:
         self.listeners: list[EventListener] = []  # told of every task event, under the lock
         self.keepalive_s = keepalive_s
         self.interactions: list[Interaction] = list(self.cassette.interactions)
-        self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
-        self._index = InteractionIndex(self._matchers)
+        with collector_paused():  # as while loading: many new objects, no garbage
+            self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
+            self._index = InteractionIndex(self._matchers)
         clock = self.cassette.clock
         self.pace = Pace.resolve(pace, pace_cap_ms, clock.pace, clock.paceCapMs)
         self._clock_factory = clock_factory
