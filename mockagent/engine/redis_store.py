@@ -9,7 +9,7 @@ the journal included.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, MutableSequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -109,7 +109,7 @@ class RedisStore(TaskStore):
         self._journal = RedisJournal(self._redis, self._k("journal"))
         self._uses = RedisUses(self._redis, self._k("uses"), self._size)
         self.journal: Journal = self._journal
-        self.uses: MutableSequence[int] = self._uses
+        self.uses: Sequence[int] = self._uses
         if self._open:
             self._wipe()
 
@@ -177,7 +177,7 @@ class RedisStore(TaskStore):
         self._redis.close()
 
 
-class RedisUses(MutableSequence[int]):
+class RedisUses(Sequence[int]):
     """Use counts, read from Redis as needed and added to it when the transaction ends."""
 
     def __init__(self, client: Redis, key: str, size: int) -> None:
@@ -201,10 +201,6 @@ class RedisUses(MutableSequence[int]):
             self._seen[index] = int(stored or 0) + self._added.get(index, 0)
         return self._seen[index]
 
-    def __setitem__(self, index: Any, value: Any) -> None:
-        self._added[index] = self._added.get(index, 0) + value - self[index]
-        self._seen[index] = value
-
     def __iter__(self) -> Iterator[int]:
         flat = self._redis.call("HGETALL", self._key)
         stored = {int(k): int(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
@@ -212,12 +208,6 @@ class RedisUses(MutableSequence[int]):
 
     def __len__(self) -> int:
         return self._size
-
-    def __delitem__(self, index: Any) -> None:
-        raise TypeError("use counts cannot be deleted")
-
-    def insert(self, index: int, value: int) -> None:
-        raise TypeError("use counts cannot be inserted")
 
     def flush(self) -> list[Command]:
         commands: list[Command] = [("HINCRBY", self._key, str(i), n) for i, n in self._added.items()]

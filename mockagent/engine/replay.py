@@ -6,7 +6,7 @@ The engine speaks in `Call`s and outcomes; it never imports Flask or a dialect.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, MutableSequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ class Engine:
         return self.tasks.journal
 
     @property
-    def uses(self) -> MutableSequence[int]:
+    def uses(self) -> Sequence[int]:
         """How often each interaction answered (read it in `locked()`)."""
         return self.tasks.uses
 

@@ -12,6 +12,8 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -127,15 +129,21 @@ class Redis:
             self._local.connection = connection
         return connection
 
-    def pipeline(self, *commands: tuple[Any, ...]) -> list[Reply]:
-        """Replies to `commands`, sent in one round trip; StoreError when Redis is gone or refuses."""
+    @contextmanager
+    def _connected(self) -> Iterator[Connection]:
+        """This thread's connection; one that fails is closed and forgotten (StoreError)."""
         connection = self._connection()
         try:
-            replies = connection.pipeline(list(commands))
+            yield connection
         except OSError as exc:
             self._local.connection = None
             connection.close()
             raise StoreError(f"lost the store at {self.url}: {exc}") from None
+
+    def pipeline(self, *commands: tuple[Any, ...]) -> list[Reply]:
+        """Replies to `commands`, sent in one round trip; StoreError when Redis is gone or refuses."""
+        with self._connected() as connection:
+            replies = connection.pipeline(list(commands))
         for reply in replies:
             if isinstance(reply, RespError):
                 raise StoreError(f"the store at {self.url} refused a command: {reply}")
@@ -145,13 +153,8 @@ class Redis:
         """Send `commands` without waiting for their replies: Redis runs them in order before
         anything this thread sends next (a store's commit ends with the lock's token, so nobody
         reads before its writes are done); an error among them is logged."""
-        connection = self._connection()
-        try:
+        with self._connected() as connection:
             connection.send(list(commands))
-        except OSError as exc:
-            self._local.connection = None
-            connection.close()
-            raise StoreError(f"lost the store at {self.url}: {exc}") from None
 
     def call(self, *command: Any) -> Reply:
         """One command's reply."""

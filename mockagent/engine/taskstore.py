@@ -10,7 +10,7 @@ behind a load balancer answer as one agent.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, MutableSequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -43,11 +43,12 @@ class TaskStore:
         """Forget every task, journal entry and use."""
         self._tasks: dict[str, Task] = {}
         self.journal = Journal()
-        self.uses: MutableSequence[int] = [0] * self._size
+        self._counts = [0] * self._size
+        self.uses: Sequence[int] = self._counts  # read only: a use is counted with `use()`
 
     def use(self, index: int) -> None:
         """Count one use of interaction `index`."""
-        self.uses[index] += 1
+        self._counts[index] += 1
 
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
