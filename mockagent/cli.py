@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import waitress
 
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
@@ -21,6 +20,7 @@ from mockagent.errors import CassetteError, StoreError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import MAX_BODY, create_app
+from mockagent.server.http import HttpServer
 from mockagent.server.workers import run_workers
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -105,9 +105,9 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
 
 
 def _run(app: Any, host: str, port: int, lines: Callable[[str], list[str]], threads: int = 32) -> None:
-    """Serve `app` on waitress until Ctrl-C or SIGTERM: print `lines(root URL)`, then the ready line."""
+    """Serve `app` until Ctrl-C or SIGTERM: print `lines(root URL)`, then the ready line."""
     try:
-        server: Any = waitress.create_server(app, host=host, port=port, threads=threads)
+        server = HttpServer(app, host, port, threads=threads)
     except OSError as exc:
         click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise SystemExit(1) from None
@@ -117,14 +117,15 @@ def _run(app: Any, host: str, port: int, lines: Callable[[str], list[str]], thre
     # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
     # and the ready line at once, not when a buffer fills.
     click.echo(f"{READY} on {root} (Ctrl-C to stop)")
-    # waitress's run() stops cleanly on KeyboardInterrupt (Ctrl-C) and SystemExit; turn SIGTERM
-    # (docker stop, CI teardown) into the latter so it ends as cleanly.
+    # Ctrl-C (KeyboardInterrupt) and SIGTERM (docker stop, CI teardown; made a SystemExit here)
+    # end serve_forever() in the main thread; then the connections are cut.
     signal.signal(signal.SIGTERM, _exit)
     try:
-        server.run()
-    except KeyboardInterrupt:
+        server.serve_forever()
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        server.shutdown()
         mounts = app.extensions.get("mockagent")
         if mounts is not None:
             mounts.close()  # ends open streams and webhook workers
@@ -245,13 +246,9 @@ def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
-def _root_url(server: Any) -> str:
-    """`http://host:port` of the socket waitress bound (the real port when asked for port 0)."""
-    # A host that resolves to several addresses gives a MultiSocketServer with a list of them.
-    listen = getattr(server, "effective_listen", None) or [
-        (server.effective_host, server.effective_port)
-    ]
-    host, port = listen[0]
+def _root_url(server: HttpServer) -> str:
+    """`http://host:port` of the socket the server bound (the real port when asked for port 0)."""
+    host, port = server.host, server.port
     if ":" in host:  # an IPv6 address needs brackets in a URL
         host = f"[{host}]"
     return f"http://{host}:{port}"

@@ -1,4 +1,5 @@
-"""The bench's floor: a bare Flask app on waitress that returns mockagent's own canned answers.
+"""The bench's floor: a bare Flask app returning mockagent's own canned answers, on the same HTTP
+server as `mockagent serve` (mockagent.server.http).
 
 It parses the JSON-RPC body (as any real endpoint must) and picks the canned reply by method and
 text, nothing more: what is left of mockagent's cost above this app is matching, task state and
@@ -15,8 +16,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import waitress
 from flask import Flask, Response, request
+
+from mockagent.server.http import HttpServer
 
 
 def create_app(canned: dict[str, Any]) -> Flask:
@@ -46,7 +48,7 @@ def main() -> None:
     port, threads, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     with open(path, encoding="utf-8") as f:
         canned = json.load(f)
-    waitress.serve(create_app(canned), host="127.0.0.1", port=port, threads=threads, _quiet=True)
+    HttpServer(create_app(canned), "127.0.0.1", port, threads=threads).serve_forever()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,29 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
-from werkzeug.serving import WSGIRequestHandler, make_server
 
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
-
-POLL_INTERVAL = 0.01  # how often serve_forever looks for a stop where `_wake` cannot wake it
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass  # the journal records calls; access lines would only clutter test output
+from mockagent.server.http import HttpServer
 
 
 class ServerThread:
-    """werkzeug's threaded server in a daemon thread; `start()` returns once it listens."""
+    """`serve`'s HTTP server in a daemon thread; it listens from construction on."""
 
     def __init__(self, app: Flask, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = app
-        self._server = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
+        self._server = HttpServer(app, host, port, threads=1024)  # a test's open streams never queue
         self.host = host
-        self.port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_INTERVAL,),
+        self.port = self._server.port
+        self._thread = threading.Thread(target=self._server.serve_forever,
                                         name=f"mockagent:{self.port}", daemon=True)
 
     @property
@@ -75,23 +67,9 @@ class ServerThread:
         mounts = self.app.extensions.get("mockagent")
         if mounts is not None:  # a recording proxy has none
             mounts.close()  # open streams end, so their threads do too
+        self._server.shutdown()
         if self._thread.is_alive():
-            self._wake()
-            self._server.shutdown()
             self._thread.join()
-        self._server.server_close()
-
-    def _wake(self) -> None:
-        """Make serve_forever's select() return now rather than at its next poll.
-
-        Shutting down the listening socket makes it readable at once (Linux); the loop's accept
-        then fails quietly, and the loop goes round until `shutdown()` has asked it to stop, a
-        moment later. New connections are refused from here on, which is what stopping means.
-        """
-        try:
-            self._server.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:  # not supported here (some BSDs): the poll interval will do
-            pass
 
 
 @contextmanager

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
-from waitress.channel import ClientDisconnected
 from werkzeug.http import HTTP_STATUS_CODES
 
 from mockagent.dialects.a2a.rest import error_response
@@ -91,10 +90,9 @@ def host_url(environ: dict[str, Any]) -> str:
     return f"{environ['wsgi.url_scheme']}://{host}"
 
 
-class _Dropped(ConnectionResetError, ClientDisconnected):
-    """A scripted drop as the WSGI servers understand it: werkzeug takes a ConnectionError and
-    waitress a ClientDisconnected as the client having gone, so neither sends the final chunk of
-    the stream nor logs a traceback."""
+class _Dropped(ConnectionResetError):
+    """A scripted drop as the WSGI servers understand it: a ConnectionError is the client having
+    gone, so neither our server nor werkzeug's sends the final chunk of the stream or logs a traceback."""
 
 
 def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
@@ -125,7 +123,7 @@ def guarded(handle: Callable[[dict[str, Any]], HttpResponse]) -> Callable[[dict[
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
             answer = handle(environ)
-        except Exception as exc:  # noqa: BLE001 (the last line of defence)
+        except Exception as exc:
             log.exception("mockagent failed on %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
             answer = error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
         return respond(answer, start_response, environ.get("REQUEST_METHOD", "GET"))

@@ -18,17 +18,17 @@ def open_and_abandon(client: httpx.Client, url: str) -> None:
     # leaving the block closes the connection mid-stream
 
 
-def request_threads() -> int:
-    """The server's per-connection threads (socketserver names them after process_request_thread)."""
-    return sum("process_request_thread" in thread.name for thread in threading.enumerate())
+def request_threads(port: int) -> int:
+    """The server's per-connection threads (named mockagent:PORT:CLIENT-PORT)."""
+    return sum(thread.name.startswith(f"mockagent:{port}:") for thread in threading.enumerate())
 
 
-def settle(deadline_s: float = 10.0) -> tuple[int, int]:
+def settle(port: int, deadline_s: float = 10.0) -> tuple[int, int]:
     """Poll until no request thread is left (or the deadline passes); (request threads, all)."""
     end = time.monotonic() + deadline_s
-    while request_threads() and time.monotonic() < end:
+    while request_threads(port) and time.monotonic() < end:
         time.sleep(0.05)
-    return request_threads(), threading.active_count()
+    return request_threads(port), threading.active_count()
 
 
 def test_two_hundred_abandoned_subscriptions_leave_no_threads_or_memory(server):
@@ -37,7 +37,7 @@ def test_two_hundred_abandoned_subscriptions_leave_no_threads_or_memory(server):
     client = httpx.Client()  # one client: a new one per stream costs more than the stream
     for _ in range(10):  # warm up: imports, caches, the player thread
         open_and_abandon(client, url)
-    assert settle()[0] == 0
+    assert settle(server.port)[0] == 0
     baseline = threading.active_count()
     gc.collect()
     tracemalloc.start()
@@ -45,7 +45,7 @@ def test_two_hundred_abandoned_subscriptions_leave_no_threads_or_memory(server):
         before = tracemalloc.get_traced_memory()[0]
         for _ in range(200):
             open_and_abandon(client, url)
-        left, after_threads = settle()  # each ends at its next keep-alive write, 0.2 s here
+        left, after_threads = settle(server.port)  # each ends at its next keep-alive write, 0.2 s here
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:

@@ -138,7 +138,7 @@ def test_serve_rejects_a_bad_pace(tmp_path: Path) -> None:
     assert "Invalid value for --pace" in result.output and "recorded, instant or scale=F" in result.output
 
 
-def test_open_streams_on_waitress_do_not_block_other_calls() -> None:
+def test_open_streams_do_not_block_other_calls() -> None:
     kit = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockagent.cli", "serve", str(kit), "--port", "0", "--threads", "8"],
