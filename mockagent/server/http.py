@@ -10,6 +10,7 @@ An open stream holds its connection's thread, and the others go on.
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -61,7 +62,12 @@ class HttpServer:
 
     def _connection(self, conn: socket.socket, address: tuple[Any, ...]) -> None:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn.settimeout(self.idle_timeout)
+        # The kernel times out a silent client (the read fails, the connection closes). A Python
+        # timeout would poll() before every read and write: twice the system calls, and each one
+        # hands the GIL to another connection's thread and back.
+        timeout = struct.pack("ll", int(self.idle_timeout), int(self.idle_timeout % 1 * 1e6))
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeout)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeout)
         rfile = conn.makefile("rb", buffering=65536)
         base = {"SERVER_NAME": str(self.host), "SERVER_PORT": str(self.port),
                 "REMOTE_ADDR": str(address[0]), "REMOTE_PORT": str(address[1])}

@@ -244,3 +244,10 @@ def test_shutdown_cuts_idle_connections_and_ends_serve_forever(serve):
     assert conn.sock.recv(10) == b""  # the idle keep-alive connection was closed by the server
     with pytest.raises(OSError):
         socket.create_connection((server.host, server.port), timeout=1).close()
+
+
+def test_a_silent_client_is_disconnected_after_the_idle_timeout(serve):
+    server = serve(idle_timeout=0.2)
+    with socket.create_connection((server.host, server.port), timeout=5) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\n")  # and then nothing more
+        assert sock.recv(1000) == b""  # the server gave up on it (well before our 5 s)
