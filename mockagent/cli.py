@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import importlib.util
 import ipaddress
 import signal
 from collections.abc import Callable
@@ -51,7 +50,7 @@ def main() -> None:
 @click.option("--max-body", default=MAX_BODY, show_default=True, type=click.IntRange(1), metavar="BYTES",
               help="Largest request body accepted; a larger one is answered 413.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
-              help="Server processes (gunicorn); more than one needs a shared --store.")
+              help="Server processes (forked); more than one needs a shared --store.")
 @click.option("--store", "store_url", metavar="URL",
               help="Where tasks, poll counts and the journal live: memory: (default) or "
                    "redis://HOST:PORT/DB, shared by every worker and host using it. Wiped at start.")
@@ -68,9 +67,6 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     if workers > 1 and store_url in (None, "memory", "memory:"):
         raise click.BadParameter("several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
                                  "(each process would keep its own tasks otherwise)", param_hint="--workers")
-    if workers > 1 and importlib.util.find_spec("gunicorn") is None:
-        raise click.BadParameter("several workers need gunicorn: pip install 'mockagent[scale]'",
-                                 param_hint="--workers")
     try:
         store = store_from_url(store_url, join)
         app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=admin_enabled(host, admin),

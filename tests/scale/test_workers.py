@@ -6,12 +6,15 @@ import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
@@ -23,7 +26,7 @@ DIFF = {"raw": "LS0tIGEKKysrIGIK", "mediaType": "text/x-diff"}
 
 
 def post(port: int, path: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One call on a connection of its own, so a load balancer or gunicorn may pick any worker."""
+    """One call on a connection of its own, so a load balancer or the kernel may pick any worker."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     connection.request("POST", path, body, {"Content-Type": "application/json", "A2A-Version": "1.0"})
@@ -77,20 +80,76 @@ def test_a_subscription_follows_a_task_another_server_moves_on(redis_url):
         b.stop()
 
 
-def serve(*args: str) -> subprocess.Popen[str]:
+def serve(*args: str, **popen: Any) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def ready(server: subprocess.Popen[str]) -> int:
+    """The port `server` listens on, once it printed its ready line."""
+    while not (line := server.stdout.readline()).startswith("mockagent ready"):  # type: ignore[union-attr]
+        assert line, server.stderr.read()  # type: ignore[union-attr]
+    assert "with 2 workers" in line
+    return int(line.split()[3].rsplit(":", 1)[1])
+
+
+def stopped(server: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tuple[str, str]:
+    """Stop `server` with `signum` (to its whole group for SIGINT, as Ctrl-C does); its stdout and stderr."""
+    if signum == signal.SIGINT:
+        os.killpg(server.pid, signum)
+    else:
+        server.send_signal(signum)
+    out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert out.endswith("mockagent stopped\n") and out.count("mockagent stopped") == 1  # not once per worker
+    assert "Traceback" not in err
+    return out, err
+
+
+def workers(server: subprocess.Popen[str], count: int = 2, without: int = 0) -> list[int]:
+    """The pids of the server's worker processes, once there are `count` of them and `without` is gone."""
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children")  # Linux
+    deadline = time.monotonic() + 10
+    while len(pids := [int(p) for p in children.read_text().split()]) != count or without in pids:
+        assert time.monotonic() < deadline, f"the workers are {pids}"
+        time.sleep(0.01)
+    return pids
+
+
+def answerer(port: int, connection: http.client.HTTPConnection, pids: list[int]) -> int | None:
+    """Which of `pids` holds the server's end of `connection` (found through its socket inode)."""
+    client_port = connection.sock.getsockname()[1]
+    inodes = {fields[9] for fields in (line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:])
+              if int(fields[1].split(":")[1], 16) == port and int(fields[2].split(":")[1], 16) == client_port}
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if os.readlink(fd).removeprefix("socket:[").removesuffix("]") in inodes:
+                    return pid
+            except OSError:
+                pass  # a descriptor closed meanwhile
+    return None
+
+
+def answerers(port: int, pids: list[int]) -> set[int | None]:
+    """Who answers new connections: each asks for a card and stays open, until every one of `pids` has one."""
+    connections, seen = [], set()
+    while set(pids) - seen and len(connections) < 40:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/test-runner/.well-known/agent-card.json")
+        response = connection.getresponse()
+        assert response.status == 200 and json.loads(response.read())["name"] == "test-runner"
+        connections.append(connection)
+        seen.add(answerer(port, connection, pids))
+    for connection in connections:
+        connection.close()
+    return seen
 
 
 def test_serve_with_two_workers_shares_tasks_between_them(redis_url):
     server = serve("--workers", "2", "--store", redis_url)
     try:
-        lines = []
-        while not (line := server.stdout.readline()).startswith("mockagent ready"):  # type: ignore[union-attr]
-            assert line, server.stderr.read()  # type: ignore[union-attr]
-            lines.append(line)
-        assert "with 2 workers" in line
-        port = int(line.split()[3].rsplit(":", 1)[1])
+        port = ready(server)
         tasks = []
         for _ in range(6):  # each call on a new connection: both workers answer some of them
             result = post(port, "/test-runner/", "SendMessage", {"message": {
@@ -104,17 +163,62 @@ def test_serve_with_two_workers_shares_tasks_between_them(redis_url):
             assert states[-1] == "TASK_STATE_COMPLETED", states
         listed = post(port, "/test-runner/", "ListTasks", {"pageSize": 100})["result"]
         assert sorted(t["id"] for t in listed["tasks"]) == sorted(tasks)
-        children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
-        deadline = time.monotonic() + 10
-        while children.exists() and len(children.read_text().split()) < 2:  # Linux: poll for both
-            assert time.monotonic() < deadline, "gunicorn did not fork two workers"  # (forked apart)
-            time.sleep(0.01)
+        pids = workers(server)
+        assert answerers(port, pids) == set(pids)  # two processes accept on the one socket
     finally:
-        server.send_signal(signal.SIGTERM)
-        out, err = server.communicate(timeout=30)
-    assert server.returncode == 0, err
-    assert "mockagent stopped" in out
-    assert "Traceback" not in err
+        out, err = stopped(server)
+    assert err == ""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_worker_that_dies_is_replaced(redis_url, signum):
+    server = serve("--workers", "2", "--store", redis_url)
+    try:
+        port = ready(server)
+        task = post(port, "/test-runner/", "SendMessage", {"message": {
+            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the tests at 9f3c2e1"}]},
+            "configuration": {"returnImmediately": True}})["result"]["task"]
+        dead, survivor = workers(server)
+        os.kill(dead, signum)
+        pids = workers(server, without=dead)
+        assert survivor in pids
+        # The survivor still accepts (a worker's stop must not stop the shared socket listening),
+        # and so does the new one; the task lives on in the store.
+        assert answerers(port, pids) == set(pids)
+        states = [post(port, "/test-runner/", "GetTask", {"id": task["id"]})["result"]["status"]["state"]
+                  for _ in range(4)]
+        assert states[-1] == "TASK_STATE_COMPLETED", states
+    finally:
+        out, err = stopped(server)
+    name = signal.Signals(signum).name
+    death = f"was killed by {name}" if signum == signal.SIGKILL else "exited with status 0"
+    assert err == f"mockagent: worker {dead} {death}; starting another\n"
+
+
+def test_ctrl_c_stops_the_workers_and_their_open_streams(redis_url):
+    server = serve("--workers", "2", "--store", redis_url, start_new_session=True)  # a group of its own
+    try:
+        port = ready(server)
+        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Please review"}, DIFF]}
+        task = post(port, "/code-reviewer/", "SendMessage", {"message": message})["result"]["task"]
+        events: list[dict[str, Any]] = []
+        reader = subscribe(port, task["id"], events)  # open until the task ends: it never does
+    finally:
+        started = time.monotonic()
+        out, err = stopped(server, signal.SIGINT)
+    assert time.monotonic() - started < 4, "a worker waited for its stream until it was killed"
+    reader.join(timeout=10)
+    assert not reader.is_alive() and err == ""
+
+
+def test_a_port_in_use_is_a_clear_error(redis_url):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--port", str(port),
+                                 "--workers", "2", "--store", redis_url], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"mockagent: cannot listen on 127.0.0.1:{port}: ")
+    assert "Traceback" not in result.stderr
 
 
 def test_several_workers_need_a_shared_store():
