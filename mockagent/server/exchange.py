@@ -1,7 +1,6 @@
 """One request and its answer on a connection of `HttpServer`: HTTP/1.1 framing around a WSGI call.
 
-Requests: a body by Content-Length or chunked, `Expect: 100-continue`, keep-alive as HTTP/1.0
-and 1.1 define it. Answers: Content-Length when the whole body is known, chunked while a
+The request is read by `request.py`. Answers: Content-Length when the whole body is known, chunked while a
 stream is still being written (each piece goes out as the app yields it), close-delimited for
 an HTTP/1.0 client. A request that is not HTTP/1.x is refused in plain text and the connection
 closed; a failing app is a 500 without a traceback.
@@ -9,78 +8,20 @@ closed; a failing app is a 500 without a traceback.
 
 from __future__ import annotations
 
-import io
 import logging
-import re
 import socket
-import sys
 import time
 from email.utils import formatdate
 from typing import Any
-from urllib.parse import unquote_to_bytes
+
+from mockagent.server.request import BadRequest, Body, read_request
 
 log = logging.getLogger("mockagent")
-MAX_LINE = 8192  # a request line or header line longer than this is refused
-MAX_HEAD = 65536  # all header lines together
 DRAIN = 65536  # an unread body up to this size is read past to keep the connection; more closes it
 LINGER = 1.0  # seconds a closing connection still takes (and drops) a body the app did not read
-TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 REASONS = {400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large",
            500: "Internal Server Error", 501: "Not Implemented", 505: "HTTP Version Not Supported"}
 NO_BODY = {204, 304}
-
-
-class BadRequest(Exception):
-    """A request that breaks HTTP/1.x framing: answered with `status`, then the connection closes."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class Body(io.RawIOBase):
-    """`wsgi.input`: the request body, `length` bytes or chunked (None); it never reads past its end."""
-
-    def __init__(self, rfile: Any, length: int | None) -> None:
-        self._rfile = rfile
-        self._chunked = length is None
-        self._left = length or 0  # bytes left in the body, or in the current chunk
-        self._chunks = 0
-        self.done = not self._chunked and self._left == 0
-
-    def readable(self) -> bool:
-        return True
-
-    @property
-    def unread(self) -> int:
-        """Bytes of the body not read yet (0 when unknown: a chunked body's later chunks)."""
-        return 0 if self.done else self._left
-
-    def readinto(self, buffer: Any) -> int:
-        while self._left == 0 and not self.done:
-            self._next_chunk()
-        if self.done or not len(buffer):
-            return 0
-        with memoryview(buffer) as view:
-            got = self._rfile.readinto(view[:min(len(view), self._left)])
-        if not got:
-            raise ConnectionResetError("the client closed the connection inside a request body")
-        self._left -= got
-        self.done = self._left == 0 and not self._chunked
-        return int(got)
-
-    def _next_chunk(self) -> None:
-        if self._chunks and self._rfile.readline(MAX_LINE) not in (b"\r\n", b"\n"):
-            raise BadRequest(400, "a chunk of the request body does not end in CRLF")
-        self._chunks += 1
-        size = self._rfile.readline(MAX_LINE).split(b";", 1)[0].strip()
-        if not size or size.strip(b"0123456789abcdefABCDEF"):
-            raise BadRequest(400, "bad chunk size in a chunked request body")
-        self._left = int(size, 16)
-        if self._left == 0:  # the last chunk; trailers end at a blank line
-            while self._rfile.readline(MAX_LINE) not in (b"\r\n", b"\n", b""):
-                pass
-            self.done = True
 
 
 class Exchange:
@@ -100,14 +41,17 @@ class Exchange:
     def run(self) -> bool:
         """Answer one request; True when the connection can carry another."""
         try:
-            environ = self.read_request()
+            request = read_request(self.rfile, self.base)
         except BadRequest as exc:
             self.refuse(exc.status, str(exc))
             return False
-        if environ is None:
+        if request is None:
             return False
+        self.body, self.version, self.keep_alive = request.body, request.version, request.keep_alive
+        if request.expects_continue:
+            self.conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         with self.server.slots:
-            self.answer(environ)
+            self.answer(request.environ)
         if not self.body.done:
             self.skip_body()
         return self.keep_alive
@@ -127,82 +71,6 @@ class Exchange:
             skipped = 0
             while skipped < 1 << 24 and (data := self.conn.recv(65536)):
                 skipped += len(data)
-
-    def read_request(self) -> dict[str, Any] | None:
-        line = self.rfile.readline(MAX_LINE + 1)
-        if line in (b"\r\n", b"\n"):  # a stray CRLF between requests is allowed once
-            line = self.rfile.readline(MAX_LINE + 1)
-        if not line.endswith(b"\n"):
-            if len(line) > MAX_LINE:
-                raise BadRequest(414, "request line too long")
-            return None  # the client closed the connection (between requests, or inside a line)
-        try:
-            method, target, version = line.decode("latin-1").rstrip("\r\n").split(" ")
-        except ValueError:
-            raise BadRequest(400, "malformed request line") from None
-        if version not in ("HTTP/1.1", "HTTP/1.0"):
-            raise BadRequest(505 if version.startswith("HTTP/") else 400, f"unsupported protocol {version!r}")
-        if not TOKEN.match(method):
-            raise BadRequest(400, "malformed request method")
-        self.version = version
-        environ: dict[str, Any] = dict(self.base)
-        self.read_headers(environ)
-        self.body = Body(self.rfile, self.body_length(environ))
-        connection = environ.get("HTTP_CONNECTION", "").lower()
-        self.keep_alive = ("close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection)
-        path, _, query = self.split_target(target).partition("?")
-        environ.update({
-            "REQUEST_METHOD": method, "SCRIPT_NAME": "", "QUERY_STRING": query, "REQUEST_URI": target,
-            "PATH_INFO": unquote_to_bytes(path).decode("latin-1") if "%" in path else path,
-            "SERVER_PROTOCOL": version, "wsgi.version": (1, 0), "wsgi.url_scheme": "http",
-            "wsgi.input": self.body, "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
-            "wsgi.input_terminated": True,
-        })
-        if version == "HTTP/1.1" and environ.get("HTTP_EXPECT", "").lower() == "100-continue":
-            self.conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        return environ
-
-    def read_headers(self, environ: dict[str, Any]) -> None:
-        total = 0
-        while (line := self.rfile.readline(MAX_LINE + 1)) not in (b"\r\n", b"\n"):
-            total += len(line)
-            if len(line) > MAX_LINE or total > MAX_HEAD:
-                raise BadRequest(431, "request headers too large")
-            if not line.endswith(b"\n"):
-                raise ConnectionResetError("the client closed the connection inside the headers")
-            name, sep, value = line.decode("latin-1").partition(":")
-            if not sep or not TOKEN.match(name):
-                raise BadRequest(400, "malformed header line")
-            if "_" in name:  # would pass for the same name with "-": dropped, as waitress does
-                continue
-            key = name.upper().replace("-", "_")
-            if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-                key = "HTTP_" + key
-            value = value.strip()
-            environ[key] = f"{environ[key]},{value}" if key in environ else value
-
-    @staticmethod
-    def split_target(target: str) -> str:
-        if target.startswith("/"):
-            return target
-        if target.startswith(("http://", "https://")):  # absolute form: the path is what is served
-            rest = target.split("://", 1)[1]
-            return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
-        raise BadRequest(400, "malformed request target")
-
-    def body_length(self, environ: dict[str, Any]) -> int | None:
-        coding = environ.pop("HTTP_TRANSFER_ENCODING", None)
-        if coding is not None:
-            if "CONTENT_LENGTH" in environ:  # both framings: the classic request smuggling
-                raise BadRequest(400, "both Transfer-Encoding and Content-Length")
-            if coding.lower() != "chunked":
-                raise BadRequest(501, f"unsupported Transfer-Encoding {coding!r}")
-            return None
-        length = environ.get("CONTENT_LENGTH", "0") or "0"
-        if not length.isdigit() or not length.isascii():
-            raise BadRequest(400, "malformed Content-Length")
-        return int(length)
 
     def answer(self, environ: dict[str, Any]) -> None:
         self.bodyless = environ["REQUEST_METHOD"] == "HEAD"
