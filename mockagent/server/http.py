@@ -47,13 +47,18 @@ class HttpServer:
                 continue
             with self._lock:
                 self._open.add(conn)
-            threading.Thread(target=self._connection, args=(conn, address), daemon=True,
-                             name=f"mockagent:{self.port}:{address[1]}").start()
+            try:
+                threading.Thread(target=self._connection, args=(conn, address), daemon=True,
+                                 name=f"mockagent:{self.port}:{address[1]}").start()
+            except RuntimeError:  # no thread to be had: this client is turned away, the server goes on
+                self._forget(conn)
 
     def shutdown(self) -> None:
         """Stop accepting and cut every open connection (their threads end on the next read or write)."""
         self._closing = True
-        for sock in [self.socket, *list(self._open)]:
+        with self._lock:
+            open_now = list(self._open)
+        for sock in [self.socket, *open_now]:
             try:
                 sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in accept() or recv()
             except OSError:
@@ -77,10 +82,13 @@ class HttpServer:
         except (OSError, ValueError):
             pass  # the client went away (or the server is stopping): nothing left to answer
         finally:
-            with self._lock:
-                self._open.discard(conn)
             rfile.close()
-            conn.close()
+            self._forget(conn)
+
+    def _forget(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(conn)
+        conn.close()
 
 
 def listen(host: str, port: int) -> socket.socket:
