@@ -22,10 +22,6 @@ class CassetteError(MockagentError):
         self.line = line
 
 
-class StoreError(MockagentError):
-    """A shared task store that cannot be reached or used."""
-
-
 class ProtocolError(MockagentError):
     """An error the client receives in its protocol's shape.
 
@@ -101,6 +97,14 @@ class NoMatch(ProtocolError):
             details=[report.as_detail()],
         )
         self.report = report
+
+
+class StoreError(ProtocolError):
+    """A shared task store that cannot be reached or used. `serve` exits on it at start; while
+    serving, the client gets it in its protocol's shape as 503 (try again), never a traceback."""
+
+    kind = "Unavailable"
+    default_message = "The shared task store is unavailable"
 
 
 ERROR_KINDS: dict[str, type[ProtocolError]] = {

@@ -20,6 +20,7 @@ from mockagent.engine.journal import Journal, JournalEntry
 from mockagent.engine.resp import Redis
 from mockagent.engine.tasks import Task
 from mockagent.engine.taskstore import Counters, StoreFactory, TaskStore
+from mockagent.errors import StoreError
 
 log = logging.getLogger("mockagent")
 LOCK_WAIT_S = 30  # a process that dies holding the lock holds up the others this long at most
@@ -39,6 +40,7 @@ class RedisStore(TaskStore):
         self._steps = StepTable(interactions)
         self._fresh = fresh
         self._open = False
+        self._lost = False  # the connection to Redis broke: look for the lock's token again
         self._loaded: dict[str, Task] = {}
         self._saved: dict[str, str] = {}  # what each loaded task was, so unchanged ones are not written
         self._created: list[Task] = []
@@ -52,11 +54,9 @@ class RedisStore(TaskStore):
     def attach(self, counters: Counters) -> None:
         """Start afresh (the first process) or join the state another process started."""
         fresh = (counters.clock.state(), counters.ids.count, counters.generation)
-        lock, made = self._k("lock"), self._k("lock:made")
         if self._fresh:  # nobody else is serving yet: a new lock, free
-            self._redis.call("DEL", lock, made)
-        if self._redis.call("SET", made, 1, "NX") is not None:
-            self._redis.call("RPUSH", lock, 1)
+            self._redis.call("DEL", self._k("lock"), self._k("lock:made"))
+        self._make_lock()
         self.begin(counters)  # joining: the counters now hold what the store had, if anything
         if self._fresh:
             self._wipe()
@@ -64,13 +64,26 @@ class RedisStore(TaskStore):
             counters.clock.restore(*clock)
         self.commit(counters)
 
+    def _make_lock(self) -> None:
+        """The lock's token, unless the lock exists already (made by us or another process)."""
+        if self._redis.call("SET", self._k("lock:made"), 1, "NX") is not None:
+            self._redis.call("RPUSH", self._k("lock"), 1)
+
     def begin(self, counters: Counters) -> None:
         # The lock is a list holding one token: BLPOP takes it, waiting in line without polling,
         # and Redis runs the read queued behind it as soon as it has it: one round trip.
-        token, head = self._redis.pipeline(("BLPOP", self._k("lock"), LOCK_WAIT_S), ("HGETALL", self._k("head")))
+        try:
+            if self._lost:  # Redis may have restarted empty, without the lock's token
+                self._make_lock()
+                self._lost = False
+            token, head = self._redis.pipeline(("BLPOP", self._k("lock"), LOCK_WAIT_S),
+                                               ("HGETALL", self._k("head")))
+        except StoreError:
+            self._lost = True
+            raise
         if token is None:
             log.warning("mockagent: waited %s s for the store's lock at %s; going on without it "
-                        "(a process that held it has died?)", LOCK_WAIT_S, self._redis.url)
+                        "(a process that held it has died?)", LOCK_WAIT_S, self._redis.shown)
         self._open = True
         self._loaded, self._saved, self._created = {}, {}, []
         self._journal.begin()
@@ -99,10 +112,14 @@ class RedisStore(TaskStore):
         commands.append(("RPUSH", self._k("lock"), 1))  # the token back: the next in line goes on
         self._open = False
         self._loaded, self._saved, self._created = {}, {}, []
-        if tasks_changed:  # a stream of this process may read the task at once, without the lock
-            self._redis.pipeline(*commands)
-        else:  # no waiting: whoever takes the token next finds everything written
-            self._redis.send(*commands)
+        try:
+            if tasks_changed:  # a stream of this process may read the task at once, without the lock
+                self._redis.pipeline(*commands)
+            else:  # no waiting: whoever takes the token next finds everything written
+                self._redis.send(*commands)
+        except StoreError:
+            self._lost = True
+            raise
 
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""

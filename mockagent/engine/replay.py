@@ -5,6 +5,7 @@ The engine speaks in `Call`s and outcomes; it never imports Flask or a dialect.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -122,7 +123,10 @@ class Engine:
             self.changed.notify_all()
             if self.player is not None:
                 self.player.stop()
-            self.locked.release()  # a lease ends with the process
+            try:
+                self.locked.release()  # a lease ends with the process
+            except errors.StoreError as exc:  # the store is gone: there is nothing to save to
+                logging.getLogger("mockagent").warning("mockagent: closing without the store: %s", exc)
         if self.player is not None:
             self.player.join()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -116,6 +117,7 @@ class Redis:
 
     def __init__(self, url: str, timeout: float = 10.0) -> None:
         self.url = url
+        self.shown = re.sub(r"//[^@/]*@", "//", url)  # for messages: no password
         self._timeout = timeout
         self._local = threading.local()
 
@@ -125,7 +127,7 @@ class Redis:
             try:
                 connection = Connection(self.url, self._timeout)
             except (OSError, RespError) as exc:
-                raise StoreError(f"cannot use the store at {self.url}: {exc}") from None
+                raise StoreError(f"cannot use the store at {self.shown}: {exc}") from None
             self._local.connection = connection
         return connection
 
@@ -138,7 +140,7 @@ class Redis:
         except OSError as exc:
             self._local.connection = None
             connection.close()
-            raise StoreError(f"lost the store at {self.url}: {exc}") from None
+            raise StoreError(f"lost the store at {self.shown}: {exc}") from None
 
     def pipeline(self, *commands: tuple[Any, ...]) -> list[Reply]:
         """Replies to `commands`, sent in one round trip; StoreError when Redis is gone or refuses."""
@@ -146,7 +148,7 @@ class Redis:
             replies = connection.pipeline(list(commands))
         for reply in replies:
             if isinstance(reply, RespError):
-                raise StoreError(f"the store at {self.url} refused a command: {reply}")
+                raise StoreError(f"the store at {self.shown} refused a command: {reply}")
         return replies
 
     def send(self, *commands: tuple[Any, ...]) -> None:

@@ -20,31 +20,39 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[str]:
-    """The URL of a redis-server of this session's own (database 0; tests pick their own db)."""
+def start_redis(port: int | None = None, password: str = "") -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server of the caller's own on `port` (a free one by default) and its URL, once it
+    answers; skips the test without one."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (scripts/test installs it where it may use apt-get)")
-    port = _free_port()
+    port = port or _free_port()
     process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"redis://127.0.0.1:{port}"
+                                "--appendonly", "no", *(["--requirepass", password] if password else [])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}"
     client = Redis(url)
     deadline = time.monotonic() + 10
-    while True:  # poll until it answers
-        try:
-            client.call("PING")
-            break
-        except StoreError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.skip(f"redis-server did not start on port {port}")
-            time.sleep(0.005)
+    try:
+        while True:  # poll until it answers
+            try:
+                client.call("PING")
+                return process, url
+            except StoreError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    pytest.skip(f"redis-server did not start on port {port}")
+                time.sleep(0.005)
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """The URL of a redis-server of this session's own (database 0; tests pick their own db)."""
+    process, url = start_redis()
     try:
         yield url
     finally:
-        client.close()
         process.terminate()
         process.wait(timeout=10)
 

@@ -32,6 +32,8 @@ TABLE: dict[str, Row] = {
     "ExtendedAgentCardNotConfigured": Row(-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, "FAILED_PRECONDITION"),
     "ExtensionSupportRequired": Row(-32008, "EXTENSION_SUPPORT_REQUIRED", 400, "FAILED_PRECONDITION"),
     "VersionNotSupported": Row(-32009, "VERSION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
+    # The shared task store (Redis) is down: nothing wrong with the call, try it again later.
+    "Unavailable": Row(-32603, None, 503, "UNAVAILABLE"),
     # An unmatched call: the cassette cannot answer this operation with these params, so it is
     # UnsupportedOperation in both bindings (a2a-sdk raises its typed error, with the near-miss
     # report as the message). Never a 5xx: nothing crashed, and clients must not retry it.

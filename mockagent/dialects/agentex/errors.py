@@ -35,6 +35,7 @@ TABLE: dict[str, Row] = {
     "UnsupportedOperation": Row(INTERNAL, 400),  # e.g. a terminal task that cannot take a new turn
     "NoMatch": Row(INTERNAL, 400),  # nothing crashed: a 5xx would make the client retry
     "Internal": Row(INTERNAL, 500),
+    "Unavailable": Row(INTERNAL, 503),  # the shared task store is down: try again later
 }
 DEFAULT = Row(INTERNAL, 500)
 RETRIED = frozenset({408, 409, 429})
