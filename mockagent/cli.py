@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import ipaddress
 import signal
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from mockagent.errors import CassetteError, StoreError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import MAX_BODY, create_app
-from mockagent.server.http import HttpServer
+from mockagent.server.http import HttpServer, listen, root_url
 from mockagent.server.workers import run_workers
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -93,26 +94,37 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
         card = f"  (card: {url}{CARD_PATH[1:]})" if mounts.agents[name].cassette.protocol == "a2a" else ""
         return f"{name or path.stem}  {url}{card}"
 
-    lines = lambda root: [describe(root, name) for name in mounts.agents]  # noqa: E731
+    sock = _listen(host, port)
+    _announce(sock, lambda root: [describe(root, name) for name in mounts.agents],
+              f" with {workers} workers" if workers > 1 else "")
     if workers > 1:
-        run_workers(app, host, port, workers, threads, lines, READY)
+        run_workers(app, sock, workers, threads)
     else:
-        _run(app, host, port, lines, threads)
+        _run(app, sock, threads)
 
 
-def _run(app: Any, host: str, port: int, lines: Callable[[str], list[str]], threads: int = 32) -> None:
-    """Serve `app` until Ctrl-C or SIGTERM: print `lines(root URL)`, then the ready line."""
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, or exit 1 saying why there is none (port in use, say)."""
     try:
-        server = HttpServer(app, host, port, threads=threads)
+        return listen(host, port)
     except OSError as exc:
         click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise SystemExit(1) from None
-    root = _root_url(server)
+
+
+def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str = "") -> None:
+    """Print `lines(root URL)`, then the ready line."""
+    root = root_url(sock)
     for line in lines(root):
         click.echo(line)
     # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
     # and the ready line at once, not when a buffer fills.
-    click.echo(f"{READY} on {root} (Ctrl-C to stop)")
+    click.echo(f"{READY} on {root}{how} (Ctrl-C to stop)")
+
+
+def _run(app: Any, sock: socket.socket, threads: int = 32) -> None:
+    """Serve `app` on `sock` until Ctrl-C or SIGTERM."""
+    server = HttpServer(app, sock=sock, threads=threads)
     # Ctrl-C (KeyboardInterrupt) and SIGTERM (docker stop, CI teardown; made a SystemExit here)
     # end serve_forever() in the main thread; then the connections are cut.
     signal.signal(signal.SIGTERM, _exit)
@@ -157,7 +169,9 @@ def record(upstream: str, cassette: Path, host: str, port: int, mode: str, redac
         raise SystemExit(2) from None
     recording = RECORDING in app.extensions
     what = f"recording {upstream} into {cassette}" if recording else f"replaying {cassette} (mode {mode}: it exists)"
-    _run(app, host, port, lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"])
+    sock = _listen(host, port)
+    _announce(sock, lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"])
+    _run(app, sock)
     try:
         written = finish_recording(app)
     except CassetteError as exc:
@@ -240,14 +254,6 @@ def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
 
 def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
-
-
-def _root_url(server: HttpServer) -> str:
-    """`http://host:port` of the socket the server bound (the real port when asked for port 0)."""
-    host, port = server.host, server.port
-    if ":" in host:  # an IPv6 address needs brackets in a URL
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
 
 
 if __name__ == "__main__":

@@ -104,3 +104,9 @@ def listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def root_url(sock: socket.socket) -> str:
+    """`http://host:port` of a listening socket (the real port when it was asked for port 0)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

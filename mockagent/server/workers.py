@@ -18,13 +18,12 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from typing import NoReturn
 
 import click
 from flask import Flask
 
-from mockagent.server.http import HttpServer, listen
+from mockagent.server.http import HttpServer
 
 STOP = {signal.SIGINT, signal.SIGTERM}
 WAKE = STOP | {signal.SIGCHLD}
@@ -40,22 +39,11 @@ class _Shared(socket.socket):
         pass
 
 
-def run_workers(app: Flask, host: str, port: int, workers: int, threads: int,
-                lines: Callable[[str], list[str]], ready: str) -> None:
-    """Serve `app` in `workers` processes until Ctrl-C or SIGTERM; print `lines(root)` and `ready`.
+def run_workers(app: Flask, sock: socket.socket, workers: int, threads: int) -> None:
+    """Serve `app` on the listening `sock` in `workers` processes until Ctrl-C or SIGTERM.
 
     A worker that dies otherwise is replaced, as gunicorn does.
     """
-    try:
-        sock = listen(host, port)
-    except OSError as exc:
-        click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
-        raise SystemExit(1) from None
-    bound, real_port = sock.getsockname()[:2]
-    root = f"http://[{bound}]:{real_port}" if ":" in bound else f"http://{bound}:{real_port}"
-    for line in lines(root):
-        click.echo(line)
-    click.echo(f"{ready} on {root} with {workers} workers (Ctrl-C to stop)")
     # Signals only write their number to a pipe the parent reads: no exception can land between
     # a fork and the bookkeeping of its pid, nor cut a stop short.
     wake, wake_w = os.pipe()

@@ -26,7 +26,8 @@ def test_a_lost_store_is_503_in_each_protocols_shape_until_it_is_back():
     a2a = ServerThread(create_app(ROOT / "cassettes" / "kit", store=store_from_url(secret_url), pace="instant"))
     agentex = ServerThread(create_app(ROOT / "cassettes" / "agentex" / "sync-agent.yaml", pace="instant",
                                       store=store_from_url(secret_url.replace("/0", "/1"))))
-    a2a.start(), agentex.start()
+    a2a.start()
+    agentex.start()
     reviewer = a2a.agent_url("code-reviewer")
     agentex_rpc = f"{agentex.url}/agents/name/echo-bot/rpc"
     ask = {"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {
