@@ -133,10 +133,9 @@ def _served(monkeypatch, *args: str) -> tuple[Any, Any]:
     """Run `mockagent serve ARGS` up to the point it would listen: (app, result)."""
     seen: dict[str, Any] = {}
 
-    def fake_run(app: Any, host: str, port: int, lines: Any, threads: int = 32) -> None:
-        seen["app"], seen["host"] = app, host
-
-    monkeypatch.setattr(cli, "_run", fake_run)
+    monkeypatch.setattr(cli, "_listen", lambda host, port: seen.update(host=host))
+    monkeypatch.setattr(cli, "_announce", lambda sock, lines, how="": None)
+    monkeypatch.setattr(cli, "_run", lambda app, sock, threads=32: seen.update(app=app))
     result = CliRunner().invoke(cli.main, ["serve", str(CASSETTES / "kit"), *args])
     assert result.exit_code == 0, result.output
     return seen["app"], seen["host"]
