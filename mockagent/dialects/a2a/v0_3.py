@@ -47,6 +47,36 @@ def accepts_version(version: str) -> bool:
 # --- requests: v0.3 → v1.0 -------------------------------------------------------------------
 
 
+def file_in(file: dict[str, Any], raw: str = "bytes", url: str = "uri") -> dict[str, Any]:
+    """A v0.3 file object as the fields of a flat v1.0 part. The REST binding names the content
+    `fileWithBytes`/`fileWithUri` where JSON-RPC says `bytes`/`uri`."""
+    out: dict[str, Any] = {}
+    if raw in file:
+        out["raw"] = file[raw]
+    elif url in file:
+        out["url"] = file[url]
+    if file.get("mimeType"):
+        out["mediaType"] = file["mimeType"]
+    if file.get("name"):
+        out["filename"] = file["name"]
+    return out
+
+
+def file_out(part: dict[str, Any], raw: str = "bytes", url: str = "uri", oneof: bool = False) -> dict[str, Any]:
+    """A flat v1.0 file part's fields as a v0.3 file object (`file_in`'s names); `oneof`: at most
+    one of bytes and url, as the REST binding's proto has it."""
+    file: dict[str, Any] = {}
+    if "raw" in part:
+        file[raw] = part["raw"]
+    if "url" in part and not (oneof and "raw" in part):
+        file[url] = part["url"]
+    if part.get("mediaType"):
+        file["mimeType"] = part["mediaType"]
+    if part.get("filename"):
+        file["name"] = part["filename"]
+    return file
+
+
 def part_in(part: Any) -> Any:
     """A v0.3 part (`kind` text|file|data) as a flat v1.0 part; anything else passes unchanged."""
     if not isinstance(part, dict) or "kind" not in part and "file" not in part:
@@ -58,15 +88,8 @@ def part_in(part: Any) -> Any:
     elif kind == "data" or (kind is None and "data" in part):
         out["data"] = part.get("data")
     elif kind == "file" or "file" in part:
-        file = part.get("file") if isinstance(part.get("file"), dict) else {}
-        if "bytes" in file:
-            out["raw"] = file["bytes"]
-        elif "uri" in file:
-            out["url"] = file["uri"]
-        if file.get("mimeType"):
-            out["mediaType"] = file["mimeType"]
-        if file.get("name"):
-            out["filename"] = file["name"]
+        file = part.get("file")
+        out = file_in(file if isinstance(file, dict) else {})
     else:
         return {k: v for k, v in part.items() if k != "kind"}
     if part.get("metadata") is not None:
@@ -157,16 +180,7 @@ def part_out(part: dict[str, Any]) -> dict[str, Any]:
         data = part["data"]
         out = {"kind": "data", "data": data if isinstance(data, dict) else {"value": data}}
     else:
-        file: dict[str, Any] = {}
-        if "raw" in part:
-            file["bytes"] = part["raw"]
-        if "url" in part:
-            file["uri"] = part["url"]
-        if part.get("mediaType"):
-            file["mimeType"] = part["mediaType"]
-        if part.get("filename"):
-            file["name"] = part["filename"]
-        out = {"kind": "file", "file": file}
+        out = {"kind": "file", "file": file_out(part)}
     if part.get("metadata") is not None:
         out["metadata"] = part["metadata"]
     return out

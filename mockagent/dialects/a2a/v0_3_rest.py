@@ -16,11 +16,15 @@ from mockagent.dialects.a2a.v0_3 import (
     INTERRUPTED,
     ROLES_IN,
     TERMINAL,
+    file_in,
+    file_out,
     push_config_in,
     push_config_out,
     state_out,
     task_fields,
 )
+
+REST_RAW, REST_URL = "fileWithBytes", "fileWithUri"  # the proto's names for a file's content
 
 REST_ROUTES: list[tuple[frozenset[str], str, str]] = [
     (frozenset({"POST"}), r"/message:send", "SendMessage"),
@@ -62,15 +66,7 @@ def rest_part_in(part: Any) -> Any:
     if "text" in part:
         out["text"] = part["text"]
     elif isinstance(part.get("file"), dict):
-        file = part["file"]
-        if "fileWithBytes" in file:
-            out["raw"] = file["fileWithBytes"]
-        elif "fileWithUri" in file:
-            out["url"] = file["fileWithUri"]
-        if file.get("mimeType"):
-            out["mediaType"] = file["mimeType"]
-        if file.get("name"):
-            out["filename"] = file["name"]
+        out = file_in(part["file"], REST_RAW, REST_URL)
     elif "data" in part:
         data = part["data"]
         out["data"] = data.get("data", {}) if isinstance(data, dict) else data
@@ -145,16 +141,7 @@ def rest_part_out(part: dict[str, Any]) -> dict[str, Any]:
         data = part["data"]
         out = {"data": {"data": data if isinstance(data, dict) else {"value": data}}}
     else:
-        file: dict[str, Any] = {}
-        if "raw" in part:
-            file["fileWithBytes"] = part["raw"]
-        elif "url" in part:
-            file["fileWithUri"] = part["url"]
-        if part.get("mediaType"):
-            file["mimeType"] = part["mediaType"]
-        if part.get("filename"):
-            file["name"] = part["filename"]
-        out = {"file": file}
+        out = {"file": file_out(part, REST_RAW, REST_URL, oneof=True)}
     if part.get("metadata"):
         out["metadata"] = part["metadata"]
     return out
