@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from mockagent.dialects.http import compact_json
 
 HEADERS = {
     "Content-Type": "text/event-stream",
@@ -16,5 +17,5 @@ KEEPALIVE = b": keepalive\n\n"
 
 def frame(payload: Any, event: str | None = None) -> bytes:
     """One SSE event; `event` names it (`error`), otherwise it is a plain message event."""
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    data = compact_json(payload)
     return (f"event: {event}\n" if event else "").encode() + b"data: " + data.encode() + b"\n\n"

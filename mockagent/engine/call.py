@@ -7,11 +7,15 @@ from typing import Any
 
 from mockagent.cassette.models import Fault, TaskState
 
+# The records below are made several times per call (an event per step) and never changed after,
+# but they are not `frozen`: a frozen dataclass sets each field through object.__setattr__, which
+# made making a TaskEvent four times as slow. `slots` keeps them small (tasks keep their events).
+
 MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage", "SendEvent"})
 """Operations that carry a message to the agent: interactions answer them."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Call:
     """A dialect-neutral request: params normalised to camelCase, header names lowercased."""
 
@@ -56,7 +60,7 @@ class Call:
         return words
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TaskView:
     """A snapshot of a task as a client may see it; `None` collections are omitted."""
 
@@ -73,7 +77,7 @@ class TaskView:
     created: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TaskEvent:
     """One step made visible: a status change or an artifact chunk, as streams and webhooks see it."""
 
@@ -95,7 +99,7 @@ class TaskEvent:
         return self.state is not None and (self.state.terminal or (on_interrupt and self.state.interrupted))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class MessageResult:
     """A direct reply: one agent message, no task."""
 
@@ -103,7 +107,7 @@ class MessageResult:
     fault: Fault | None = None  # how the binding should deliver it badly, if scripted
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TaskResult:
     """One task snapshot (SendMessage, GetTask, CancelTask)."""
 

@@ -6,11 +6,11 @@ a2a-sdk 0.3 servers sent it."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.a2a.wire import render_event, render_task
+from mockagent.dialects.http import compact_json
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.delivery import Deliverer, Delivery
 from mockagent.engine.journal import Journal
@@ -50,7 +50,7 @@ class PushNotifier:
         else:
             payload = render_event(event)
             event_name = next(iter(payload))
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        body = compact_json(payload).encode()
         journal = self.engine.journal  # this one: a reset before the POST ends must not get its result
         for config in task.push_configs.values():
             self.deliverer.post(str(config["url"]), body, webhook_headers(config), task_id=task.id,

@@ -10,7 +10,6 @@ does when the agent raises.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +18,7 @@ from mockagent.cassette.models import TaskState
 from mockagent.dialects.agentex import wire
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.faults import faulty
-from mockagent.dialects.http import HttpResponse
+from mockagent.dialects.http import HttpResponse, compact_json
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.stream import KEEPALIVE, Stream
 
@@ -34,7 +33,7 @@ def stream_response(stream: Stream, request_id: Any) -> HttpResponse:
 
 
 def _line(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return compact_json(payload).encode() + b"\n"
 
 
 def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
