@@ -35,6 +35,7 @@ class Clock:
         elif start.tzinfo is None:
             start = start.replace(tzinfo=timezone.utc)
         self._start = start
+        self._start_utc = start.astimezone(timezone.utc).replace(tzinfo=None)  # what stamps count from
         self._tick = timedelta(milliseconds=tick_ms)
         self._offset = timedelta(0)
         self._advanced_ms = 0.0
@@ -46,7 +47,8 @@ class Clock:
 
     def stamp(self) -> str:
         """A timestamp for one event; the clock then moves on by one tick."""
-        text = format_timestamp(self.now())
+        # format_timestamp's work, with the zone settled once: every event of every task is stamped.
+        text = (self._start_utc + self._offset).isoformat(timespec="milliseconds") + "Z"
         self._offset += self._tick
         return text
 
