@@ -100,7 +100,7 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     if workers > 1:
         run_workers(app, sock, workers, threads)
     else:
-        _run(app, sock, threads)
+        _run(app, sock, threads, loop=True)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -122,9 +122,10 @@ def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str =
     click.echo(f"{READY} on {root}{how} (Ctrl-C to stop)")
 
 
-def _run(app: Any, sock: socket.socket, threads: int = 32) -> None:
-    """Serve `app` on `sock` until Ctrl-C or SIGTERM."""
-    server = HttpServer(app, sock=sock, threads=threads)
+def _run(app: Any, sock: socket.socket, threads: int = 32, loop: bool = False) -> None:
+    """Serve `app` on `sock` until Ctrl-C or SIGTERM; `loop`: on an event loop (replay; the
+    recording proxy waits for its upstream, so it keeps a thread per connection)."""
+    server = HttpServer(app, sock=sock, threads=threads, loop=loop)
     # Ctrl-C (KeyboardInterrupt) and SIGTERM (docker stop, CI teardown; made a SystemExit here)
     # end serve_forever() in the main thread; then the connections are cut.
     signal.signal(signal.SIGTERM, _exit)

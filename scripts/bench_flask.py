@@ -48,7 +48,7 @@ def main() -> None:
     port, threads, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     with open(path, encoding="utf-8") as f:
         canned = json.load(f)
-    HttpServer(create_app(canned), "127.0.0.1", port, threads=threads).serve_forever()
+    HttpServer(create_app(canned), "127.0.0.1", port, threads=threads, loop=True).serve_forever()
 
 
 if __name__ == "__main__":

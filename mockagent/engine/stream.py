@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from mockagent.cassette.models import Fault
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.tasks import Task
+from mockagent.waiting import before_wait
 
 KEEPALIVE = None
 """What `events()` yields when nothing happened for a while: the binding sends a comment, which
@@ -78,6 +79,9 @@ class Stream:
                 current = self.fetch(task.id)
             return current is None or self.cursor < len(current.events) or self.closed() or self._idle(current)
 
+        if news():
+            return current
+        before_wait()  # the thread may be an event loop's: the loop goes on elsewhere
         if self.poll_s is None:
             self.condition.wait_for(news, self.keepalive_s)
             return current

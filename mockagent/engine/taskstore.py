@@ -109,11 +109,14 @@ class Transactions:
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
-        with self._queue_lock:
-            self._queue += 1
-        with self._lock:
+        shared = self._store.shared  # only a shared store keeps a lease for the threads in line
+        if shared:
             with self._queue_lock:
-                self._queue -= 1
+                self._queue += 1
+        with self._lock:
+            if shared:
+                with self._queue_lock:
+                    self._queue -= 1
             self._depth += 1
             if not self._leased:
                 self._store.begin(self._counters)
@@ -124,9 +127,10 @@ class Transactions:
                 self._depth -= 1
                 if self._depth == 0:
                     self._calls += 1
-                    with self._queue_lock:
-                        keep = self._store.shared and self._queue > 0 and self._calls < LEASE_CALLS
-                    if not keep:  # the next in line (if any) is in this process and begins anew
+                    if shared:
+                        with self._queue_lock:
+                            keep = self._queue > 0 and self._calls < LEASE_CALLS
+                    if not shared or not keep:  # the next in line (if any) is in this process and begins anew
                         self.release()
 
     def release(self) -> None:

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from mockagent.waiting import before_wait
+
 # Hop-by-hop headers, and those httpx sets itself: never forwarded in either direction.
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
@@ -43,6 +45,7 @@ class Upstream:
 
     def open(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes) -> httpx.Response:
         """Send and return the response with its body not yet read (it may be a stream)."""
+        before_wait()  # the upstream's answer takes its time: an event loop goes on meanwhile
         request = self._client.build_request(method, self.url_for(path, query), content=body or None,
                                              headers=forwardable(headers))
         try:

@@ -21,7 +21,7 @@ class ServerThread:
 
     def __init__(self, app: Flask, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = app
-        self._server = HttpServer(app, host, port, threads=1024)  # a test's open streams never queue
+        self._server = HttpServer(app, host, port, threads=1024, loop=True)  # a test's open streams never queue
         self.host = host
         self.port = self._server.port
         self._thread = threading.Thread(target=self._server.serve_forever,

@@ -25,12 +25,13 @@ def echo(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[by
     return [text.encode("latin-1")]
 
 
-@pytest.fixture
-def serve() -> Iterator[Callable[..., HttpServer]]:
+@pytest.fixture(params=[False, True], ids=["threads", "loop"])
+def serve(request: pytest.FixtureRequest) -> Iterator[Callable[..., HttpServer]]:
+    """Every test runs on both ways of serving: a thread per connection, and the event loop."""
     servers: list[tuple[HttpServer, threading.Thread]] = []
 
     def start(app: App = echo, **options: Any) -> HttpServer:
-        server = HttpServer(app, "127.0.0.1", 0, **options)
+        server = HttpServer(app, "127.0.0.1", 0, loop=request.param, **options)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         servers.append((server, thread))

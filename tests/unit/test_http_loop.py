@@ -1,0 +1,144 @@
+"""The event loop of mockagent's HTTP server: many connections on one thread, and what waits
+(`before_wait()`) or does not fit (big or chunked bodies, slow readers) goes to a thread of its own
+while every other connection goes on being answered."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from mockagent.server.http import HttpServer
+from mockagent.server.loop import INLINE_MAX, whole
+from mockagent.waiting import before_wait
+
+
+def hello(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    body = environ["wsgi.input"].read()
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"hello " + environ["PATH_INFO"].encode() + b" " + str(len(body)).encode()]
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., HttpServer]]:
+    servers: list[HttpServer] = []
+
+    def start(app: Callable[..., Any] = hello, **options: Any) -> HttpServer:
+        server = HttpServer(app, "127.0.0.1", 0, loop=True, **options)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+
+
+def get(server: HttpServer, path: str, timeout: float = 5) -> bytes:
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().read()
+    finally:
+        conn.close()
+
+
+def server_threads(server: HttpServer) -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith(f"mockagent:{server.port}")]
+
+
+def test_sixteen_keep_alive_connections_are_answered_by_one_thread(serve):
+    server = serve()
+    conns = [http.client.HTTPConnection(server.host, server.port, timeout=5) for _ in range(16)]
+    for round_ in range(3):
+        for i, conn in enumerate(conns):
+            conn.request("POST", f"/{i}", body=b"x" * round_)
+        for i, conn in enumerate(conns):
+            assert conn.getresponse().read() == f"hello /{i} {round_}".encode()
+    assert server_threads(server) == [f"mockagent:{server.port}"]  # no thread per connection
+    for conn in conns:
+        conn.close()
+
+
+def test_an_answer_that_waits_hands_the_loop_on_and_keeps_its_connection(serve):
+    go_on = threading.Event()
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] != "/wait":
+            return hello(environ, start_response)
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+
+        def pieces():
+            yield b"data: 1\n\n"
+            before_wait()
+            assert go_on.wait(5)
+            yield b"data: 2\n\n"
+        return pieces()
+
+    server = serve(app)
+    waiting = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    waiting.request("GET", "/wait")
+    stream = waiting.getresponse()
+    assert stream.read1() == b"data: 1\n\n"
+    assert get(server, "/other", timeout=2) == b"hello /other 0"  # answered while the stream waits
+    go_on.set()
+    assert stream.read() == b"data: 2\n\n"
+    waiting.request("GET", "/again")  # the connection goes on, now in the thread that waited
+    assert waiting.getresponse().read() == b"hello /again 0"
+    assert f"mockagent:{server.port}:{waiting.sock.getsockname()[1]}" in server_threads(server)
+    waiting.close()
+
+
+def test_a_client_that_does_not_read_holds_up_no_one_else(serve):
+    big = b"x" * (32 << 20)  # more than both socket buffers hold
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/big":
+            start_response("200 OK", [("Content-Length", str(len(big)))])
+            return [big]
+        return hello(environ, start_response)
+
+    server = serve(app)
+    with socket.create_connection((server.host, server.port), timeout=5) as slow:
+        slow.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")  # and then reads nothing for now
+        assert get(server, "/meanwhile", timeout=2) == b"hello /meanwhile 0"
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += slow.recv(65536)
+        left = len(big) - len(received.partition(b"\r\n\r\n")[2])
+        while left:  # all of it still comes, from the thread that waited to send it
+            left -= len(slow.recv(min(left, 1 << 20)))
+
+
+def test_a_request_split_over_many_packets_is_answered_once_whole(serve):
+    server = serve()
+    with socket.create_connection((server.host, server.port), timeout=5) as sock:
+        for piece in (b"POST /split HT", b"TP/1.1\r\nHost: x\r\nContent-Le", b"ngth: 4\r\n\r\nab", b"cd"):
+            sock.sendall(piece)
+        answer = b""
+        while not answer.endswith(b"hello /split 4"):
+            answer += sock.recv(1000)
+    assert server_threads(server) == [f"mockagent:{server.port}"]
+
+
+@pytest.mark.parametrize(("data", "size"), [
+    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27),
+    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /next", 27),
+    (b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab", 0),
+    (b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", 41),
+    (b"GET / HTTP/1.1\r\nHost", 0),
+    (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", -1),
+    (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n", -1),
+    (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", -1),
+    (b"POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n", -1),
+    (b"POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % INLINE_MAX, -1),
+    (b"GET / HTTP/1.1\nHost: x\n\n", -1),
+    (b"GET /" + b"a" * INLINE_MAX + b" HTTP/1.1", -1),
+], ids=["whole", "pipelined", "body to come", "body", "head to come", "chunked", "expect", "two lengths",
+        "bad length", "big body", "bare LF", "long head"])
+def test_whole_takes_only_complete_simple_requests(data, size):
+    assert whole(data) == size
