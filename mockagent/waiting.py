@@ -1,15 +1,21 @@
-"""`before_wait()`: what a thread calls before it may wait a while, so that the event loop it is
-answering on (`mockagent.server.loop`) goes on in another thread meanwhile.
+"""How the event loop (`mockagent.server.loop`) and what runs on it talk.
 
-Who waits: a stream for its next event, a scripted delay, a send to a client that does not read.
-A thread that is not answering on the loop has no hook, and the call costs a lookup.
+`before_wait()`: what a thread calls before it may wait a while, so that the loop it is
+answering on goes on in another thread meanwhile (a stream waiting for its next event, a
+scripted delay, the proxy waiting for its upstream, a send to a client that does not read). A
+thread not answering on the loop has no hook, and the call costs a lookup.
+
+`more_to_come()` and `at_rest()`: a shared store keeps its lock across the calls the loop has
+ready at once, and lets go when the loop has nothing more to answer.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 
+log = logging.getLogger("mockagent")
 _local = threading.local()
 
 
@@ -21,6 +27,32 @@ def before_wait() -> None:
         hook()
 
 
-def set_hook(hook: Callable[[], None] | None) -> None:
-    """What `before_wait()` calls on this thread until set again (None: nothing)."""
+def set_hook(hook: Callable[[], None] | None, more: bool = False) -> None:
+    """What `before_wait()` calls on this thread until set again (None: nothing), and whether
+    the loop has more calls ready after this one."""
     _local.hook = hook
+    _local.more = more
+
+
+def more_to_come() -> bool:
+    """Whether this thread is an event loop's with more calls ready after the current one."""
+    return getattr(_local, "more", False)
+
+
+_resting: dict[Callable[[], None], None] = {}  # every loop's, in order: whichever rests first calls them
+
+
+def at_rest(callback: Callable[[], None]) -> None:
+    """Call `callback` once, when an event loop has answered every call it had ready."""
+    _resting[callback] = None
+
+
+def rest() -> None:
+    """Called by an event loop before it waits for more calls."""
+    while _resting:
+        callback = next(iter(_resting))
+        _resting.pop(callback, None)
+        try:
+            callback()
+        except Exception:  # a store that cannot save now says so at its next call; the loop goes on
+            log.exception("mockagent: letting go of a shared store failed")

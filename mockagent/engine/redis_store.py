@@ -40,6 +40,7 @@ class RedisStore(TaskStore):
         self._steps = StepTable(interactions)
         self._fresh = fresh
         self._open = False
+        self._count = 0  # tasks saved before the open transaction
         self._lost = False  # the connection to Redis broke: look for the lock's token again
         self._loaded: dict[str, Task] = {}
         self._saved: dict[str, str] = {}  # what each loaded task was, so unchanged ones are not written
@@ -76,8 +77,8 @@ class RedisStore(TaskStore):
             if self._lost:  # Redis may have restarted empty, without the lock's token
                 self._make_lock()
                 self._lost = False
-            token, head = self._redis.pipeline(("BLPOP", self._k("lock"), LOCK_WAIT_S),
-                                               ("HGETALL", self._k("head")))
+            token, head, count = self._redis.pipeline(("BLPOP", self._k("lock"), LOCK_WAIT_S),
+                                                      ("HGETALL", self._k("head")), ("LLEN", self._k("order")))
         except StoreError:
             self._lost = True
             raise
@@ -85,6 +86,7 @@ class RedisStore(TaskStore):
             log.warning("mockagent: waited %s s for the store's lock at %s; going on without it "
                         "(a process that held it has died?)", LOCK_WAIT_S, self._redis.shown)
         self._open = True
+        self._count = int(count)  # tasks saved before this transaction: no round trip per new task
         self._loaded, self._saved, self._created = {}, {}, []
         self._journal.begin()
         self._uses.begin()
@@ -136,6 +138,7 @@ class RedisStore(TaskStore):
                                    for start in range(0, len(ids), 1000)]
         commands.append(("DEL", *(self._k(name) for name in ("order", "names", "uses", "journal", "head"))))
         self._redis.pipeline(*commands)
+        self._count = 0
         self._loaded, self._saved, self._created = {}, {}, []
         self._journal.begin()
         self._uses.begin()
@@ -184,7 +187,8 @@ class RedisStore(TaskStore):
         return [self._loaded[i] for i in ids if i in self._loaded] + self._created
 
     def __len__(self) -> int:
-        return int(self._redis.call("LLEN", self._k("order"))) + len(self._created)
+        saved = self._count if self._open else int(self._redis.call("LLEN", self._k("order")))
+        return saved + len(self._created)
 
     def _order(self) -> list[str]:
         """Ids of the tasks saved so far, oldest first."""

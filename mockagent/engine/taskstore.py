@@ -18,6 +18,7 @@ from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
 from mockagent.engine.tasks import Task
+from mockagent.waiting import at_rest, more_to_come
 
 
 class Counters(Protocol):
@@ -90,10 +91,10 @@ LEASE_CALLS = 16
 class Transactions:
     """`with transactions():` — the engine's lock held and the store's state loaded, nesting.
 
-    With a shared store, a process whose threads queue for the engine keeps the store's lock for
-    them (a lease of at most LEASE_CALLS calls) instead of saving and locking again for each: the
-    calls are still answered one at a time across all processes, but the two round trips of
-    loading and saving are paid per batch. A caller alone (a test calling one call at a time)
+    With a shared store, a process whose threads queue for the engine, or whose event loop has
+    more calls ready, keeps the store's lock for them (a lease of at most LEASE_CALLS calls)
+    instead of saving and locking again for each: the calls are still answered one at a time
+    across all processes, but the two round trips of loading and saving are paid per batch. A caller alone (a test calling one call at a time)
     pays both itself, so another process sees its changes as soon as its call returns.
     """
 
@@ -109,7 +110,7 @@ class Transactions:
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
-        shared = self._store.shared  # only a shared store keeps a lease for the threads in line
+        shared = self._store.shared  # only a shared store keeps a lease for the calls in line
         if shared:
             with self._queue_lock:
                 self._queue += 1
@@ -127,11 +128,26 @@ class Transactions:
                 self._depth -= 1
                 if self._depth == 0:
                     self._calls += 1
-                    if shared:
-                        with self._queue_lock:
-                            keep = self._queue > 0 and self._calls < LEASE_CALLS
-                    if not shared or not keep:  # the next in line (if any) is in this process and begins anew
-                        self.release()
+                    self._end(shared)
+
+    def _end(self, shared: bool) -> None:
+        """A transaction ended: save and unlock, or keep the lease for the calls in line."""
+        if not shared or self._calls >= LEASE_CALLS:
+            self.release()
+            return
+        with self._queue_lock:
+            queued = self._queue > 0
+        if queued:  # the next in line (in this process) goes on under the lease
+            return
+        if more_to_come():  # an event loop has more calls ready: it lets go when it has none
+            at_rest(self._rest)
+        else:
+            self.release()
+
+    def _rest(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                self.release()
 
     def release(self) -> None:
         """Save and unlock the store now (call with the lock held, outside any transaction)."""

@@ -101,6 +101,7 @@ class Loop:
         self._owner: threading.Thread | None = None
         self._conns: dict[socket.socket, _Conn] = {}
         self._current: _Conn | None = None  # the connection being answered
+        self._more = False  # other connections had something to read when it was
 
     def start(self) -> None:
         """Run the loop in a new thread: the first, or the next when the one before went off to wait."""
@@ -121,9 +122,12 @@ class Loop:
         every = min(1.0, server.idle_timeout / 2)
         sweep = time.monotonic() + every
         while self._owner is me and not server.closing:
+            waiting.rest()
             ready = self.selector.select(every)
             now = time.monotonic()
-            for key, _ in ready:
+            last = len(ready) - 1
+            for i, (key, _) in enumerate(ready):
+                self._more = i < last
                 if key.fileobj is server.socket:
                     self._accept(now)
                 elif key.fileobj is self._wake_r:
@@ -179,7 +183,7 @@ class Loop:
                 return False
             request, conn.buf = conn.buf[:size], conn.buf[size:]
             self._current = conn
-            waiting.set_hook(self._hand_off)
+            waiting.set_hook(self._hand_off, more=self._more or bool(conn.buf))
             try:
                 keep = Exchange(self.server, _Inline(conn.sock), io.BytesIO(request), conn.base).run()
             except (OSError, ValueError):  # the client went away
