@@ -94,8 +94,9 @@ class Transactions:
     With a shared store, a process whose threads queue for the engine, or whose event loop has
     more calls ready, keeps the store's lock for them (a lease of at most LEASE_CALLS calls)
     instead of saving and locking again for each: the calls are still answered one at a time
-    across all processes, but the two round trips of loading and saving are paid per batch. A caller alone (a test calling one call at a time)
-    pays both itself, so another process sees its changes as soon as its call returns.
+    across all processes, but the two round trips of loading and saving are paid per batch. A
+    caller alone (a test calling one call at a time) pays both itself, so another process sees
+    its changes as soon as its call returns.
     """
 
     def __init__(self, lock: threading.RLock, store: TaskStore, counters: Counters) -> None:
