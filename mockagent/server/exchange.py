@@ -14,7 +14,7 @@ import time
 from email.utils import formatdate
 from typing import Any
 
-from mockagent.server.request import BadRequest, Body, read_request
+from mockagent.server.request import BadRequest, Body, parse_request, read_request
 
 log = logging.getLogger("mockagent")
 DRAIN = 65536  # an unread body up to this size is read past to keep the connection; more closes it
@@ -27,8 +27,9 @@ NO_BODY = {204, 304}
 class Exchange:
     """Reads one request from `rfile`, runs the server's app on it and writes the answer to `conn`."""
 
-    def __init__(self, server: Any, conn: socket.socket, rfile: Any, base: dict[str, str]) -> None:
+    def __init__(self, server: Any, conn: Any, rfile: Any, base: dict[str, str], inline: bool = False) -> None:
         self.server, self.conn, self.rfile, self.base = server, conn, rfile, base
+        self.inline = inline  # on the event loop: the whole request is in `rfile` (a BytesIO), one call at a time
         self.status: str | None = None
         self.headers: list[tuple[str, str]] = []
         self.version = "HTTP/1.1"
@@ -41,7 +42,7 @@ class Exchange:
     def run(self) -> bool:
         """Answer one request; True when the connection can carry another."""
         try:
-            request = read_request(self.rfile, self.base)
+            request = parse_request(self.rfile, self.base) if self.inline else read_request(self.rfile, self.base)
         except BadRequest as exc:
             self.refuse(exc.status, str(exc))
             return False
@@ -50,8 +51,11 @@ class Exchange:
         self.body, self.version, self.keep_alive = request.body, request.version, request.keep_alive
         if request.expects_continue:
             self.conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        with self.server.slots:
+        if self.inline:
             self.answer(request.environ)
+        else:
+            with self.server.slots:
+                self.answer(request.environ)
         if not self.body.done:
             self.skip_body()
         return self.keep_alive

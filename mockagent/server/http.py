@@ -24,9 +24,10 @@ from mockagent.server.loop import Loop
 class HttpServer:
     """Serves a WSGI `app` on `host`:`port` (0 picks a free port), or on an already bound `sock`.
 
-    At most `threads` requests run the app at once; the rest wait their turn. `loop`: answer on
-    one event-loop thread (`loop.py`; the app calls `waiting.before_wait()` before it waits),
-    otherwise a thread per connection. `serve_forever()` returns after `shutdown()`.
+    At most `threads` requests run the app at once in threads of their own; the rest wait their
+    turn. `loop`: answer on one event-loop thread (`loop.py`; the app calls
+    `waiting.before_wait()` before it waits), otherwise a thread per connection.
+    `serve_forever()` returns after `shutdown()`.
     """
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,

@@ -185,7 +185,7 @@ class Loop:
             self._current = conn
             waiting.set_hook(self._hand_off, more=self._more or bool(conn.buf))
             try:
-                keep = Exchange(self.server, _Inline(conn.sock), io.BytesIO(request), conn.base).run()
+                keep = Exchange(self.server, _Inline(conn.sock), io.BytesIO(request), conn.base, inline=True).run()
             except (OSError, ValueError):  # the client went away
                 keep = False
             finally:

@@ -5,6 +5,7 @@ while every other connection goes on being answered."""
 from __future__ import annotations
 
 import http.client
+import io
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -14,6 +15,8 @@ import pytest
 
 from mockagent.server.http import HttpServer
 from mockagent.server.loop import INLINE_MAX, whole
+from mockagent.server.request import HEADERS, BadRequest, parse_request, read_request
+from mockagent.server.wsgi import headers_of
 from mockagent.waiting import before_wait
 
 
@@ -142,3 +145,37 @@ def test_a_request_split_over_many_packets_is_answered_once_whole(serve):
         "bad length", "big body", "bare LF", "long head"])
 def test_whole_takes_only_complete_simple_requests(data, size):
     assert whole(data) == size
+
+
+@pytest.mark.parametrize("data", [
+    b"POST /a%20b?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nX-Two: 1\r\nx-two:  2 \r\n\r\n",
+    b"GET / HTTP/1.1\r\nX_Under: dropped\r\nHost: x\r\n\r\n",
+    b"GET http://example/abs?q HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"\r\nGET /after-crlf HTTP/1.1\r\n\r\n",
+    b"GET / HTTP/1.1\r\nno colon\r\n\r\n",
+    b"GET / HTTP/2.0\r\n\r\n",
+    b"G(T / HTTP/1.1\r\n\r\n",
+    b"GET / HTTP/1.1\r\n folded: no\r\n\r\n",
+    b"POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n",
+], ids=["plain", "repeated", "underscore", "absolute", "stray crlf", "no colon", "version", "method", "fold",
+        "bad length"])
+def test_the_loops_parser_reads_what_the_line_by_line_parser_reads(data):
+    base = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "1", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "2"}
+
+    def parsed(parse: Callable[..., Any]) -> Any:
+        try:
+            request = parse(io.BytesIO(data), base)
+        except BadRequest as exc:
+            return exc.status, str(exc)
+        environ = {k: v for k, v in request.environ.items() if k not in ("wsgi.input", HEADERS)}
+        return environ, request.body.read(), request.version, request.keep_alive
+
+    assert parsed(parse_request) == parsed(read_request)
+
+
+def test_the_loops_parser_hands_the_app_its_headers_by_lowercased_name():
+    data = b"GET / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-Two: 1\r\nX-Two: 2\r\nContent-Type: text/plain\r\n\r\n"
+    request = parse_request(io.BytesIO(data), {})
+    assert request.environ[HEADERS] == headers_of({k: v for k, v in request.environ.items() if k != HEADERS}) == {
+        "host": "x", "a2a-version": "1.0", "x-two": "1,2", "content-type": "text/plain"}
