@@ -102,14 +102,15 @@ class Runner:
         self.gap = gap or (lambda step: float((step.after.ms or 0) if step.after else 0))  # paced ms
 
     def agent_message(self, content: dict[str, Any], context_id: str, task_id: str | None) -> dict[str, Any]:
-        """A message from the agent, with a fresh id, in the task's context."""
+        """A message from the agent, with a fresh id, in the task's context (its parts and metadata
+        are the cassette's own: nothing changes them in place)."""
         message: dict[str, Any] = {"messageId": self.ids.new(), "role": "agent"}
-        message["parts"] = json_copy(content["parts"])
+        message["parts"] = content["parts"]
         message["contextId"] = context_id
         if task_id is not None:
             message["taskId"] = task_id
         if content.get("metadata"):
-            message["metadata"] = json_copy(content["metadata"])
+            message["metadata"] = content["metadata"]
         return message
 
     def apply(self, task: Task, step: Step) -> None:
@@ -120,9 +121,9 @@ class Runner:
         now = self.clock.elapsed_ms()
         if step.say is not None:
             said = {"messageId": self.ids.new(), "role": "agent", "taskId": task.id, "contextId": task.context_id,
-                    "content": json_copy(step.say), "timestamp": self.clock.stamp()}
+                    "content": step.say, "timestamp": self.clock.stamp()}
             task.history.append(said)
-            facts: dict[str, Any] = {"said": said, "deltas": json_copy(step.deltas)}
+            facts: dict[str, Any] = {"said": said, "deltas": step.deltas}
         elif state is not None:
             task.archive_status_message()  # a superseded status message is history
             task.state = state
@@ -145,9 +146,10 @@ class Runner:
 
     @staticmethod
     def _merge_artifact(task: Task, step: Step) -> dict[str, Any]:
-        """Add the step's chunk to the task's artifacts; return the chunk (for the event). The task
-        and the event share the copy: neither is ever changed in place, a later chunk makes a new dict."""
-        artifact = json_copy(step.artifact or {})
+        """Add the step's chunk to the task's artifacts; return the chunk (for the event). The task,
+        the event and the cassette share the dict: none is ever changed in place (a later chunk
+        makes a new dict), so no copy per event, and the collector never walks one."""
+        artifact = step.artifact or {}
         known = task.artifacts.get(artifact["artifactId"])
         if step.append and known is not None:  # a new dict: snapshots already returned keep theirs
             task.artifacts[artifact["artifactId"]] = {**known, "parts": known["parts"] + artifact["parts"]}
