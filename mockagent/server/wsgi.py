@@ -71,8 +71,9 @@ def headers_of(environ: dict[str, Any]) -> dict[str, str]:
 
 def request_of(environ: dict[str, Any], path: str, base_url: str, body: bytes) -> HttpRequest:
     query: dict[str, str] = {}
-    for key, value in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True, errors="replace"):
-        query.setdefault(key, value)  # the first value of a repeated parameter
+    if environ.get("QUERY_STRING"):
+        for key, value in parse_qsl(environ["QUERY_STRING"], keep_blank_values=True, errors="replace"):
+            query.setdefault(key, value)  # the first value of a repeated parameter
     return HttpRequest(method=environ["REQUEST_METHOD"], path=path, base_url=base_url,
                        headers=headers_of(environ), query=query, body=body)
 

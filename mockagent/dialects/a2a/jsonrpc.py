@@ -46,10 +46,10 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
     """Answer one JSON-RPC POST. Every error, even a parse error, is a JSON-RPC error object."""
     request_id: Any = None
     try:
-        if request.media_type() and request.media_type() not in JSON_TYPES:
+        media_type = request.media_type()
+        if media_type and media_type not in JSON_TYPES:
             # Checked before parsing: the TCK sends text/plain with a body that is not JSON.
-            raise errors.ContentTypeNotSupported(
-                f"Content-Type {request.media_type()} is not supported; send application/json")
+            raise errors.ContentTypeNotSupported(f"Content-Type {media_type} is not supported; send application/json")
         try:
             payload = parse_json(request.body)
         except ValueError as exc:

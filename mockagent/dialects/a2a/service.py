@@ -6,7 +6,7 @@ module turns that into an engine `Call`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from mockagent import errors
@@ -68,7 +68,7 @@ class A2AService:
                 card = build_extended_card(self.agent, request.base_url)
                 self.engine.record(call)
                 return Answer(card)
-            call = replace(call, params=_validated(operation, params))
+            call.params = _validated(operation, params)
         except errors.ProtocolError as exc:
             self.engine.record(call, exc)
             raise
@@ -98,13 +98,16 @@ class A2AService:
             raise errors.VersionNotSupported(
                 f"A2A-Version {version} is not supported; this agent speaks 1.0", metadata={"version": version}
             )
+        required = [e for e in self.agent.capabilities.extensions or [] if e.get("required")]
+        if not required:
+            return
         sent = {
             uri.strip()
             for name in ("a2a-extensions", "x-a2a-extensions")
             for uri in request.headers.get(name, "").split(",")
         }
-        for extension in self.agent.capabilities.extensions or []:
-            if extension.get("required") and extension.get("uri") not in sent:
+        for extension in required:
+            if extension.get("uri") not in sent:
                 raise errors.ExtensionSupportRequired(
                     f"Extension {extension.get('uri')} is required: send it in A2A-Extensions",
                     metadata={"extension": str(extension.get("uri"))},
