@@ -45,7 +45,8 @@ def main() -> None:
 @click.option("--pace-cap-ms", type=click.IntRange(0), metavar="N",
               help="No gap between stream events longer than N ms.")
 @click.option("--threads", default=32, show_default=True, type=click.IntRange(1, 1024),
-              help="Requests served at once; every open stream or subscription holds one.")
+              help="Requests answered at once off the event loop; every open stream or subscription "
+                   "holds one (one past the limit still opens; other requests wait).")
 @click.option("--admin/--no-admin", default=None,
               help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).")
 @click.option("--max-body", default=MAX_BODY, show_default=True, type=click.IntRange(1), metavar="BYTES",

@@ -23,7 +23,7 @@ def before_wait() -> None:
     """Hand this thread's event loop (if it runs one) to another thread; at most once per answer."""
     hook = getattr(_local, "hook", None)
     if hook is not None:
-        _local.hook = None
+        _local.hook, _local.more = None, False  # this thread is no longer the loop's
         hook()
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mockagent.server.exchange import Exchange
-from mockagent.server.loop import Loop
+from mockagent.server.loop import Loop, deaf_to_stops
 
 
 class HttpServer:
@@ -102,6 +102,7 @@ class HttpServer:
 
     def serve_connection(self, conn: socket.socket, address: tuple[Any, ...], read: bytes = b"") -> None:
         """Answer requests on `conn` in this thread until it closes; `read`: bytes already read from it."""
+        deaf_to_stops()
         rfile: Any = conn.makefile("rb", buffering=65536) if not read else \
             io.BufferedReader(_Prefixed(read, conn), 65536)
         base = self.base(address)

@@ -17,8 +17,10 @@ in bare LFs) goes to a thread of its own the same way.
 from __future__ import annotations
 
 import io
+import logging
 import re
 import selectors
+import signal
 import socket
 import threading
 import time
@@ -27,18 +29,31 @@ from typing import Any
 from mockagent import waiting
 from mockagent.server.exchange import Exchange
 
+log = logging.getLogger("mockagent")
 INLINE_MAX = 65536  # bytes of one request (head and body) the loop takes; a longer one goes to a thread
 LENGTH = re.compile(rb"\ncontent-length:[ \t]*(\d{1,9})[ \t]*\r?(?:\n|\Z)")
 
 
+STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+def deaf_to_stops() -> None:
+    """Leave Ctrl-C and SIGTERM to the main thread. The kernel gives a signal to any thread that
+    does not block it, and Python runs the handler in the main thread only when that thread wakes
+    up: one blocked in a wait (serve_forever) would not, and the stop would be lost."""
+    if hasattr(signal, "pthread_sigmask") and threading.current_thread() is not threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+
+
 class _Conn:
-    __slots__ = ("sock", "address", "base", "buf", "last", "detached")
+    __slots__ = ("sock", "address", "base", "buf", "last", "detached", "slot")
 
     def __init__(self, sock: socket.socket, address: Any, base: dict[str, str], now: float) -> None:
         self.sock, self.address, self.base = sock, address, base
         self.buf = b""  # read and not yet answered
         self.last = now  # when the client last sent something
         self.detached = False  # its answer went off to wait in its own thread
+        self.slot = False  # ... holding one of the server's slots (`threads`)
 
 
 class _Inline:
@@ -117,6 +132,7 @@ class Loop:
             pass
 
     def _run(self) -> None:
+        deaf_to_stops()
         me = threading.current_thread()
         server = self.server
         every = min(1.0, server.idle_timeout / 2)
@@ -132,8 +148,20 @@ class Loop:
                     self._accept(now)
                 elif key.fileobj is self._wake_r:
                     self._wake_r.recv(64)
-                elif self._read(key.data, now):  # this thread handed the loop on and has served its connection
-                    return
+                else:
+                    try:
+                        if self._read(key.data, now):  # this thread handed the loop on and served its connection
+                            return
+                    except Exception:  # a bug of ours: that connection goes, every other one stays served
+                        log.exception("mockagent: the event loop failed on a connection")
+                        conn = key.data
+                        if conn.detached:  # and the loop is another thread's now
+                            if conn.slot:
+                                self.server.slots.release()
+                            self.server.forget(conn.sock)
+                            return
+                        if conn.sock in self._conns:
+                            self._drop(conn)
             if now >= sweep:
                 self._sweep(now)
                 sweep = now + every
@@ -155,8 +183,12 @@ class Loop:
                 if not server.closing:
                     threading.Event().wait(0.01)  # out of descriptors, say: let others close theirs
                 return
-            sock.setblocking(True)  # a thread that waits on it later reads and writes blocking
-            server.opened(sock)
+            try:
+                sock.setblocking(True)  # a thread that waits on it later reads and writes blocking
+                server.opened(sock)
+            except OSError:  # reset before we got to it (macOS refuses options on it then)
+                server.forget(sock)
+                continue
             conn = _Conn(sock, address, server.base(address), now)
             self._conns[sock] = conn
             self.selector.register(sock, selectors.EVENT_READ, conn)
@@ -191,6 +223,8 @@ class Loop:
             finally:
                 waiting.set_hook(None)
             if conn.detached:
+                if conn.slot:
+                    self.server.slots.release()
                 if keep and not self.server.closing:
                     self.server.serve_connection(conn.sock, conn.address, conn.buf)
                 else:
@@ -208,13 +242,17 @@ class Loop:
         self.selector.unregister(conn.sock)
         del self._conns[conn.sock]
         conn.detached = True
+        # A slot if one is free: an answer already under way cannot wait for one on the loop.
+        conn.slot = self.server.slots.acquire(blocking=False)
         me = threading.current_thread()
         me.name = f"mockagent:{self.server.port}:{conn.address[1]}"  # a connection's thread from now on
         try:
             self.start()
         except RuntimeError:  # no thread to be had: the loop waits with this answer
             self._owner, me.name = me, f"mockagent:{self.server.port}"
-            conn.detached = False
+            if conn.slot:
+                self.server.slots.release()
+            conn.detached = conn.slot = False
             self._conns[conn.sock] = conn
             self.selector.register(conn.sock, selectors.EVENT_READ, conn)
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import http.client
 import io
+import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -179,3 +182,82 @@ def test_the_loops_parser_hands_the_app_its_headers_by_lowercased_name():
     request = parse_request(io.BytesIO(data), {})
     assert request.environ[HEADERS] == headers_of({k: v for k, v in request.environ.items() if k != HEADERS}) == {
         "host": "x", "a2a-version": "1.0", "x-two": "1,2", "content-type": "text/plain"}
+
+
+def test_a_bug_on_one_connection_drops_it_and_the_loop_goes_on(serve, monkeypatch, caplog):
+    import mockagent.server.loop as loop
+
+    def broken(buf: bytes) -> int:
+        if b"/boom" in buf:
+            raise RuntimeError("a bug in the loop")
+        return whole(buf)
+
+    monkeypatch.setattr(loop, "whole", broken)
+    server = serve()
+    with socket.create_connection((server.host, server.port), timeout=5) as sock:
+        sock.sendall(b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert sock.recv(100) == b""  # dropped
+    assert get(server, "/fine") == b"hello /fine 0"
+    assert "the event loop failed on a connection" in caplog.text
+
+
+def test_a_waiting_answer_takes_a_thread_slot_while_it_waits(serve):
+    go_on = threading.Event()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+
+        def pieces():
+            yield b"data: 1\n\n"
+            before_wait()
+            assert go_on.wait(5)
+            yield b"data: 2\n\n"
+        return pieces()
+
+    server = serve(app, threads=2)
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    conn.request("GET", "/wait")
+    stream = conn.getresponse()
+    assert stream.read1() == b"data: 1\n\n"
+    assert until(lambda: server.slots._value == 1)  # one of two taken by the waiting stream
+    go_on.set()
+    assert stream.read() == b"data: 2\n\n"
+    conn.close()
+    assert until(lambda: server.slots._value == 2)  # given back when the answer ended
+
+
+def until(condition: Callable[[], bool], seconds: float = 5) -> bool:
+    """Poll `condition` until it holds or `seconds` pass."""
+    end = time.monotonic() + seconds
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.005)
+    return condition()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads thread signal masks from /proc (Linux)")
+def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_thread(serve):
+    go_on = threading.Event()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+
+        def pieces():
+            yield b"data: 1\n\n"
+            before_wait()
+            go_on.wait(5)
+        return pieces()
+
+    server = serve(app)
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    conn.request("GET", "/wait")
+    assert conn.getresponse().read1() == b"data: 1\n\n"
+    assert until(lambda: len(server_threads(server)) == 2)  # the loop, and the stream's own thread
+    try:
+        for thread in threading.enumerate():
+            if thread.name.startswith(f"mockagent:{server.port}"):
+                status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+                blocked = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
+                assert all(blocked & (1 << (signum - 1)) for signum in (signal.SIGINT, signal.SIGTERM)), thread.name
+    finally:
+        go_on.set()
+        conn.close()
