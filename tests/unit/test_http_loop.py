@@ -29,6 +29,25 @@ def hello(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[b
     return [b"hello " + environ["PATH_INFO"].encode() + b" " + str(len(body)).encode()]
 
 
+def waits_at(path: str, go_on: threading.Event) -> Callable[..., Any]:
+    """An app whose answer to `path` is a stream that sends one event, says it waits (as the
+    engine's streams do) and sends the second when `go_on` is set; `hello` for other paths."""
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if environ["PATH_INFO"] != path:
+            return hello(environ, start_response)
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+
+        def pieces() -> Iterator[bytes]:
+            yield b"data: 1\n\n"
+            before_wait()
+            assert go_on.wait(5)
+            yield b"data: 2\n\n"
+        return pieces()
+
+    return app
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[..., HttpServer]]:
     servers: list[HttpServer] = []
@@ -72,20 +91,7 @@ def test_sixteen_keep_alive_connections_are_answered_by_one_thread(serve):
 
 def test_an_answer_that_waits_hands_the_loop_on_and_keeps_its_connection(serve):
     go_on = threading.Event()
-
-    def app(environ, start_response):
-        if environ["PATH_INFO"] != "/wait":
-            return hello(environ, start_response)
-        start_response("200 OK", [("Content-Type", "text/event-stream")])
-
-        def pieces():
-            yield b"data: 1\n\n"
-            before_wait()
-            assert go_on.wait(5)
-            yield b"data: 2\n\n"
-        return pieces()
-
-    server = serve(app)
+    server = serve(waits_at("/wait", go_on))
     waiting = http.client.HTTPConnection(server.host, server.port, timeout=5)
     waiting.request("GET", "/wait")
     stream = waiting.getresponse()
@@ -203,18 +209,7 @@ def test_a_bug_on_one_connection_drops_it_and_the_loop_goes_on(serve, monkeypatc
 
 def test_a_waiting_answer_takes_a_thread_slot_while_it_waits(serve):
     go_on = threading.Event()
-
-    def app(environ, start_response):
-        start_response("200 OK", [("Content-Type", "text/event-stream")])
-
-        def pieces():
-            yield b"data: 1\n\n"
-            before_wait()
-            assert go_on.wait(5)
-            yield b"data: 2\n\n"
-        return pieces()
-
-    server = serve(app, threads=2)
+    server = serve(waits_at("/wait", go_on), threads=2)
     conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
     conn.request("GET", "/wait")
     stream = conn.getresponse()
@@ -237,17 +232,7 @@ def until(condition: Callable[[], bool], seconds: float = 5) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads thread signal masks from /proc (Linux)")
 def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_thread(serve):
     go_on = threading.Event()
-
-    def app(environ, start_response):
-        start_response("200 OK", [("Content-Type", "text/event-stream")])
-
-        def pieces():
-            yield b"data: 1\n\n"
-            before_wait()
-            go_on.wait(5)
-        return pieces()
-
-    server = serve(app)
+    server = serve(waits_at("/wait", go_on))
     conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
     conn.request("GET", "/wait")
     assert conn.getresponse().read1() == b"data: 1\n\n"
