@@ -46,11 +46,12 @@ def deaf_to_stops() -> None:
 
 
 class _Conn:
-    __slots__ = ("sock", "address", "base", "buf", "last", "detached", "slot")
+    __slots__ = ("sock", "address", "base", "buf", "searched", "last", "detached", "slot")
 
     def __init__(self, sock: socket.socket, address: Any, base: dict[str, str], now: float) -> None:
         self.sock, self.address, self.base = sock, address, base
         self.buf = b""  # read and not yet answered
+        self.searched = 0  # where in `buf` to look on for the end of a head
         self.last = now  # when the client last sent something
         self.detached = False  # its answer went off to wait in its own thread
         self.slot = False  # ... holding one of the server's slots (`threads`)
@@ -84,22 +85,25 @@ class _Inline:
         self.sock.settimeout(seconds)
 
 
-def whole(buf: bytes) -> int:
-    """The size of the first request in `buf` if all of it is there; 0 while more must come;
-    -1 when the loop does not take it (a thread reads it as it comes)."""
-    end = buf.find(b"\r\n\r\n")
+def whole(buf: bytes, start: int = 0) -> tuple[int, int]:
+    """(size, start): the size of the first request in `buf` if all of it is there, 0 while more
+    must come, -1 when the loop does not take it (a thread reads it as it comes); and where the
+    next look for the end of its head may start (a head trickling in is not searched again and
+    again from its first byte)."""
+    end = buf.find(b"\r\n\r\n", start)
     if end < 0:
-        return -1 if len(buf) > INLINE_MAX or b"\n\n" in buf else 0
+        done = b"\n\n" in buf[max(0, start - 1):] or len(buf) > INLINE_MAX
+        return -1 if done else 0, max(0, len(buf) - 3)
     head = buf[:end + 2].lower()
     if b"\ntransfer-encoding:" in head or b"\nexpect:" in head:
-        return -1
+        return -1, start
     lengths = LENGTH.findall(head)
     if len(lengths) != head.count(b"\ncontent-length:") or len(lengths) > 1:
-        return -1  # malformed or repeated: the thread's reader refuses it properly
+        return -1, start  # malformed or repeated: the thread's reader refuses it properly
     size = end + 4 + (int(lengths[0]) if lengths else 0)
     if size > INLINE_MAX:
-        return -1
-    return size if len(buf) >= size else 0
+        return -1, start
+    return size if len(buf) >= size else 0, start
 
 
 class Loop:
@@ -208,12 +212,12 @@ class Loop:
         conn.buf += data
         conn.last = now
         while conn.buf:
-            size = whole(conn.buf)
+            size, conn.searched = whole(conn.buf, conn.searched)
             if size <= 0:
                 if size < 0:
                     self._to_thread(conn)
                 return False
-            request, conn.buf = conn.buf[:size], conn.buf[size:]
+            request, conn.buf, conn.searched = conn.buf[:size], conn.buf[size:], 0
             self._current = conn
             waiting.set_hook(self._hand_off, more=self._more or bool(conn.buf))
             try:

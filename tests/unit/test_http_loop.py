@@ -153,7 +153,17 @@ def test_a_request_split_over_many_packets_is_answered_once_whole(serve):
 ], ids=["whole", "pipelined", "body to come", "body", "head to come", "chunked", "expect", "two lengths",
         "bad length", "big body", "bare LF", "long head"])
 def test_whole_takes_only_complete_simple_requests(data, size):
-    assert whole(data) == size
+    assert whole(data)[0] == size
+
+
+def test_a_head_trickling_in_is_searched_once():
+    data, start, seen = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 0, []
+    for n in range(1, len(data) + 1):
+        size, start = whole(data[:n], start)
+        seen.append(start)
+        if size:
+            break
+    assert size == len(data) and seen == sorted(seen) and seen[-2] == len(data) - 4
 
 
 @pytest.mark.parametrize("data", [
@@ -193,10 +203,10 @@ def test_the_loops_parser_hands_the_app_its_headers_by_lowercased_name():
 def test_a_bug_on_one_connection_drops_it_and_the_loop_goes_on(serve, monkeypatch, caplog):
     import mockagent.server.loop as loop
 
-    def broken(buf: bytes) -> int:
+    def broken(buf: bytes, start: int = 0) -> tuple[int, int]:
         if b"/boom" in buf:
             raise RuntimeError("a bug in the loop")
-        return whole(buf)
+        return whole(buf, start)
 
     monkeypatch.setattr(loop, "whole", broken)
     server = serve()
