@@ -17,5 +17,6 @@ KEEPALIVE = b": keepalive\n\n"
 
 def frame(payload: Any, event: str | None = None) -> bytes:
     """One SSE event; `event` names it (`error`), otherwise it is a plain message event."""
-    data = compact_json(payload)
-    return (f"event: {event}\n" if event else "").encode() + b"data: " + data.encode() + b"\n\n"
+    if event:
+        return f"event: {event}\ndata: {compact_json(payload)}\n\n".encode()
+    return f"data: {compact_json(payload)}\n\n".encode()
