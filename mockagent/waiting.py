@@ -39,7 +39,7 @@ def more_to_come() -> bool:
     return getattr(_local, "more", False)
 
 
-_resting: dict[Callable[[], None], None] = {}  # every loop's, in order: whichever rests first calls them
+_resting: dict[Callable[[], None], None] = {}  # every loop's: whichever rests first calls them
 
 
 def at_rest(callback: Callable[[], None]) -> None:
@@ -50,8 +50,10 @@ def at_rest(callback: Callable[[], None]) -> None:
 def rest() -> None:
     """Called by an event loop before it waits for more calls."""
     while _resting:
-        callback = next(iter(_resting))
-        _resting.pop(callback, None)
+        try:
+            callback, _ = _resting.popitem()  # one step: another loop may be resting at the same time
+        except KeyError:  # it took the last one
+            return
         try:
             callback()
         except Exception:  # a store that cannot save now says so at its next call; the loop goes on
