@@ -37,30 +37,43 @@ def _line(payload: Any) -> bytes:
 
 
 def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
-    for update in faulty(_updates(stream), stream.fault):
-        if isinstance(update, errors.ProtocolError):
-            yield _line(rpc_error(update, request_id))
-            return
-        yield _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
+    """The lines; those already there go out in one write (not with a fault: it counts lines)."""
+    batches = _batches(stream)
+    if stream.fault is not None:
+        batches = ([update] for update in faulty(itertools.chain.from_iterable(batches), stream.fault))
+    ready: list[bytes] = []
+    for batch in batches:
+        for update in batch:
+            if isinstance(update, errors.ProtocolError):
+                yield b"".join(ready) + _line(rpc_error(update, request_id))
+                return
+            ready.append(_line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None}))
+        if stream.fault is not None or not stream.ready():
+            yield b"".join(ready)
+            ready = []
+    if ready:
+        yield b"".join(ready)
 
 
-def _updates(stream: Stream) -> Iterator[Update]:
+def _batches(stream: Stream) -> Iterator[list[Update]]:
+    """The updates, a list at a time: those of the first answer, then those of each event."""
     index = itertools.count()
     first = stream.first
     if isinstance(first, MessageResult):  # a direct reply: one message, no script
-        yield from wire.updates(next(index), first.message, None)
+        yield wire.updates(next(index), first.message, None)
         return
     deltas = _first_deltas(stream, first)
-    for said in first.said:
-        yield from wire.updates(next(index), said, deltas.get(said["messageId"]))
+    opening: list[Update] = [update for said in first.said
+                             for update in wire.updates(next(index), said, deltas.get(said["messageId"]))]
     if first.task.state is TaskState.FAILED:
-        yield _failure(first.task.id, first.task.status_message)
+        yield [*opening, _failure(first.task.id, first.task.status_message)]
         return
+    yield opening
     for event in turn_events(stream):
         if event.said is not None:
-            yield from wire.updates(next(index), event.said, event.deltas)
+            yield wire.updates(next(index), event.said, event.deltas)
         elif event.state is TaskState.FAILED:
-            yield _failure(event.task_id, event.status_message)
+            yield [_failure(event.task_id, event.status_message)]
             return
 
 
