@@ -17,6 +17,5 @@ KEEPALIVE = b": keepalive\n\n"
 
 def frame(payload: Any, event: str | None = None) -> bytes:
     """One SSE event; `event` names it (`error`), otherwise it is a plain message event."""
-    if event:
-        return f"event: {event}\ndata: {compact_json(payload)}\n\n".encode()
-    return f"data: {compact_json(payload)}\n\n".encode()
+    named = f"event: {event}\n" if event else ""
+    return f"{named}data: {compact_json(payload)}\n\n".encode()

@@ -160,9 +160,7 @@ class Loop:
                         log.exception("mockagent: the event loop failed on a connection")
                         conn = key.data
                         if conn.detached:  # and the loop is another thread's now
-                            if conn.slot:
-                                self.server.slots.release()
-                            self.server.forget(conn.sock)
+                            self._go_on_alone(conn, keep=False)
                             return
                         if conn.sock in self._conns:
                             self._drop(conn)
@@ -227,17 +225,22 @@ class Loop:
             finally:
                 waiting.set_hook(None)
             if conn.detached:
-                if conn.slot:
-                    self.server.slots.release()
-                if keep and not self.server.closing:
-                    self.server.serve_connection(conn.sock, conn.address, conn.buf)
-                else:
-                    self.server.forget(conn.sock)
+                self._go_on_alone(conn, keep)
                 return True
             if not keep or self.server.closing:
                 self._drop(conn)
                 return False
         return False
+
+    def _go_on_alone(self, conn: _Conn, keep: bool) -> None:
+        """After an answer that handed the loop on: its slot back, then its connection served in
+        this thread until it closes (or closed now)."""
+        if conn.slot:
+            self.server.slots.release()
+        if keep and not self.server.closing:
+            self.server.serve_connection(conn.sock, conn.address, conn.buf)
+        else:
+            self.server.forget(conn.sock)
 
     def _hand_off(self) -> None:
         """The answer being written will wait: the loop goes on in a new thread."""

@@ -117,14 +117,8 @@ def parse_request(rfile: io.BytesIO, base: dict[str, str]) -> Request | None:
     method, target, version, lines = head.groups()
     environ: dict[str, Any] = dict(base)
     headers: dict[str, str] = {}
-    for name, value in HEADER.findall(lines):
-        key = name.upper().replace("-", "_")
-        if key != "CONTENT_TYPE" and key != "CONTENT_LENGTH":
-            key = "HTTP_" + key
-        value = value.strip()
-        if key in environ:
-            value = f"{environ[key]},{value}"
-        environ[key] = headers[name.lower()] = value
+    for name, value in HEADER.findall(lines):  # no underscores: SIMPLE took none
+        headers[name.lower()] = add_header(environ, name, value)
     environ[HEADERS] = headers
     rfile.seek(head.end())
     return _request(environ, method, target, version, rfile)
@@ -163,11 +157,19 @@ def read_headers(rfile: Any, environ: dict[str, Any]) -> None:
             raise BadRequest(400, "malformed header line")
         if "_" in name:  # would pass for the same name with "-": dropped, as waitress does
             continue
-        key = name.upper().replace("-", "_")
-        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            key = "HTTP_" + key
-        value = value.strip()
-        environ[key] = f"{environ[key]},{value}" if key in environ else value
+        add_header(environ, name, value)
+
+
+def add_header(environ: dict[str, Any], name: str, value: str) -> str:
+    """Put a header into `environ` as its CGI key (a repeated one joined with a comma); its value there."""
+    key = name.upper().replace("-", "_")
+    if key != "CONTENT_TYPE" and key != "CONTENT_LENGTH":
+        key = "HTTP_" + key
+    value = value.strip()
+    if key in environ:
+        value = f"{environ[key]},{value}"
+    environ[key] = value
+    return value
 
 
 def split_target(target: str) -> str:
