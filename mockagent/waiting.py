@@ -1,9 +1,9 @@
-"""How the event loop (`mockagent.server.loop`) and what runs on it talk.
+"""How the event loop (`mockagent.server.loop`), the server's answers and what runs in them talk.
 
-`before_wait()`: what a thread calls before it may wait a while, so that the loop it is
-answering on goes on in another thread meanwhile (a stream waiting for its next event, a
-scripted delay, the proxy waiting for its upstream, a send to a client that does not read). A
-thread not answering on the loop has no hook, and the call costs a lookup.
+`before_wait()`: what a thread calls before it may wait a while (a stream waiting for its next
+event, a scripted delay, the proxy waiting for its upstream, a send to a client that does not
+read). What the answer has written goes out first (`hold_back`), and the loop the thread is
+answering on goes on in another thread meanwhile. Elsewhere the call costs two lookups.
 
 `more_to_come()` and `at_rest()`: a shared store keeps its lock across the calls the loop has
 ready at once, and lets go when the loop has nothing more to answer.
@@ -20,7 +20,12 @@ _local = threading.local()
 
 
 def before_wait() -> None:
-    """Hand this thread's event loop (if it runs one) to another thread; at most once per answer."""
+    """Send what this thread's answer holds back, then hand its event loop (if it runs one) to
+    another thread; the hand-off at most once per answer."""
+    flush = getattr(_local, "flush", None)
+    if flush is not None:
+        _local.flush = None
+        flush()
     hook = getattr(_local, "hook", None)
     if hook is not None:
         _local.hook, _local.more = None, False  # this thread is no longer the loop's
@@ -32,6 +37,13 @@ def set_hook(hook: Callable[[], None] | None, more: bool = False) -> None:
     the loop has more calls ready after this one."""
     _local.hook = hook
     _local.more = more
+
+
+def hold_back(flush: Callable[[], None] | None) -> None:
+    """`flush` sends what the answer on this thread has written and not sent yet (None: nothing).
+    A streamed answer holds its pieces back until it ends or waits, so that one that is all
+    there goes out in one write with its end."""
+    _local.flush = flush
 
 
 def more_to_come() -> bool:

@@ -107,8 +107,13 @@ def tee(response: httpx.Response, separator: bytes, on_frame: Callable[[bytes], 
     frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, an
     unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""
     pending = b""
+    chunks = response.iter_raw()
     try:
-        for chunk in response.iter_raw():
+        while True:
+            before_wait()  # what was passed on goes out before the upstream's next chunk is waited for
+            chunk = next(chunks, None)
+            if chunk is None:
+                break
             yield chunk
             pending += chunk.replace(b"\r\n", b"\n")
             while separator in pending:

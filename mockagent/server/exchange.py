@@ -1,9 +1,11 @@
 """One request and its answer on a connection of `HttpServer`: HTTP/1.1 framing around a WSGI call.
 
-The request is read by `request.py`. Answers: Content-Length when the whole body is known, chunked while a
-stream is still being written (each piece goes out as the app yields it), close-delimited for
-an HTTP/1.0 client. A request that is not HTTP/1.x is refused in plain text and the connection
-closed; a failing app is a 500 without a traceback.
+The request is read by `request.py`. Answers: Content-Length when the whole body is known,
+chunked while a stream is still being written, close-delimited for an HTTP/1.0 client. A
+streamed piece is held back until the next one, the end, or anything that may wait
+(`waiting.before_wait`): a stream whose events are all there goes out in one write with its
+end, a paced one piece by piece as each comes. A request that is not HTTP/1.x is refused in
+plain text and the connection closed; a failing app is a 500 without a traceback.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import time
 from email.utils import formatdate
 from typing import Any
 
+from mockagent import waiting
 from mockagent.server.request import BadRequest, Body, parse_request, read_request
 
 log = logging.getLogger("mockagent")
 DRAIN = 65536  # an unread body up to this size is read past to keep the connection; more closes it
 LINGER = 1.0  # seconds a closing connection still takes (and drops) a body the app did not read
+HOLD_MAX = 65536  # bytes of a stream held back at most: a long one goes out on the way (see the docstring)
 REASONS = {400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large",
            500: "Internal Server Error", 501: "Not Implemented", 505: "HTTP Version Not Supported"}
 NO_BODY = {204, 304}
@@ -37,6 +41,7 @@ class Exchange:
         self.sent_head = False
         self.chunked = False
         self.bodyless = False
+        self.held = b""  # written by the app, not yet sent (see the module's docstring)
         self.body = Body(rfile, 0)
 
     def run(self) -> bool:
@@ -90,15 +95,19 @@ class Exchange:
                 if not self.sent_head:
                     self.send_head(b"", whole=True)
                 elif self.chunked:
-                    self.conn.sendall(b"0\r\n\r\n")
+                    self.held += b"0\r\n\r\n"
+                self.flush()
         except OSError:  # the client went away, or the app dropped the connection on purpose
             self.keep_alive = False
+            self.flush_quietly()
         except Exception:
             log.exception("mockagent failed on %s %s", environ["REQUEST_METHOD"], environ["PATH_INFO"])
             self.keep_alive = False
             if not self.sent_head:
                 self.refuse(500, "Internal Server Error")
+            self.flush_quietly()
         finally:
+            waiting.hold_back(None)
             close = getattr(result, "close", None)
             if close is not None:
                 try:
@@ -116,11 +125,28 @@ class Exchange:
         if not self.sent_head:
             self.send_head(data, whole=False)
         elif self.bodyless:
-            pass
+            return
         elif self.chunked:
-            self.conn.sendall(b"%x\r\n%b\r\n" % (len(data), data))
+            self.held += b"%x\r\n%b\r\n" % (len(data), data)
         else:
+            self.held += data
+        if len(self.held) >= HOLD_MAX:
+            self.flush()
+        else:
+            waiting.hold_back(self.flush)
+
+    def flush(self) -> None:
+        """Send what the app has written and was held back."""
+        data, self.held = self.held, b""
+        if data:
             self.conn.sendall(data)
+
+    def flush_quietly(self) -> None:
+        """Flush on the way out of a failed answer: what was written still reaches a client that is there."""
+        try:
+            self.flush()
+        except OSError:
+            pass
 
     def send_head(self, body: bytes, whole: bool) -> None:
         if self.status is None:
@@ -160,7 +186,10 @@ class Exchange:
         else:
             data = head + (b"%x\r\n%b\r\n" % (len(body), body) if self.chunked else body)
         self.sent_head = True
-        self.conn.sendall(data)
+        if whole:
+            self.conn.sendall(data)
+        else:
+            self.held += data
 
     def refuse(self, status: int, message: str) -> None:
         """Answer `status` in plain text and close: nothing else can be read from this connection."""

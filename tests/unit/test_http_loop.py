@@ -246,13 +246,15 @@ def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_th
     conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
     conn.request("GET", "/wait")
     assert conn.getresponse().read1() == b"data: 1\n\n"
-    assert until(lambda: len(server_threads(server)) == 2)  # the loop, and the stream's own thread
+    # The loop, and the stream's own thread (by full name: a thread of an earlier test's server on
+    # the same port may still be ending).
+    mine = {f"mockagent:{server.port}", f"mockagent:{server.port}:{conn.sock.getsockname()[1]}"}
+    assert until(lambda: len([thread for thread in threading.enumerate() if thread.name in mine]) == 2)
     try:
-        for thread in threading.enumerate():
-            if thread.name.startswith(f"mockagent:{server.port}"):
-                status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
-                blocked = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
-                assert all(blocked & (1 << (signum - 1)) for signum in (signal.SIGINT, signal.SIGTERM)), thread.name
+        for thread in [thread for thread in threading.enumerate() if thread.name in mine]:
+            status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+            blocked = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
+            assert all(blocked & (1 << (signum - 1)) for signum in (signal.SIGINT, signal.SIGTERM)), thread.name
     finally:
         go_on.set()
         conn.close()

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import http.client
+import io
 import logging
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from mockagent import waiting
+from mockagent.server.exchange import HOLD_MAX, Exchange
 from mockagent.server.http import HttpServer
 
 App = Callable[[dict[str, Any], Callable[..., Any]], Any]
@@ -124,6 +128,7 @@ def test_a_stream_goes_out_piece_by_piece_chunked(serve):
         def pieces():
             try:
                 yield b"data: 1\n\n"
+                waiting.before_wait()  # as every wait in mockagent's app does: what was written goes out
                 assert go_on.wait(5)
                 yield b"data: 2\n\n"
             finally:
@@ -141,6 +146,63 @@ def test_a_stream_goes_out_piece_by_piece_chunked(serve):
     assert finished.wait(5)
 
 
+class Writes:
+    """A connection that keeps each write apart."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def sendall(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+
+def written(app: App) -> list[bytes]:
+    """The writes of one answer of `app` to a GET."""
+    conn = Writes()
+    base = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "5"}
+    request = io.BytesIO(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    Exchange(SimpleNamespace(app=app), conn, request, base, inline=True).run()
+    return conn.writes
+
+
+def streaming(*steps: bytes | Callable[[], None]) -> App:
+    """An app streaming the byte steps and calling the others in between."""
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterator[bytes]:
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+        for step in steps:
+            if isinstance(step, bytes):
+                yield step
+            else:
+                step()
+    return app
+
+
+def test_a_stream_all_there_is_one_write_with_its_end():
+    writes = written(streaming(b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"))
+    assert len(writes) == 1
+    assert writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+    assert writes[0].endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n9\r\ndata: 3\n\n\r\n0\r\n\r\n")
+
+
+def test_what_was_written_goes_out_before_the_app_waits_and_a_long_stream_on_the_way():
+    conn = Writes()
+    sent_when_waiting: list[int] = []
+
+    def wait() -> None:
+        waiting.before_wait()
+        sent_when_waiting.append(len(conn.writes))
+
+    app = streaming(b"data: 1\n\n", wait, b"data: 2\n\n", *[b"x" * 1000] * 100)
+    base = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "5"}
+    Exchange(SimpleNamespace(app=app), conn, io.BytesIO(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"), base,
+             inline=True).run()
+    assert sent_when_waiting == [1]  # the head and the first piece went out as the app began to wait
+    assert conn.writes[0].endswith(b"9\r\ndata: 1\n\n\r\n")
+    assert conn.writes[1].startswith(b"9\r\ndata: 2\n\n\r\n")
+    assert len(conn.writes) == 3 and len(conn.writes[1]) >= HOLD_MAX  # held back no more than that
+    assert conn.writes[2].endswith(b"0\r\n\r\n")
+
+
 def test_a_client_leaving_mid_stream_closes_the_apps_iterator(serve):
     closed = threading.Event()
 
@@ -151,6 +213,7 @@ def test_a_client_leaving_mid_stream_closes_the_apps_iterator(serve):
             try:
                 while True:
                     yield b": keep-alive\n\n"
+                    waiting.before_wait()
                     closed.wait(0.01)
             finally:
                 closed.set()
