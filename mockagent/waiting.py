@@ -22,14 +22,20 @@ _local = threading.local()
 def before_wait() -> None:
     """Send what this thread's answer holds back, then hand its event loop (if it runs one) to
     another thread; the hand-off at most once per answer."""
-    flush = getattr(_local, "flush", None)
-    if flush is not None:
-        _local.flush = None
-        flush()
+    flush()
     hook = getattr(_local, "hook", None)
     if hook is not None:
         _local.hook, _local.more = None, False  # this thread is no longer the loop's
         hook()
+
+
+def flush() -> None:
+    """Send what this thread's answer holds back (`hold_back`). A send may wait for a slow
+    client: call it holding no lock that others need (a stream does, before its condition)."""
+    send = getattr(_local, "flush", None)
+    if send is not None:
+        _local.flush = None
+        send()
 
 
 def set_hook(hook: Callable[[], None] | None, more: bool = False) -> None:

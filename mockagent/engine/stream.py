@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from mockagent.cassette.models import Fault
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.tasks import Task
-from mockagent.waiting import before_wait
+from mockagent.waiting import before_wait, flush
 
 KEEPALIVE = None
 """What `events()` yields when nothing happened for a while: the binding sends a comment, which
@@ -51,6 +51,7 @@ class Stream:
         if task is None or self._ends_with_snapshot(task):
             return
         while True:
+            flush()  # what was yielded goes out now, not under the lock: a slow client holds up nobody
             with self.condition:  # woken by any task's event: wait for this task's, or the tick
                 now = self._wait(task)
                 batch = now.events[self.cursor:] if now is not None else []

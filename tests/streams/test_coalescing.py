@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+from mockagent import waiting
 from mockagent.server.app import create_app
 
 KIT = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
@@ -32,3 +34,34 @@ def test_a_paced_stream_writes_each_event_when_it_comes():
     counts = [chunk.count(b"data: ") for chunk in written]
     assert sum(counts) == 9
     assert len(counts) >= 5, counts  # (a slow reader may find two due at once: they go together)
+
+
+def free(condition: threading.Condition) -> bool:
+    """Whether another thread could take `condition` now."""
+    took: list[bool] = []
+
+    def take() -> None:
+        if condition.acquire(blocking=False):
+            condition.release()
+            took.append(True)
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    thread.join(5)
+    return took == [True]
+
+
+def test_what_a_stream_wrote_goes_out_before_it_waits_and_not_under_the_engines_lock():
+    app = create_app(KIT, pace="scale=0.05")
+    engine = app.extensions["mockagent"].agents["test-runner"]
+    lock_free_at_each_send: list[bool] = []
+    response = app.test_client().post("/test-runner/", json=BODY, headers={"A2A-Version": "1.0"}, buffered=False)
+    try:
+        for chunk in response.response:
+            if chunk:  # held back, as the server's answer holds it, until the stream is about to wait
+                waiting.hold_back(lambda: lock_free_at_each_send.append(free(engine.changed)))
+    finally:
+        waiting.hold_back(None)
+        response.close()
+    assert len(lock_free_at_each_send) >= 4  # a send before each wait (a slow client may see two at once)
+    assert all(lock_free_at_each_send)  # a client slow to read holds up no one
