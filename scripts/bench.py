@@ -125,10 +125,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 round of 1 s per cell, fewer repeats")
     parser.add_argument("--seconds", type=int, help="seconds per wrk cell (default 3; quick 1)")
-    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 2; quick 1)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
     parser.add_argument("--http-only", action="store_true", help="only the wrk comparison")
     args = parser.parse_args()
-    seconds, rounds = args.seconds or (1 if args.quick else 3), args.rounds or (1 if args.quick else 2)
+    seconds, rounds = args.seconds or (1 if args.quick else 3), args.rounds or (1 if args.quick else 3)
     signal.signal(signal.SIGTERM, _interrupt)
     started = time.monotonic()
     load_before = bench_report.loadavg()  # other work on the machine skews every number: say how much
