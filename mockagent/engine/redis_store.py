@@ -43,7 +43,8 @@ class RedisStore(TaskStore):
         self._count = 0  # tasks saved before the open transaction
         self._lost = False  # the connection to Redis broke: look for the lock's token again
         self._loaded: dict[str, Task] = {}
-        self._saved: dict[str, str] = {}  # what each loaded task was, so unchanged ones are not written
+        self._saved: dict[str, tuple[str, int]] = {}  # each loaded task as it was, and its event count
+        self._fetched: dict[str, str | None] = {}  # read with the lock, not loaded yet
         self._created: list[Task] = []
         super().__init__(len(interactions))
 
@@ -70,15 +71,19 @@ class RedisStore(TaskStore):
         if self._redis.call("SET", self._k("lock:made"), 1, "NX") is not None:
             self._redis.call("RPUSH", self._k("lock"), 1)
 
-    def begin(self, counters: Counters) -> None:
+    def begin(self, counters: Counters, task_id: Any = None) -> None:
         # The lock is a list holding one token: BLPOP takes it, waiting in line without polling,
-        # and Redis runs the read queued behind it as soon as it has it: one round trip.
+        # and Redis runs the reads queued behind it as soon as it has it: one round trip.
+        commands: list[Command] = [("BLPOP", self._k("lock"), LOCK_WAIT_S), ("HGETALL", self._k("head")),
+                                   ("LLEN", self._k("order"))]
+        named = task_id if isinstance(task_id, str) else None
+        if named is not None:
+            commands.append(("GET", self._k(f"task:{named}")))
         try:
             if self._lost:  # Redis may have restarted empty, without the lock's token
                 self._make_lock()
                 self._lost = False
-            token, head, count = self._redis.pipeline(("BLPOP", self._k("lock"), LOCK_WAIT_S),
-                                                      ("HGETALL", self._k("head")), ("LLEN", self._k("order")))
+            token, head, count, *task = self._redis.pipeline(*commands)
         except StoreError:
             self._lost = True
             raise
@@ -88,6 +93,7 @@ class RedisStore(TaskStore):
         self._open = True
         self._count = int(count)  # tasks saved before this transaction: no round trip per new task
         self._loaded, self._saved, self._created = {}, {}, []
+        self._fetched = {named: task[0]} if named is not None else {}  # loaded when asked for
         self._journal.begin()
         self._uses.begin()
         if head:
@@ -101,11 +107,15 @@ class RedisStore(TaskStore):
         commands: list[Command] = [("HSET", self._k("head"), "offset", repr(offset), "advanced", repr(advanced),
                                     "origin", repr(origin), "ids", counters.ids.count,
                                     "generation", counters.generation)]
+        # A stream of this process reads its task without the lock, on a connection of its own:
+        # when it may find news (a new task, new events), wait until Redis has them.
+        news = bool(self._created)
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
-            if text != self._saved.get(task_id):
+            saved, events = self._saved.get(task_id, ("", -1))
+            if text != saved:
                 commands.append(("SET", self._k(f"task:{task_id}"), text))
-        tasks_changed = len(commands) > 1
+                news = news or len(task.events) != events  # not for a poll counted: GetTask
         for task in self._created:
             commands.append(("RPUSH", self._k("order"), task.id))
             if task.name is not None:
@@ -113,9 +123,9 @@ class RedisStore(TaskStore):
         commands += self._uses.flush() + self._journal.flush()
         commands.append(("RPUSH", self._k("lock"), 1))  # the token back: the next in line goes on
         self._open = False
-        self._loaded, self._saved, self._created = {}, {}, []
+        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
         try:
-            if tasks_changed:  # a stream of this process may read the task at once, without the lock
+            if news:
                 self._redis.pipeline(*commands)
             else:  # no waiting: whoever takes the token next finds everything written
                 self._redis.send(*commands)
@@ -139,7 +149,7 @@ class RedisStore(TaskStore):
         commands.append(("DEL", *(self._k(name) for name in ("order", "names", "uses", "journal", "head"))))
         self._redis.pipeline(*commands)
         self._count = 0
-        self._loaded, self._saved, self._created = {}, {}, []
+        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
         self._journal.begin()
         self._uses.begin()
 
@@ -156,12 +166,18 @@ class RedisStore(TaskStore):
         if not isinstance(task_id, str):
             return None
         if task_id not in self._loaded:
-            text = self._redis.call("GET", self._k(f"task:{task_id}"))
+            if task_id in self._fetched:  # read as the transaction began
+                text = self._fetched.pop(task_id)
+            else:
+                text = self._redis.call("GET", self._k(f"task:{task_id}"))
             if text is None:
                 return None
-            self._loaded[task_id] = load_task(text, self._steps)
-            self._saved[task_id] = text
+            self._keep(task_id, text)
         return self._loaded[task_id]
+
+    def _keep(self, task_id: str, text: str) -> None:
+        task = self._loaded[task_id] = load_task(text, self._steps)
+        self._saved[task_id] = (text, len(task.events))
 
     def peek(self, task_id: str) -> Task | None:
         if self._open and task_id in self._loaded:  # changed in this process's lease, not yet saved
@@ -182,8 +198,7 @@ class RedisStore(TaskStore):
         texts = self._redis.call("MGET", *(self._k(f"task:{i}") for i in missing)) if missing else []
         for task_id, text in zip(missing, texts, strict=True):
             if text is not None:
-                self._loaded[task_id] = load_task(text, self._steps)
-                self._saved[task_id] = text
+                self._keep(task_id, text)
         return [self._loaded[i] for i in ids if i in self._loaded] + self._created
 
     def __len__(self) -> int:

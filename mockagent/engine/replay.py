@@ -166,7 +166,7 @@ class Engine:
             self.journal.record(call, error=None if exc is None else exc.kind)
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
-        with self.locked():
+        with self.locked(self._task_id(call)):
             name = None
             try:
                 task = self._referenced_task(call)
@@ -187,8 +187,13 @@ class Engine:
 
     # -- matching -----------------------------------------------------------------------------
 
+    @staticmethod
+    def _task_id(call: Call) -> Any:
+        """The task a call names: a message's taskId, or the id of a task operation."""
+        return (call.message or {}).get("taskId") or call.params.get("id")
+
     def _task_facts(self, call: Call) -> TaskFacts | None:
-        task = self.tasks.get((call.message or {}).get("taskId") or call.params.get("id"))
+        task = self.tasks.get(self._task_id(call))
         return None if task is None else TaskFacts(task.state, task.origin)
 
     def _find(self, call: Call) -> int | None:

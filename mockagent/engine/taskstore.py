@@ -54,8 +54,9 @@ class TaskStore:
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
 
-    def begin(self, counters: Counters) -> None:
-        """A transaction begins (the engine's lock is held): a shared store loads and locks."""
+    def begin(self, counters: Counters, task_id: Any = None) -> None:
+        """A transaction begins (the engine's lock is held): a shared store loads and locks, and
+        reads the task the call names (`task_id`, if any) in the same round trip."""
 
     def commit(self, counters: Counters) -> None:
         """The transaction ends, also after an error: a shared store writes back and unlocks."""
@@ -110,7 +111,8 @@ class Transactions:
         self._queue_lock = threading.Lock()
 
     @contextmanager
-    def __call__(self) -> Iterator[None]:
+    def __call__(self, task_id: Any = None) -> Iterator[None]:
+        """`task_id`: the task the call names, if any (see `TaskStore.begin`)."""
         shared = self._store.shared  # only a shared store keeps a lease for the calls in line
         if shared:
             with self._queue_lock:
@@ -121,7 +123,7 @@ class Transactions:
                     self._queue -= 1
             self._depth += 1
             if not self._leased:
-                self._store.begin(self._counters)
+                self._store.begin(self._counters, task_id)
                 self._leased, self._calls = True, 0
             try:
                 yield

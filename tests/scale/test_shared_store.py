@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from mockagent.engine.resp import Connection
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
 
@@ -147,3 +148,23 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     answers = [rpc(server, "", "SendMessage", {"message": message("hi")})["result"]["message"]["parts"][0]["text"]
                for server in (a, b, a)]
     assert answers == ["first answer", "later answer", "later answer"]
+
+
+def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, monkeypatch):
+    c = client(store_from_url(redis_url))
+    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})["result"]["task"]
+    waited: list[list[str]] = []
+    pipeline = Connection.pipeline
+
+    def counted(self: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
+        waited.append([command[0] for command in commands])
+        return pipeline(self, commands)
+
+    monkeypatch.setattr(Connection, "pipeline", counted)
+    assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
+    # The lock, the counters and the task in one round trip; the save (a poll counted, the token
+    # back) goes without waiting: no stream looks for a poll.
+    assert waited == [["BLPOP", "HGETALL", "LLEN", "GET"]]
+    waited.clear()
+    rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
+    assert len(waited) == 2 and waited[1][-1] == "RPUSH"  # a new task: its save is waited for
