@@ -24,8 +24,8 @@ import click
 from flask import Flask
 
 from mockagent.server.http import HttpServer
+from mockagent.server.loop import STOPS as STOP
 
-STOP = {signal.SIGINT, signal.SIGTERM}
 WAKE = STOP | {signal.SIGCHLD}
 GRACE = 5.0
 """Seconds the workers get to end their streams at a stop before they are killed."""
