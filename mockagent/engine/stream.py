@@ -76,8 +76,8 @@ class Stream:
 
         def news() -> bool:
             nonlocal current
-            if self.fetch is not None:
-                current = self.fetch(task.id)
+            if self.fetch is not None and (current is None or self.cursor >= len(current.events)):
+                current = self.fetch(task.id)  # a copy with events still unread needs no fresh one
             return current is None or self.cursor < len(current.events) or self.closed() or self._idle(current)
 
         if news():

@@ -168,3 +168,20 @@ def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, monk
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
     assert len(waited) == 2 and waited[1][-1] == "RPUSH"  # a new task: its save is waited for
+
+
+def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, monkeypatch):
+    c = client(store_from_url(redis_url))
+    sent: list[list[str]] = []
+    pipeline = Connection.pipeline
+
+    def counted(self: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
+        sent.append([command[0] for command in commands])
+        return pipeline(self, commands)
+
+    monkeypatch.setattr(Connection, "pipeline", counted)
+    streamed = c.post("/test-runner/", headers=HEADERS, json={
+        "jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage",
+        "params": {"message": message("Run the tests at 9f3c2e1")}}).data
+    assert streamed.count(b"data: ") == 9
+    assert ["GET"] not in sent  # the stream had every event in hand: no fresh copy of its task
