@@ -156,9 +156,9 @@ class Writes:
         self.writes.append(bytes(data))
 
 
-def written(app: App) -> list[bytes]:
+def written(app: App, conn: Writes | None = None) -> list[bytes]:
     """The writes of one answer of `app` to a GET."""
-    conn = Writes()
+    conn = conn or Writes()
     base = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "5"}
     request = io.BytesIO(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     Exchange(SimpleNamespace(app=app), conn, request, base, inline=True).run()
@@ -192,10 +192,7 @@ def test_what_was_written_goes_out_before_the_app_waits_and_a_long_stream_on_the
         waiting.before_wait()
         sent_when_waiting.append(len(conn.writes))
 
-    app = streaming(b"data: 1\n\n", wait, b"data: 2\n\n", *[b"x" * 1000] * 100)
-    base = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "5"}
-    Exchange(SimpleNamespace(app=app), conn, io.BytesIO(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"), base,
-             inline=True).run()
+    written(streaming(b"data: 1\n\n", wait, b"data: 2\n\n", *[b"x" * 1000] * 100), conn)
     assert sent_when_waiting == [1]  # the head and the first piece went out as the app began to wait
     assert conn.writes[0].endswith(b"9\r\ndata: 1\n\n\r\n")
     assert conn.writes[1].startswith(b"9\r\ndata: 2\n\n\r\n")
