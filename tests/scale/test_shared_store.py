@@ -150,17 +150,24 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     assert answers == ["first answer", "later answer", "later answer"]
 
 
-def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, monkeypatch):
-    c = client(store_from_url(redis_url))
-    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})["result"]["task"]
-    waited: list[list[str]] = []
+@pytest.fixture
+def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The names of the commands of each pipeline sent to Redis (each one a round trip) from now on."""
+    sent: list[list[str]] = []
     pipeline = Connection.pipeline
 
     def counted(self: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
-        waited.append([command[0] for command in commands])
+        sent.append([command[0] for command in commands])
         return pipeline(self, commands)
 
     monkeypatch.setattr(Connection, "pipeline", counted)
+    return sent
+
+
+def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, waited):
+    c = client(store_from_url(redis_url))
+    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})["result"]["task"]
+    waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
     # The lock, the counters and the task in one round trip; the save (a poll counted, the token
     # back) goes without waiting: no stream looks for a poll.
@@ -170,18 +177,10 @@ def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, monk
     assert len(waited) == 2 and waited[1][-1] == "RPUSH"  # a new task: its save is waited for
 
 
-def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, monkeypatch):
+def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waited):
     c = client(store_from_url(redis_url))
-    sent: list[list[str]] = []
-    pipeline = Connection.pipeline
-
-    def counted(self: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
-        sent.append([command[0] for command in commands])
-        return pipeline(self, commands)
-
-    monkeypatch.setattr(Connection, "pipeline", counted)
     streamed = c.post("/test-runner/", headers=HEADERS, json={
         "jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage",
         "params": {"message": message("Run the tests at 9f3c2e1")}}).data
     assert streamed.count(b"data: ") == 9
-    assert ["GET"] not in sent  # the stream had every event in hand: no fresh copy of its task
+    assert ["GET"] not in waited  # the stream had every event in hand: no fresh copy of its task
