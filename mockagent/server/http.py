@@ -64,7 +64,7 @@ class HttpServer:
             self.opened(conn)
             try:
                 threading.Thread(target=self.serve_connection, args=(conn, address), daemon=True,
-                                 name=f"mockagent:{self.port}:{address[1]}").start()
+                                 name=self.thread_name(address)).start()
             except RuntimeError:  # no thread to be had: this client is turned away, the server goes on
                 self.forget(conn)
 
@@ -94,6 +94,10 @@ class HttpServer:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeout)
         with self._lock:
             self._open.add(conn)
+
+    def thread_name(self, address: tuple[Any, ...] | None = None) -> str:
+        """The name of the thread serving the connection from `address`, or (None) of the event loop's."""
+        return f"mockagent:{self.port}" if address is None else f"mockagent:{self.port}:{address[1]}"
 
     def base(self, address: tuple[Any, ...]) -> dict[str, str]:
         """The environ entries every request on a connection from `address` shares."""

@@ -124,7 +124,7 @@ class Loop:
 
     def start(self) -> None:
         """Run the loop in a new thread: the first, or the next when the one before went off to wait."""
-        thread = threading.Thread(target=self._run, name=f"mockagent:{self.server.port}", daemon=True)
+        thread = threading.Thread(target=self._run, name=self.server.thread_name(), daemon=True)
         self._owner = thread
         thread.start()
 
@@ -246,17 +246,16 @@ class Loop:
         """The answer being written will wait: the loop goes on in a new thread."""
         conn = self._current
         assert conn is not None
-        self.selector.unregister(conn.sock)
-        del self._conns[conn.sock]
+        self._unwatch(conn)
         conn.detached = True
         # A slot if one is free: an answer already under way cannot wait for one on the loop.
         conn.slot = self.server.slots.acquire(blocking=False)
         me = threading.current_thread()
-        me.name = f"mockagent:{self.server.port}:{conn.address[1]}"  # a connection's thread from now on
+        me.name = self.server.thread_name(conn.address)  # a connection's thread from now on
         try:
             self.start()
         except RuntimeError:  # no thread to be had: the loop waits with this answer
-            self._owner, me.name = me, f"mockagent:{self.server.port}"
+            self._owner, me.name = me, self.server.thread_name()
             if conn.slot:
                 self.server.slots.release()
             conn.detached = conn.slot = False
@@ -265,18 +264,21 @@ class Loop:
 
     def _to_thread(self, conn: _Conn) -> None:
         """A thread reads this connection's request as it comes, and serves it from then on."""
-        self.selector.unregister(conn.sock)
-        del self._conns[conn.sock]
+        self._unwatch(conn)
         try:
             threading.Thread(target=self.server.serve_connection, args=(conn.sock, conn.address, conn.buf),
-                             name=f"mockagent:{self.server.port}:{conn.address[1]}", daemon=True).start()
+                             name=self.server.thread_name(conn.address), daemon=True).start()
         except RuntimeError:  # no thread to be had: this client is turned away, the server goes on
             self.server.forget(conn.sock)
 
     def _drop(self, conn: _Conn) -> None:
+        self._unwatch(conn)
+        self.server.forget(conn.sock)
+
+    def _unwatch(self, conn: _Conn) -> None:
+        """The loop no longer reads this connection (it closes, or a thread serves it now)."""
         self.selector.unregister(conn.sock)
         del self._conns[conn.sock]
-        self.server.forget(conn.sock)
 
     def _sweep(self, now: float) -> None:
         """Close connections silent for longer than the idle timeout."""

@@ -24,9 +24,9 @@ import click
 from flask import Flask
 
 from mockagent.server.http import HttpServer
-from mockagent.server.loop import STOPS as STOP
+from mockagent.server.loop import STOPS
 
-WAKE = STOP | {signal.SIGCHLD}
+WAKE = STOPS | {signal.SIGCHLD}
 GRACE = 5.0
 """Seconds the workers get to end their streams at a stop before they are killed."""
 
@@ -52,11 +52,11 @@ def run_workers(app: Flask, sock: socket.socket, workers: int, threads: int) -> 
         signal.signal(signum, lambda signum, frame: None)
     signal.set_wakeup_fd(wake_w)
     children = {_spawn(app, sock, threads, (wake, wake_w)) for _ in range(workers)}
-    while not STOP & set(os.read(wake, 512)):
+    while not STOPS & set(os.read(wake, 512)):
         for pid, status in _reap(children):
             click.echo(f"mockagent: worker {pid} {_death(status)}; starting another", err=True)
             children.add(_spawn(app, sock, threads, (wake, wake_w)))
-    for signum in STOP:  # a second Ctrl-C or SIGTERM has nothing more to do
+    for signum in STOPS:  # a second Ctrl-C or SIGTERM has nothing more to do
         signal.signal(signum, signal.SIG_IGN)
     for pid in children:
         os.kill(pid, signal.SIGTERM)
