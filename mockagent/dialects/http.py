@@ -7,22 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockagent.engine.codec import compact_json
+
 JSON_TYPES = ("application/json", "application/a2a+json")
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-try:  # one C encoder for every answer: json.dumps would build a new one per call, for a third of its cost
-    from json.encoder import c_make_encoder, encode_basestring
-
-    _encode_c = c_make_encoder(None, _COMPACT.default, encode_basestring, None, ":", ",", False, False, True)
-except ImportError:  # a Python without the C accelerator
-    _encode_c = None
-
-
-def compact_json(payload: Any) -> str:
-    """JSON with no spaces and non-ASCII kept, keys in insertion order: equal answers are equal bytes.
-    Our payloads are built from parsed JSON and never refer to themselves, so no cycle check."""
-    if _encode_c is None:
-        return _COMPACT.encode(payload)
-    return "".join(_encode_c(payload, 0))
 
 
 @dataclass(slots=True)  # not frozen: see engine/call.py

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockagent.dialects.http import compact_json
+from mockagent.engine.codec import compact_json
 
 HEADERS = {
     "Content-Type": "text/event-stream",

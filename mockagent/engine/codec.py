@@ -1,4 +1,4 @@
-"""Tasks and journal entries as JSON, for a store shared between processes.
+"""JSON text: compact, for every answer, and tasks and journal entries for a shared store.
 
 JSON, not pickle: whoever can write to the store must not be able to run code in mockagent. A
 task's remaining script is kept as references to the cassette's steps (interaction, step), so
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, fields
+from operator import attrgetter
 from typing import Any
 
 from mockagent.cassette.models import Interaction, Step, TaskState
@@ -19,8 +21,32 @@ from mockagent.engine.journal import JournalEntry
 from mockagent.engine.matchers import Mismatch
 from mockagent.engine.tasks import Task
 
-_TASK_FIELDS = [f.name for f in fields(Task) if f.name not in ("state", "script", "events")]
-_EVENT_FIELDS = [f.name for f in fields(TaskEvent) if f.name != "state"]
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+try:  # one C encoder for every answer: json.dumps would build a new one per call, for a third of its cost
+    from json.encoder import c_make_encoder, encode_basestring
+
+    _encode_c, _encode_c_str = (c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, True)
+                                for default in (_COMPACT.default, str))
+except ImportError:  # a Python without the C accelerator
+    _encode_c = _encode_c_str = None
+
+
+def compact_json(payload: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """JSON with no spaces and non-ASCII kept, keys in insertion order: equal answers are equal bytes.
+    `default=str` writes what JSON has no type for as text. Our payloads are built from parsed
+    JSON and never refer to themselves, so no cycle check."""
+    encode = _encode_c if default is None else _encode_c_str if default is str else None
+    if encode is None:
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=default)
+    return "".join(encode(payload, 0))
+
+
+_TASK_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("state", "script", "events"))
+_task_fields = attrgetter(*_TASK_FIELDS)
+# An event is a list in this order, without the task's ids (its task has them): a task is saved
+# after every call that changed it, so its size is paid in every commit of a shared store.
+_EVENT_FIELDS = ("seq", "at_ms", "timestamp", "status_message", "artifact", "append", "last_chunk", "said", "deltas")
+_event_fields = attrgetter(*_EVENT_FIELDS)
 
 
 class StepTable:
@@ -41,11 +67,12 @@ class StepTable:
 
 
 def dump_task(task: Task, steps: StepTable) -> str:
-    data: dict[str, Any] = {name: getattr(task, name) for name in _TASK_FIELDS}
+    data: dict[str, Any] = dict(zip(_TASK_FIELDS, _task_fields(task), strict=True))
     data["state"] = task.state.value
     data["script"] = [steps.ref(step) for step in task.script]
-    data["events"] = [_event_out(event) for event in task.events]
-    return json.dumps(data, separators=(",", ":"))
+    data["events"] = [[*_event_fields(event), None if event.state is None else event.state.value]
+                      for event in task.events]
+    return compact_json(data)
 
 
 def load_task(text: str | bytes, steps: StepTable) -> Task:
@@ -53,26 +80,23 @@ def load_task(text: str | bytes, steps: StepTable) -> Task:
     task = Task(**{name: data[name] for name in _TASK_FIELDS})
     task.state = TaskState(data["state"])
     task.script = deque(steps.step(ref) for ref in data["script"])
-    task.events = [_event_in(event) for event in data["events"]]
+    task.events = [_event_in(event, task) for event in data["events"]]
     return task
 
 
-def _event_out(event: TaskEvent) -> dict[str, Any]:
-    data = {name: getattr(event, name) for name in _EVENT_FIELDS}
-    data["state"] = None if event.state is None else event.state.value
-    return data
-
-
-def _event_in(data: dict[str, Any]) -> TaskEvent:
-    state = data.pop("state")
-    return TaskEvent(**data, state=None if state is None else TaskState(state))
+def _event_in(data: list[Any], task: Task) -> TaskEvent:
+    *values, state = data
+    event = TaskEvent(**dict(zip(_EVENT_FIELDS, values, strict=True)), task_id=task.id, context_id=task.context_id)
+    if state is not None:
+        event.state = TaskState(state)
+    return event
 
 
 def dump_entry(entry: JournalEntry) -> str:
     data = {"operation": entry.operation, "binding": entry.binding, "params": entry.params,
             "interaction": entry.interaction, "error": entry.error,
             "report": None if entry.report is None else asdict(entry.report)}
-    return json.dumps(data, separators=(",", ":"), default=str)
+    return compact_json(data, default=str)
 
 
 def load_entry(text: str | bytes, seq: int) -> JournalEntry:

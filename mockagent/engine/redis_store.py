@@ -110,16 +110,20 @@ class RedisStore(TaskStore):
         # A stream of this process reads its task without the lock, on a connection of its own:
         # when it may find news (a new task, new events), wait until Redis has them.
         news = bool(self._created)
+        changed: list[str] = []  # one MSET for them all: a reply to read per command, not per task
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
             saved, events = self._saved.get(task_id, ("", -1))
             if text != saved:
-                commands.append(("SET", self._k(f"task:{task_id}"), text))
+                changed += (self._k(f"task:{task_id}"), text)
                 news = news or len(task.events) != events  # not for a poll counted: GetTask
-        for task in self._created:
-            commands.append(("RPUSH", self._k("order"), task.id))
-            if task.name is not None:
-                commands.append(("HSET", self._k("names"), task.name, task.id))
+        if changed:
+            commands.append(("MSET", *changed))
+        if self._created:
+            commands.append(("RPUSH", self._k("order"), *(task.id for task in self._created)))
+        named = [field for task in self._created if task.name is not None for field in (task.name, task.id)]
+        if named:
+            commands.append(("HSET", self._k("names"), *named))
         commands += self._uses.flush() + self._journal.flush()
         commands.append(("RPUSH", self._k("lock"), 1))  # the token back: the next in line goes on
         self._open = False

@@ -18,8 +18,9 @@ from mockagent.cassette.models import TaskState
 from mockagent.dialects.agentex import wire
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.faults import faulty
-from mockagent.dialects.http import HttpResponse, compact_json
+from mockagent.dialects.http import HttpResponse
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
+from mockagent.engine.codec import compact_json
 from mockagent.engine.stream import KEEPALIVE, Stream
 
 HEADERS = {"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

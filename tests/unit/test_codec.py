@@ -1,0 +1,57 @@
+"""How a shared store writes tasks and journal entries: JSON that reads back to the same thing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mockagent.engine import Engine
+from mockagent.engine.codec import StepTable, compact_json, dump_entry, dump_task, load_entry, load_task
+from tests.unit.conftest import send
+
+INTERACTIONS = """
+- name: build
+  match: {text: build}
+  reply:
+    task:
+      steps:
+        - state: TASK_STATE_SUBMITTED
+        - state: TASK_STATE_WORKING
+          message: Building
+        - artifact: {artifactId: log, parts: [{text: "one "}]}
+        - artifact: {artifactId: log, parts: [{text: "two"}]}
+          append: true
+          lastChunk: true
+        - state: TASK_STATE_INPUT_REQUIRED
+          message: Ship it?
+        - state: TASK_STATE_COMPLETED
+"""
+
+
+def test_a_task_reads_back_equal_with_its_events_and_the_rest_of_its_script(
+        make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(INTERACTIONS)
+    send(engine, "build")
+    task = engine.tasks.all()[0]
+    assert [e.state for e in task.events if e.state] and any(e.artifact for e in task.events) and task.script
+    steps = StepTable(engine.interactions)
+
+    text = dump_task(task, steps)
+    again = load_task(text, steps)
+
+    assert again == task
+    assert [(e.task_id, e.context_id) for e in again.events] == [(task.id, task.context_id)] * len(task.events)
+    assert again.script[0] is task.script[0]  # the cassette's own step, not a copy
+    assert dump_task(again, steps) == text
+    assert "task_id" not in text and "context_id" in text  # events do not repeat their task's ids
+
+
+def test_a_journal_entry_reads_back_equal(make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(INTERACTIONS)
+    send(engine, "build")
+    entry = engine.journal.entries[0]
+    assert load_entry(dump_entry(entry), entry.seq) == entry
+
+
+def test_compact_json_keeps_order_and_non_ascii_and_turns_the_unknown_into_text() -> None:
+    assert compact_json({"b": [1, 2.5, None], "a": "ü"}) == '{"b":[1,2.5,null],"a":"ü"}'
+    assert compact_json({"when": Engine}, default=str) == '{"when":"%s"}' % Engine
