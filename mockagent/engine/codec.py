@@ -86,10 +86,8 @@ def load_task(text: str | bytes, steps: StepTable) -> Task:
 
 def _event_in(data: list[Any], task: Task) -> TaskEvent:
     *values, state = data
-    event = TaskEvent(**dict(zip(_EVENT_FIELDS, values, strict=True)), task_id=task.id, context_id=task.context_id)
-    if state is not None:
-        event.state = TaskState(state)
-    return event
+    return TaskEvent(**dict(zip(_EVENT_FIELDS, values, strict=True)), task_id=task.id, context_id=task.context_id,
+                     state=None if state is None else TaskState(state))
 
 
 def dump_entry(entry: JournalEntry) -> str:
