@@ -24,8 +24,9 @@ class ServerThread:
         self._server = HttpServer(app, host, port, threads=1024, loop=True)  # a test's open streams never queue
         self.host = host
         self.port = self._server.port
+        # Not the loop's own name (mockagent:PORT): a thread dump tells the two apart.
         self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name=f"mockagent:{self.port}", daemon=True)
+                                        name=f"mockagent-serve:{self.port}", daemon=True)
 
     @property
     def url(self) -> str:
