@@ -45,7 +45,7 @@ _TASK_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("state", "sc
 _task_fields = attrgetter(*_TASK_FIELDS)
 # An event is a list in this order, without the task's ids (its task has them): a task is saved
 # after every call that changed it, so its size is paid in every commit of a shared store.
-_EVENT_FIELDS = ("seq", "at_ms", "timestamp", "status_message", "artifact", "append", "last_chunk", "said", "deltas")
+_EVENT_FIELDS = tuple(f.name for f in fields(TaskEvent) if f.name not in ("task_id", "context_id", "state"))
 _event_fields = attrgetter(*_EVENT_FIELDS)
 
 
