@@ -249,9 +249,13 @@ def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_th
     # The loop, and the stream's own thread (by full name: a thread of an earlier test's server on
     # the same port may still be ending).
     mine = {f"mockagent:{server.port}", f"mockagent:{server.port}:{conn.sock.getsockname()[1]}"}
-    assert until(lambda: len([thread for thread in threading.enumerate() if thread.name in mine]) == 2)
+    # A thread still starting is listed with no native_id yet: wait until both have one.
+    def running() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name in mine and t.native_id is not None]
+
+    assert until(lambda: len(running()) == 2)
     try:
-        for thread in [thread for thread in threading.enumerate() if thread.name in mine]:
+        for thread in running():
             status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
             blocked = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
             assert all(blocked & (1 << (signum - 1)) for signum in (signal.SIGINT, signal.SIGTERM)), thread.name
