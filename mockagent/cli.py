@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import ipaddress
+import logging
+import os
 import signal
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,12 +97,16 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
 
     with _collector_for_serving():
         sock = _listen(host, port)
-        _announce(sock, lambda root: [describe(root, name) for name in mounts.agents],
-                  f" with {workers} workers" if workers > 1 else "")
+
+        def announce() -> None:
+            _announce(sock, lambda root: [describe(root, name) for name in mounts.agents],
+                      f" with {workers} workers" if workers > 1 else "")
+
         if workers > 1:
+            announce()
             run_workers(app, sock, workers, threads)
         else:
-            _run(app, sock, threads, loop=True)
+            _run(app, sock, announce, threads, loop=True)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -120,14 +128,19 @@ def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str =
     click.echo(f"{READY} on {root}{how} (Ctrl-C to stop)")
 
 
-def _run(app: Any, sock: socket.socket, threads: int = 32, loop: bool = False) -> None:
-    """Serve `app` on `sock` until Ctrl-C or SIGTERM; `loop`: on an event loop (replay; the
-    recording proxy waits for its upstream, so it keeps a thread per connection)."""
+def _run(app: Any, sock: socket.socket, announce: Callable[[], None], threads: int = 32,
+         loop: bool = False) -> None:
+    """`announce` that we are ready, then serve `app` on `sock` until Ctrl-C or SIGTERM; `loop`:
+    on an event loop (replay; the recording proxy waits for its upstream, so it keeps a thread per
+    connection)."""
     server = HttpServer(app, sock=sock, threads=threads, loop=loop)
     # Ctrl-C (KeyboardInterrupt) and SIGTERM (docker stop, CI teardown; made a SystemExit here)
-    # end serve_forever() in the main thread; then the connections are cut.
+    # end serving in the main thread; then the connections are cut. The handler is in place
+    # before the ready line, so a SIGTERM right after it still stops cleanly (and writes the
+    # recording) instead of killing the process.
     signal.signal(signal.SIGTERM, _exit)
     try:
+        announce()
         server.serve_forever()
     except (KeyboardInterrupt, SystemExit):
         pass
@@ -169,8 +182,8 @@ def record(upstream: str, cassette: Path, host: str, port: int, mode: str, redac
     recording = RECORDING in app.extensions
     what = f"recording {upstream} into {cassette}" if recording else f"replaying {cassette} (mode {mode}: it exists)"
     sock = _listen(host, port)
-    _announce(sock, lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"])
-    _run(app, sock)
+    lines = lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"]  # noqa: E731
+    _run(app, sock, lambda: _announce(sock, lines))
     try:
         written = finish_recording(app)
     except CassetteError as exc:
@@ -272,5 +285,27 @@ def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def run() -> None:
+    """The `mockagent` console script: `main`, then a quick exit.
+
+    By the time a command returns, everything it owes is done: the cassette is written, the
+    connections are cut, the output is flushed. Tearing down the interpreter's modules and
+    objects after that took hundreds of milliseconds for nothing, so the exit skips it.
+    """
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    if code is not None and not isinstance(code, int):  # sys.exit("message"): print it, status 1
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()  # what registered itself to run at exit still runs, first
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
+
+
 if __name__ == "__main__":
-    main()
+    run()

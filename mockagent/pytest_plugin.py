@@ -15,18 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from mockagent.errors import CassetteError
-
-if TYPE_CHECKING:
-    from mockagent.engine.journal import JournalEntry
-    from mockagent.server.app import Mounts
-    from mockagent.server.thread import ServerThread
+from mockagent.fixture import MockAgent
 
 MARKER = "mockagent"
 _HANDLE = pytest.StashKey["MockAgent"]()
@@ -76,137 +71,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "scale=F; record_mode and upstream record the cassette from a real agent; strict fails a "
         "test that leaves interactions unused.",
     )
-
-
-@dataclass(frozen=True)
-class MockAgent:
-    """What the `mockagent` fixture yields: where the agents are and what they were asked."""
-
-    server: ServerThread
-    path: Path
-    folder: bool
-    recording: bool = False  # a proxy to the upstream that records into `path`
-    strict: bool = False  # a passing test that left interactions unused fails
-
-    @property
-    def url(self) -> str:
-        """The agent's URL for a single cassette (or the recording proxy); the root for a folder."""
-        return self.server.url if self.folder or self.recording else self.server.agent_url()
-
-    @property
-    def card_url(self) -> str:
-        """The agent card URL of a single cassette (for a folder, use `agent_card_url(name)`)."""
-        if self.folder:
-            raise ValueError(
-                f"{self.path} is a folder of agents; use mockagent.agent_card_url(NAME)"
-            )
-        return self.url + "/.well-known/agent-card.json"
-
-    def agent_url(self, name: str = "") -> str:
-        """URL of the agent mounted as NAME (the cassette file's stem) in a folder."""
-        return self.server.agent_url(name)
-
-    def agent_card_url(self, name: str = "") -> str:
-        """Card URL of the agent mounted as NAME."""
-        return self.server.card_url(name)
-
-    @property
-    def journal(self) -> list[JournalEntry]:
-        """Every call so far (agent by agent for a folder), with the interaction it matched or
-        its near-miss report; empty while recording."""
-        return [] if self.recording else self.server.journal()
-
-    calls = journal
-
-    @property
-    def unmatched(self) -> list[JournalEntry]:
-        """The calls no interaction answered."""
-        return [entry for entry in self.journal if not entry.matched]
-
-    # The admin API's views and actions (see mockagent.server.admin for the shapes): plain dicts.
-    # While recording there is nothing replayed: the views are empty and the actions do nothing.
-
-    def _mounts(self) -> Mounts | None:
-        return None if self.recording else self.server.mounts
-
-    def calls_for(self, operation: str | None = None, matched: bool | None = None,
-                  agent: str | None = None) -> list[dict[str, Any]]:
-        """Calls as the admin API shows them, optionally of one operation and matched or not."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        return [] if mounts is None else control.calls_view(mounts, agent, operation, matched)
-
-    @property
-    def near_misses(self) -> list[dict[str, Any]]:
-        """Unmatched calls with their near-miss report (`report["report"]` is the text)."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        return [] if mounts is None else control.near_misses_view(mounts)
-
-    @property
-    def tasks(self) -> list[dict[str, Any]]:
-        """Live tasks: id, state, polls, remaining steps and events."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        return [] if mounts is None else control.tasks_view(mounts)
-
-    @property
-    def interactions(self) -> list[dict[str, Any]]:
-        """Every interaction with `uses`, `times`, `used` and its `line`."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        return [] if mounts is None else control.interactions_view(mounts)
-
-    @property
-    def unused_interactions(self) -> list[dict[str, Any]]:
-        """The interactions no call has used yet."""
-        return [view for view in self.interactions if not view["used"]]
-
-    @property
-    def deliveries(self) -> list[dict[str, Any]]:
-        """Push-notification POSTs so far, with their status or error."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        return [] if mounts is None else control.deliveries_view(mounts)
-
-    def reset(self, agent: str | None = None) -> None:
-        """Forget tasks, the journal, deliveries and use counts (of one agent, or all)."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        if mounts is not None:
-            control.reset(mounts, agent)
-
-    def advance_clock(self, ms: float, agent: str | None = None) -> None:
-        """Let `ms` milliseconds pass for `after: {ms}` steps, without waiting."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        if mounts is not None:
-            control.advance_clock(mounts, ms, agent)
-
-    def add_polls(self, task_id: str, polls: int = 1, agent: str | None = None) -> dict[str, Any]:
-        """Count `polls` GetTask polls on a task; its view afterwards."""
-        from mockagent.server import control
-
-        mounts = self._mounts()
-        if mounts is None:
-            raise ValueError("mockagent is recording: there are no replayed tasks")
-        return control.add_polls(mounts, task_id, polls, agent)
-
-    def assert_all_used(self) -> None:
-        """Raise AssertionError listing the interactions (with their lines) no call used."""
-        __tracebackhide__ = True  # the failure is the test's, not the plugin's
-        from mockagent.server import control
-
-        report = control.unused_report(self.unused_interactions)
-        if report:
-            raise AssertionError(report)
 
 
 @pytest.fixture
@@ -259,10 +123,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         pytest.fail(report, pytrace=False)
     handle = item.stash.get(_HANDLE, None)
     if handle is not None and handle.strict and not handle.recording:
-        try:
-            handle.assert_all_used()
-        except AssertionError as exc:
-            pytest.fail(f"{exc}\n(strict mode: every interaction must be used)", pytrace=False)
+        unused = handle.unused_report()
+        if unused:  # pytest.fail inside an `except` would print the report twice, chained
+            pytest.fail(f"{unused}\n(strict mode: every interaction must be used)", pytrace=False)
     return result
 
 

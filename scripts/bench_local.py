@@ -7,9 +7,11 @@ costs its rows an "n/a" with the reason, not the whole bench.
 from __future__ import annotations
 
 import json
+import signal
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +40,57 @@ def startup_rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> lis
     return [Row("fixture start to first answered call (median)", f"{up['start_ms']:.1f} ms", "≤ 20 ms",
                 up["start_ms"] <= 20),
             Row("fixture stop (median)", f"{up['stop_ms']:.1f} ms", "≤ 20 ms", up["stop_ms"] <= 20)]
+
+
+def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
+    """The cost of importing the pytest plugin after pytest, as `-X importtime` reports it, in a
+    fresh interpreter each run (median); and the heavy modules that import pulled in."""
+    probe = ("import sys, pytest; import mockagent.pytest_plugin; "
+             "print(','.join(m for m in ('flask', 'pydantic', 'yaml', 'werkzeug', 'httpx') if m in sys.modules))")
+    times, heavy = [], ""
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", probe], capture_output=True, text=True,
+                              check=True)
+        line = next(ln for ln in done.stderr.splitlines() if ln.rstrip().endswith("| mockagent.pytest_plugin"))
+        times.append(int(line.split("|")[1]) / 1000)  # cumulative µs, the plugin and what it imports
+        heavy = done.stdout.strip()
+    return statistics.median(times), [m for m in heavy.split(",") if m]
+
+
+def import_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    ms, heavy = plugin_import_ms(5 if quick else 15)
+    log(f"  plugin import: {ms:.1f} ms, heavy modules: {heavy or 'none'}")
+    return [Row("import of the pytest plugin, after pytest (median, fresh interpreter)",
+                f"{ms:.1f} ms" + (f" (loads {', '.join(heavy)})" if heavy else ""), "≤ 15 ms, no Flask",
+                ms <= 15 and not heavy)]
+
+
+def exit_ms(command: list[str]) -> float:
+    """From the "mockagent stopped" line to the process's exit, after one call and a SIGTERM."""
+    proc = subprocess.Popen([targets.MOCKAGENT, *command, "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    url = next(line.split(" on ")[1].split()[0] for line in proc.stdout if line.startswith("mockagent ready"))
+    targets.post(url + ("/code-reviewer/" if command[0] == "serve" else "/"), targets.BODIES["direct"])
+    proc.send_signal(signal.SIGTERM)
+    stopped = next((time.monotonic() for line in proc.stdout if "mockagent stopped" in line), None)
+    proc.wait(10)
+    if stopped is None:
+        raise RuntimeError(f"{command[0]} did not say it stopped")
+    return (time.monotonic() - stopped) * 1000
+
+
+def exit_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    kit = str(targets.ROOT / "cassettes" / "kit")
+    cassette = str(targets.CACHE / "exit-record.yaml")
+    runs = 3 if quick else 7
+    serve = statistics.median(exit_ms(["serve", kit]) for _ in range(runs))
+    record = statistics.median(exit_ms(["record", "--upstream", "http://127.0.0.1:9", "--cassette", cassette])
+                               for _ in range(runs))
+    log(f"  exit after stop: serve {serve:.0f} ms, record {record:.0f} ms")
+    return [Row("serve: exit after it printed that it stopped (median)", f"{serve:.0f} ms", "≤ 300 ms", serve <= 300),
+            Row("record: exit after it printed that it stopped (median)", f"{record:.0f} ms", "≤ 300 ms",
+                record <= 300)]
 
 
 def memory_rows(log: Callable[[str], None], notes: list[str]) -> list[Row]:
@@ -83,7 +136,9 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
     notes: list[str] = []
     sections: list[tuple[str, Callable[[], list[Row]]]] = [
         ("matching cost growth", lambda: cost_rows(quick, log)),
+        ("plugin import", lambda: import_rows(quick, log)),
         ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
+        ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
         ("pacing", lambda: pacing_rows(quick, log))]
     out: list[Row] = []

@@ -135,7 +135,7 @@ def _served(monkeypatch, *args: str) -> tuple[Any, Any]:
 
     monkeypatch.setattr(cli, "_listen", lambda host, port: seen.update(host=host))
     monkeypatch.setattr(cli, "_announce", lambda sock, lines, how="": None)
-    monkeypatch.setattr(cli, "_run", lambda app, sock, threads=32, **how: seen.update(app=app))
+    monkeypatch.setattr(cli, "_run", lambda app, sock, announce, threads=32, **how: seen.update(app=app))
     result = CliRunner().invoke(cli.main, ["serve", str(CASSETTES / "kit"), *args])
     assert result.exit_code == 0, result.output
     return seen["app"], seen["host"]

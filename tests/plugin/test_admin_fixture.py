@@ -93,6 +93,7 @@ def test_lenient(mockagent):
     result.stdout.fnmatch_lines(["*test_strict_unused*", "*mockagent: 1 interaction never used:*",
                                  f"*  - build (*two.yaml, line {BUILD_LINE})*", "*strict mode*"])
     assert "FAILED test_generated.py::test_strict_unused" in result.stdout.str()
+    assert result.stdout.str().count("  - build (") == 1  # the report once, not chained twice
 
 
 def test_strict_command_line_flag(pytester: pytest.Pytester) -> None:
@@ -132,8 +133,10 @@ def test_same_data(mockagent):
     send(mockagent.url, "Ready?")
     task = rpc(mockagent.url, "SendMessage", {"message": {"messageId": "m2", "role": "ROLE_USER",
         "parts": [{"text": "build"}]}, "configuration": {"returnImmediately": True}})["result"]["task"]
-    assert mockagent.calls_for() == get_json(admin + "calls")["calls"]
-    assert [c["interaction"] for c in mockagent.calls_for("SendMessage", matched=True)] == ["question", "build"]
+    assert mockagent.calls_for() == mockagent.journal  # the same typed entries
+    assert [(c.seq, c.operation, c.interaction) for c in mockagent.calls_for()] == [
+        (c["seq"], c["operation"], c["interaction"]) for c in get_json(admin + "calls")["calls"]]
+    assert [c.interaction for c in mockagent.calls_for("SendMessage", matched=True)] == ["question", "build"]
     assert mockagent.calls_for("GetTask") == []
     assert mockagent.tasks == get_json(admin + "tasks")["tasks"]
     assert [(t["id"], t["state"]) for t in mockagent.tasks] == [(task["id"], "working")]

@@ -108,7 +108,7 @@ def test_agentex_calls_leave_no_cycles(no_collector):
 def test_serve_freezes_survivors_while_it_serves_and_leaves_the_collector_as_it_was(monkeypatch):
     seen: dict[str, Any] = {}
 
-    def run(app: Any, sock: Any, threads: int = 32, **how: Any) -> None:
+    def run(app: Any, sock: Any, announce: Any, threads: int = 32, **how: Any) -> None:
         gc.collect()
         seen.update(callback=cli._freeze_survivors in gc.callbacks, frozen=gc.get_freeze_count())
 
