@@ -27,8 +27,8 @@ from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.http import HttpServer, listen, root_url
 from mockagent.server.workers import run_workers
+from mockagent.vocabulary import CARD_PATH
 
-CARD_PATH = "/.well-known/agent-card.json"
 READY = "mockagent ready"
 """Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
 

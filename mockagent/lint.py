@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mockagent.cassette.models import Interaction, Match, Step, TaskState
 from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
-from mockagent.engine.call import MESSAGE_OPERATIONS
+from mockagent.vocabulary import MESSAGE_OPERATIONS
 from mockagent.engine.matchers import CompiledMatch
 from mockagent.errors import ERROR_KINDS, CassetteError
 

@@ -22,18 +22,18 @@ import pytest
 
 from mockagent.errors import CassetteError
 from mockagent.fixture import MockAgent
+from mockagent.vocabulary import RECORD_MODES
 
 MARKER = "mockagent"
 _HANDLE = pytest.StashKey["MockAgent"]()
 _REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
 
 
-MODES = ("none", "once", "new_episodes", "all")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockagent", "mockagent: mock A2A agents served from cassettes")
-    group.addoption("--mockagent-record-mode", choices=MODES, default=None,
+    group.addoption("--mockagent-record-mode", choices=RECORD_MODES, default=None,
                     help="none (the default: replay only, never the network), once, new_episodes or all; "
                          "wins over the marker's record_mode and the mockagent_config fixture")
     group.addoption("--mockagent-upstream", metavar="URL", default=None,

@@ -11,8 +11,6 @@ from mockagent.cassette.models import Fault, TaskState
 # but they are not `frozen`: a frozen dataclass sets each field through object.__setattr__, which
 # made making a TaskEvent four times as slow. `slots` keeps them small (tasks keep their events).
 
-MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage", "SendEvent"})
-"""Operations that carry a message to the agent: interactions answer them."""
 
 
 @dataclass(slots=True)

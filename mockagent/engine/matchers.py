@@ -15,7 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from mockagent.cassette.models import Match, TaskMatch, TaskState
-from mockagent.engine.call import MESSAGE_OPERATIONS, Call
+from mockagent.engine.call import Call
+from mockagent.vocabulary import MESSAGE_OPERATIONS
 
 
 class _Missing:

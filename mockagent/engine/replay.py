@@ -15,7 +15,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import Interaction, Reply
 from mockagent.cassette.store import LoadedCassette, collector_paused
-from mockagent.engine.call import MESSAGE_OPERATIONS, Call, MessageResult, Outcome, TaskEvent, TaskResult
+from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
@@ -27,11 +27,8 @@ from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import TaskOperations, history_length_of
 from mockagent.engine.tasks import Runner, Task, json_copy
 from mockagent.engine.taskstore import StoreFactory, Transactions, memory_store
+from mockagent.vocabulary import MESSAGE_OPERATIONS, TASK_OPERATIONS
 
-TASK_OPERATIONS = frozenset({
-    "GetTask", "CancelTask", "ListTasks", "CreateTask", "InterruptTask", "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
-})
 KEEPALIVE_S = 15.0  # a quiet stream sends a comment this often, and so learns if its client left
 
 EventListener = Callable[[Task, TaskEvent], None]

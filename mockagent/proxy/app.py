@@ -15,9 +15,10 @@ from mockagent.dialects.http import HttpRequest
 from mockagent.engine.replay import Engine
 from mockagent.errors import CassetteError
 from mockagent.proxy.forward import RecordingProxy
-from mockagent.proxy.session import MODES, Session
+from mockagent.proxy.session import Session
 from mockagent.proxy.upstream import Upstream
-from mockagent.server.app import METHODS, create_app, flask_response
+from mockagent.server.app import create_app, flask_response
+from mockagent.vocabulary import HTTP_METHODS, RECORD_MODES
 
 RECORDING = "mockagent.recording"
 
@@ -27,8 +28,8 @@ def create_app_for_mode(cassette: str | Path, mode: str = "none", upstream: str 
     """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
     `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do."""
     path = Path(cassette)
-    if mode not in MODES:
-        raise CassetteError(f"record mode {mode!r}: use one of {', '.join(MODES)}", path=str(path))
+    if mode not in RECORD_MODES:
+        raise CassetteError(f"record mode {mode!r}: use one of {', '.join(RECORD_MODES)}", path=str(path))
     if mode == "none" or (mode == "once" and path.exists()):
         if not path.exists():
             raise CassetteError(f"the cassette does not exist (record mode {mode}); record it with "
@@ -54,8 +55,8 @@ def create_recording_app(upstream: str, cassette: str | Path, mode: str = "all",
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy
 
-    @app.route("/", defaults={"path": ""}, methods=METHODS)
-    @app.route("/<path:path>", methods=METHODS)
+    @app.route("/", defaults={"path": ""}, methods=HTTP_METHODS)
+    @app.route("/<path:path>", methods=HTTP_METHODS)
     def forward(path: str) -> Response:
         http = HttpRequest(
             method=request.method,

@@ -12,9 +12,8 @@ import httpx
 
 from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, rest
-from mockagent.dialects.a2a.card import CARD_PATH
+from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
-from mockagent.dialects.a2a.service import OPERATIONS
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
@@ -85,7 +84,7 @@ class RecordingProxy:
                 payload = parse_json(request.body)
             except ValueError:
                 payload = None
-            if isinstance(payload, dict) and payload.get("method") in OPERATIONS:
+            if isinstance(payload, dict) and payload.get("method") in A2A_OPERATIONS:
                 params = payload.get("params")
                 return Classified("JSONRPC", payload["method"], params if isinstance(params, dict) else {}, "/",
                                   payload.get("id"))

@@ -17,7 +17,6 @@ from mockagent.cassette.store import dump_cassette, parse_yaml, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.recorder import Recorder
 
-MODES = ("none", "once", "new_episodes", "all")
 
 
 class LeakError(CassetteError):

@@ -54,12 +54,12 @@ from flask import Flask, Response, request
 from mockagent.dialects.http import parse_json
 from mockagent.server import control, inspector
 from mockagent.server.control import ControlError
+from mockagent.vocabulary import HTTP_METHODS
 
 if TYPE_CHECKING:
     from mockagent.server.app import Mounts
 
 PREFIX = "/_mockagent"
-ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 Handler = Callable[..., dict[str, Any]]
 
 
@@ -190,6 +190,6 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
             return response
         return _error(404, f"no admin endpoint {PREFIX}/{path}; see the mockagent README, \"Admin API\"")
 
-    app.add_url_rule(PREFIX, "mockagent_admin_root", admin, methods=ALL_METHODS)
-    app.add_url_rule(f"{PREFIX}/", "mockagent_admin_index", admin, methods=ALL_METHODS)
-    app.add_url_rule(f"{PREFIX}/<path:rest>", "mockagent_admin", admin, methods=ALL_METHODS)
+    app.add_url_rule(PREFIX, "mockagent_admin_root", admin, methods=HTTP_METHODS)
+    app.add_url_rule(f"{PREFIX}/", "mockagent_admin_index", admin, methods=HTTP_METHODS)
+    app.add_url_rule(f"{PREFIX}/<path:rest>", "mockagent_admin", admin, methods=HTTP_METHODS)

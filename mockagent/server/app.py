@@ -37,7 +37,6 @@ from mockagent.server.wsgi import (
     request_of,
 )
 
-METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 MAX_BODY = 4 * 1024 * 1024
 """Default limit of a request body in bytes; a larger body is answered 413 in the protocol's shape."""
 log = logging.getLogger("mockagent")

@@ -7,7 +7,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockagent.dialects.a2a.service import OPERATIONS
+from mockagent.vocabulary import A2A_OPERATIONS as OPERATIONS
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockagent.dialects.a2a import v0_3
-from mockagent.dialects.a2a.service import OPERATIONS
 from mockagent.dialects.agentex import RPC_ROUTES
-from mockagent.dialects.agentex.rpc import METHODS as AGENTEX_METHODS
+from mockagent.dialects.agentex.rpc import METHOD_TABLE as AGENTEX_METHODS
+from mockagent.vocabulary import A2A_OPERATIONS as OPERATIONS
 from mockagent.server.app import create_app
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
@@ -99,7 +99,7 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=10,
 )
-RPC_METHODS = st.sampled_from(sorted(OPERATIONS) + sorted(v0_3.METHODS) + sorted(AGENTEX_METHODS)) | st.text(max_size=12)
+RPC_METHODS = st.sampled_from(sorted(OPERATIONS) + sorted(v0_3.OPERATION_OF_METHOD) + sorted(AGENTEX_METHODS)) | st.text(max_size=12)
 ENVELOPE = st.fixed_dictionaries(
     {"jsonrpc": st.sampled_from(["2.0", "1.0", 2]), "method": RPC_METHODS | JSON},
     optional={"id": st.integers() | st.text(max_size=4) | JSON, "params": JSON},

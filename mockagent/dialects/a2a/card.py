@@ -8,7 +8,6 @@ from typing import Any
 from mockagent.cassette.models import Agent
 from mockagent.dialects.http import HttpRequest, HttpResponse
 
-CARD_PATH = "/.well-known/agent-card.json"
 CACHE_CONTROL = "public, max-age=60"  # short: a cassette may be edited while clients run
 
 

@@ -10,7 +10,8 @@ from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
-from mockagent.dialects.a2a.service import OPERATIONS, A2AService
+from mockagent.dialects.a2a.service import A2AService
+from mockagent.vocabulary import A2A_OPERATIONS
 from mockagent.dialects.a2a.wire import normalise
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
@@ -56,9 +57,9 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
             raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
         request_id = _echo_id(payload)
         method, params = _envelope(payload)
-        if method in v0_3.METHODS:
+        if method in v0_3.OPERATION_OF_METHOD:
             return _handle_v0_3(service, request, method, params, request_id)
-        if method not in OPERATIONS:
+        if method not in A2A_OPERATIONS:
             raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
         if not isinstance(params, dict):
             raise errors.InvalidParams("params must be an object")
@@ -83,7 +84,7 @@ def _handle_v0_3(service: A2AService, request: HttpRequest, method: str, params:
     streaming = method in v0_3.STREAMING_METHODS
     try:
         params = v0_3.params_in(method, normalise(v0_3.check_params(params)))
-        answer = service.call(v0_3.METHODS[method], params, request, BINDING, legacy=True)
+        answer = service.call(v0_3.OPERATION_OF_METHOD[method], params, request, BINDING, legacy=True)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:

@@ -17,14 +17,8 @@ from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import Call
 from mockagent.engine.replay import Engine
 from mockagent.engine.stream import Stream
+from mockagent.vocabulary import PUSH_OPERATIONS, STREAMING_OPERATIONS
 
-STREAMING = frozenset({"SendStreamingMessage", "SubscribeToTask"})
-PUSH = frozenset({
-    "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
-})
-OPERATIONS = frozenset({"SendMessage", "GetTask", "ListTasks", "CancelTask", "GetExtendedAgentCard"}) | STREAMING | PUSH
-"""Every A2A v1.0 operation (JSON-RPC method names are the operation names)."""
 
 
 def requested_version(request: HttpRequest) -> str:
@@ -72,7 +66,7 @@ class A2AService:
         except errors.ProtocolError as exc:
             self.engine.record(call, exc)
             raise
-        if operation in STREAMING:
+        if operation in STREAMING_OPERATIONS:
             stream = self.engine.stream(call)
             return Answer(stream=stream, fault=stream.fault)
         outcome = self.engine.handle(call)
@@ -115,12 +109,12 @@ class A2AService:
 
     def _check_capability(self, operation: str, params: dict[str, Any]) -> None:
         capabilities = self.agent.capabilities
-        if operation in STREAMING and not capabilities.streaming:
+        if operation in STREAMING_OPERATIONS and not capabilities.streaming:
             raise errors.UnsupportedOperation(
                 f"{operation} is not supported: this agent's card says streaming: false")
         inline_push = isinstance(params.get("configuration"), dict) and params["configuration"].get(
             "taskPushNotificationConfig")
-        if (operation in PUSH or inline_push) and not capabilities.pushNotifications:
+        if (operation in PUSH_OPERATIONS or inline_push) and not capabilities.pushNotifications:
             raise errors.PushNotificationNotSupported(
                 "Push notifications are not supported: this agent's card says pushNotifications: false")
         if operation == "GetExtendedAgentCard":

@@ -12,10 +12,11 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE
 
 VERSION = "0.3"
 
-METHODS = {
+OPERATION_OF_METHOD = {
     "message/send": "SendMessage",
     "message/stream": "SendStreamingMessage",
     "tasks/get": "GetTask",
@@ -35,8 +36,6 @@ INTERRUPTED = frozenset({"input-required", "auth-required"})
 V03_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32007, -32000)})
 """v0.3 knew only these; newer A2A codes go to v0.3 callers as -32603."""
 
-ROLES_IN = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
-_ROLES_OUT = {"ROLE_USER": "user", "ROLE_AGENT": "agent"}
 
 
 def accepts_version(version: str) -> bool:
@@ -101,8 +100,8 @@ def message_in(message: Any) -> Any:
     if not isinstance(message, dict):
         return message
     out = {k: v for k, v in message.items() if k != "kind"}
-    if out.get("role") in ROLES_IN:
-        out["role"] = ROLES_IN[out["role"]]
+    if out.get("role") in V1_ROLE:
+        out["role"] = V1_ROLE[out["role"]]
     if isinstance(out.get("parts"), list):
         out["parts"] = [part_in(p) for p in out["parts"]]
     return out
@@ -125,7 +124,7 @@ def push_config_in(config: Any) -> Any:
 
 def params_in(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """The v1.0 params of a v0.3 request (params already camelCased)."""
-    operation = METHODS[method]
+    operation = OPERATION_OF_METHOD[method]
     if operation in ("SendMessage", "SendStreamingMessage"):
         out = dict(params)
         if "message" in out:
@@ -191,7 +190,7 @@ def _parts(parts: Any) -> list[Any]:
 
 
 def message_out(message: dict[str, Any]) -> dict[str, Any]:
-    out = {**message, "kind": "message", "role": _ROLES_OUT.get(message.get("role"), message.get("role"))}
+    out = {**message, "kind": "message", "role": NEUTRAL_ROLE.get(message.get("role"), message.get("role"))}
     out["parts"] = _parts(message.get("parts"))
     return out
 
@@ -267,7 +266,7 @@ def stream_event_out(event: dict[str, Any], *, close_on_interrupt: bool) -> dict
 
 def result_out(method: str, result: Any) -> Any:
     """The v0.3 result of a v0.3 method, from the v1.0 result the service rendered."""
-    operation = METHODS[method]
+    operation = OPERATION_OF_METHOD[method]
     if operation == "SendMessage":
         return stream_event_out(result, close_on_interrupt=True)  # the bare Task or Message
     if operation in ("GetTask", "CancelTask"):

@@ -14,7 +14,6 @@ from typing import Any
 from mockagent import errors
 from mockagent.dialects.a2a.v0_3 import (
     INTERRUPTED,
-    ROLES_IN,
     TERMINAL,
     file_in,
     file_out,
@@ -23,6 +22,7 @@ from mockagent.dialects.a2a.v0_3 import (
     state_out,
     task_fields,
 )
+from mockagent.dialects.a2a.wire import V1_ROLE
 
 REST_RAW, REST_URL = "fileWithBytes", "fileWithUri"  # the proto's names for a file's content
 
@@ -86,8 +86,8 @@ def rest_message_in(message: Any) -> Any:
         out["parts"] = [rest_part_in(p) for p in content]
     elif content is not None:
         out["parts"] = content
-    if out.get("role") in ROLES_IN:  # lenient: `user` too
-        out["role"] = ROLES_IN[out["role"]]
+    if out.get("role") in V1_ROLE:  # lenient: `user` too
+        out["role"] = V1_ROLE[out["role"]]
     return out
 
 

@@ -25,8 +25,10 @@ STATES = {i: s for i, s in enumerate(
     ["TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
      "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",
      "TASK_STATE_AUTH_REQUIRED"])}
-ROLES_IN = {"ROLE_USER": "user", 1: "user", "ROLE_AGENT": "agent", 2: "agent"}
-ROLES_OUT = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+NEUTRAL_ROLE = {"ROLE_USER": "user", 1: "user", "ROLE_AGENT": "agent", 2: "agent"}
+"""The engine's role (also v0.3's) for a v1.0 role enum, by name or number."""
+V1_ROLE = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+"""The v1.0 role enum for the engine's role (or v0.3's)."""
 PART_CONTENT = ("text", "raw", "url", "data")
 
 
@@ -75,7 +77,7 @@ def check_message(params: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(message.get(key), str) or not message[key]:
             raise errors.InvalidParams(f"message.{key}: required string")
     role = message.get("role")
-    if ROLES_IN.get(role) != "user":
+    if NEUTRAL_ROLE.get(role) != "user":
         raise errors.InvalidParams(f"message.role: a client message has role ROLE_USER, not {role!r}")
     parts = message.get("parts")
     if not isinstance(parts, list) or not parts:
@@ -91,7 +93,7 @@ def check_message(params: dict[str, Any]) -> dict[str, Any]:
 
 def render_message(message: dict[str, Any]) -> dict[str, Any]:
     """An engine message (neutral role) as ProtoJSON."""
-    return {**message, "role": ROLES_OUT.get(message.get("role", ""), message.get("role"))}
+    return {**message, "role": V1_ROLE.get(message.get("role", ""), message.get("role"))}
 
 
 def render_task(task: TaskView) -> dict[str, Any]:

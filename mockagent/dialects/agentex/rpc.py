@@ -149,7 +149,7 @@ def _event(outcome: Outcome, engine: Engine, headers: dict[str, str]) -> Any:
 
 Build = Callable[[Params, AgentexAgent], Params]
 Render = Callable[[Outcome, Engine, dict[str, str]], Any]
-METHODS: dict[str, tuple[str, Build, Render]] = {
+METHOD_TABLE: dict[str, tuple[str, Build, Render]] = {
     "task/create": ("CreateTask", _create_task, _task),
     "message/send": ("SendMessage", _send_message, _messages),  # SendStreamingMessage with stream: true
     "event/send": ("SendEvent", _send_event, _event),
@@ -185,8 +185,8 @@ def _envelope(payload: Any) -> tuple[str, Params]:
     if _echo_id(payload) != payload.get("id"):
         raise errors.InvalidRequest("id must be a string, a number or null")
     method = payload.get("method")
-    if not isinstance(method, str) or method not in METHODS:
-        raise errors.MethodNotFound(f"Unsupported method: {method!r}; use one of {', '.join(METHODS)}")
+    if not isinstance(method, str) or method not in METHOD_TABLE:
+        raise errors.MethodNotFound(f"Unsupported method: {method!r}; use one of {', '.join(METHOD_TABLE)}")
     params = payload.get("params")
     if not isinstance(params, dict):
         raise errors.InvalidParams("params: an object is required")
@@ -195,7 +195,7 @@ def _envelope(payload: Any) -> tuple[str, Params]:
 
 def _build(agent: AgentexAgent, method: str, p: Params, request: HttpRequest) -> Call:
     """The engine call for a method, or the ProtocolError that refuses it."""
-    operation, build, _ = METHODS[method]
+    operation, build, _ = METHOD_TABLE[method]
     if method not in ALLOWED[agent.acp_type]:
         raise errors.UnsupportedOperation(f"Unsupported method: {method} for ACP type: {agent.acp_type}")
     params = build(p, agent)
@@ -209,7 +209,7 @@ def _call(engine: Engine, agent: AgentexAgent, method: str, p: Params, request: 
     try:
         return _build(agent, method, p, request)
     except errors.ProtocolError as exc:
-        engine.record(query.call(METHODS[method][0], p, BINDING, request.headers), exc)
+        engine.record(query.call(METHOD_TABLE[method][0], p, BINDING, request.headers), exc)
         raise
 
 
@@ -233,7 +233,7 @@ def handle(engine: Engine, agent: AgentexAgent, request: HttpRequest) -> HttpRes
         if call.operation == "SendStreamingMessage":
             return ndjson.stream_response(engine.stream(call), request_id)
         outcome = engine.handle(call)
-        result = METHODS[method][2](outcome, engine, request.headers)
+        result = METHOD_TABLE[method][2](outcome, engine, request.headers)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:

@@ -1,0 +1,45 @@
+"""The protocol vocabulary: the names the dialects, the engine, the proxy, `lint` and the command
+line share, each defined here once. Imports nothing, so the pytest plugin may use it for free."""
+
+from __future__ import annotations
+
+CARD_PATH = "/.well-known/agent-card.json"
+"""Where an A2A agent's public card is served, below the agent's URL."""
+
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+"""VCR.py's record modes: replay only, record when missing, record what is new, record anew."""
+
+HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+"""Every method a catch-all route takes: the dialects answer an unknown one themselves."""
+
+MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage", "SendEvent"})
+"""Operations that carry a message to the agent: interactions answer them."""
+
+STREAMING_OPERATIONS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+"""A2A operations answered with a stream (a card with `streaming: false` refuses them)."""
+
+PUSH_OPERATIONS = frozenset({
+    "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
+})
+"""The push-notification config operations (a card with `pushNotifications: false` refuses them)."""
+
+A2A_OPERATIONS = frozenset({
+    "SendMessage", "GetTask", "ListTasks", "CancelTask", "GetExtendedAgentCard",
+}) | STREAMING_OPERATIONS | PUSH_OPERATIONS
+"""Every A2A v1.0 operation (JSON-RPC method names are the operation names)."""
+
+AGENTEX_OPERATIONS = frozenset({
+    "SendMessage", "SendStreamingMessage", "SendEvent", "CreateTask", "CancelTask", "InterruptTask",
+    "GetTask", "ListTasks",
+    "SubscribeToTask",  # what the engine sees of Agentex's GET /tasks/{id}/stream
+})
+"""The operations the Agentex dialect turns its RPC methods and routes into."""
+
+OPERATIONS = {"a2a": A2A_OPERATIONS, "agentex": AGENTEX_OPERATIONS}
+"""The operations of each cassette `protocol`."""
+
+TASK_OPERATIONS = frozenset({
+    "GetTask", "CancelTask", "ListTasks", "CreateTask", "InterruptTask",
+}) | PUSH_OPERATIONS
+"""Operations on tasks the engine answers by itself, without an interaction."""
