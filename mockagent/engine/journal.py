@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,26 @@ class JournalEntry:
         return self.report is None
 
 
+class Numbering:
+    """Sequence numbers that the journals of several engines share (the agents of one folder), so
+    that a call's number says where it came among the calls to every agent."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()  # the engines' own locks do not exclude one another
+
+    def take(self) -> int:
+        """The next number, from 1."""
+        with self._lock:
+            self._last += 1
+            return self._last
+
+    def restart(self) -> None:
+        """Count from 1 again (every journal that shares the numbering was cleared)."""
+        with self._lock:
+            self._last = 0
+
+
 class Journal:
     """Calls in arrival order."""
 
@@ -39,8 +60,10 @@ class Journal:
     def entries(self) -> list[JournalEntry]:
         return self._entries
 
-    def record(self, call: Call, **outcome: Any) -> JournalEntry:
-        entry = JournalEntry(len(self._entries) + 1, call.operation, call.binding, call.params, **outcome)
+    def record(self, call: Call, seq: int | None = None, **outcome: Any) -> JournalEntry:
+        """Add a call; `seq` is its number from a shared `Numbering` (default: its place here)."""
+        number = len(self._entries) + 1 if seq is None else seq
+        entry = JournalEntry(number, call.operation, call.binding, call.params, **outcome)
         self._entries.append(entry)
         return entry
 

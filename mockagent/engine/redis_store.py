@@ -266,7 +266,8 @@ class RedisJournal(Journal):
     def begin(self) -> None:
         self._pending = []
 
-    def record(self, call: Call, **outcome: Any) -> JournalEntry:
+    def record(self, call: Call, seq: int | None = None, **outcome: Any) -> JournalEntry:
+        # `seq` is not kept: the processes sharing the store number entries by their place here.
         entry = JournalEntry(0, call.operation, call.binding, call.params, **outcome)  # seq: its place
         self._pending.append(entry)
         return entry

@@ -20,7 +20,7 @@ from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
-from mockagent.engine.journal import Journal
+from mockagent.engine.journal import Journal, Numbering
 from mockagent.engine.matchers import CompiledMatch, TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
@@ -40,13 +40,15 @@ class Engine:
     def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none",
                  on_miss: Callable[[NearMissReport], None] | None = None, pace: Pace | str | None = None,
                  pace_cap_ms: float | None = None, clock_factory: type[Clock] = Clock,
-                 keepalive_s: float = KEEPALIVE_S, store: StoreFactory | None = None) -> None:
+                 keepalive_s: float = KEEPALIVE_S, store: StoreFactory | None = None,
+                 numbering: Numbering | None = None) -> None:
         self.loaded = loaded
         self.cassette = loaded.cassette
         self.record_mode = record_mode
         self.on_miss = on_miss  # the server logs near misses as they happen
         self.listeners: list[EventListener] = []  # told of every task event, under the lock
         self.keepalive_s = keepalive_s
+        self.numbering = numbering  # shared by a folder's agents; None: the journal counts alone
         self.interactions: list[Interaction] = list(self.cassette.interactions)
         with collector_paused():  # as while loading: many new objects, no garbage
             self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
@@ -160,7 +162,7 @@ class Engine:
     def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
         """Journal a call its dialect settled alone: refused (version, capability) or a card."""
         with self.locked():
-            self.journal.record(call, error=None if exc is None else exc.kind)
+            self._record(call, error=None if exc is None else exc.kind)
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
         with self.locked(self._task_id(call)):
@@ -172,15 +174,19 @@ class Engine:
                 result = answer(call, index, task)
             except errors.ProtocolError as exc:
                 report = exc.report if isinstance(exc, errors.NoMatch) else None
-                self.journal.record(call, interaction=name, error=exc.kind, report=report)
+                self._record(call, interaction=name, error=exc.kind, report=report)
                 if report is not None and self.on_miss is not None:
                     self.on_miss(report)
                 raise
             except errors.HttpFault:
-                self.journal.record(call, interaction=name, error="HttpFault")
+                self._record(call, interaction=name, error="HttpFault")
                 raise
-            self.journal.record(call, interaction=name)
+            self._record(call, interaction=name)
             return result
+
+    def _record(self, call: Call, **outcome: Any) -> None:
+        seq = None if self.numbering is None else self.numbering.take()
+        self.journal.record(call, seq, **outcome)
 
     # -- matching -----------------------------------------------------------------------------
 

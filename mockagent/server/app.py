@@ -18,6 +18,7 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
+from mockagent.engine.journal import Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.engine.taskstore import StoreFactory
@@ -54,9 +55,10 @@ class Mounts:
         self.single = not path.is_dir()
         self.folder = path.parent if self.single else path  # where runtime loads may read from
         cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
-        self._engine_options = engine_options
+        self.numbering = Numbering()  # one count over every agent's journal
+        self._engine_options = {**engine_options, "numbering": self.numbering}
         self._lock = threading.Lock()  # runtime loads, one at a time
-        self.agents = {name: Engine(loaded, on_miss=_log_miss, **engine_options)
+        self.agents = {name: Engine(loaded, on_miss=_log_miss, **self._engine_options)
                        for name, loaded in cassettes.items()}
         self._handlers = {name: self._handler(engine) for name, engine in self.agents.items()}
 
@@ -93,10 +95,14 @@ class Mounts:
     def handle(self, name: str, http: HttpRequest) -> HttpResponse:
         return self._handlers[name].handle(http)
 
-    def reset(self) -> None:
-        """Forget every agent's tasks, journal and use counts."""
-        for engine in self.agents.values():
-            engine.reset()
+    def reset(self, names: list[str] | None = None) -> None:
+        """Forget the tasks, journal and use counts of the agents named (default: every agent)."""
+        agents = dict(self.agents)
+        selected = list(agents) if names is None else names
+        if set(selected) >= set(agents):  # no journal keeps a number: count from 1 again
+            self.numbering.restart()  # first: a call meanwhile gets a number a reset then forgets
+        for name in selected:
+            agents[name].reset()
 
     def close(self) -> None:
         """End open streams, stop playing tasks and delivering webhooks."""

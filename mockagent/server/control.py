@@ -165,10 +165,9 @@ def unused_report(unused: list[dict[str, Any]]) -> str:
 
 def reset(mounts: Mounts, agent: str | None = None) -> list[str]:
     """Forget tasks, journal, deliveries and use counts; the names of the agents reset."""
-    selected = engines(mounts, agent)
-    for _, engine in selected:
-        engine.reset()
-    return [name for name, _ in selected]
+    names = [name for name, _ in engines(mounts, agent)]
+    mounts.reset(names)
+    return names
 
 
 def _number(value: Any, what: str) -> float:

@@ -8,18 +8,23 @@ import json
 import re
 import shutil
 import subprocess
+import tomllib
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
+from html.parser import HTMLParser
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+from flask import render_template
 from flask.testing import FlaskClient
 
+from mockagent.server import inspector
 from mockagent.server.app import create_app
 from mockagent.server.thread import serve_in_thread
 
-AGENTEX = Path(__file__).resolve().parents[2] / "cassettes" / "agentex" / "sync-agent.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+AGENTEX = ROOT / "cassettes" / "agentex" / "sync-agent.yaml"
 SCRIPT = "<script>alert('x')</script>"
 
 ALPHA = """\
@@ -95,9 +100,10 @@ def client(folder: Path) -> Iterator[FlaskClient]:
 
 
 def section(page: str, key: str) -> str:
+    """One section of the page, without the whitespace between its tags (the template's indent)."""
     found = re.search(rf'<section id="{key}">(.*?)</section>', page, re.S)
     assert found, f"no #{key} section"
-    return found.group(1)
+    return re.sub(r">\s*\n\s*<", "><", found.group(1))
 
 
 def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClient) -> None:
@@ -140,12 +146,13 @@ def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClien
     states = re.findall(r'state <span class="state">(\w+)</span>', timeline.group(1))
     assert states == ["working", "completed"]
     assert "artifact <code>log</code>" in timeline.group(1)
-    assert "2026-10-06T09:00:00.000Z" in timeline.group(1)
+    assert '<span class="muted stamp">2026-10-06T09:00:00.000Z</span>' in timeline.group(1)
     assert "said <code>" in tasks  # the Agentex agent's message
 
     journal = section(page, "journal")
-    assert re.search(r'<tr class="call matched"><td>1</td><td>alpha</td><td>SendMessage</td><td>JSONRPC</td>'
-                     r'<td><span class="matched">matched</span> <strong>question</strong>', journal)
+    assert re.search(r'<tr class="call matched"><td>1</td><td>alpha</td><td>SendMessage</td>'
+                     r'<td>JSONRPC</td><td class="outcome"><span class="matched">matched</span> '
+                     r'<strong>question</strong>', journal)
     miss = re.search(r'<tr class="call unmatched"><td>2</td><td>alpha</td>.*?<pre class="near-miss">(.*?)</pre>'
                      r'(.*?)</tr>', journal, re.S)
     assert miss, "no near-miss report"
@@ -154,8 +161,8 @@ def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClien
     assert "<code>" in miss.group(2)  # the differing paths, listed
 
     assert "<script" not in page.lower()  # neither the message text nor the card's description
-    assert html.escape(SCRIPT) in journal
-    assert html.escape("<script>alert('card')</script>") in agents
+    assert SCRIPT in html.unescape(journal)
+    assert "<script>alert('card')</script>" in html.unescape(agents)
 
 
 def test_an_empty_server_says_so(client: FlaskClient) -> None:
@@ -165,6 +172,221 @@ def test_an_empty_server_says_so(client: FlaskClient) -> None:
     every = client.get("/_mockagent/interactions").get_json()["interactions"]
     assert len(every) > 3 and section(page, "interactions").count('class="interaction unused"') == len(every)
     assert 'class="interaction used"' not in page
+
+
+def test_the_templates_are_package_data() -> None:
+    """A wheel without them serves a 500 for the page (editable installs hide that)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools["package-data"]["mockagent"]
+    package = Path(inspector.__file__).parents[1]
+    files = [PurePosixPath(p.relative_to(package).as_posix())
+             for p in (package / "server" / "templates").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts]
+    assert PurePosixPath("server/templates/inspector.html") in files
+    missing = [str(f) for f in files if not any(f.match(pattern) for pattern in patterns)]
+    assert missing == []
+
+
+EVIL_A2A = """\
+version: 1
+agent:
+  name: 'Evil "<script>alert(1)</script>'
+  description: '"><img src=x onerror=alert(2)>'
+  skills: [{id: s, name: S, description: A skill.}]
+clock:
+  start: 2026-10-06T09:00:00Z
+interactions:
+  - name: '<script>alert("interaction")</script>'
+    match: {text: {endswith: "?"}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - artifact: {artifactId: '"><script>alert(3)</script>', parts: [{text: x}]}
+          - state: TASK_STATE_COMPLETED
+"""
+
+EVIL_AGENTEX = """\
+version: 1
+protocol: agentex
+agents:
+  - id: agent-evil
+    name: '<script>alert("agent")</script>'
+    description: '"><svg onload=alert(6)>'
+    acp_type: sync
+clock: {start: 2026-10-06T09:00:00Z}
+interactions:
+  - name: turn
+    match: {text: hi}
+    reply:
+      task:
+        steps:
+          - say: '<script>alert("said")</script>'
+"""
+
+EVIL_CALL = "' onmouseover='alert(4)' \"><script>alert(5)</script>"
+EVIL_CONTEXT = '<script>alert("context")</script>'
+HOSTILE = "\"'><script>alert(1)</script><img src=x onerror=alert(2)>&amp;"
+
+
+class Markup(HTMLParser):
+    """The elements, attributes and text a browser would make of a page."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.texts: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts)
+
+
+def assert_inert(page: str) -> Markup:
+    """No element or attribute that runs script: every value stayed text."""
+    markup = Markup(page)
+    assert {tag for tag, _ in markup.tags} <= {
+        "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav",
+        "a", "p", "code", "main", "section", "article", "dl", "dt", "dd", "details", "summary",
+        "pre", "table", "thead", "tbody", "tr", "th", "td", "span", "strong", "ol", "ul", "li",
+        "time"}
+    assert not [name for _, attrs in markup.tags for name in attrs if name.startswith("on")]
+    return markup
+
+
+def test_hostile_names_texts_and_reports_come_out_escaped(tmp_path: Path) -> None:
+    root = tmp_path / "kit"
+    root.mkdir()
+    (root / "evil.yaml").write_text(EVIL_A2A)
+    (root / "evilx.yaml").write_text(EVIL_AGENTEX)
+    app = create_app(root)
+    client = app.test_client()
+
+    def post(path: str, body: Any) -> Any:
+        return client.post(path, json=body, headers={"A2A-Version": "1.0"}).get_json()
+
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Evil?"}],
+               "contextId": EVIL_CONTEXT}
+    task = rpc(post, "evil", "SendMessage", {"message": message})["result"]["task"]
+    assert task["contextId"] == EVIL_CONTEXT
+    unmatched = {**message, "parts": [{"text": EVIL_CALL}]}
+    assert "error" in rpc(post, "evil", "SendMessage", {"message": unmatched})
+    said = post("/evilx/agents/agent-evil/rpc",
+                {"method": "message/send", "params": {"content": {"type": "text", "author": "user",
+                                                                  "content": "hi"}}})
+    assert said["error"] is None
+    page = client.get("/_mockagent/").get_data(as_text=True)
+    [miss] = client.get("/_mockagent/near-misses").get_json()["nearMisses"]
+    app.extensions["mockagent"].close()
+
+    markup = assert_inert(page)
+    for text in ['<script>alert("interaction")</script>',
+                 '"><script>alert(3)</script>',  # an artifact id
+                 EVIL_CONTEXT, miss["report"]["report"],  # a task's context, the near-miss report
+                 '<script>alert("agent")</script>', '"><svg onload=alert(6)>']:  # Agentex agents
+        assert text in markup.text, text
+    for text in ['Evil "<script>alert(1)</script>', '"><img src=x onerror=alert(2)>',  # the card
+                 '<script>alert("said")</script>']:  # shown as JSON
+        assert json.dumps(text)[1:-1] in markup.text, text
+    assert '"><script>alert(5)</script>' in miss["report"]["report"]
+
+
+def hostile(value: Any) -> Any:
+    """`value` with every string in it replaced by HOSTILE (numbers and flags kept)."""
+    if isinstance(value, str):
+        return HOSTILE
+    if isinstance(value, dict):
+        return {key: hostile(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(hostile(item) for item in value)
+    return value
+
+
+def test_every_value_the_template_shows_is_escaped(folder: Path) -> None:
+    app = create_app(folder)
+    client = app.test_client()
+    make_calls(lambda path, body: client.post(path, json=body,
+                                              headers={"A2A-Version": "1.0"}).get_json())
+    mounts = app.extensions["mockagent"]
+    shown = inspector.context(mounts, "http://localhost")
+    assert shown["agents"] and shown["interactions"] and shown["tasks"] and shown["calls"]
+    with app.test_request_context():
+        page = render_template(inspector.TEMPLATE, **hostile(shown))
+    mounts.close()
+    markup = assert_inert(page)
+    assert markup.text.count(HOSTILE) > 40  # names, ids, states, events, reports, paths, ...
+    attributes = [value for _, attrs in markup.tags for value in attrs.values()]
+    assert f"task-{HOSTILE}" in attributes  # an id stays one attribute value
+    assert HOSTILE in attributes  # data-agent, the row's class
+
+
+def times(page: str) -> list[str]:
+    return re.findall(r"<time>(.*?)</time>", section(page, "tasks"))
+
+
+def test_timeline_times_are_whole_milliseconds(client: FlaskClient) -> None:
+    assert inspector.elapsed(3914.0012020000086) == "+3914 ms"
+    assert inspector.elapsed(1234.6) == "+1235 ms" and inspector.elapsed(0.0) == "+0 ms"
+
+    def post(path: str, body: Any) -> Any:
+        return client.post(path, json=body, headers={"A2A-Version": "1.0"}).get_json()
+
+    make_calls(post)
+    page = client.get("/_mockagent/").get_data(as_text=True)
+    found = times(page)
+    assert len(found) >= 4 and "artifact <code>log</code>" in section(page, "tasks")
+    assert all(re.fullmatch(r"\+\d+ ms", when) for when in found), found  # states, artifacts, said
+    assert page.count('class="muted stamp"') == 2  # the states' timestamps, as a client sees them
+
+
+def test_the_journal_is_in_arrival_order_across_agents(client: FlaskClient) -> None:
+    def post(path: str, body: Any) -> Any:
+        return client.post(path, json=body, headers={"A2A-Version": "1.0"}).get_json()
+
+    send(post, "Ready?")
+    content = {"type": "text", "author": "user", "content": "Hi?"}
+    post("/sync-agent/agents/agent-sync-1/rpc",
+         {"method": "message/send", "params": {"content": content}})
+    send(post, "Steady?")
+    rows = re.findall(r'<tr class="call \w+"><td>(\d+)</td><td>(.*?)</td>', section(
+        client.get("/_mockagent/").get_data(as_text=True), "journal"))
+    assert rows == [("1", "alpha"), ("2", "sync-agent"), ("3", "alpha")]
+
+
+def test_long_near_miss_reports_wrap_in_their_cell(client: FlaskClient) -> None:
+    page = client.get("/_mockagent/").get_data(as_text=True)
+    style = re.search(r"<style>(.*?)</style>", page, re.S)
+    assert style
+    rules = dict(re.findall(r"^([^{}\n]+?)\s*\{([^}]*)\}", style.group(1), re.M))
+    assert "white-space: pre-wrap" in rules["pre.near-miss"]
+    assert "overflow-wrap: anywhere" in rules["pre.near-miss"]
+    assert "overflow-wrap: anywhere" in rules["td.outcome"]
+
+
+PROBE = """<script>
+const root = document.documentElement;
+const tables = [...document.querySelectorAll("table")]
+  .map(t => Math.ceil(t.getBoundingClientRect().right));
+document.body.setAttribute("data-fit", JSON.stringify(
+  {width: root.clientWidth, scroll: root.scrollWidth, tables}));
+</script>"""
+
+
+def chromium_dom(chromium: str, url: str, profile: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync",
+         "--window-size=800,900", f"--user-data-dir={profile}", "--dump-dom", url],
+        capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> None:
@@ -182,11 +404,10 @@ def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> Non
                 return json.load(exc)
 
         task_id = make_calls(post)
-        done = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'chromium-profile'}", "--dump-dom", server.url + "/_mockagent/"],
-            capture_output=True, text=True, timeout=60)
+        assert "error" in send(post, "x" * 400)  # a near-miss report far wider than the window
+        with urllib.request.urlopen(server.url + "/_mockagent/", timeout=10) as response:
+            page = response.read().decode()
+        done = chromium_dom(chromium, server.url + "/_mockagent/", tmp_path / "chromium-profile")
     dom = done.stdout
     assert done.returncode == 0 and "<body" in dom, done.stderr[-2000:]
     for key in ("agents", "interactions", "tasks", "journal"):
@@ -197,3 +418,14 @@ def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> Non
     assert '<pre class="near-miss">' in dom and "endswith \"?\"" in html.unescape(dom)
     assert re.search(r'<td class="uses">0 / 1</td>', dom)
     assert "<script" not in dom.lower()  # the browser saw text, not a script element
+    assert re.search(r"<time>\+\d+ ms</time> — artifact <code>log</code>", dom)
+
+    # The same page, measured: a script added here (the page has none) notes the tables' widths.
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("</body>", PROBE + "</body>"))
+    measured = chromium_dom(chromium, probe.as_uri(), tmp_path / "chromium-profile")
+    fit = re.search(r'data-fit="([^"]*)"', measured.stdout)
+    assert fit, measured.stderr[-2000:]
+    sizes = json.loads(html.unescape(fit.group(1)))
+    assert len(sizes["tables"]) >= 3 and sizes["width"] <= 800
+    assert sizes["scroll"] <= sizes["width"] and max(sizes["tables"]) <= sizes["width"], sizes
