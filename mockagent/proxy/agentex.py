@@ -111,9 +111,9 @@ class AgentexRecording:
         headers = forwardable(dict(response.headers))
         if "application/x-ndjson" in response.headers.get("content-type", ""):
             turn = StreamTurn(self, call) if call is not None and call[1] == "message/send" else None
-            body = tee(response, b"\n", turn.line if turn else lambda _: None,
-                       turn.close if turn else self.session.save_partial)
-            return HttpResponse(response.status_code, body, headers)
+            lines = tee(response, b"\n", turn.line if turn else lambda _: None,
+                        turn.close if turn else self.session.save_partial)
+            return HttpResponse(response.status_code, lines, headers)
         try:
             body = read(response)
         except httpx.HTTPError as exc:
@@ -165,7 +165,7 @@ class AgentexRecording:
                 return None
             if not isinstance(payload, dict) or not isinstance(payload.get("method"), str):
                 return None
-            params = payload.get("params") if isinstance(payload.get("params"), dict) else {}
+            params: dict[str, Any] = payload["params"] if isinstance(payload.get("params"), dict) else {}
             self.session.redactor.redact(params)  # remembers credentials in params
             groups = found.groupdict()
             name = groups.get("name") or (self.agents.get(groups.get("id") or "") or {}).get("name")
@@ -197,15 +197,15 @@ class AgentexRecording:
             if method == "task/cancel":
                 task.scripted = False
         elif method == "message/send" and isinstance(result, list):
-            contents = [m.get("content") for m in result if isinstance(m, dict) and isinstance(m.get("content"), dict)]
+            contents: list[dict[str, Any]] = [m["content"] for m in result if isinstance(m, dict) and isinstance(m.get("content"), dict)]
             task_id = next((str(m["task_id"]) for m in result if isinstance(m, dict) and m.get("task_id")), "")
-            task = self.open_turn(agent, params, None, task_id)
-            if task is not None:
-                task.seen.update(str(m.get("id")) for m in result if isinstance(m, dict))
+            turn = self.open_turn(agent, params, None, task_id)
+            if turn is not None:
+                turn.seen.update(str(m.get("id")) for m in result if isinstance(m, dict))
                 steps = [{"say": say(c)} for c in contents]
-                assert task.record is not None
-                self.session.recorder._add_steps(task.record, steps, 0.0)
-                self.close_turn(task)
+                assert turn.record is not None
+                self.session.recorder._add_steps(turn.record, steps, 0.0)
+                self.close_turn(turn)
         elif method == "event/send" and isinstance(result, dict):
             self.open_turn(agent, params, "SendEvent", str(result.get("task_id") or ""))
 

@@ -62,11 +62,11 @@ class RecordingProxy:
 
     def _interfaces(self) -> tuple[set[str], list[str]]:
         """JSON-RPC paths and REST bases of the upstream, relative to its root."""
-        if self._card is None:
-            if not self._fetch_card():
-                return {""}, [""]
+        if self._card is None and not self._fetch_card():
+            return {""}, [""]
+        card = self._card or {}
         jsonrpc, rest_bases = set(), []
-        for interface in self._card.get("supportedInterfaces") or []:
+        for interface in card.get("supportedInterfaces") or []:
             path = self.upstream.relative(str(interface.get("url", "")))
             if path is None:
                 continue

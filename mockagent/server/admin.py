@@ -154,7 +154,8 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
     plain = [("GET", "agents", agents), ("GET", "calls", calls), ("GET", "near-misses", near_misses),
              ("GET", "tasks", tasks), ("GET", "interactions", interactions), ("GET", "deliveries", deliveries),
              ("POST", "reset", reset), ("POST", "clock/advance", advance), ("POST", "cassettes/load", load)]
-    routes = [(method, re.compile(re.escape(path)), handler) for method, path, handler in plain]
+    routes: list[tuple[str, re.Pattern[str], Handler]] = [
+        (method, re.compile(re.escape(path)), handler) for method, path, handler in plain]
     routes.append(("POST", re.compile(r"tasks/(?P<task_id>[^/]+)/polls"), polls))
     return routes
 

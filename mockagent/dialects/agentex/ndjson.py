@@ -10,7 +10,7 @@ does when the agent raises.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mockagent import errors
@@ -56,7 +56,7 @@ def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
         yield b"".join(ready)
 
 
-def _batches(stream: Stream) -> Iterator[list[Update]]:
+def _batches(stream: Stream) -> Iterator[Sequence[Update]]:
     """The updates, a list at a time: those of the first answer, then those of each event."""
     index = itertools.count()
     first = stream.first

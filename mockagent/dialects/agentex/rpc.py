@@ -20,7 +20,7 @@ from mockagent.cassette.models import AgentexAgent, TaskState
 from mockagent.dialects.agentex import ndjson, query, wire
 from mockagent.dialects.agentex.errors import delay, fault_response, rpc_error
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
-from mockagent.engine.call import Call, MessageResult, Outcome, TaskResult
+from mockagent.engine.call import Call, MessageResult, Outcome, TaskResult, TaskView
 from mockagent.engine.replay import Engine
 
 BINDING = "RPC"
@@ -136,6 +136,7 @@ def _messages(outcome: Outcome, engine: Engine, headers: dict[str, str]) -> Any:
 
 def _event(outcome: Outcome, engine: Engine, headers: dict[str, str]) -> Any:
     """The Event this call created: the task's latest event/send turn."""
+    view: TaskView | None
     if isinstance(outcome, TaskResult):
         view = outcome.task
     else:  # a direct `message` reply carries no task snapshot: read the task without a poll

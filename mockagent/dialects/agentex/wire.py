@@ -25,7 +25,7 @@ METHOD_KEY = "agentexMethod"  # metadata of a user turn: "message/send" or "even
 AGENT_KEY = "agentexAgentId"  # metadata of a user turn: the agent it was sent to
 _IDS = uuid.uuid5(uuid.NAMESPACE_URL, "mockagent:agentex")
 
-EMPTY = {  # what a streamed message holds at `start`, before its deltas arrive
+EMPTY: dict[str, dict[str, Any]] = {  # what a streamed message holds at `start`, before its deltas
     "text": {"content": ""}, "data": {"data": {}}, "tool_request": {"arguments": {}},
     "tool_response": {"content": ""}, "reasoning": {"summary": [], "content": []},
 }
@@ -95,7 +95,7 @@ def history(view: TaskView) -> list[dict[str, Any]]:
 
 def events(view: TaskView) -> list[dict[str, Any]]:
     """The task's events (its event/send turns), numbered 1, 2, … per task."""
-    out = []
+    out: list[dict[str, Any]] = []
     for _, message, when in _turns(view):
         meta = message.get("metadata") or {}
         if message.get("role") != "user" or meta.get(METHOD_KEY) != "event/send":
