@@ -204,7 +204,7 @@ class AgentexRecording:
                 turn.seen.update(str(m.get("id")) for m in result if isinstance(m, dict))
                 steps = [{"say": say(c)} for c in contents]
                 assert turn.record is not None
-                self.session.recorder._add_steps(turn.record, steps, 0.0)
+                self.session.recorder.add_steps(turn.record, steps, 0.0)
                 self.close_turn(turn)
         elif method == "event/send" and isinstance(result, dict):
             self.open_turn(agent, params, "SendEvent", str(result.get("task_id") or ""))
@@ -272,7 +272,7 @@ class AgentexRecording:
             if empty:
                 record.steps.clear()
             steps[0]["after"] = {"polls": record.polls}
-            self.session.recorder._add_steps(record, steps, 0.0)
+            self.session.recorder.add_steps(record, steps, 0.0)
 
     def finish(self) -> None:
         """Before writing: every script has a step."""
@@ -344,7 +344,7 @@ class StreamTurn:
                     return
                 task.seen.update(self.message_ids)
                 assert task.record is not None
-                owner.session.recorder._add_steps(task.record, [s for s in self.steps if s["say"] != ""], 0.0)
+                owner.session.recorder.add_steps(task.record, [s for s in self.steps if s["say"] != ""], 0.0)
                 owner.close_turn(task)
         finally:
             owner.session.save_partial()

@@ -131,10 +131,10 @@ class Recorder:
         if task is None:
             return
         task.polls += 1
-        steps = self._diff(task, snapshot)
+        steps = self.diff(task, snapshot)
         if steps:
             steps[0]["after"] = {"polls": task.polls, "ms": round(at_ms - task.since_ms)}
-            self._add_steps(task, steps, at_ms)
+            self.add_steps(task, steps, at_ms)
 
     # -- building blocks ----------------------------------------------------------------------
 
@@ -161,6 +161,12 @@ class Recorder:
         self.interactions.append(interaction)
         self.recorded += 1
         return interaction
+
+    def remove_interaction(self, interaction: dict[str, Any]) -> None:
+        """Forget an interaction `add_interaction` made (its upstream never answered)."""
+        self.interactions.remove(interaction)
+        self._names.discard(interaction["name"])
+        self.recorded -= 1
 
     def _artifact_id(self, upstream_id: str) -> str:
         """A name the upstream chose stays; an id it minted (a uuid) becomes `artifact-N`."""
@@ -193,7 +199,7 @@ class Recorder:
             step["message"] = content(message)
         return step
 
-    def _diff(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    def diff(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         """Steps from the last sighting of a task to `snapshot`."""
         artifact_steps = []
         for artifact in snapshot.get("artifacts") or []:
@@ -216,7 +222,8 @@ class Recorder:
             return artifact_steps + state_steps
         return state_steps + artifact_steps
 
-    def _add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
+    def add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
+        """Append `steps` (redacted) to the task's script, as seen at `at_ms`."""
         task.steps.extend(self.redactor.redact(steps))
         task.polls = 0
         task.since_ms = at_ms

@@ -34,10 +34,7 @@ class StreamRecording:
         """The upstream never answered: forget the interaction this recording opened."""
         if self.interaction is None:
             return
-        recorder = self.recorder
-        recorder.interactions.remove(self.interaction)
-        recorder._names.discard(self.interaction["name"])
-        recorder.recorded -= 1
+        self.recorder.remove_interaction(self.interaction)
         if self.follow_up is not None and self._previous_steps is not None:
             self.follow_up.steps = self._previous_steps
         self.interaction = None
@@ -65,12 +62,12 @@ class StreamRecording:
             self.task = self._open_task(str((snapshot or {}).get("id") or (update or {}).get("taskId", "")))
         task = self.task
         if snapshot is not None:
-            steps = recorder._diff(task, snapshot)
+            steps = recorder.diff(task, snapshot)
             if not steps and not task.state:  # a new task always starts with its state
                 steps = [recorder.state_step(task, snapshot.get("status") or {})]
             if steps and self.message is None:  # a subscription: what happened since the last sighting
                 steps[0]["after"] = self._after(at_ms - task.since_ms)
-            recorder._add_steps(task, steps, at_ms)
+            recorder.add_steps(task, steps, at_ms)
         self.last_ms = at_ms
         if update is not None:
             self.event(result, at_ms)
@@ -110,7 +107,7 @@ class StreamRecording:
         else:  # a Task resent mid-stream changes nothing a step could say
             return
         step["after"] = self._after(at_ms - self.last_ms)
-        self.recorder._add_steps(task, [step], at_ms)
+        self.recorder.add_steps(task, [step], at_ms)
         self.last_ms = at_ms
 
     def close(self) -> None:
