@@ -273,8 +273,8 @@ def _collector_for_serving() -> Iterator[None]:
 
 def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
     """After every collection, set what survived aside as frozen: the collector then walks each
-    object once, young, and never the tasks again (they live until a reset; walking them cost a
-    task call about 10 µs and, now and then, a pause of 40 ms or more). Frozen objects are still
+    object once, young, and never the tasks again (they live until a reset; walking them again
+    and again costs every call, and a full collection is a latency spike). Frozen objects are still
     freed by reference counting, when a call ends or a reset drops them. Only garbage in a
     reference cycle would stay, and serving makes none (tests/unit/test_no_reference_cycles.py)."""
     if phase == "stop":

@@ -9,7 +9,7 @@ from mockagent.cassette.models import Fault, TaskState
 
 # The records below are made several times per call (an event per step) and never changed after,
 # but they are not `frozen`: a frozen dataclass sets each field through object.__setattr__, which
-# made making a TaskEvent four times as slow. `slots` keeps them small (tasks keep their events).
+# makes building one several times slower. `slots` keeps them small (tasks keep their events).
 
 
 

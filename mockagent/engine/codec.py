@@ -22,7 +22,7 @@ from mockagent.engine.matchers import Mismatch
 from mockagent.engine.tasks import Task
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-try:  # one C encoder for every answer: json.dumps would build a new one per call, for a third of its cost
+try:  # one C encoder for every answer: json.dumps would build a new one per call
     from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 
     _encode_c, _encode_c_str = (c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, True)

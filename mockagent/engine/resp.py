@@ -1,8 +1,7 @@
 """A minimal Redis client (RESP2): the few commands the shared task store sends, pipelined.
 
 Every replayed call takes two round trips to the store while it holds the store's lock, so the
-client's own cost is every worker's cost. redis-py spent about 0.5 ms per call packing and parsing
-here, more than the whole replayed call; this one packs with one join and parses with the C
+client's own cost is every worker's cost. This one packs with one join and parses with the C
 readline of a buffered socket file.
 """
 

@@ -1,9 +1,8 @@
 """mockagent's HTTP/1.1 server for WSGI apps: an event loop (`loop.py`) or a thread per connection.
 
 waitress hands every request from its event-loop thread to a worker thread and the answer
-back again; on two cores that hand-over costs more than a whole replayed call (a canned answer
-measured 4.1k requests/s at one connection and 3.8k at 16 on waitress, 9.3k and 35k with a
-thread per connection). Here the thread that reads a request runs the app and writes the answer:
+back again; on two cores that hand-off cost more than a whole replayed call (the figures are in
+bench/README.md and shared/reference/serving-measurements.md). Here the thread that reads a request runs the app and writes the answer:
 the loop's thread for every connection at once, as long as the answer does not wait; a thread
 of the connection's own otherwise (an open stream holds it, and the others go on).
 """

@@ -2,9 +2,9 @@
 each request there and then.
 
 With a thread per connection every call hands the GIL from thread to thread (each recv and send
-lets another thread in, and 16 connections keep 16 threads waking): on 2 cores at 16 connections
-`scripts/bench` had GetTask at 4.1k/s that way and 8.0k/s here, where one thread waits on all
-connections at once (epoll, kqueue) and answers in turn with no hand-over.
+lets another thread in, and 16 connections keep 16 threads waking); here one thread waits on all
+connections at once (epoll, kqueue) and answers in turn with no hand-off (`scripts/bench` has
+both: bench/README.md).
 
 The app must not wait on the loop: every other connection would wait with it. So whatever may
 wait (a stream for its next event, a scripted delay, a send to a client that does not read)
