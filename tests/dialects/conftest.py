@@ -58,7 +58,9 @@ def small(tmp_path: Path):
 
 @pytest.fixture
 def kit():
-    return create_app(KIT).test_client()
+    """The bundled kit at instant pace: its streams' `after: {ms}` gaps order events, and no
+    dialect test is about how long they take (tests/streams and tests/interop test pacing)."""
+    return create_app(KIT, pace="instant").test_client()
 
 
 def user_message(text: str, **extra: Any) -> dict[str, Any]:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from werkzeug.serving import make_server
 
 from mockagent.server.app import create_app
+from mockagent.server.thread import serve_in_thread
 from tests.dialects.conftest import KIT, SMALL
 
 RUN = "Run the tests at 9f3c2e1"
@@ -155,11 +154,8 @@ def test_v1_prefix_with_a_1_0_header_is_a_tenant(tmp_path):
 
 @pytest.fixture(scope="module")
 def live_kit() -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, create_app(KIT), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/test-runner"
-    server.shutdown()
+    with serve_in_thread(KIT, pace="instant") as server:
+        yield server.agent_url("test-runner")
 
 
 def _compat_client(url: str, streaming: bool):

@@ -71,7 +71,7 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture
 def kit():
-    return create_app(KIT).test_client()
+    return create_app(KIT, pace="instant").test_client()  # what is pushed, not when
 
 
 def post(client, path: str, body: Any, headers: dict[str, str]) -> Any:
