@@ -14,7 +14,8 @@ import pytest
 
 from mockagent.server.app import create_app
 from mockagent.server.thread import serve_in_thread
-from tests.dialects.conftest import KIT, SMALL
+from tests.helpers.dialects import SMALL
+from tests.helpers.paths import KIT
 
 RUN = "Run the tests at 9f3c2e1"
 V03 = {"Content-Type": "application/json", "A2A-Version": "0.3"}
@@ -173,8 +174,18 @@ def _compat_client(url: str, streaming: bool):
 
 
 def test_a2a_sdk_compat_rest_transport(live_kit):
-    from a2a.types import (CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageConfiguration,
-                           SendMessageRequest, SubscribeToTaskRequest, TaskNotFoundError, TaskState)
+    from a2a.types import (
+        CancelTaskRequest,
+        GetTaskRequest,
+        Message,
+        Part,
+        Role,
+        SendMessageConfiguration,
+        SendMessageRequest,
+        SubscribeToTaskRequest,
+        TaskNotFoundError,
+        TaskState,
+    )
 
     def message(text: str, n: int) -> Message:
         return Message(message_id=f"rest-compat-{n}", role=Role.ROLE_USER, parts=[Part(text=text)])

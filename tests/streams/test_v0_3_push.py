@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mockagent.server.app import create_app
-from tests.dialects.conftest import KIT
+from tests.helpers.paths import KIT
 
 RUN = "Run the tests at 9f3c2e1"
 DEADLINE_S = 5.0
