@@ -1,4 +1,4 @@
-"""Exceptions. One root, `MockagentError`; every binding renders `ProtocolError`s from its own table.
+"""Exceptions: one root, `MockagentError`; each binding renders `ProtocolError`s from its table.
 
 Engine code raises the neutral errors below; it never knows JSON-RPC codes or HTTP statuses.
 """
@@ -48,28 +48,120 @@ class ProtocolError(MockagentError):
         self.http_status = http_status  # overrides the table's status where a binding needs it
 
 
-def _error(kind: str, default_message: str) -> type[ProtocolError]:
-    return type(kind + "Error", (ProtocolError,), {"kind": kind, "default_message": default_message})
+# The protocol's errors. The class names end in Error (as a2a-sdk's do, and as clients see them);
+# the shorter names without it are what the engine and the bindings raise.
 
 
-ParseError = _error("Parse", "Invalid JSON payload")
-InvalidRequest = _error("InvalidRequest", "Request payload validation error")
-MethodNotFound = _error("MethodNotFound", "Method not found")
-InvalidParams = _error("InvalidParams", "Invalid parameters")
-InternalError = _error("Internal", "Internal error")
-TaskNotFound = _error("TaskNotFound", "Task not found")
-TaskNotCancelable = _error("TaskNotCancelable", "Task cannot be canceled")
-PushNotificationNotSupported = _error(
-    "PushNotificationNotSupported", "Push Notification is not supported"
-)
-UnsupportedOperation = _error("UnsupportedOperation", "This operation is not supported")
-ContentTypeNotSupported = _error("ContentTypeNotSupported", "Incompatible content types")
-InvalidAgentResponse = _error("InvalidAgentResponse", "Invalid agent response")
-ExtendedAgentCardNotConfigured = _error(
-    "ExtendedAgentCardNotConfigured", "Extended agent card is not configured"
-)
-ExtensionSupportRequired = _error("ExtensionSupportRequired", "Extension support is required")
-VersionNotSupported = _error("VersionNotSupported", "This protocol version is not supported")
+class ParseError(ProtocolError):
+    """The request body is not JSON."""
+
+    kind = "Parse"
+    default_message = "Invalid JSON payload"
+
+
+class InvalidRequestError(ProtocolError):
+    """JSON that is not a valid request (JSON-RPC envelope, REST body)."""
+
+    kind = "InvalidRequest"
+    default_message = "Request payload validation error"
+
+
+class MethodNotFoundError(ProtocolError):
+    """No such method or route (or a verb the route does not take)."""
+
+    kind = "MethodNotFound"
+    default_message = "Method not found"
+
+
+class InvalidParamsError(ProtocolError):
+    """The call's parameters are missing or of the wrong shape."""
+
+    kind = "InvalidParams"
+    default_message = "Invalid parameters"
+
+
+class InternalError(ProtocolError):
+    """Something failed inside mockagent, or a cassette scripts an internal error."""
+
+    kind = "Internal"
+    default_message = "Internal error"
+
+
+class TaskNotFoundError(ProtocolError):
+    """No task with that id (for this agent)."""
+
+    kind = "TaskNotFound"
+    default_message = "Task not found"
+
+
+class TaskNotCancelableError(ProtocolError):
+    """CancelTask on a task in a terminal state."""
+
+    kind = "TaskNotCancelable"
+    default_message = "Task cannot be canceled"
+
+
+class PushNotificationNotSupportedError(ProtocolError):
+    """The agent's card does not declare push notifications."""
+
+    kind = "PushNotificationNotSupported"
+    default_message = "Push Notification is not supported"
+
+
+class UnsupportedOperationError(ProtocolError):
+    """Not for this agent or task: a capability its card lacks, a follow-up to a finished task."""
+
+    kind = "UnsupportedOperation"
+    default_message = "This operation is not supported"
+
+
+class ContentTypeNotSupportedError(ProtocolError):
+    """A request Content-Type the binding does not take."""
+
+    kind = "ContentTypeNotSupported"
+    default_message = "Incompatible content types"
+
+
+class InvalidAgentResponseError(ProtocolError):
+    """The agent answered with something that is not a valid answer (or a cassette scripts it)."""
+
+    kind = "InvalidAgentResponse"
+    default_message = "Invalid agent response"
+
+
+class ExtendedAgentCardNotConfiguredError(ProtocolError):
+    """The card declares an extended card, but the cassette has none."""
+
+    kind = "ExtendedAgentCardNotConfigured"
+    default_message = "Extended agent card is not configured"
+
+
+class ExtensionSupportRequiredError(ProtocolError):
+    """The agent requires an extension the client did not name in `A2A-Extensions`."""
+
+    kind = "ExtensionSupportRequired"
+    default_message = "Extension support is required"
+
+
+class VersionNotSupportedError(ProtocolError):
+    """The `A2A-Version` the client sent is not one this method is served in."""
+
+    kind = "VersionNotSupported"
+    default_message = "This protocol version is not supported"
+
+
+InvalidRequest = InvalidRequestError
+MethodNotFound = MethodNotFoundError
+InvalidParams = InvalidParamsError
+TaskNotFound = TaskNotFoundError
+TaskNotCancelable = TaskNotCancelableError
+PushNotificationNotSupported = PushNotificationNotSupportedError
+UnsupportedOperation = UnsupportedOperationError
+ContentTypeNotSupported = ContentTypeNotSupportedError
+InvalidAgentResponse = InvalidAgentResponseError
+ExtendedAgentCardNotConfigured = ExtendedAgentCardNotConfiguredError
+ExtensionSupportRequired = ExtensionSupportRequiredError
+VersionNotSupported = VersionNotSupportedError
 
 
 class HttpFault(MockagentError):

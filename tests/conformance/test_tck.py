@@ -17,8 +17,7 @@ import pytest
 import yaml
 
 from mockagent.server.thread import ServerThread
-
-from .conftest import (
+from tests.helpers.tck import (
     CASSETTE,
     ERRORS,
     HEADERS,

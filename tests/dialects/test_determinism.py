@@ -7,7 +7,8 @@ import json
 from freezegun import freeze_time
 
 from mockagent.server.app import create_app
-from tests.dialects.conftest import KIT, SMALL
+from tests.helpers.dialects import SMALL
+from tests.helpers.paths import KIT
 
 CALLS = [
     ("/test-runner", {"method": "SendMessage", "params": {"message": {

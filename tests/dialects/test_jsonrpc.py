@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.dialects.conftest import rpc, user_message
+from tests.helpers.dialects import rpc, user_message
 
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dialects.conftest import user_message
+from tests.helpers.dialects import user_message
 
 V1 = {"A2A-Version": "1.0"}
 CES = "/v1/projects/p/locations/l/apps/a"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mockagent.server.app import create_app
-from tests.dialects.conftest import SMALL
+from tests.helpers.dialects import SMALL
 
 RUN = "Run the tests at 9f3c2e1"
 

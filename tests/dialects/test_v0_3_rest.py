@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from werkzeug.serving import make_server
 
 from mockagent.server.app import create_app
-from tests.dialects.conftest import KIT, SMALL
+from mockagent.server.thread import serve_in_thread
+from tests.helpers.dialects import SMALL
+from tests.helpers.paths import KIT
 
 RUN = "Run the tests at 9f3c2e1"
 V03 = {"Content-Type": "application/json", "A2A-Version": "0.3"}
@@ -155,11 +155,8 @@ def test_v1_prefix_with_a_1_0_header_is_a_tenant(tmp_path):
 
 @pytest.fixture(scope="module")
 def live_kit() -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, create_app(KIT), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/test-runner"
-    server.shutdown()
+    with serve_in_thread(KIT, pace="instant") as server:
+        yield server.agent_url("test-runner")
 
 
 def _compat_client(url: str, streaming: bool):
@@ -177,8 +174,18 @@ def _compat_client(url: str, streaming: bool):
 
 
 def test_a2a_sdk_compat_rest_transport(live_kit):
-    from a2a.types import (CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageConfiguration,
-                           SendMessageRequest, SubscribeToTaskRequest, TaskNotFoundError, TaskState)
+    from a2a.types import (
+        CancelTaskRequest,
+        GetTaskRequest,
+        Message,
+        Part,
+        Role,
+        SendMessageConfiguration,
+        SendMessageRequest,
+        SubscribeToTaskRequest,
+        TaskNotFoundError,
+        TaskState,
+    )
 
     def message(text: str, n: int) -> Message:
         return Message(message_id=f"rest-compat-{n}", role=Role.ROLE_USER, parts=[Part(text=text)])

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from mockagent.cassette.store import load_cassette
 from mockagent.errors import CassetteError
+from tests.helpers.yaml_fuzz import YAML_TEXT
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -64,17 +64,6 @@ def test_bad_utf8_is_refused(tmp_path):
     path.write_bytes(b"version: 1\nagent: {name: \xff\xfe}\n")
     with pytest.raises(CassetteError):
         load_cassette(path)
-
-
-YAML_BITS = st.sampled_from([
-    "version: 1\n", "agent:\n", "  name: a\n", "interactions:\n", "  - name: x\n", "    reply: {message: hi}\n",
-    "- ", ": ", "&a ", "*a ", "!!python/object/apply:os.system ['true']", "!!python/name:os.system", "!!str ",
-    "!!map ", "!!binary ", "!!null ", "!!set ", "!!omap ", "<<: *a\n", "? ", "| \n", "> \n", "---\n", "...\n",
-    "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "{", "}", "[", "]", ",", "'", '"', "#", "\t", "\n", "  ", "\ufeff",
-])
-# Characters the YAML reader refuses are left out here: see test_unprintable_characters_are_a_cassette_error.
-# So are explicit scalar tags on a wrong value: see test_bad_explicit_scalar_tags_are_a_cassette_error.
-YAML_TEXT = st.lists(YAML_BITS | st.text(max_size=6), max_size=30).map("".join) | st.text(max_size=200)
 
 
 @pytest.mark.parametrize("text", ["!!timestamp x\n", "version: !!int abc\n", "a: !!float x\n", "!!bool x\n",

@@ -1,12 +1,8 @@
 """Interop fixtures: the bundled kit cassettes served once per session, driven by the official
-`a2a-sdk` client over both JSON bindings.
+`a2a-sdk` client over both JSON bindings (the client code is in tests/helpers/interop.py).
 
 Every test asks for `kit` (a `Kit` bound to one binding); the `binding` fixture parametrizes it,
-so each test runs once over JSON-RPC and once over HTTP+JSON. Client code is async and runs
-inside `asyncio.run` (no pytest-asyncio): `kit.run("test-runner", scenario)` creates a client
-from the agent's card, awaits `scenario(client)` and closes the client. `kit.run(...,
-streaming=True)` gives a streaming client; `stream()` and `subscribe()` collect a stream's events
-and fail, rather than hang, when the server does not close it.
+so each test runs once over JSON-RPC and once over HTTP+JSON.
 
 Tests share one server, so they never depend on what other tests did: each works with the task
 and context ids it created, and reads only the journal entries its own calls added.
@@ -14,37 +10,15 @@ and context ids it created, and reads only the journal entries its own calls add
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
-import httpx
 import pytest
-from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
-from a2a.types import (
-    AgentCard,
-    GetTaskRequest,
-    Message,
-    Part,
-    Role,
-    SendMessageConfiguration,
-    SendMessageRequest,
-    StreamResponse,
-    SubscribeToTaskRequest,
-    Task,
-    TaskState,
-)
-from google.protobuf import json_format
 
 from mockagent.engine.player import Pace
 from mockagent.server.thread import serve_in_thread
-
-KIT = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
-BINDINGS = ["JSONRPC", "HTTP+JSON"]
-
-T = TypeVar("T")
+from tests.helpers.interop import BINDINGS, Kit
+from tests.helpers.paths import KIT
 
 
 @pytest.fixture(scope="session")
@@ -66,170 +40,3 @@ def binding(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def kit(kit_server: Any, binding: str, request: pytest.FixtureRequest) -> Kit:
     return Kit(kit_server, binding, request.node.name)
-
-
-class Kit:
-    """The kit agents as one binding of the official client sees them."""
-
-    def __init__(self, server: Any, binding: str, test_name: str) -> None:
-        self.server = server
-        self.binding = binding
-        self._ids = itertools.count(1)
-        # Message and context ids unique to this test and binding, readable in the journal.
-        self._prefix = f"{test_name}"
-
-    def agent_url(self, agent: str) -> str:
-        return self.server.agent_url(agent)
-
-    def config(self, streaming: bool = False) -> ClientConfig:
-        return ClientConfig(supported_protocol_bindings=[self.binding], streaming=streaming)
-
-    def card(self, agent: str) -> AgentCard:
-        """The agent's public card, as the client's resolver reads it."""
-
-        async def main() -> AgentCard:
-            async with httpx.AsyncClient() as http:
-                return await A2ACardResolver(http, self.agent_url(agent)).get_agent_card()
-
-        return asyncio.run(main())
-
-    def run(
-        self,
-        agent: str,
-        scenario: Callable[[Client], Awaitable[T]],
-        card: AgentCard | None = None,
-        *,
-        streaming: bool = False,
-    ) -> T:
-        """Create a client for `agent` from its card (or `card`) and run `scenario(client)`.
-
-        `streaming=True` makes a client that streams when the card does: `send_message` then
-        yields every event of SendStreamingMessage, and `subscribe` works.
-        """
-
-        async def main() -> T:
-            async with await self.client(agent, card, streaming=streaming) as client:
-                return await scenario(client)
-
-        return asyncio.run(main())
-
-    async def client(self, agent: str, card: AgentCard | None = None, *, streaming: bool = False) -> Client:
-        """A new client for `agent` (use it with `async with`), for scenarios that need several."""
-        return await create_client(card or self.agent_url(agent), self.config(streaming))
-
-    def new_id(self, kind: str) -> str:
-        return f"{self._prefix}-{kind}-{next(self._ids)}"
-
-    def message(
-        self,
-        text: str | None = None,
-        *parts: Part,
-        task_id: str = "",
-        context_id: str = "",
-    ) -> Message:
-        """A user message with a fresh messageId: an optional text part, then `parts`."""
-        all_parts = ([Part(text=text)] if text is not None else []) + list(parts)
-        return Message(
-            message_id=self.new_id("msg"),
-            role=Role.ROLE_USER,
-            parts=all_parts,
-            task_id=task_id,
-            context_id=context_id,
-        )
-
-    def journal(self, agent: str) -> list[Any]:
-        return list(self.server.journal(agent))
-
-
-def data_part(value: Any, media_type: str = "application/json") -> Part:
-    part = Part(media_type=media_type)
-    json_format.ParseDict(value, part.data)
-    return part
-
-
-async def send(
-    client: Client,
-    message: Message,
-    *,
-    return_immediately: bool = False,
-    history_length: int | None = None,
-) -> StreamResponse:
-    """SendMessage (non-streaming): the one response, a task or a message."""
-    config = SendMessageConfiguration(return_immediately=return_immediately)
-    if history_length is not None:
-        config.history_length = history_length
-    request = SendMessageRequest(message=message, configuration=config)
-    responses = [r async for r in client.send_message(request)]
-    assert len(responses) == 1, responses
-    return responses[0]
-
-
-async def send_task(client: Client, message: Message, **kwargs: Any) -> Task:
-    """SendMessage that must answer with a task."""
-    response = await send(client, message, **kwargs)
-    assert response.HasField("task"), f"expected a task, got {response}"
-    return response.task
-
-
-async def get_task(client: Client, task_id: str, history_length: int | None = None) -> Task:
-    request = GetTaskRequest(id=task_id)
-    if history_length is not None:
-        request.history_length = history_length
-    return await client.get_task(request)
-
-
-STREAM_TIMEOUT = 10.0
-"""Seconds a stream may take to close: a stream the server leaves open fails the test, not hangs it."""
-
-
-async def collect(events: AsyncIterator[StreamResponse]) -> list[StreamResponse]:
-    """Every event until the server closes the stream (TimeoutError if it does not)."""
-
-    async def read() -> list[StreamResponse]:
-        return [event async for event in events]
-
-    return await asyncio.wait_for(read(), STREAM_TIMEOUT)
-
-
-async def stream(client: Client, message: Message, **kwargs: Any) -> list[StreamResponse]:
-    """SendMessage through a streaming client: every event until the server closes the stream."""
-    config = SendMessageConfiguration(**kwargs)
-    return await collect(client.send_message(SendMessageRequest(message=message, configuration=config)))
-
-
-async def subscribe(client: Client, task_id: str) -> list[StreamResponse]:
-    """SubscribeToTask: every event until the server closes the stream."""
-    return await collect(client.subscribe(SubscribeToTaskRequest(id=task_id)))
-
-
-def kind(event: StreamResponse) -> str:
-    """`task`, `message`, `status_update` or `artifact_update`."""
-    return str(event.WhichOneof("payload"))
-
-
-def states(events: list[StreamResponse]) -> list[str]:
-    """The state each event shows (a task or a status update), by name; `-` for the others."""
-    out = []
-    for event in events:
-        status = event.task.status if kind(event) == "task" else event.status_update.status
-        out.append(TaskState.Name(status.state) if kind(event) in ("task", "status_update") else "-")
-    return out
-
-
-def texts(parts: Any) -> list[str]:
-    """The text of every text part, in order."""
-    return [p.text for p in parts if p.WhichOneof("content") == "text"]
-
-
-def status_text(task: Task) -> str:
-    """The status message's text parts, joined."""
-    return "\n".join(texts(task.status.message.parts))
-
-
-def as_json(message: Any) -> dict[str, Any]:
-    return json_format.MessageToDict(message)
-
-
-def journal_since(kit: Kit, agent: str, before: int) -> list[Any]:
-    """The journal entries added after the journal had `before` entries."""
-    return kit.journal(agent)[before:]

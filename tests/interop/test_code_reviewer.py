@@ -15,7 +15,7 @@ from a2a.types import (
     UnsupportedOperationError,
 )
 
-from .conftest import Kit, journal_since, send, send_task, status_text, texts
+from tests.helpers.interop import Kit, journal_since, send, send_task, status_text, texts
 
 DIFF = (
     "--- a/app/config.py\n"

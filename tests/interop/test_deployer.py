@@ -14,7 +14,15 @@ from a2a.types import (
     UnsupportedOperationError,
 )
 
-from .conftest import Kit, data_part, get_task, journal_since, send_task, status_text, texts
+from tests.helpers.interop import (
+    Kit,
+    data_part,
+    get_task,
+    journal_since,
+    send_task,
+    status_text,
+    texts,
+)
 
 DEPLOY_LOG = [
     "pulling image registry.example.com/shop:1.4.2\n",

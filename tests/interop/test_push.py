@@ -31,7 +31,7 @@ from a2a.types import (
 )
 from google.protobuf import json_format
 
-from .conftest import Kit, as_json, get_task, send_task, states, stream
+from tests.helpers.interop import Kit, as_json, get_task, send_task, states, stream
 
 DEADLINE_S = 5.0
 # The events of the reference run after SUBMITTED: WORKING, five log chunks, the summary, COMPLETED.

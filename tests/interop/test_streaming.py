@@ -11,15 +11,23 @@ from datetime import timedelta
 import httpx
 import pytest
 from a2a.client import Client
-from a2a.types import Part, Role, SendMessageRequest, StreamResponse, TaskState, UnsupportedOperationError
+from a2a.types import (
+    Part,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    TaskState,
+    UnsupportedOperationError,
+)
 from google.protobuf import json_format
 
 from mockagent.server.thread import serve_in_thread
-
-from .conftest import (
-    KIT,
+from tests.helpers.interop import (
+    DIFF,
+    LOG,
     Kit,
     as_json,
+    assert_reference_run_completed,
     data_part,
     get_task,
     journal_since,
@@ -28,9 +36,8 @@ from .conftest import (
     stream,
     texts,
 )
-from .test_test_runner import LOG, assert_reference_run_completed
+from tests.helpers.paths import KIT
 
-DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
 
 

@@ -17,10 +17,13 @@ from a2a.types import (
     UnsupportedOperationError,
 )
 
-from .conftest import (
+from tests.helpers.interop import (
+    DIFF,
+    LOG,
     STREAM_TIMEOUT,
     Kit,
     as_json,
+    assert_reference_run_completed,
     data_part,
     get_task,
     journal_since,
@@ -32,8 +35,6 @@ from .conftest import (
     subscribe,
     texts,
 )
-from .test_streaming import DIFF
-from .test_test_runner import LOG, assert_reference_run_completed
 
 COMPLETED = "TASK_STATE_COMPLETED"
 

@@ -13,30 +13,16 @@ from a2a.types import (
     TaskState,
 )
 
-from .conftest import Kit, as_json, get_task, journal_since, send_task, status_text, texts
-
-LOG = [
-    "collected 12 items\n",
-    "tests/test_api.py ......                                  [ 50%]\n",
-    "tests/test_cli.py ..F..                                   [ 91%]\n",
-    "tests/test_docs.py .                                      [100%]\n",
-    "FAILED tests/test_cli.py::test_version_flag - AssertionError\n",
-]
-
-
-def assert_reference_run_completed(task) -> None:
-    """The kit's reference run, finished: both artifacts, the whole log, the summary."""
-    assert task.status.state == TaskState.TASK_STATE_COMPLETED
-    assert status_text(task) == "1 failed, 11 passed"
-    artifacts = {a.artifact_id: a for a in task.artifacts}
-    assert list(artifacts) == ["test-log", "summary"]
-    log = artifacts["test-log"]
-    assert log.name == "test-log.txt"
-    assert texts(log.parts) == LOG, "one text part per log line, appended chunk after chunk"
-    [summary] = artifacts["summary"].parts
-    assert summary.WhichOneof("content") == "data"
-    assert summary.media_type == "application/json"
-    assert as_json(summary)["data"] == {"passed": 11, "failed": 1}
+from tests.helpers.interop import (
+    Kit,
+    as_json,
+    assert_reference_run_completed,
+    get_task,
+    journal_since,
+    send_task,
+    status_text,
+    texts,
+)
 
 
 def test_a_blocking_send_returns_the_completed_run(kit: Kit) -> None:

@@ -25,7 +25,7 @@ from a2a.types import (
     TaskNotFoundError,
 )
 
-from .conftest import collect, get_task, kind, states, status_text, subscribe, texts
+from tests.helpers.interop import collect, get_task, kind, states, status_text, subscribe, texts
 
 RUN = "Run the tests at 9f3c2e1"
 _ids = itertools.count(1)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.test_fixture import make_test, run
+from tests.helpers.plugin_sessions import make_test, run
 
 TWO = """\
 version: 1

@@ -12,8 +12,15 @@ from click.testing import CliRunner
 
 from mockagent.cli import main
 from mockagent.proxy.session import partial_path
-
-from .helpers import HTTP, TEST_RUNNER, closed_port, message, record_process, rpc, upstream_agent
+from tests.helpers.recording import (
+    HTTP,
+    TEST_RUNNER,
+    closed_port,
+    message,
+    record_process,
+    rpc,
+    upstream_agent,
+)
 
 CARD = "/.well-known/agent-card.json"
 

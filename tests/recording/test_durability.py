@@ -19,8 +19,7 @@ import yaml
 from mockagent.cassette.store import load_cassette
 from mockagent.proxy.session import partial_path
 from mockagent.proxy.upstream import Upstream
-
-from .helpers import (
+from tests.helpers.recording import (
     HTTP,
     TEST_RUNNER,
     closed_port,

@@ -20,8 +20,7 @@ from mockagent.cassette.store import load_cassette
 from mockagent.errors import CassetteError
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
-
-from .helpers import (
+from tests.helpers.recording import (
     A2A,
     BINDINGS,
     CODE_REVIEWER,

@@ -13,8 +13,7 @@ import pytest
 import yaml
 
 from mockagent.server.thread import ServerThread
-
-from .helpers import TEST_RUNNER, upstream_agent
+from tests.helpers.recording import TEST_RUNNER, upstream_agent
 
 # Prepended to every generated test module: one JSON-RPC SendMessage over urllib; each test
 # prints whether it recorded, and what it got.

@@ -15,8 +15,14 @@ import yaml
 from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
 from mockagent.cassette.store import load_cassette
 from mockagent.proxy.session import LeakError, partial_path
-
-from .helpers import HTTP, TEST_RUNNER, closed_port, message, recording, upstream_agent
+from tests.helpers.recording import (
+    HTTP,
+    TEST_RUNNER,
+    closed_port,
+    message,
+    recording,
+    upstream_agent,
+)
 
 # An upstream whose answers carry what the tests need to see redacted (or leaked).
 ECHO = """\

@@ -26,7 +26,7 @@ from google.protobuf import json_format
 from mockagent.cassette import load_cassette
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
-from tests.recording.upstream import serve_upstream
+from tests.helpers.upstream import serve_upstream
 
 BINDINGS = ("JSONRPC", "HTTP+JSON")
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}

@@ -1,4 +1,4 @@
-"""The upstream agent (tests/recording/upstream.py) behaves as specified, seen through the official
+"""The upstream agent (tests/helpers/upstream.py) behaves as specified, seen through the official
 a2a-sdk client over both JSON bindings, so later recording failures can be blamed on the proxy.
 
 Client code is async and runs inside `asyncio.run` (no pytest-asyncio). One agent serves the whole
@@ -36,7 +36,7 @@ from a2a.types import (
 )
 from google.protobuf import json_format
 
-from .upstream import DEFAULT_DELAY, UpstreamAgent, serve_upstream
+from tests.helpers.upstream import DEFAULT_DELAY, UpstreamAgent, serve_upstream
 
 T = TypeVar("T")
 

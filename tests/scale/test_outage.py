@@ -11,7 +11,7 @@ import httpx
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.thread import ServerThread
-from tests.scale.conftest import start_redis
+from tests.helpers.redis_server import start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 A2A = {"A2A-Version": "1.0"}

@@ -1,5 +1,8 @@
 """Soak: 32 concurrent clients for 30 seconds mixing send, poll, stream, subscribe and cancel on one
-server — zero errors, zero cross-talk between tasks, no growth in threads or memory."""
+server — zero errors, zero cross-talk between tasks, no growth in threads or memory.
+
+Marked `soak`: CI runs it (`scripts/test` runs everything); `scripts/test -m "not soak"` is the
+quick run while working."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from mockagent.server.thread import serve_in_thread
 
@@ -19,6 +23,8 @@ KIT = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
 CLIENTS = 32
 SECONDS = 30.0
 V1 = {"A2A-Version": "1.0"}
+
+pytestmark = pytest.mark.soak
 
 
 def message(text: str, tag: str, **extra: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import tracemalloc
 
 import httpx
 
-from tests.streams.conftest import V1, read_sse, send
+from tests.helpers.streams import V1, read_sse, send
 
 
 def open_and_abandon(client: httpx.Client, url: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.streams.conftest import V1, message, rpc_stream, send, stream
+from tests.helpers.streams import V1, message, rpc_stream, send, stream
 
 
 def kinds(payloads: list[Any]) -> list[str]:

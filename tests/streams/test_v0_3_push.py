@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mockagent.server.app import create_app
-from tests.dialects.conftest import KIT
+from tests.helpers.paths import KIT
 
 RUN = "Run the tests at 9f3c2e1"
 DEADLINE_S = 5.0
@@ -71,7 +71,7 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture
 def kit():
-    return create_app(KIT).test_client()
+    return create_app(KIT, pace="instant").test_client()  # what is pushed, not when
 
 
 def post(client, path: str, body: Any, headers: dict[str, str]) -> Any:

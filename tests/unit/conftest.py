@@ -1,103 +1,20 @@
-"""Helpers for the unit tests: write a cassette to `tmp_path`, load it, build an Engine, send calls.
+"""Fixtures for the unit tests: write a cassette to `tmp_path`, load it, build an Engine.
 
-Cassettes are written as YAML text on purpose: the loader's line numbers and error messages are
-part of what is tested, and a test reads best when its cassette is right there in the test.
+The cassette text and the calls these tests send are in tests/helpers (cassette_text,
+engine_calls).
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from mockagent.cassette import LoadedCassette, load_cassette
-from mockagent.engine import Call, Engine, Outcome
-
-HEADER = """\
-version: 1
-agent:
-  name: tester
-  description: A test agent.
-  skills:
-    - {id: s, name: S, description: A skill.}
-clock:
-  start: 2026-10-06T09:00:00Z
-  tick: {ms: 250}
-ids:
-  seed: unit
-"""
-"""A valid cassette without interactions; `cassette()` appends the interactions."""
-
-
-def cassette(interactions: str = "", header: str = HEADER) -> str:
-    """Cassette text: HEADER plus `interactions:` with the given (dedented) YAML list items."""
-    body = textwrap.dedent(interactions).strip("\n")
-    if not body:
-        return header + "interactions: []\n"
-    return header + "interactions:\n" + textwrap.indent(body, "  ") + "\n"
-
-
-def line_of(text: str, needle: str) -> int:
-    """1-based number of the only line of `text` that contains `needle`."""
-    found = [i for i, line in enumerate(text.splitlines(), 1) if needle in line]
-    assert len(found) == 1, f"{needle!r} is on lines {found}"
-    return found[0]
-
-
-def user_message(
-    text: str | None = None,
-    *,
-    parts: list[dict[str, Any]] | None = None,
-    task_id: str | None = None,
-    context_id: str | None = None,
-    message_id: str = "msg-1",
-) -> dict[str, Any]:
-    """A user message as a dialect hands it to the engine (role already neutral)."""
-    message: dict[str, Any] = {
-        "messageId": message_id,
-        "role": "user",
-        "parts": parts if parts is not None else [{"text": text or ""}],
-    }
-    if task_id is not None:
-        message["taskId"] = task_id
-    if context_id is not None:
-        message["contextId"] = context_id
-    return message
-
-
-def send_call(
-    text: str | None = None,
-    *,
-    operation: str = "SendMessage",
-    configuration: dict[str, Any] | None = None,
-    headers: dict[str, str] | None = None,
-    **message_fields: Any,
-) -> Call:
-    params: dict[str, Any] = {"message": user_message(text, **message_fields)}
-    if configuration is not None:
-        params["configuration"] = configuration
-    return Call(operation=operation, params=params, binding="JSONRPC", headers=headers or {})
-
-
-def send(engine: Engine, text: str | None = None, **kwargs: Any) -> Outcome:
-    """SendMessage with one text part (or `parts=`); see `send_call` for the options."""
-    return engine.handle(send_call(text, **kwargs))
-
-
-def task_call(operation: str, **params: Any) -> Call:
-    return Call(operation=operation, params=params, binding="JSONRPC")
-
-
-def get_task(engine: Engine, task_id: str, **params: Any) -> Outcome:
-    return engine.handle(task_call("GetTask", id=task_id, **params))
-
-
-def texts(messages: list[dict[str, Any]] | None) -> list[str]:
-    """The text of each message (its parts joined), for comparing histories."""
-    return ["".join(p.get("text", "") for p in m["parts"]) for m in messages or []]
+from mockagent.engine import Engine
+from tests.helpers.cassette_text import HEADER, cassette
+from tests.helpers.cassette_text import line_of as line_of  # test_cassette.py still imports it here
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from mockagent.server.app import create_app
-from tests.agentex.test_rpc import PLATFORM, result, stream, text
-from tests.scale.test_shared_store import KIT, conversation
+from tests.helpers.agentex import PLATFORM, result, stream, text
+from tests.helpers.kit_conversation import conversation
+from tests.helpers.paths import KIT
 
 
 def scripts(app: Any) -> list[Any]:

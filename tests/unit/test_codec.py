@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from mockagent.engine import Engine
 from mockagent.engine.codec import StepTable, compact_json, dump_entry, dump_task, load_entry, load_task
-from tests.unit.conftest import send
+from tests.helpers.engine_calls import send
 
 INTERACTIONS = """
 - name: build

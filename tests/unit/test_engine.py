@@ -13,7 +13,8 @@ from mockagent import errors
 from mockagent.cassette import TaskState
 from mockagent.engine import Call, Engine, MessageResult, TaskPage, TaskResult, TaskView
 from mockagent.engine.ids import IdFactory
-from tests.unit.conftest import HEADER, get_task, send, send_call, task_call, texts
+from tests.helpers.cassette_text import HEADER
+from tests.helpers.engine_calls import get_task, send, send_call, task_call, texts
 
 MakeEngine = Callable[..., Engine]
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from mockagent.cassette import yaml_reader
 from mockagent.cassette.store import load_cassette, parse_yaml
 from mockagent.errors import CassetteError
-from tests.fuzz.test_hostile_yaml import YAML_TEXT
-from tests.unit.conftest import HEADER, cassette
+from tests.helpers.cassette_text import HEADER, cassette
+from tests.helpers.yaml_fuzz import YAML_TEXT
 
 LOADERS = [yaml.SafeLoader] + ([yaml.CSafeLoader] if yaml.__with_libyaml__ else [])
 

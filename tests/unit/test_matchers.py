@@ -21,7 +21,7 @@ from mockagent.engine.matchers import (
     resolve,
     show,
 )
-from tests.unit.conftest import send_call
+from tests.helpers.engine_calls import send_call
 
 
 def holds(spec: Any, value: Any) -> bool:

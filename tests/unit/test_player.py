@@ -11,7 +11,8 @@ from mockagent import errors
 from mockagent.engine import Engine, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.player import Pace
-from tests.unit.conftest import cassette, send_call, task_call
+from tests.helpers.cassette_text import cassette
+from tests.helpers.engine_calls import send_call, task_call
 
 SCRIPT = """
 - name: paced

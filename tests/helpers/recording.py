@@ -27,9 +27,8 @@ import httpx
 from mockagent.cli import READY
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.paths import KIT
 
-ROOT = Path(__file__).resolve().parents[2]
-KIT = ROOT / "cassettes" / "kit"
 TEST_RUNNER = KIT / "test-runner.yaml"
 CODE_REVIEWER = KIT / "code-reviewer.yaml"
 HEADERS = {"A2A-Version": "1.0"}
@@ -49,7 +48,9 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "condition") -> Any:
+def wait_for(
+    predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "condition"
+) -> Any:
     """Poll `predicate` until it is truthy (returning its value) or fail after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
@@ -65,7 +66,9 @@ def wait_for(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str =
 
 
 @contextmanager
-def upstream_agent(cassette: str | Path = TEST_RUNNER, pace: str = "scale=0.05") -> Iterator[ServerThread]:
+def upstream_agent(
+    cassette: str | Path = TEST_RUNNER, pace: str = "scale=0.05"
+) -> Iterator[ServerThread]:
     with serve_in_thread(cassette, pace=pace) as server:
         yield server
 
@@ -89,7 +92,9 @@ class Recording:
 
 
 @contextmanager
-def recording(upstream_url: str, path: Path, mode: str = "all", redactor: Any = None) -> Iterator[Recording]:
+def recording(
+    upstream_url: str, path: Path, mode: str = "all", redactor: Any = None
+) -> Iterator[Recording]:
     """A recording proxy on a free port; the caller calls `.finish()` (stopping it is ensured)."""
     app = create_recording_app(upstream_url, path, mode, redactor)
     proxy = ServerThread(app).start()
@@ -108,10 +113,18 @@ def recording(upstream_url: str, path: Path, mode: str = "all", redactor: Any = 
 # -- A2A calls with httpx ---------------------------------------------------------------------
 
 
-def message(text: str = "", *parts: dict[str, Any], task_id: str | None = None,
-            context_id: str | None = None, message_id: str = "m1") -> dict[str, Any]:
-    msg: dict[str, Any] = {"messageId": message_id, "role": "ROLE_USER",
-                           "parts": ([{"text": text}] if text else []) + list(parts)}
+def message(
+    text: str = "",
+    *parts: dict[str, Any],
+    task_id: str | None = None,
+    context_id: str | None = None,
+    message_id: str = "m1",
+) -> dict[str, Any]:
+    msg: dict[str, Any] = {
+        "messageId": message_id,
+        "role": "ROLE_USER",
+        "parts": ([{"text": text}] if text else []) + list(parts),
+    }
     if task_id:
         msg["taskId"] = task_id
     if context_id:
@@ -119,12 +132,19 @@ def message(text: str = "", *parts: dict[str, Any], task_id: str | None = None,
     return msg
 
 
-def rpc(url: str, method: str, params: dict[str, Any], request_id: Any = 1,
-        headers: dict[str, str] | None = None) -> dict[str, Any]:
+def rpc(
+    url: str,
+    method: str,
+    params: dict[str, Any],
+    request_id: Any = 1,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """One JSON-RPC call; the whole response object (result or error)."""
-    response = HTTP.post(url.rstrip("/") + "/", json={"jsonrpc": "2.0", "id": request_id, "method": method,
-                                                       "params": params},
-                          headers={**HEADERS, **(headers or {})})
+    response = HTTP.post(
+        url.rstrip("/") + "/",
+        json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+        headers={**HEADERS, **(headers or {})},
+    )
     assert response.status_code == 200, (response.status_code, response.text)
     return response.json()
 
@@ -139,8 +159,11 @@ class A2A:
         self.raw: list[bytes] = []  # every response body (or SSE stream), in order
 
     def _rpc(self, method: str, params: dict[str, Any]) -> tuple[bool, Any]:
-        response = HTTP.post(self.url + "/", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-                              headers=HEADERS)
+        response = HTTP.post(
+            self.url + "/",
+            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+            headers=HEADERS,
+        )
         self.raw.append(response.content)
         assert response.status_code == 200, (response.status_code, response.text)
         body = response.json()
@@ -156,8 +179,12 @@ class A2A:
             return False, {"code": response.status_code, "message": payload["error"]["message"]}
         return True, payload
 
-    def send(self, msg: dict[str, Any], return_immediately: bool = False,
-             push: dict[str, Any] | None = None) -> tuple[bool, Any]:
+    def send(
+        self,
+        msg: dict[str, Any],
+        return_immediately: bool = False,
+        push: dict[str, Any] | None = None,
+    ) -> tuple[bool, Any]:
         params: dict[str, Any] = {"message": msg}
         config: dict[str, Any] = {}
         if return_immediately:
@@ -189,8 +216,21 @@ class A2A:
                 self.raw.append(response.content)
                 payload = response.json()
                 error = payload.get("error") if isinstance(payload, dict) else None
-                return [("error", {"code": error.get("code") if self.binding == "JSONRPC" else response.status_code,
-                                   "message": error.get("message")})] if error else [("plain", payload)]
+                return (
+                    [
+                        (
+                            "error",
+                            {
+                                "code": error.get("code")
+                                if self.binding == "JSONRPC"
+                                else response.status_code,
+                                "message": error.get("message"),
+                            },
+                        )
+                    ]
+                    if error
+                    else [("plain", payload)]
+                )
             name = "message"
             for line in response.iter_lines():
                 raw += line.encode() + b"\n"
@@ -208,14 +248,20 @@ class A2A:
     def stream(self, msg: dict[str, Any]) -> list[tuple[str, Any]]:
         params = {"message": msg}
         if self.binding == "JSONRPC":
-            return self._sse("POST", "/", {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-                                           "params": params})
+            return self._sse(
+                "POST",
+                "/",
+                {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": params},
+            )
         return self._sse("POST", "/message:stream", params)
 
     def subscribe(self, task_id: str) -> list[tuple[str, Any]]:
         if self.binding == "JSONRPC":
-            return self._sse("POST", "/", {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
-                                           "params": {"id": task_id}})
+            return self._sse(
+                "POST",
+                "/",
+                {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}},
+            )
         return self._sse("GET", f"/tasks/{task_id}:subscribe", None)
 
 
@@ -232,8 +278,14 @@ def view_task(task: dict[str, Any]) -> dict[str, Any]:
     return {
         "state": status.get("state"),
         "status": view_parts((status.get("message") or {}).get("parts")),
-        "artifacts": [{"artifactId": a.get("artifactId"), "name": a.get("name"), "parts": view_parts(a.get("parts"))}
-                      for a in task.get("artifacts") or []],
+        "artifacts": [
+            {
+                "artifactId": a.get("artifactId"),
+                "name": a.get("name"),
+                "parts": view_parts(a.get("parts")),
+            }
+            for a in task.get("artifacts") or []
+        ],
     }
 
 
@@ -259,12 +311,21 @@ def view_event(name: str, event: Any) -> Any:
         return ("message", view_parts(event["message"].get("parts")))
     if "statusUpdate" in event:
         status = event["statusUpdate"]["status"]
-        return ("status", status.get("state"), view_parts((status.get("message") or {}).get("parts")))
+        return (
+            "status",
+            status.get("state"),
+            view_parts((status.get("message") or {}).get("parts")),
+        )
     if "artifactUpdate" in event:
         update = event["artifactUpdate"]
         artifact = update["artifact"]
-        return ("artifact", artifact.get("artifactId"), view_parts(artifact.get("parts")),
-                bool(update.get("append")), bool(update.get("lastChunk")))
+        return (
+            "artifact",
+            artifact.get("artifactId"),
+            view_parts(artifact.get("parts")),
+            bool(update.get("append")),
+            bool(update.get("lastChunk")),
+        )
     return ("other", event)
 
 
@@ -281,8 +342,9 @@ def task_id_of(ok: bool, payload: Any) -> str:
 
 
 @contextmanager
-def raw_http_server(body: bytes = b"not json", status: int = 200,
-                    content_type: str = "application/json") -> Iterator[tuple[str, queue.Queue[str]]]:
+def raw_http_server(
+    body: bytes = b"not json", status: int = 200, content_type: str = "application/json"
+) -> Iterator[tuple[str, queue.Queue[str]]]:
     """A tiny HTTP server answering every request with `body`; yields (url, paths requested)."""
     seen: queue.Queue[str] = queue.Queue()
 
@@ -349,16 +411,21 @@ def record_process(*args: str) -> Iterator[RecordProcess]:
     """`mockagent record ARGS --port 0` until its ready line; killed at the end if still running."""
     # A shell without job control starts background jobs with SIGINT ignored, and the child would
     # inherit that (Python then never raises KeyboardInterrupt): give it the default back.
-    proc = subprocess.Popen([sys.executable, "-m", "mockagent.cli", "record", *args, "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockagent.cli", "record", *args, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         stdout = lines_of(proc.stdout)
         printed = []
         while not (line := stdout.get(timeout=30)).startswith(READY):
             if not line:
-                raise AssertionError(f"mockagent record exited early ({proc.wait()}): "
-                                     f"{proc.stderr.read()}")  # type: ignore[union-attr]
+                raise AssertionError(
+                    f"mockagent record exited early ({proc.wait()}): {proc.stderr.read()}"
+                )  # type: ignore[union-attr]
             printed.append(line)
         yield RecordProcess(proc, stdout, printed, line.split()[3])
     finally:

@@ -297,7 +297,7 @@ def serve_upstream(delay: float = DEFAULT_DELAY) -> Iterator[UpstreamAgent]:
         agent.stop()
 
 
-if __name__ == "__main__":  # pragma: no cover - manual use: python -m tests.recording.upstream
+if __name__ == "__main__":  # pragma: no cover - manual use: python -m tests.helpers.upstream
     with serve_upstream() as running:
         print(f"upstream agent at {running.url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
