@@ -221,30 +221,36 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     assert lint(cassette(tmp_path, path.read_text().split("interactions:\n", 1)[1], name="on.yaml")) == []
 
 
-def test_unknown_operations_per_protocol(tmp_path: Path) -> None:
+def test_unknown_operations_per_protocol_do_not_load(tmp_path: Path) -> None:
     path = cassette(tmp_path, """\
-  - name: typo                            # @typo
-    match: {operation: [SendMessage, GetTasks]}
+  - name: typo
+    match: {operation: [SendMessage, GetTasks]}   # @typo
     reply: {message: hi}
-  - name: agentex-only                    # @agentex
-    match: {operation: CreateTask}
-    reply: {error: TaskNotFound}
 """)
-    findings = lint(path)
-    assert codes(findings) == [("typo", "unknown-operation"), ("agentex-only", "unknown-operation")]
-    assert [f.line for f in findings] == [line_of(path, "@typo"), line_of(path, "@agentex")]
-    assert "GetTasks" in findings[0].message and "SendMessage," not in findings[0].message.split(";")[0]
+    [finding] = lint(path)
+    assert (finding.code, finding.line) == ("invalid", line_of(path, "@typo"))
+    assert finding.message == ("interaction 'typo' (#1): match.operation[1]: unknown operation 'GetTasks'; "
+                               "did you mean 'GetTask'?")
+    a2a = cassette(tmp_path, """\
+  - name: agentex-only
+    match: {operation: CreateTask}                # @agentex
+    reply: {error: TaskNotFound}
+""", name="a2a.yaml")
+    [finding] = lint(a2a)
+    assert (finding.code, finding.line) == ("invalid", line_of(a2a, "@agentex"))
+    assert "match.operation: a2a has no operation 'CreateTask'; use one of CancelTask," in finding.message
     agentex = cassette(tmp_path, """\
   - name: create
     match: {operation: [CreateTask, InterruptTask, SendEvent]}
     reply: {error: TaskNotFound}
-  - name: card                            # @card
-    match: {operation: GetExtendedAgentCard}
+  - name: card
+    match: {operation: GetExtendedAgentCard}      # @card
     reply: {error: TaskNotFound}
 """, head=AGENTEX, name="agentex.yaml")
     [finding] = lint(agentex)
-    assert (finding.interaction, finding.code, finding.line) == ("card", "unknown-operation",
-                                                                 line_of(agentex, "@card"))
+    assert (finding.code, finding.line) == ("invalid", line_of(agentex, "@card"))
+    assert "interaction 'card' (#2): match.operation: agentex has no operation 'GetExtendedAgentCard'" in (
+        finding.message)
 
 
 SHADOWS = """\
@@ -323,14 +329,14 @@ def test_a_follow_up_from_no_interaction(tmp_path: Path) -> None:
   - name: first
     match: {text: first}
     reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
-  - name: orphan                          # @orphan
-    match: {task: {from: frist}}
+  - name: orphan
+    match: {task: {from: frist}}          # @orphan
     reply: {message: hi}
 """)
-    [finding] = lint(path)
-    assert (finding.interaction, finding.code, finding.line) == ("orphan", "follow-up-unknown-origin",
-                                                                 line_of(path, "@orphan"))
-    assert "'frist'" in finding.message
+    [finding] = lint(path)  # the loader refuses it (so does serve), and says so at its line
+    assert (finding.code, finding.line) == ("invalid", line_of(path, "@orphan"))
+    assert finding.message == ("interaction 'orphan' (#2): match.task.from: names 'frist', which is no "
+                               "interaction of this cassette; did you mean 'first'?")
 
 
 def test_a_cassette_that_does_not_load_is_one_finding(tmp_path: Path) -> None:
