@@ -2,7 +2,7 @@
 
 Each finding names file, line and interaction and carries a short code:
 
-* `invalid`: the cassette does not load, for the reason the loader gives (an unknown field,
+* `load-error`: the cassette does not load, for the reason the loader gives (an unknown field,
   state, operation, predicate or error name, with the one likely meant; a follow-up `from` an
   interaction that is not there; …);
 * `state-after-terminal`: a step after a terminal state step;
@@ -43,11 +43,14 @@ class Finding:
 
 
 def cassette_files(path: str | Path) -> list[Path]:
-    """The file itself, or every `*.yaml` / `*.yml` in a folder, sorted."""
+    """The file itself, or every `*.yaml` / `*.yml` in a folder and the folders below it, sorted;
+    hidden files and folders (`.git`, an editor's `.#x.yaml`…) left out."""
     path = Path(path)
-    if path.is_dir():
-        return sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
-    return [path]
+    if not path.is_dir():
+        return [path]
+    found = [*path.rglob("*.yaml"), *path.rglob("*.yml")]
+    return sorted(f for f in found if f.is_file()
+                  and not any(part.startswith(".") for part in f.relative_to(path).parts))
 
 
 def lint(path: str | Path) -> list[Finding]:
@@ -56,14 +59,14 @@ def lint(path: str | Path) -> list[Finding]:
 
 
 def lint_file(path: str | Path) -> list[Finding]:
-    """Every finding in one cassette file; one `invalid` if it does not load."""
+    """Every finding in one cassette file; one `load-error` if it does not load."""
     try:
         loaded = load_cassette(path)
     except CassetteError as exc:
         # The code says it does not load; the message says why, without the file:line prefix
         # the finding prints itself.
         message = str(exc).removeprefix(f"{exc.path}:{exc.line}: " if exc.line else f"{exc.path}: ")
-        return [Finding(str(path), exc.line, None, "invalid", message)]
+        return [Finding(str(path), exc.line, None, "load-error", message)]
     return sorted(_Checker(loaded).run(), key=lambda f: (f.line or 0))
 
 
