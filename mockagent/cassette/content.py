@@ -29,6 +29,7 @@ def check_part(part: Any, where: str) -> None:
 
 
 def check_parts(value: dict[str, Any], owner: str) -> None:
+    """`value` (a message or an artifact, named by `owner`) has a non-empty list of good parts."""
     parts = value.get("parts")
     if not isinstance(parts, list) or not parts:
         raise ValueError(f"{owner} needs a non-empty `parts` list"
