@@ -204,11 +204,14 @@ def schema() -> None:
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings only, without the summary line.")
 def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
-    """Check cassettes beyond the schema: each PATH is a cassette or a folder of *.yaml cassettes.
+    """Check cassettes beyond the schema: each PATH is a cassette, or a folder whose *.yaml
+    cassettes (in it and in the folders below) are checked.
 
-    Finds steps after a terminal state, illegal state transitions, artifact append/lastChunk out
-    of order, interactions the card's capabilities rule out (streaming, push), unknown
-    operations, follow-ups from no interaction, and interactions an earlier one always shadows.
+    Finds cassettes that do not load (with the loader's message: unknown fields, states,
+    operations, predicates and error names, follow-ups from no interaction…), steps after a
+    terminal state, illegal state transitions, artifact append/lastChunk out of order,
+    interactions the card's capabilities rule out (streaming, push), and interactions an earlier
+    one always shadows.
 
     Prints one line per finding (FILE:LINE: interaction 'NAME': CODE message), then a summary.
     Exit status: 0 when there is nothing to report, 1 when there are findings, 2 for a path that
@@ -218,7 +221,7 @@ def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
     for path in paths:
         found = cassette_files(path)
         if not found:
-            click.echo(f"mockagent: {path}: no cassettes (*.yaml) in this folder", err=True)
+            click.echo(f"mockagent: {path}: no cassettes (*.yaml) in this folder or below", err=True)
             raise SystemExit(2)
         files.extend(found)
     findings = [finding for file in files for finding in lint_file(file)]

@@ -2,15 +2,15 @@
 
 Each finding names file, line and interaction and carries a short code:
 
-* `invalid`: the cassette does not load (or a matcher or error name does not compile);
+* `load-error`: the cassette does not load, for the reason the loader gives (an unknown field,
+  state, operation, predicate or error name, with the one likely meant; a follow-up `from` an
+  interaction that is not there; …);
 * `state-after-terminal`: a step after a terminal state step;
 * `illegal-transition`: back to SUBMITTED, a follow-up that starts SUBMITTED, a follow-up
   matcher on a terminal state (messages to terminal tasks are refused);
 * `append-without-artifact`, `chunk-after-last`: artifact `append`/`lastChunk` out of order;
 * `streaming-off`, `push-off`: interactions the card's capabilities make unreachable;
-* `unknown-operation`: `match.operation` names no operation of the protocol;
-* `shadowed`: an earlier interaction with no `times` limit always wins;
-* `follow-up-unknown-origin`: `match.task.from` names no interaction.
+* `shadowed`: an earlier interaction with no `times` limit always wins.
 
 Conservative by design: a finding is only reported when it is clearly true.
 """
@@ -23,22 +23,8 @@ from pathlib import Path
 
 from mockagent.cassette.models import Interaction, Match, Step, TaskState
 from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
-from mockagent.vocabulary import MESSAGE_OPERATIONS
-from mockagent.engine.matchers import CompiledMatch
-from mockagent.errors import ERROR_KINDS, CassetteError
-
-STREAM_OPERATIONS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
-PUSH_OPERATIONS = frozenset({
-    "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
-})
-OPERATIONS = {
-    "a2a": frozenset({"SendMessage", "GetTask", "ListTasks", "CancelTask", "GetExtendedAgentCard"})
-    | STREAM_OPERATIONS | PUSH_OPERATIONS,
-    # SubscribeToTask: what the engine sees of Agentex's GET /tasks/{id}/stream.
-    "agentex": frozenset({"SendMessage", "SendStreamingMessage", "SendEvent", "CreateTask", "CancelTask",
-                          "InterruptTask", "GetTask", "ListTasks", "SubscribeToTask"}),
-}
+from mockagent.errors import CassetteError
+from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
 
 
 @dataclass(frozen=True)
@@ -56,11 +42,14 @@ class Finding:
 
 
 def cassette_files(path: str | Path) -> list[Path]:
-    """The file itself, or every `*.yaml` / `*.yml` in a folder, sorted."""
+    """The file itself, or every `*.yaml` / `*.yml` in a folder and the folders below it, sorted;
+    hidden files and folders (`.git`, an editor's `.#x.yaml`…) left out."""
     path = Path(path)
-    if path.is_dir():
-        return sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
-    return [path]
+    if not path.is_dir():
+        return [path]
+    found = [*path.rglob("*.yaml"), *path.rglob("*.yml")]
+    return sorted(f for f in found if f.is_file()
+                  and not any(part.startswith(".") for part in f.relative_to(path).parts))
 
 
 def lint(path: str | Path) -> list[Finding]:
@@ -69,30 +58,20 @@ def lint(path: str | Path) -> list[Finding]:
 
 
 def lint_file(path: str | Path) -> list[Finding]:
+    """Every finding in one cassette file; one `load-error` if it does not load."""
     try:
         loaded = load_cassette(path)
-        _compile(loaded)
     except CassetteError as exc:
+        # The code says it does not load; the message says why, without the file:line prefix
+        # the finding prints itself.
         message = str(exc).removeprefix(f"{exc.path}:{exc.line}: " if exc.line else f"{exc.path}: ")
-        return [Finding(str(path), exc.line, None, "invalid", message)]
+        return [Finding(str(path), exc.line, None, "load-error", message)]
     return sorted(_Checker(loaded).run(), key=lambda f: (f.line or 0))
 
 
-def _compile(loaded: LoadedCassette) -> None:
-    """What the engine refuses when it starts: bad predicates and unknown error names."""
-    for i, interaction in enumerate(loaded.cassette.interactions):
-        try:
-            CompiledMatch(interaction.match)
-        except ValueError as exc:
-            raise loaded.locate(("interactions", i, "match"), str(exc)) from None
-        for where, error in (("reply", interaction.reply and interaction.reply.error),
-                             ("fault", interaction.fault and interaction.fault.error)):
-            if error and error.name not in ERROR_KINDS:
-                raise loaded.locate(("interactions", i, where, "error"), f"unknown error {error.name!r}")
-
-
 def operations(match: Match) -> frozenset[str]:
-    """The operations an interaction answers (message operations when unset), as the engine reads it."""
+    """The operations an interaction answers (message operations when unset), as the engine
+    reads it."""
     ops = match.operation
     return frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
 
@@ -114,7 +93,6 @@ class _Checker:
         self.loaded = loaded
         self.cassette = loaded.cassette
         self.interactions = list(self.cassette.interactions)
-        self.names = {i.name for i in self.interactions}
 
     def finding(self, loc: Loc, interaction: Interaction, code: str, message: str) -> Finding:
         return Finding(self.loaded.path, self.loaded.line_of(loc), interaction.name, code, message)
@@ -183,23 +161,12 @@ class _Checker:
     def matchers(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         match = interaction.match
         loc = ("interactions", i)
-        known = OPERATIONS[self.cassette.protocol]
-        written = match.operation
-        unknown = sorted(({written} if isinstance(written, str) else set(written or ())) - known)
-        if unknown:
-            yield self.finding(loc, interaction, "unknown-operation",
-                               f"{self.cassette.protocol} has no operation {', '.join(unknown)}; "
-                               f"use one of {', '.join(sorted(known))}")
         states = _task_states(match) or []
         dead = [s.name for s in states if s.terminal]
         if dead:
             yield self.finding(loc, interaction, "illegal-transition",
                                f"match.task.state {', '.join(dead)} can never match: messages to a task "
                                "in a terminal state are refused")
-        origin = match.task.from_ if match.task is not None else None
-        if origin is not None and origin not in self.names:
-            yield self.finding(loc, interaction, "follow-up-unknown-origin",
-                               f"match.task.from names {origin!r}, which is no interaction of this cassette")
 
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         agent = self.cassette.agent
@@ -209,7 +176,7 @@ class _Checker:
         ops = operations(interaction.match)
         if not agent.capabilities.streaming:
             fault = interaction.fault
-            if ops <= STREAM_OPERATIONS:
+            if ops <= STREAMING_OPERATIONS:
                 yield self.finding(loc, interaction, "streaming-off",
                                    f"matches only {', '.join(sorted(ops))}, but the card says "
                                    "capabilities.streaming: false")

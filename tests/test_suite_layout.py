@@ -22,10 +22,6 @@ def test_a_not_soak_run_leaves_the_soak_out():
     assert "(1 deselected)" in result.stdout, result.stdout
 
 
-# Files another change owns, which still import the old place; each keeps a re-export there.
-NOT_YET_MOVED = {("tests/unit/test_cassette.py", "tests.unit.conftest")}
-
-
 def test_modules_import_shared_code_from_tests_helpers_only():
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):

@@ -1,139 +1,94 @@
-"""The cassette format, version 1, as pydantic models (the JSON Schema is generated from these).
+"""The cassette format, version 1, as pydantic models; the JSON Schema is generated from these.
 
 Protocol objects inside a cassette (message parts, artifacts, skills' extra fields) are written in
-A2A v1.0 ProtoJSON (camelCase, flat parts) and kept as plain JSON; everything that is mockagent's
-own structure is a model with `extra="forbid"`, so a typo is an error that names the field.
+A2A v1.0 ProtoJSON (camelCase, flat parts) and kept as plain JSON (see `content`); everything that
+is mockagent's own structure is a model with `extra="forbid"`, so a typo is an error that names
+the field. The models are strict (no `"3"` for 3, no `1` for true), as JSON Schema is, and the
+rules between fields (`rules`) are checked on load and stated in the schema alike.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from enum import Enum
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator
 
+from mockagent.cassette.base import Count, ErrorStatus, Model, Positive
+from mockagent.cassette.content import ArtifactContent, MessageContent
+from mockagent.cassette.header import (
+    Agent,
+    AgentexAgent,
+    Capabilities,
+    Clock,
+    Duration,
+    Ids,
+    Skill,
+)
+from mockagent.cassette.names import KnownOrigins, UniqueNames
+from mockagent.cassette.predicates import Predicates, StrictPredicate, StrictPredicates
+from mockagent.cassette.rules import (
+    Absent,
+    AnyGiven,
+    ExactlyOne,
+    Given,
+    Needs,
+    NoneOf,
+    When,
+)
+from mockagent.cassette.states import (
+    AGENTEX_STATES,
+    ALIASES,
+    TERMINAL_STATES,
+    TaskState,
+)
+from mockagent.cassette.vocabulary import (
+    AGENTEX_STATE_SPELLINGS,
+    ERROR_NAMES,
+    ErrorName,
+    Operation,
+    StateName,
+)
+from mockagent.vocabulary import OPERATIONS
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
-
-
-class TaskState(str, Enum):
-    """Neutral task states; each dialect renders them (A2A: `TASK_STATE_WORKING`)."""
-
-    SUBMITTED = "submitted"
-    WORKING = "working"
-    INPUT_REQUIRED = "input_required"
-    AUTH_REQUIRED = "auth_required"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELED = "canceled"
-    REJECTED = "rejected"
-    # Agentex's own: INTERRUPTED waits like INPUT_REQUIRED; the other three end a task.
-    INTERRUPTED = "interrupted"
-    TERMINATED = "terminated"
-    TIMED_OUT = "timed_out"
-    DELETED = "deleted"
-
-    @property
-    def terminal(self) -> bool:
-        return self in TERMINAL_STATES
-
-    @property
-    def interrupted(self) -> bool:
-        return self in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED, TaskState.INTERRUPTED)
-
-    @classmethod
-    def parse(cls, value: Any) -> TaskState:
-        """Accept `TASK_STATE_INPUT_REQUIRED`, `INPUT_REQUIRED`, `input-required` and friends."""
-        if isinstance(value, TaskState):
-            return value
-        text = str(value).strip().lower().replace("-", "_")
-        text = ALIASES.get(text.removeprefix("task_state_"), text.removeprefix("task_state_"))
-        try:
-            return cls(text)
-        except ValueError:
-            names = ", ".join("TASK_STATE_" + s.name for s in cls)
-            raise ValueError(f"unknown task state {value!r}; use one of {names}") from None
-
-
-TERMINAL_STATES = frozenset({
-    TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED,
-    TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED,
-})
-AGENTEX_STATES = frozenset({TaskState.INTERRUPTED, TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED})
-ALIASES = {"running": "working", "cancelled": "canceled"}  # Agentex says RUNNING
-
-StateName = str  # written as TASK_STATE_* in cassettes; parsed by TaskState.parse
+# The header's models, the states and the base are found here too, where they always were.
+__all__ = ["AGENTEX_STATES", "ALIASES", "TERMINAL_STATES", "After", "Agent", "AgentexAgent",
+           "Capabilities", "Cassette", "Clock", "Count", "Duration", "ErrorReply", "Fault", "Ids",
+           "Interaction", "Match", "Model", "Reply", "Skill", "Step", "TaskMatch", "TaskReply",
+           "TaskState"]
 
 
-class After(_Model):
+class After(Model):
     """When a step becomes visible, counted from the previous step."""
 
-    polls: int | None = Field(None, ge=0, description="GetTask calls on the task to wait for")
-    ms: int | None = Field(None, ge=0, description="milliseconds on the cassette clock")
+    polls: Count | None = Field(None, description="GetTask calls on the task to wait for")
+    ms: Count | None = Field(None, description="milliseconds on the cassette clock")
 
 
-def _message_content(value: Any) -> dict[str, Any]:
-    """`"text"` is shorthand for one text part; a mapping must carry `parts`."""
-    if isinstance(value, str):
-        return {"parts": [{"text": value}]}
-    if isinstance(value, dict):
-        if not isinstance(value.get("parts"), list) or not value["parts"]:
-            raise ValueError("a message needs a non-empty `parts` list (or write it as a string)")
-        for i, part in enumerate(value["parts"]):
-            _check_part(part, f"parts[{i}]")
-        return value
-    raise ValueError("a message is a string or a mapping with `parts`")
+_ARTIFACT_ONLY = "`append` and `lastChunk` belong to an `artifact` step"
 
 
-def _check_part(part: Any, where: str) -> None:
-    if not isinstance(part, dict):
-        raise ValueError(f"{where}: a part is a mapping such as {{text: hello}}")
-    content = [k for k in ("text", "raw", "url", "data") if k in part]
-    if len(content) != 1:
-        raise ValueError(f"{where}: a part has exactly one of text, raw, url, data")
-
-
-class Step(_Model):
-    """One step of a task script: a status change or an artifact update."""
+class Step(Model):
+    """One step of a task script: a status change, an artifact update or (Agentex) a message."""
 
     state: StateName | None = None
-    message: str | dict[str, Any] | None = Field(
-        None, description="status message: a string or {parts: [...], metadata: {...}}"
-    )
-    artifact: dict[str, Any] | None = Field(None, description="A2A Artifact (artifactId, parts…)")
+    message: MessageContent | None = Field(None, description="status message")
+    artifact: ArtifactContent | None = None
     say: str | dict[str, Any] | None = Field(
         None, description="Agentex: an agent message (TaskMessageContent, or a string for text)")
     deltas: list[Any] | None = Field(
-        None, description="Agentex: streamed as these deltas (text pieces, or delta objects) before done")
+        None, description="Agentex: streamed as these deltas (text pieces or delta objects) first")
     append: bool = False
     lastChunk: bool = False
     after: After | None = None
 
-    @field_validator("state")
-    @classmethod
-    def _state(cls, value: str | None) -> str | None:
-        return None if value is None else TaskState.parse(value).value
-
-    @field_validator("message", mode="before")
-    @classmethod
-    def _message(cls, value: Any) -> Any:
-        return None if value is None else _message_content(value)
-
-    @field_validator("artifact")
-    @classmethod
-    def _artifact(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is None:
-            return None
-        if not isinstance(value.get("artifactId"), str):
-            raise ValueError("an artifact needs an `artifactId`")
-        parts = value.get("parts")
-        if not isinstance(parts, list) or not parts:
-            raise ValueError("an artifact needs a non-empty `parts` list")
-        for i, part in enumerate(parts):
-            _check_part(part, f"parts[{i}]")
-        return value
+    rules = (
+        ExactlyOne(("state", "artifact", "say"), "a step has one of `state`, `artifact` or `say`"),
+        Needs("deltas", "say", "`deltas` belong to a `say` step"),
+        Needs("message", "state", "`message` belongs to a `state` step"),
+        Needs("append", "artifact", _ARTIFACT_ONLY, when=True),
+        Needs("lastChunk", "artifact", _ARTIFACT_ONLY, when=True),
+    )
 
     @field_validator("say", mode="before")
     @classmethod
@@ -144,199 +99,133 @@ class Step(_Model):
             return {"author": "agent", **value}
         return value
 
-    @model_validator(mode="after")
-    def _one_kind(self) -> Step:
-        if sum(x is not None for x in (self.state, self.artifact, self.say)) != 1:
-            raise ValueError("a step has one of `state`, `artifact` or `say`")
-        if self.deltas is not None and self.say is None:
-            raise ValueError("`deltas` belong to a `say` step")
-        if self.message is not None and self.state is None:
-            raise ValueError("`message` belongs to a `state` step")
-        if (self.append or self.lastChunk) and self.artifact is None:
-            raise ValueError("`append` and `lastChunk` belong to an `artifact` step")
-        return self
-
     @property
     def task_state(self) -> TaskState | None:
         return None if self.state is None else TaskState(self.state)
 
 
-class TaskReply(_Model):
+class TaskReply(Model):
     """A task script: the steps run in order, gated by their `after`."""
 
     steps: list[Step] = Field(min_length=1)
     metadata: dict[str, Any] | None = None
 
 
-class ErrorReply(_Model):
+class ErrorReply(Model):
     """A protocol error by neutral name (`TaskNotFound`) and an optional message."""
 
-    name: str
+    name: ErrorName
     message: str | None = None
 
 
-class Reply(_Model):
+def _error_name(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: `Error | None` hashes its metadata
+class _OrWritten:
+    """In the JSON Schema, `shorthand` is another way to write the field's value."""
+
+    shorthand: dict[str, Any]
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        return {"anyOf": [self.shorthand, handler(core_schema)]}
+
+
+Error = Annotated[ErrorReply, BeforeValidator(_error_name),
+                  _OrWritten({"type": "string", "enum": ERROR_NAMES})]
+"""An error by name, or `{name, message}`."""
+
+
+class Reply(Model):
     """Exactly one of `message` (direct reply), `task` (script) or `error`."""
 
-    message: str | dict[str, Any] | None = None
+    message: MessageContent | None = None
     task: TaskReply | None = None
-    error: ErrorReply | None = None
+    error: Error | None = None
 
-    @field_validator("message", mode="before")
-    @classmethod
-    def _message(cls, value: Any) -> Any:
-        return None if value is None else _message_content(value)
-
-    @field_validator("error", mode="before")
-    @classmethod
-    def _error(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> Reply:
-        if sum(x is not None for x in (self.message, self.task, self.error)) != 1:
-            raise ValueError("a reply has exactly one of `message`, `task`, `error`")
-        return self
+    rules = (ExactlyOne(("message", "task", "error"),
+                        "a reply has exactly one of `message`, `task`, `error`"),)
 
 
-class Fault(_Model):
+class Fault(Model):
     """A reply delivered badly, for clients that must survive it."""
 
-    status: int | None = Field(None, ge=400, le=599, description="answer with this HTTP status instead")
-    body: str | None = Field(None, description="the body sent with `status` (default: the protocol's error)")
-    delayMs: int | None = Field(None, ge=0, description="wait this long before answering or the first event")
-    dropAfter: int | None = Field(None, ge=0, description="streams: drop the connection after N events")
-    errorAfter: int | None = Field(None, ge=0, description="streams: an error event after N events, then close")
-    error: ErrorReply | None = Field(None, description="the error event of errorAfter (default Internal)")
+    status: ErrorStatus | None = Field(None, description="answer with this HTTP status instead")
+    body: str | None = Field(
+        None, description="the body sent with `status` (default: the protocol's error)")
+    delayMs: Count | None = Field(
+        None, description="wait this long before answering or the first event")
+    dropAfter: Count | None = Field(None, description="streams: drop the connection after N events")
+    errorAfter: Count | None = Field(
+        None, description="streams: an error event after N events, then close")
+    error: Error | None = Field(
+        None, description="the error event of errorAfter (default Internal)")
 
-    @field_validator("error", mode="before")
-    @classmethod
-    def _error(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
 
-
-class TaskMatch(_Model):
+class TaskMatch(Model):
     """A follow-up on a live task: the call names a task in this state, created by `from`."""
 
     state: StateName | list[StateName] | None = None
-    from_: str | None = Field(None, alias="from", description="name of the interaction that created the task")
+    from_: str | None = Field(None, alias="from",
+                              description="name of the interaction that created the task")
 
     @field_validator("state")
     @classmethod
     def _state(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        values = value if isinstance(value, list) else [value]
-        return [TaskState.parse(v).value for v in values]
+        return [value] if isinstance(value, str) else value
 
 
-class Match(_Model):
-    """Request matchers; every given matcher must hold. Predicates are checked by the engine."""
+class Match(Model):
+    """Request matchers; every given matcher must hold."""
 
-    operation: str | list[str] | None = Field(
+    operation: Operation | list[Operation] | None = Field(
         None, description="SendMessage (default for message calls), GetTask, CancelTask, ListTasks…"
     )
-    text: Any = Field(None, description="predicate on all text parts of the message, joined by newlines")
-    parts: Any = Field(None, description="predicate on the message's parts, e.g. {none: {mediaType: text/x-diff}}")
-    where: dict[str, Any] = Field(default_factory=dict, description="path → predicate on params")
-    headers: dict[str, Any] = Field(default_factory=dict, description="header name → predicate")
+    text: StrictPredicate = Field(
+        None, description="predicate on all text parts of the message, joined by newlines")
+    parts: StrictPredicate = Field(
+        None, description="predicate on the message's parts, e.g. {none: {mediaType: text/x-diff}}")
+    where: Predicates = Field(default_factory=dict, description="path → predicate on params")
+    headers: StrictPredicates = Field(default_factory=dict, description="header name → predicate")
     task: TaskMatch | None = None
 
 
-class Interaction(_Model):
+class Interaction(Model):
     """A matcher and the reply it selects, usable `times` times (unlimited when unset)."""
 
     name: str
     match: Match = Field(default_factory=Match)
     reply: Reply | None = None
     fault: Fault | None = None
-    times: int | None = Field(None, ge=1)
+    times: Positive | None = None
 
-    @model_validator(mode="after")
-    def _has_answer(self) -> Interaction:
-        if self.reply is None and (self.fault is None or self.fault.status is None):
-            raise ValueError("an interaction needs a `reply` (or a `fault` with a `status`)")
-        return self
+    rules = (AnyGiven((("reply",), ("fault", "status")),
+                      "an interaction needs a `reply` (or a `fault` with a `status`)"),)
 
 
-class Skill(_Model):
-    id: str
-    name: str
-    description: str
-    tags: list[str] = Field(default_factory=list)
-    examples: list[str] | None = None
-    inputModes: list[str] | None = None
-    outputModes: list[str] | None = None
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # pydantic takes true for 1 here, JSON Schema does not
+        raise ValueError("write `version: 1`")
+    return value
 
 
-class Capabilities(_Model):
-    streaming: bool = False
-    pushNotifications: bool = False
-    extendedAgentCard: bool = False
-    extensions: list[dict[str, Any]] | None = None
+def _operations_not_of(protocol: str) -> NoneOf:
+    """No `match.operation` names an operation only the other protocol has."""
+    others = sorted(set().union(*OPERATIONS.values()) - OPERATIONS[protocol])
+    known = ", ".join(sorted(OPERATIONS[protocol]))
+    return NoneOf(("interactions", "*", "match", "operation"), others, others,
+                  lambda word: f"{protocol} has no operation {word!r}; use one of {known}")
 
 
-class Agent(_Model):
-    """Facts for the agent card; interface URLs are filled in by the server."""
-
-    name: str
-    description: str
-    version: str = "1.0.0"
-    provider: dict[str, Any] | None = None
-    documentationUrl: str | None = None
-    iconUrl: str | None = None
-    capabilities: Capabilities = Field(default_factory=Capabilities)
-    defaultInputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
-    defaultOutputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
-    skills: list[Skill] = Field(min_length=1)
-    bindings: list[Literal["JSONRPC", "HTTP+JSON"]] = Field(
-        default_factory=lambda: ["JSONRPC", "HTTP+JSON"], min_length=1,
-        description="interfaces in the card, in preference order",
-    )
-    tenant: str | None = None
-    securitySchemes: dict[str, Any] | None = None
-    securityRequirements: list[dict[str, Any]] | None = None
-    extendedCard: dict[str, Any] | None = Field(
-        None, description="card fields that GetExtendedAgentCard adds or replaces"
-    )
-    v03Card: bool = Field(
-        False, description="also publish the A2A v0.3 card fields (url, preferredTransport, protocolVersion, …)"
-    )
-
-
-class Duration(_Model):
-    ms: int = Field(ge=0)
-
-
-class Clock(_Model):
-    start: datetime | None = Field(None, description="virtual start time; unset = now (freezegun-aware)")
-    tick: Duration = Field(default_factory=lambda: Duration(ms=250), description="added per timestamp")
-    pace: str = Field("recorded", pattern=r"^(recorded|instant|scale=\d+(\.\d+)?)$",
-                      description="streams: gaps as scripted, none, or scaled (scale=0.5)")
-    paceCapMs: int | None = Field(None, ge=0, description="streams: no gap longer than this")
-
-
-class Ids(_Model):
-    seed: str | None = Field(None, description="seed of the uuid5 id factory; unset = the agent name")
-
-
-class AgentexAgent(_Model):
-    """An Agentex agent: answers at `/agents/{id}/rpc` and `/agents/name/{name}/rpc`."""
-
-    id: str
-    name: str
-    description: str = ""
-    acp_type: Literal["sync", "async", "agentic"] = "sync"
-    status: str = "Ready"
-
-
-class Cassette(_Model):
+class Cassette(Model):
     """A cassette file: its agent(s), its clock and ids, and its interactions in priority order."""
 
-    version: Literal[1]
+    version: Annotated[Literal[1], BeforeValidator(_not_a_bool)]
     protocol: Literal["a2a", "agentex"] = "a2a"
     agent: Agent | None = Field(None, description="A2A: the agent card's facts")
-    agents: list[AgentexAgent] = Field(default_factory=list, description="Agentex: the agents served")
+    agents: list[AgentexAgent] = Field(default_factory=list,
+                                       description="Agentex: the agents served")
     clock: Clock = Field(default_factory=Clock)
     ids: Ids = Field(default_factory=Ids)
     interactions: list[Interaction] = Field(default_factory=list)
@@ -346,28 +235,24 @@ class Cassette(_Model):
         """The agent's name (A2A) or the first agent's (Agentex): the default id seed."""
         return self.agent.name if self.agent is not None else self.agents[0].name
 
-    @model_validator(mode="after")
-    def _agents_for_protocol(self) -> Cassette:
-        if self.protocol == "a2a" and self.agent is None:
-            raise ValueError("an A2A cassette needs `agent:` (the card's facts)")
-        if self.protocol == "agentex" and not self.agents:
-            raise ValueError("an Agentex cassette needs `agents:` (id, name, acp_type)")
-        steps = [step for i in self.interactions if i.reply and i.reply.task for step in i.reply.task.steps]
-        if self.protocol == "agentex" and any(i.reply and i.reply.message is not None for i in self.interactions):
-            raise ValueError("an Agentex reply is a task script: write the agent's messages as `say` steps")
-        if self.protocol == "a2a":
-            if any(step.say is not None for step in steps):
-                raise ValueError("`say` steps are Agentex messages; an A2A task speaks through `state` messages")
-            agentex_only = {str(s.state) for s in steps if s.task_state in AGENTEX_STATES}
-            if agentex_only:
-                raise ValueError(f"states {sorted(agentex_only)} are Agentex's; A2A has no such TaskState")
-        return self
+    rules = (
+        When("protocol", "agentex", default="a2a", then=(
+            Given("agents", "an Agentex cassette needs `agents:` (id, name, acp_type)",
+                  nonempty=True),
+            Absent(("interactions", "*", "reply", "message"),
+                   "an Agentex reply is a task script: write the agent's messages as `say` steps"),
+            _operations_not_of("agentex"),
+        ), otherwise=(
+            Given("agent", "an A2A cassette needs `agent:` (the card's facts)"),
+            Absent(("interactions", "*", "reply", "task", "steps", "*", "say"),
+                   "`say` steps are Agentex messages; an A2A task speaks through `state` messages"),
+            NoneOf(("interactions", "*", "reply", "task", "steps", "*", "state"),
+                   {state.value for state in AGENTEX_STATES}, AGENTEX_STATE_SPELLINGS,
+                   lambda value: f"TASK_STATE_{TaskState(value).name} is Agentex's; "
+                                 "A2A has no such TaskState"),
+            _operations_not_of("a2a"),
+        )),
+        UniqueNames(),
+        KnownOrigins(),
+    )
 
-    @model_validator(mode="after")
-    def _unique_names(self) -> Cassette:
-        seen: set[str] = set()
-        for interaction in self.interactions:
-            if interaction.name in seen:
-                raise ValueError(f"two interactions are named {interaction.name!r}")
-            seen.add(interaction.name)
-        return self

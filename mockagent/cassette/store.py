@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -17,7 +16,16 @@ import yaml
 from pydantic import ValidationError
 
 from mockagent.cassette.models import Cassette
-from mockagent.cassette.yaml_reader import MAX_NODES, Loc, _deepest_line, _line_map, _parse, parse_yaml
+from mockagent.cassette.problems import first_problem
+from mockagent.cassette.schema import json_schema
+from mockagent.cassette.yaml_reader import (
+    MAX_NODES,
+    Loc,
+    _deepest_line,
+    _line_map,
+    _parse,
+    parse_yaml,
+)
 from mockagent.errors import CassetteError
 
 # Loc, MAX_NODES and parse_yaml moved to yaml_reader and stay importable from here, where callers
@@ -93,26 +101,6 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _in_data(data: Any, loc: Loc, error_type: str) -> Loc:
-    """The part of a pydantic error location that names fields as written.
-
-    pydantic adds union-member tags (`str`, `list[str]`) and validator names to locations; they
-    are cut where the path leaves the data. A missing field keeps its own name.
-    """
-    kept: list[str | int] = []
-    for part in loc:
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            data = data[part]
-        else:
-            if error_type == "missing":
-                kept.append(part)
-            break
-        kept.append(part)
-    return tuple(kept)
-
-
 def _names(data: Any) -> list[Any]:
     items = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(items, list):
@@ -140,12 +128,7 @@ def _validated(text: str, path: str) -> Cassette:
     try:
         return Cassette.model_validate(data)
     except ValidationError as exc:
-        problems = exc.errors()
-        loc = _in_data(data, problems[0]["loc"], problems[0]["type"])
-        message = problems[0]["msg"].removeprefix("Value error, ")
-        more = len({_in_data(data, p["loc"], p["type"]) for p in problems}) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        loc, message = first_problem(Cassette, data, exc.errors())
         lines = _line_map(node) if node is not None else {}
         raise CassetteError(describe(_names(data), loc, message), path=path,
                             line=_deepest_line(lines, loc)) from None
@@ -158,14 +141,6 @@ def load_folder(path: str | Path) -> dict[str, LoadedCassette]:
     if not files:
         raise CassetteError("no cassettes (*.yaml) in this folder", path=str(folder))
     return {f.stem: load_cassette(f) for f in files}
-
-
-def json_schema() -> str:
-    """The cassette JSON Schema, pretty-printed, as `mockagent schema` prints it."""
-    schema = Cassette.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "mockagent cassette, version 1"
-    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
 class _Dumper(yaml.SafeDumper):

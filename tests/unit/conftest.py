@@ -14,7 +14,6 @@ import pytest
 from mockagent.cassette import LoadedCassette, load_cassette
 from mockagent.engine import Engine
 from tests.helpers.cassette_text import HEADER, cassette
-from tests.helpers.cassette_text import line_of as line_of  # test_cassette.py still imports it here
 
 
 @pytest.fixture

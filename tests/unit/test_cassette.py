@@ -10,9 +10,8 @@ import pytest
 
 from mockagent.cassette import LoadedCassette, TaskState, json_schema, load_cassette, load_folder
 from mockagent.cassette.models import Cassette
-from mockagent.engine import Engine
 from mockagent.errors import CassetteError, MockagentError
-from tests.unit.conftest import HEADER, cassette, line_of
+from tests.helpers.cassette_text import HEADER, cassette, line_of
 
 Load = Callable[..., LoadedCassette]
 
@@ -205,20 +204,44 @@ def test_a_wrong_state_names_file_line_interaction_and_field(load: Load, write_c
     assert info.value.path == str(path) and info.value.line == line
 
 
-def test_an_unknown_key_is_rejected_with_its_name(load: Load) -> None:
+def test_an_unknown_key_is_named_with_the_key_it_likely_meant(load: Load) -> None:
     text = cassette("""
         - name: typo
           reply: {mesage: hi}
     """)
     error = errors_of(load, text)
-    assert "interaction 'typo' (#1): reply.mesage: Extra inputs are not permitted" in str(error)
+    assert str(error).endswith("interaction 'typo' (#1): reply.mesage: unknown field; did you mean 'message'?")
     assert error.line == line_of(text, "mesage")
+
+
+def test_an_unknown_key_comes_before_the_field_it_leaves_missing(load: Load) -> None:
+    text = cassette("""
+        - name: run
+          reply:
+            task:
+              step:
+                - state: TASK_STATE_WORKING
+    """)
+    error = errors_of(load, text)
+    # not "reply.task.steps: Field required (and 1 more problem)": the typo is the one problem
+    assert str(error) == (f"{error.path}:{line_of(text, 'step:')}: "
+                          "interaction 'run' (#1): reply.task.step: unknown field; did you mean 'steps'?")
+
+
+def test_an_unknown_key_like_no_known_one_lists_them(load: Load) -> None:
+    text = cassette("""
+        - name: odd
+          reply: {message: hi}
+          fault: {zzz: 1}
+    """)
+    assert "fault.zzz: unknown field; use one of status, body, delayMs, dropAfter, errorAfter, error" in str(
+        errors_of(load, text))
 
 
 def test_an_unknown_top_level_key_is_rejected(load: Load) -> None:
     text = cassette().replace("interactions: []", "interaction: []")
     error = errors_of(load, text)
-    assert "interaction: Extra inputs are not permitted" in str(error)
+    assert "interaction: unknown field; did you mean 'interactions'?" in str(error)
     assert error.line == line_of(text, "interaction: []")
 
 
@@ -334,7 +357,32 @@ def test_a_wrong_follow_up_state_is_rejected(load: Load) -> None:
           reply: {message: ok}
     """)
     error = errors_of(load, text)
-    assert "interaction 'follow' (#1): match.task.state: unknown task state 'TASK_STATE_WAITING'" in str(error)
+    # the list's item, not "Input should be a valid string" (the union's other member)
+    assert "interaction 'follow' (#1): match.task.state[1]: unknown task state 'TASK_STATE_WAITING'" in str(error)
+    assert "more problem" not in str(error)
+
+
+@pytest.mark.parametrize(("written", "meant"), [
+    ("TASK_STATE_COMPLETE", "TASK_STATE_COMPLETED"), ("complete", "completed"), ("INPUT_REQUIRD", "INPUT_REQUIRED"),
+])
+def test_a_misspelt_state_gets_the_state_it_likely_meant(load: Load, written: str, meant: str) -> None:
+    text = cassette(f"""
+        - name: run
+          reply: {{task: {{steps: [{{state: {written}}}]}}}}
+    """)
+    assert f"reply.task.steps[0].state: unknown task state {written!r}; did you mean {meant!r}?" in str(
+        errors_of(load, text))
+
+
+@pytest.mark.parametrize("written", ["Working", " working", "task_state_working", "TASK-STATE-WORKING"])
+def test_a_state_is_one_of_the_listed_spellings(load: Load, written: str) -> None:
+    # a fixed set, so the JSON Schema can list it (TaskState.parse, for the wire, takes these too)
+    text = cassette(f"""
+        - name: run
+          reply: {{task: {{steps: [{{state: "{written}"}}]}}}}
+    """)
+    assert "unknown task state" in str(errors_of(load, text))
+    assert TaskState.parse(written) is TaskState.WORKING
 
 
 def test_a_wrongly_typed_union_field_is_named_as_written(load: Load) -> None:
@@ -356,7 +404,7 @@ def test_version_must_be_1(load: Load) -> None:
 # -- errors found when the engine compiles the matchers ----------------------------------------
 
 
-def test_an_unknown_predicate_keyword_is_reported_by_the_engine(load: Load) -> None:
+def test_an_unknown_predicate_keyword_is_refused_on_load(load: Load) -> None:
     text = cassette("""
         - name: ok
           reply: {message: a}
@@ -365,35 +413,40 @@ def test_an_unknown_predicate_keyword_is_reported_by_the_engine(load: Load) -> N
             text: {startswith: a, endwith: b}
           reply: {message: b}
     """)
-    loaded = load(text)  # the format allows any predicate value; the engine compiles it
-    with pytest.raises(CassetteError) as info:
-        Engine(loaded)
-    message = str(info.value)
-    assert "interaction 'typo' (#2): match: unknown predicate endwith" in message
-    assert message.startswith(f"{loaded.path}:{info.value.line}: ")
-    assert line_of(text, "- name: typo") < info.value.line <= line_of(text, "endwith")
+    error = errors_of(load, text)
+    assert str(error).endswith("interaction 'typo' (#2): match.text.endwith: unknown predicate; "
+                               "did you mean 'endswith'?")
+    assert error.line == line_of(text, "endwith")
 
 
-def test_a_lone_misspelled_keyword_on_text_is_reported_by_the_engine(load: Load) -> None:
+def test_a_mapping_without_keywords_in_where_is_a_plain_value(load: Load) -> None:
+    text = cassette("""
+        - name: meta
+          match: {where: {message.metadata: {startwith: a}}}
+          reply: {message: b}
+    """)
+    assert load(text).cassette.interactions[0].match.where == {"message.metadata": {"startwith": "a"}}
+
+
+def test_a_lone_misspelled_keyword_on_text_is_refused_on_load(load: Load) -> None:
     text = cassette("""
         - name: typo
           match: {text: {endwith: "?"}}
           reply: {message: b}
     """)
-    with pytest.raises(CassetteError, match="interaction 'typo' \\(#1\\): match: unknown predicate endwith"):
-        Engine(load(text))
+    assert "interaction 'typo' (#1): match.text.endwith: unknown predicate; did you mean 'endswith'?" in str(
+        errors_of(load, text))
 
 
-def test_a_bad_regex_is_reported_by_the_engine(load: Load) -> None:
+def test_a_bad_regex_is_refused_on_load(load: Load) -> None:
     text = cassette("""
         - name: rx
           match: {where: {message.messageId: {regex: "(unclosed"}}}
           reply: {message: a}
     """)
-    with pytest.raises(CassetteError) as info:
-        Engine(load(text))
-    assert "interaction 'rx' (#1): match: bad regex '(unclosed'" in str(info.value)
-    assert info.value.line == line_of(text, "regex")
+    error = errors_of(load, text)
+    assert "interaction 'rx' (#1): match.where.message.messageId.regex: bad regex '(unclosed'" in str(error)
+    assert error.line == line_of(text, "regex")
 
 
 @pytest.mark.parametrize(("spec", "complaint"), [
@@ -401,30 +454,64 @@ def test_a_bad_regex_is_reported_by_the_engine(load: Load) -> None:
     ('{exists: "maybe"}', "`exists` takes true or false"),
     ('{any: {regex: "["}}', "bad regex"),
 ])
-def test_bad_predicate_arguments_are_reported_by_the_engine(load: Load, spec: str, complaint: str) -> None:
+def test_bad_predicate_arguments_are_refused_on_load(load: Load, spec: str, complaint: str) -> None:
     text = cassette(f"""
         - name: bad
           match: {{parts: {spec}}}
           reply: {{message: a}}
     """)
-    with pytest.raises(CassetteError, match="interaction 'bad' \\(#1\\): match: ") as info:
-        Engine(load(text))
-    assert complaint in str(info.value)
+    error = errors_of(load, text)
+    assert "interaction 'bad' (#1): match.parts." in str(error)
+    assert complaint in str(error)
 
 
-def test_an_unknown_error_name_is_reported_by_the_engine(load: Load) -> None:
+def test_an_unknown_error_name_is_refused_on_load(load: Load) -> None:
     text = cassette("""
         - name: ok
           reply: {message: a}
         - name: oops
           reply: {error: {name: TaskMissing, message: gone}}
     """)
-    with pytest.raises(CassetteError) as info:
-        Engine(load(text))
-    message = str(info.value)
-    assert "interaction 'oops' (#2): reply.error: unknown error 'TaskMissing'" in message
-    assert "TaskNotFound" in message  # the names that exist
-    assert info.value.line == line_of(text, "TaskMissing")
+    error = errors_of(load, text)
+    assert "interaction 'oops' (#2): reply.error.name: unknown error 'TaskMissing'" in str(error)
+    assert "TaskNotFound" in str(error)  # the names that exist
+    assert error.line == line_of(text, "TaskMissing")
+
+
+@pytest.mark.parametrize(("interaction", "where", "meant"), [
+    ("{name: oops, reply: {error: TaskNotFond}}", "reply.error", "TaskNotFound"),
+    ("{name: oops, fault: {errorAfter: 1, error: InvalidAgentRespons}, reply: {message: a}}", "fault.error",
+     "InvalidAgentResponse"),
+])
+def test_a_misspelt_error_name_gets_the_name_it_likely_meant(load: Load, interaction: str, where: str,
+                                                             meant: str) -> None:
+    message = str(errors_of(load, cassette(f"- {interaction}")))
+    assert f"interaction 'oops' (#1): {where}: unknown error " in message
+    assert message.endswith(f"did you mean {meant!r}?")
+
+
+def test_a_misspelt_operation_gets_the_operation_it_likely_meant(load: Load) -> None:
+    text = cassette("""
+        - name: op
+          match: {operation: [GetTask, SendMesage]}
+          reply: {message: a}
+    """)
+    assert ("interaction 'op' (#1): match.operation[1]: unknown operation 'SendMesage'; "
+            "did you mean 'SendMessage'?") in str(errors_of(load, text))
+
+
+def test_a_follow_up_from_no_interaction_is_refused_on_load(load: Load) -> None:
+    text = cassette("""
+        - name: review
+          reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
+        - name: answer
+          match: {task: {from: reveiw}}
+          reply: {message: ok}
+    """)
+    error = errors_of(load, text)
+    assert str(error).endswith("interaction 'answer' (#2): match.task.from: names 'reveiw', which is no "
+                               "interaction of this cassette; did you mean 'review'?")
+    assert error.line == line_of(text, "reveiw")
 
 
 # -- JSON Schema -------------------------------------------------------------------------------

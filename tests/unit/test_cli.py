@@ -67,8 +67,23 @@ def test_serve_reports_a_broken_cassette_without_traceback(tmp_path: Path) -> No
     # `output` holds stderr too (click 8.1 and 8.2+ alike).
     assert f"{broken}:9:" in result.output
     assert "'languages'" in result.output
-    assert "match.txt" in result.output
+    assert "match.txt: unknown field; did you mean 'text'?" in result.output  # the README's example
     assert "Traceback" not in result.output
+
+
+def test_serve_refuses_a_follow_up_from_no_interaction(tmp_path: Path) -> None:
+    orphan = tmp_path / "orphan.yaml"
+    orphan.write_text(REVIEWER + """\
+  - name: answer
+    match: {task: {from: languagez}}
+    reply: {message: ok}
+""")
+    result = CliRunner().invoke(main, ["serve", "--port", "0", str(orphan)])
+    assert result.exit_code == 2  # refused before it listens, as lint reports it
+    line = REVIEWER.count("\n") + 2  # the line of `match:`
+    assert result.output == (f"mockagent: {orphan}:{line}: interaction 'answer' (#2): match.task.from: "
+                             "names 'languagez', which is no interaction of this cassette; "
+                             "did you mean 'languages'?\n")
 
 
 def test_serve_rejects_a_missing_path(tmp_path: Path) -> None:

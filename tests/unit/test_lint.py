@@ -221,30 +221,36 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     assert lint(cassette(tmp_path, path.read_text().split("interactions:\n", 1)[1], name="on.yaml")) == []
 
 
-def test_unknown_operations_per_protocol(tmp_path: Path) -> None:
+def test_unknown_operations_per_protocol_do_not_load(tmp_path: Path) -> None:
     path = cassette(tmp_path, """\
-  - name: typo                            # @typo
-    match: {operation: [SendMessage, GetTasks]}
+  - name: typo
+    match: {operation: [SendMessage, GetTasks]}   # @typo
     reply: {message: hi}
-  - name: agentex-only                    # @agentex
-    match: {operation: CreateTask}
-    reply: {error: TaskNotFound}
 """)
-    findings = lint(path)
-    assert codes(findings) == [("typo", "unknown-operation"), ("agentex-only", "unknown-operation")]
-    assert [f.line for f in findings] == [line_of(path, "@typo"), line_of(path, "@agentex")]
-    assert "GetTasks" in findings[0].message and "SendMessage," not in findings[0].message.split(";")[0]
+    [finding] = lint(path)
+    assert (finding.code, finding.line) == ("load-error", line_of(path, "@typo"))
+    assert finding.message == ("interaction 'typo' (#1): match.operation[1]: unknown operation 'GetTasks'; "
+                               "did you mean 'GetTask'?")
+    a2a = cassette(tmp_path, """\
+  - name: agentex-only
+    match: {operation: CreateTask}                # @agentex
+    reply: {error: TaskNotFound}
+""", name="a2a.yaml")
+    [finding] = lint(a2a)
+    assert (finding.code, finding.line) == ("load-error", line_of(a2a, "@agentex"))
+    assert "match.operation: a2a has no operation 'CreateTask'; use one of CancelTask," in finding.message
     agentex = cassette(tmp_path, """\
   - name: create
     match: {operation: [CreateTask, InterruptTask, SendEvent]}
     reply: {error: TaskNotFound}
-  - name: card                            # @card
-    match: {operation: GetExtendedAgentCard}
+  - name: card
+    match: {operation: GetExtendedAgentCard}      # @card
     reply: {error: TaskNotFound}
 """, head=AGENTEX, name="agentex.yaml")
     [finding] = lint(agentex)
-    assert (finding.interaction, finding.code, finding.line) == ("card", "unknown-operation",
-                                                                 line_of(agentex, "@card"))
+    assert (finding.code, finding.line) == ("load-error", line_of(agentex, "@card"))
+    assert "interaction 'card' (#2): match.operation: agentex has no operation 'GetExtendedAgentCard'" in (
+        finding.message)
 
 
 SHADOWS = """\
@@ -323,14 +329,14 @@ def test_a_follow_up_from_no_interaction(tmp_path: Path) -> None:
   - name: first
     match: {text: first}
     reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
-  - name: orphan                          # @orphan
-    match: {task: {from: frist}}
+  - name: orphan
+    match: {task: {from: frist}}          # @orphan
     reply: {message: hi}
 """)
-    [finding] = lint(path)
-    assert (finding.interaction, finding.code, finding.line) == ("orphan", "follow-up-unknown-origin",
-                                                                 line_of(path, "@orphan"))
-    assert "'frist'" in finding.message
+    [finding] = lint(path)  # the loader refuses it (so does serve), and says so at its line
+    assert (finding.code, finding.line) == ("load-error", line_of(path, "@orphan"))
+    assert finding.message == ("interaction 'orphan' (#2): match.task.from: names 'frist', which is no "
+                               "interaction of this cassette; did you mean 'first'?")
 
 
 def test_a_cassette_that_does_not_load_is_one_finding(tmp_path: Path) -> None:
@@ -342,7 +348,7 @@ def test_a_cassette_that_does_not_load_is_one_finding(tmp_path: Path) -> None:
           - state: TASK_STATE_SLEEPING          # @bad
 """)
     [finding] = lint(path)
-    assert (finding.code, finding.line, finding.interaction) == ("invalid", line_of(path, "@bad"), None)
+    assert (finding.code, finding.line, finding.interaction) == ("load-error", line_of(path, "@bad"), None)
     assert "unknown task state" in finding.message and str(path) not in finding.message
     broken_regex = cassette(tmp_path, """\
   - name: bad-regex
@@ -350,22 +356,36 @@ def test_a_cassette_that_does_not_load_is_one_finding(tmp_path: Path) -> None:
     reply: {message: hi}
 """, name="regex.yaml")
     [finding] = lint(broken_regex)
-    assert (finding.code, finding.line) == ("invalid", line_of(broken_regex, "@regex"))
+    assert (finding.code, finding.line) == ("load-error", line_of(broken_regex, "@regex"))
     assert "bad regex" in finding.message
+
+
+def test_a_cassette_that_is_not_yaml_says_so_once(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("version: 1\nagent: [unclosed\n")
+    [finding] = lint(path)
+    assert finding.code == "load-error"
+    assert str(finding).startswith(f"{path}:3: load-error not valid YAML: ")
+    assert "invalid not valid" not in str(finding)
 
 
 def test_finding_text() -> None:
     finding = Finding("c.yaml", 12, "run", "shadowed", "can never match")
     assert str(finding) == "c.yaml:12: interaction 'run': shadowed can never match"
-    assert str(Finding("c.yaml", 3, None, "invalid", "not valid YAML")) == "c.yaml:3: invalid not valid YAML"
+    assert str(Finding("c.yaml", 3, None, "load-error", "not valid YAML")) == "c.yaml:3: load-error not valid YAML"
 
 
-def test_a_folder_lints_every_cassette(tmp_path: Path) -> None:
+def test_a_folder_lints_every_cassette_in_it_and_below(tmp_path: Path) -> None:
     cassette(tmp_path, CLEAN, name="a.yaml")
     cassette(tmp_path, SHADOWS, name="b.yaml")
     (tmp_path / "notes.txt").write_text("not a cassette")
+    (tmp_path / "team" / "deep").mkdir(parents=True)
+    cassette(tmp_path / "team" / "deep", SHADOWS, name="c.yml")
+    (tmp_path / ".hidden").mkdir()
+    cassette(tmp_path / ".hidden", SHADOWS, name="d.yaml")
     findings = lint(tmp_path)
-    assert [(Path(f.path).name, f.code) for f in findings] == [("b.yaml", "shadowed")]
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code) for f in findings] == [
+        ("b.yaml", "shadowed"), ("team/deep/c.yml", "shadowed")]
 
 
 # -- the command ----------------------------------------------------------------------------------
@@ -376,6 +396,19 @@ def test_lint_command_clean(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["lint", str(path), str(ROOT / "cassettes" / "kit")])
     assert result.exit_code == 0, result.output
     assert result.output == "ok: 4 cassettes\n"
+
+
+def test_lint_command_walks_folders_below(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["lint", str(ROOT / "cassettes")])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"ok: {len(list((ROOT / 'cassettes').rglob('*.yaml')))} cassettes\n"
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    broken = tmp_path / "deep" / "er" / "broken.yaml"
+    broken.write_text("version: 1\nagent: [unclosed\n")
+    result = CliRunner().invoke(main, ["lint", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"{broken}:3: load-error not valid YAML: ")
+    assert result.output.endswith("1 finding in 1 cassette\n")
 
 
 def test_lint_command_findings(tmp_path: Path) -> None:

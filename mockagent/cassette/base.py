@@ -1,0 +1,38 @@
+"""What every model of the cassette format shares: strict fields, no unknown ones, and rules
+between fields that are checked on load and stated in the JSON Schema alike."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from mockagent.cassette import rules
+from mockagent.cassette.rules import Rule
+
+
+class Model(BaseModel):
+    """A part of the cassette format: strict, closed to unknown fields, checked by its `rules`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
+                              json_schema_extra=rules.add_to_schema)  # type: ignore[typeddict-item]
+    rules: ClassVar[tuple[Rule, ...]] = ()
+
+    @model_validator(mode="after")
+    def _rules(self) -> Any:
+        rules.check(self)
+        return self
+
+
+def _whole(value: Any) -> Any:
+    """3.0 is 3, as JSON Schema's `integer` has it (strict pydantic refuses any float)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# The bounds go inside, before the validator: set on a field around a validator, pydantic checks
+# them but writes them into the JSON Schema as `ge`/`le`, which no validator knows.
+Count = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
+"""A whole number, 0 or more."""
+Positive = Annotated[int, Field(ge=1), BeforeValidator(_whole)]
+ErrorStatus = Annotated[int, Field(ge=400, le=599), BeforeValidator(_whole)]
+"""An HTTP status that is an error, 400 to 599."""

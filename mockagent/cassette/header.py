@@ -1,0 +1,104 @@
+"""The parts of a cassette around its interactions: the agent(s) it serves, its clock, its ids."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, Strict
+from pydantic.json_schema import WithJsonSchema
+
+from mockagent.cassette.base import Count, Model
+
+
+class Skill(Model):
+    id: str
+    name: str
+    description: str
+    tags: list[str] = Field(default_factory=list)
+    examples: list[str] | None = None
+    inputModes: list[str] | None = None
+    outputModes: list[str] | None = None
+
+
+class Capabilities(Model):
+    streaming: bool = False
+    pushNotifications: bool = False
+    extendedAgentCard: bool = False
+    extensions: list[dict[str, Any]] | None = None
+
+
+class Agent(Model):
+    """Facts for the agent card; interface URLs are filled in by the server."""
+
+    name: str
+    description: str
+    version: str = "1.0.0"
+    provider: dict[str, Any] | None = None
+    documentationUrl: str | None = None
+    iconUrl: str | None = None
+    capabilities: Capabilities = Field(default_factory=Capabilities)
+    defaultInputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
+    defaultOutputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
+    skills: list[Skill] = Field(min_length=1)
+    bindings: list[Literal["JSONRPC", "HTTP+JSON"]] = Field(
+        default_factory=lambda: ["JSONRPC", "HTTP+JSON"], min_length=1,
+        description="interfaces in the card, in preference order",
+    )
+    tenant: str | None = None
+    securitySchemes: dict[str, Any] | None = None
+    securityRequirements: list[dict[str, Any]] | None = None
+    extendedCard: dict[str, Any] | None = Field(
+        None, description="card fields that GetExtendedAgentCard adds or replaces"
+    )
+    v03Card: bool = Field(
+        False,
+        description="also publish the A2A v0.3 card fields (url, preferredTransport…)",
+    )
+
+
+class Duration(Model):
+    ms: Count
+
+
+def _time(value: Any) -> Any:
+    """A YAML timestamp, or a string in RFC 3339 form (not Unix seconds, which pydantic takes)."""
+    if isinstance(value, str) and not re.fullmatch(RFC3339, value):
+        raise ValueError("a time is written like 2026-10-06T09:00:00Z")
+    if value is not None and not isinstance(value, str | datetime):
+        raise ValueError("a time is written like 2026-10-06T09:00:00Z")
+    return value
+
+
+RFC3339 = (r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+           r"([Zz]|[+-][0-9]{2}:[0-9]{2})")
+# Not strict: the string is parsed (strict pydantic takes only datetime objects from Python).
+Time = Annotated[datetime, BeforeValidator(_time), Strict(False), WithJsonSchema(
+    {"type": "string", "format": "date-time", "pattern": f"^{RFC3339}$"})]
+
+
+class Clock(Model):
+    start: Time | None = Field(
+        None, description="virtual start time; unset = now (freezegun-aware)")
+    tick: Duration = Field(default_factory=lambda: Duration(ms=250),
+                           description="added per timestamp")
+    # [0-9], not \d: pydantic's regex and JSON Schema's differ on what a digit is.
+    pace: str = Field("recorded", pattern=r"^(recorded|instant|scale=[0-9]+(\.[0-9]+)?)$",
+                      description="streams: gaps as scripted, none, or scaled (scale=0.5)")
+    paceCapMs: Count | None = Field(None, description="streams: no gap longer than this")
+
+
+class Ids(Model):
+    seed: str | None = Field(
+        None, description="seed of the uuid5 id factory; unset = the agent name")
+
+
+class AgentexAgent(Model):
+    """An Agentex agent: answers at `/agents/{id}/rpc` and `/agents/name/{name}/rpc`."""
+
+    id: str
+    name: str
+    description: str = ""
+    acp_type: Literal["sync", "async", "agentic"] = "sync"
+    status: str = "Ready"

@@ -1,0 +1,134 @@
+"""The shape of matcher predicates, checked on load; the engine compiles them (engine.matchers).
+
+A predicate is a plain value (equals) or a mapping of keywords that must all hold. In `where`, a
+mapping without any keyword is a plain value too (params hold mappings); one that mixes keywords
+and other keys is a mistake. `text`, `parts` and `headers` never hold a mapping, so there every
+key of a mapping must be a keyword. Over lists, `any`/`all`/`none` take a predicate or a mapping
+of field paths to predicates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+from pydantic.json_schema import WithJsonSchema
+
+from mockagent.cassette.rules import Loc, refuse
+from mockagent.cassette.vocabulary import suggestion
+
+ARGUMENTS: dict[str, str] = {
+    "equals": "value", "contains": "value", "startswith": "value", "endswith": "value",
+    "regex": "regex", "exists": "bool", "absent": "bool", "subset": "value", "in": "list",
+    "not": "predicate", "any": "element", "all": "element", "none": "element",
+}
+"""Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
+
+Found = Iterator[tuple[Loc, str]]
+
+
+def problems(spec: Any, strict: bool, loc: Loc = ()) -> Found:
+    """What is wrong with a predicate, as (location below it, message)."""
+    if not isinstance(spec, dict) or not spec:
+        return
+    unknown = [key for key in spec if key not in ARGUMENTS]
+    if len(unknown) == len(spec) and not strict:
+        return  # a plain mapping: equals
+    for key in unknown:
+        yield loc + (key,), f"unknown predicate; {suggestion(key, ARGUMENTS)}"
+    for key, arg in spec.items():
+        yield from _argument(ARGUMENTS.get(key), arg, loc + (key,))
+
+
+def _argument(kind: str | None, arg: Any, loc: Loc) -> Found:
+    if kind == "bool" and not isinstance(arg, bool):
+        yield loc, f"`{loc[-1]}` takes true or false"
+    elif kind == "list" and not isinstance(arg, list):
+        yield loc, "`in` takes a list of values"
+    elif kind == "regex":
+        try:
+            re.compile(str(arg))
+        except re.error as exc:
+            yield loc, f"bad regex {arg!r}: {exc}"
+    elif kind == "predicate":
+        yield from problems(arg, False, loc)
+    elif kind == "element":
+        if isinstance(arg, dict) and arg and all(key in ARGUMENTS for key in arg):
+            yield from problems(arg, False, loc)
+        elif isinstance(arg, dict):  # field path → predicate, per item
+            for path, sub in arg.items():
+                yield from problems(sub, False, loc + (path,))
+        else:
+            yield from problems(arg, False, loc)
+
+
+def _checked(strict: bool) -> Any:
+    def check(spec: Any) -> Any:
+        refuse("predicate", problems(spec, strict), spec)
+        return spec
+    return check
+
+
+def _each_checked(strict: bool) -> Any:
+    def check(specs: dict[str, Any]) -> dict[str, Any]:
+        refuse("predicates", (found for key, spec in specs.items()
+                              for found in problems(spec, strict, (key,))), specs)
+        return specs
+    return check
+
+
+# JSON Schema: placeholders that `link` swaps for references to DEFINITIONS (pydantic refuses a
+# reference to a definition it does not know).
+_KEY = "x-mockagent-predicate"
+_LOOSE, _STRICT = {_KEY: "loose"}, {_KEY: "strict"}
+_NOT_OBJECT = {"not": {"type": "object"}}
+_KEYWORDS_ONLY = {"type": "object", "minProperties": 1, "propertyNames": {"enum": list(ARGUMENTS)}}
+_ARGUMENT_SCHEMAS = {
+    "value": {}, "regex": {}, "bool": {"type": "boolean"}, "list": {"type": "array"},
+    "predicate": {"$ref": "#/$defs/Predicate"}, "element": {"$ref": "#/$defs/PredicateOverItems"},
+}
+DEFINITIONS: dict[str, Any] = {
+    "PredicateKeywords": {**_KEYWORDS_ONLY, "properties": {
+        key: _ARGUMENT_SCHEMAS[kind] for key, kind in ARGUMENTS.items() if _ARGUMENT_SCHEMAS[kind]
+    }},
+    "Predicate": {"description": "a plain value (equals) or {keyword: argument, …}", "anyOf": [
+        _NOT_OBJECT, {"type": "object", "propertyNames": {"not": {"enum": list(ARGUMENTS)}}},
+        {"$ref": "#/$defs/PredicateKeywords"}]},
+    "StrictPredicate": {"description": "a plain value (equals) or {keyword: argument, …}",
+                        "anyOf": [
+        _NOT_OBJECT, {"type": "object", "maxProperties": 0}, {"$ref": "#/$defs/PredicateKeywords"},
+    ]},
+    "PredicateOverItems": {"description": "a predicate, or {field.path: predicate, …} per item",
+                           "anyOf": [
+        _NOT_OBJECT, {"$ref": "#/$defs/PredicateKeywords"},
+        {"type": "object", "not": _KEYWORDS_ONLY,
+         "additionalProperties": {"$ref": "#/$defs/Predicate"}},
+    ]},
+}
+
+StrictPredicate = Annotated[Any, AfterValidator(_checked(True)), WithJsonSchema(_STRICT)]
+"""`text` and `parts`: a mapping is keywords only."""
+StrictPredicates = Annotated[dict[str, Any], AfterValidator(_each_checked(True)),
+                             WithJsonSchema({"type": "object", "additionalProperties": _STRICT})]
+"""`headers`: name → a predicate whose mapping is keywords only."""
+Predicates = Annotated[dict[str, Any], AfterValidator(_each_checked(False)),
+                       WithJsonSchema({"type": "object", "additionalProperties": _LOOSE})]
+"""`where`: path → a predicate (a mapping without keywords is a plain value)."""
+
+
+def link(schema: Any) -> Any:
+    """`schema` with the placeholders made references to DEFINITIONS (added to its `$defs`)."""
+    def swap(node: Any) -> Any:
+        if isinstance(node, dict) and _KEY in node:  # it may have a description or default too
+            kind = node[_KEY]
+            rest = {key: value for key, value in node.items() if key != _KEY}
+            name = "Predicate" if kind == "loose" else "StrictPredicate"
+            return {"$ref": f"#/$defs/{name}", **rest}
+        if isinstance(node, dict):
+            return {key: swap(value) for key, value in node.items()}
+        return [swap(item) for item in node] if isinstance(node, list) else node
+    linked = swap(schema)
+    linked.setdefault("$defs", {}).update(DEFINITIONS)
+    return linked
