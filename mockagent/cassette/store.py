@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -161,13 +161,32 @@ def dump_cassette(data: dict[str, Any]) -> str:
                      default_flow_style=False)
 
 
+SCHEMA_FILE = Path(__file__).with_name("schema.json")
+"""The cassette JSON Schema installed with mockagent (`mockagent schema` prints the same)."""
+
+
+def schema_comment(cassette: str | Path) -> str:
+    """The first line of a cassette mockagent writes: it points YAML editors at the installed
+    JSON Schema, by a path relative to the cassette, as the bundled cassettes do."""
+    try:
+        where = Path(os.path.relpath(SCHEMA_FILE, Path(cassette).resolve().parent)).as_posix()
+    except ValueError:  # on another drive (Windows): only an absolute URI reaches it
+        where = SCHEMA_FILE.as_uri()
+    return f"# yaml-language-server: $schema={where}\n"
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Write via a temporary file in the same folder and a rename: readers never see half a file,
-    and a process killed mid-write leaves the previous file as it was."""
+    and a process killed mid-write leaves the previous file as it was. A new file gets the mode
+    any new file gets (0666 less the umask), a rewritten one keeps its own."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    # os.open applies the umask itself; mkstemp would make the file 0600, readable by us only.
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        if target.exists():
+            os.chmod(handle, target.stat().st_mode & 0o7777)
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()

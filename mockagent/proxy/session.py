@@ -13,7 +13,7 @@ from typing import Any
 
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
-from mockagent.cassette.store import dump_cassette, parse_yaml, write_atomic
+from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.recorder import Recorder
 
@@ -48,11 +48,14 @@ class Session:
         self.recorder = Recorder(self.path.stem, self.redactor, existing)
         self.lock = threading.RLock()
 
+    def _text(self, data: dict[str, Any]) -> str:
+        return schema_comment(self.path) + dump_cassette(data)
+
     def save_partial(self) -> None:
         """Keep what was recorded so far in PATH.partial, secrets scrubbed."""
         with self.lock:
             if self.recorder.recorded:
-                text = self.redactor.scrub(dump_cassette(self.recorder.cassette()))
+                text = self.redactor.scrub(self._text(self.recorder.cassette()))
                 write_atomic(partial_path(self.path), text)
 
     def finish(self) -> Path | None:
@@ -62,7 +65,7 @@ class Session:
             if not self.recorder.recorded:
                 return None
             data = self.recorder.cassette()
-            text = dump_cassette(data)
+            text = self._text(data)
             leaks = self.redactor.leaks(text)
             if leaks:
                 self.save_partial()

@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from mockagent.cassette import json_schema, load_cassette
 from mockagent.cassette.predicates import ARGUMENTS
 from mockagent.cassette.schema import NOT_IN_SCHEMA
+from mockagent.cassette.store import SCHEMA_FILE
 from mockagent.cli import main
 from mockagent.engine.matchers import PREDICATES
 from mockagent.errors import CassetteError
@@ -99,6 +100,9 @@ def test_the_committed_schema_is_what_mockagent_schema_prints() -> None:
     printed = CliRunner().invoke(main, ["schema"]).output
     assert (ROOT / "cassettes" / "schema.json").read_text(encoding="utf-8") == printed, (
         "cassettes/schema.json is stale: run `mockagent schema > cassettes/schema.json`")
+    # The copy installed with the package, which recorded cassettes point editors at.
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == printed, (
+        "mockagent/cassette/schema.json is stale: run `mockagent schema > mockagent/cassette/schema.json`")
 
 
 KEYWORDS = {
