@@ -21,20 +21,36 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _HOMES = {
-    "Call": "mockagent.engine", "Engine": "mockagent.engine",
-    "CassetteError": "mockagent.errors", "MockagentError": "mockagent.errors",
+    "Call": "mockagent.engine",
+    "Engine": "mockagent.engine",
+    "CassetteError": "mockagent.errors",
+    "MockagentError": "mockagent.errors",
     "ProtocolError": "mockagent.errors",
-    "LoadedCassette": "mockagent.cassette", "json_schema": "mockagent.cassette",
-    "load_cassette": "mockagent.cassette", "load_folder": "mockagent.cassette",
+    "LoadedCassette": "mockagent.cassette",
+    "json_schema": "mockagent.cassette",
+    "load_cassette": "mockagent.cassette",
+    "load_folder": "mockagent.cassette",
     "MockAgent": "mockagent.fixture",
-    "ServerThread": "mockagent.server.thread", "serve_in_thread": "mockagent.server.thread",
+    "ServerThread": "mockagent.server.thread",
+    "serve_in_thread": "mockagent.server.thread",
     "create_app": "mockagent.server.app",
 }
 
 __all__ = [
-    "Call", "CassetteError", "Engine", "LoadedCassette", "MockAgent", "MockagentError",
-    "ProtocolError", "ServerThread", "__version__", "create_app", "json_schema", "load_cassette",
-    "load_folder", "serve_in_thread",
+    "Call",
+    "CassetteError",
+    "Engine",
+    "LoadedCassette",
+    "MockAgent",
+    "MockagentError",
+    "ProtocolError",
+    "ServerThread",
+    "__version__",
+    "create_app",
+    "json_schema",
+    "load_cassette",
+    "load_folder",
+    "serve_in_thread",
 ]
 
 

@@ -42,29 +42,78 @@ def main() -> None:
 @main.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
-              help="Port to listen on; 0 picks a free one (the real port is printed).")
-@click.option("--pace", metavar="recorded|instant|scale=F",
-              help="Gaps between stream events: as scripted, none, or scaled by F. "
-                   "Overrides each cassette's clock.pace.")
-@click.option("--pace-cap-ms", type=click.IntRange(0), metavar="N",
-              help="No gap between stream events longer than N ms.")
-@click.option("--threads", default=32, show_default=True, type=click.IntRange(1, 1024),
-              help="Requests answered at once off the event loop; every open stream or subscription "
-                   "holds one (one past the limit still opens; other requests wait).")
-@click.option("--admin/--no-admin", default=None,
-              help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).")
-@click.option("--max-body", default=MAX_BODY, show_default=True, type=click.IntRange(1), metavar="BYTES",
-              help="Largest request body accepted; a larger one is answered 413.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
-              help="Server processes (forked); more than one needs a shared --store.")
-@click.option("--store", "store_url", metavar="URL",
-              help="Where tasks, poll counts and the journal live: memory: (default) or "
-                   "redis://HOST:PORT/DB, shared by every worker and host using it. Wiped at start.")
-@click.option("--join", is_flag=True,
-              help="Share the state already in --store (another host serves it) instead of wiping it.")
-def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int | None, threads: int,
-          admin: bool | None, max_body: int, workers: int, store_url: str | None, join: bool) -> None:
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on; 0 picks a free one (the real port is printed).",
+)
+@click.option(
+    "--pace",
+    metavar="recorded|instant|scale=F",
+    help="Gaps between stream events: as scripted, none, or scaled by F. "
+    "Overrides each cassette's clock.pace.",
+)
+@click.option(
+    "--pace-cap-ms",
+    type=click.IntRange(0),
+    metavar="N",
+    help="No gap between stream events longer than N ms.",
+)
+@click.option(
+    "--threads",
+    default=32,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Requests answered at once off the event loop; every open stream or subscription "
+    "holds one (one past the limit still opens; other requests wait).",
+)
+@click.option(
+    "--admin/--no-admin",
+    default=None,
+    help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).",
+)
+@click.option(
+    "--max-body",
+    default=MAX_BODY,
+    show_default=True,
+    type=click.IntRange(1),
+    metavar="BYTES",
+    help="Largest request body accepted; a larger one is answered 413.",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Server processes (forked); more than one needs a shared --store.",
+)
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    help="Where tasks, poll counts and the journal live: memory: (default) or "
+    "redis://HOST:PORT/DB, shared by every worker and host using it. Wiped at start.",
+)
+@click.option(
+    "--join",
+    is_flag=True,
+    help="Share the state already in --store (another host serves it) instead of wiping it.",
+)
+def serve(
+    path: Path,
+    host: str,
+    port: int,
+    pace: str | None,
+    pace_cap_ms: int | None,
+    threads: int,
+    admin: bool | None,
+    max_body: int,
+    workers: int,
+    store_url: str | None,
+    join: bool,
+) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
@@ -72,12 +121,21 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
     """
     _check_pace(pace)
     if workers > 1 and store_url in (None, "memory", "memory:"):
-        raise click.BadParameter("several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
-                                 "(each process would keep its own tasks otherwise)", param_hint="--workers")
+        raise click.BadParameter(
+            "several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
+            "(each process would keep its own tasks otherwise)",
+            param_hint="--workers",
+        )
     try:
         store = store_from_url(store_url, join)
-        app = create_app(path, pace=pace, pace_cap_ms=pace_cap_ms, admin=admin_enabled(host, admin),
-                         max_body=max_body, store=store)
+        app = create_app(
+            path,
+            pace=pace,
+            pace_cap_ms=pace_cap_ms,
+            admin=admin_enabled(host, admin),
+            max_body=max_body,
+            store=store,
+        )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--store") from None
     except StoreError as exc:
@@ -92,15 +150,22 @@ def serve(path: Path, host: str, port: int, pace: str | None, pace_cap_ms: int |
 
     def describe(root: str, name: str) -> str:  # an Agentex agent has no card
         url = root + mounts.prefix(name)
-        card = f"  (card: {url}{CARD_PATH[1:]})" if mounts.agents[name].cassette.protocol == "a2a" else ""
+        card = (
+            f"  (card: {url}{CARD_PATH[1:]})"
+            if mounts.agents[name].cassette.protocol == "a2a"
+            else ""
+        )
         return f"{name or path.stem}  {url}{card}"
 
     with _collector_for_serving():
         sock = _listen(host, port)
 
         def announce() -> None:
-            _announce(sock, lambda root: [describe(root, name) for name in mounts.agents],
-                      f" with {workers} workers" if workers > 1 else "")
+            _announce(
+                sock,
+                lambda root: [describe(root, name) for name in mounts.agents],
+                f" with {workers} workers" if workers > 1 else "",
+            )
 
         if workers > 1:
             announce()
@@ -128,8 +193,13 @@ def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str =
     click.echo(f"{READY} on {root}{how} (Ctrl-C to stop)")
 
 
-def _run(app: Any, sock: socket.socket, announce: Callable[[], None], threads: int = 32,
-         loop: bool = False) -> None:
+def _run(
+    app: Any,
+    sock: socket.socket,
+    announce: Callable[[], None],
+    threads: int = 32,
+    loop: bool = False,
+) -> None:
     """`announce` that we are ready, then serve `app` on `sock` until Ctrl-C or SIGTERM; `loop`:
     on an event loop (replay; the recording proxy waits for its upstream, so it keeps a thread per
     connection)."""
@@ -153,34 +223,74 @@ def _run(app: Any, sock: socket.socket, announce: Callable[[], None], threads: i
 
 
 @main.command()
-@click.option("--upstream", required=True, metavar="URL", help="The real agent to record (its base URL).")
-@click.option("--cassette", "cassette", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The cassette file to write.")
+@click.option(
+    "--upstream", required=True, metavar="URL", help="The real agent to record (its base URL)."
+)
+@click.option(
+    "--cassette",
+    "cassette",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The cassette file to write.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
-              help="Port to listen on; 0 picks a free one (the real port is printed).")
-@click.option("--mode", type=click.Choice(["once", "new_episodes", "all"]), default="once", show_default=True,
-              help="once: record when the cassette does not exist, else replay it; new_episodes: replay "
-                   "what it has and record the rest; all: record everything anew.")
-@click.option("--redact-header", multiple=True, metavar="NAME", help="Another header whose values are secret.")
-@click.option("--redact-param", multiple=True, metavar="NAME", help="Another query parameter that is secret.")
-@click.option("--redact-field", multiple=True, metavar="KEY", help="Another JSON field whose values are secret.")
-def record(upstream: str, cassette: Path, host: str, port: int, mode: str, redact_header: tuple[str, ...],
-           redact_param: tuple[str, ...], redact_field: tuple[str, ...]) -> None:
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on; 0 picks a free one (the real port is printed).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["once", "new_episodes", "all"]),
+    default="once",
+    show_default=True,
+    help="once: record when the cassette does not exist, else replay it; new_episodes: replay "
+    "what it has and record the rest; all: record everything anew.",
+)
+@click.option(
+    "--redact-header", multiple=True, metavar="NAME", help="Another header whose values are secret."
+)
+@click.option(
+    "--redact-param", multiple=True, metavar="NAME", help="Another query parameter that is secret."
+)
+@click.option(
+    "--redact-field",
+    multiple=True,
+    metavar="KEY",
+    help="Another JSON field whose values are secret.",
+)
+def record(
+    upstream: str,
+    cassette: Path,
+    host: str,
+    port: int,
+    mode: str,
+    redact_header: tuple[str, ...],
+    redact_param: tuple[str, ...],
+    redact_field: tuple[str, ...],
+) -> None:
     """Serve a proxy to the agent at --upstream and record every call into --cassette.
 
     Point clients at the printed URL: the card is the upstream's, with its interface URLs moved
     to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
     PATH.partial holds what was recorded so far while it runs).
     """
-    redactor = Redactor(SECRET_HEADERS + redact_header, SECRET_PARAMS + redact_param, SECRET_FIELDS + redact_field)
+    redactor = Redactor(
+        SECRET_HEADERS + redact_header, SECRET_PARAMS + redact_param, SECRET_FIELDS + redact_field
+    )
     try:
         app = create_app_for_mode(cassette, mode, upstream, redactor)
     except (CassetteError, ValueError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
     recording = RECORDING in app.extensions
-    what = f"recording {upstream} into {cassette}" if recording else f"replaying {cassette} (mode {mode}: it exists)"
+    what = (
+        f"recording {upstream} into {cassette}"
+        if recording
+        else f"replaying {cassette} (mode {mode}: it exists)"
+    )
     sock = _listen(host, port)
     lines = lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"]  # noqa: E731
     _run(app, sock, lambda: _announce(sock, lines))
@@ -190,7 +300,9 @@ def record(upstream: str, cassette: Path, host: str, port: int, mode: str, redac
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(1) from None
     if recording:
-        click.echo(f"wrote {written}" if written else "nothing was recorded; the cassette is unchanged")
+        click.echo(
+            f"wrote {written}" if written else "nothing was recorded; the cassette is unchanged"
+        )
 
 
 @main.command()
@@ -200,9 +312,16 @@ def schema() -> None:
 
 
 @main.command(name="lint")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...",
-                type=click.Path(exists=True, path_type=Path))
-@click.option("--quiet", "-q", is_flag=True, help="Print the findings only, without the summary line.")
+@click.argument(
+    "paths",
+    nargs=-1,
+    required=True,
+    metavar="PATH...",
+    type=click.Path(exists=True, path_type=Path),
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Print the findings only, without the summary line."
+)
 def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
     """Check cassettes beyond the schema: each PATH is a cassette, or a folder whose *.yaml
     cassettes (in it and in the folders below) are checked.
@@ -221,7 +340,9 @@ def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
     for path in paths:
         found = cassette_files(path)
         if not found:
-            click.echo(f"mockagent: {path}: no cassettes (*.yaml) in this folder or below", err=True)
+            click.echo(
+                f"mockagent: {path}: no cassettes (*.yaml) in this folder or below", err=True
+            )
             raise SystemExit(2)
         files.extend(found)
     findings = [finding for file in files for finding in lint_file(file)]

@@ -202,10 +202,20 @@ class StoreError(ProtocolError):
 ERROR_KINDS: dict[str, type[ProtocolError]] = {
     cls.kind: cls
     for cls in (
-        ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, TaskNotFound,
-        TaskNotCancelable, PushNotificationNotSupported, UnsupportedOperation,
-        ContentTypeNotSupported, InvalidAgentResponse, ExtendedAgentCardNotConfigured,
-        ExtensionSupportRequired, VersionNotSupported,
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        TaskNotFound,
+        TaskNotCancelable,
+        PushNotificationNotSupported,
+        UnsupportedOperation,
+        ContentTypeNotSupported,
+        InvalidAgentResponse,
+        ExtendedAgentCardNotConfigured,
+        ExtensionSupportRequired,
+        VersionNotSupported,
     )
 }
 """Neutral error kinds by name, for cassettes that script an error reply (`error: TaskNotFound`)."""

@@ -37,7 +37,9 @@ class MockAgent:
     def card_url(self) -> str:
         """The agent card URL of a single cassette (for a folder, use `agent_card_url(name)`)."""
         if self.folder:
-            raise ValueError(f"{self.path} is a folder of agents; use mockagent.agent_card_url(NAME)")
+            raise ValueError(
+                f"{self.path} is a folder of agents; use mockagent.agent_card_url(NAME)"
+            )
         return self.url + "/.well-known/agent-card.json"
 
     def agent_url(self, name: str = "") -> str:
@@ -57,14 +59,18 @@ class MockAgent:
 
     calls = journal
 
-    def calls_for(self, operation: str | None = None, matched: bool | None = None,
-                  agent: str | None = None) -> list[JournalEntry]:
+    def calls_for(
+        self, operation: str | None = None, matched: bool | None = None, agent: str | None = None
+    ) -> list[JournalEntry]:
         """The journal's entries, optionally of one operation, matched or not, and one agent."""
         if self.recording:
             return []
-        return [entry for entry in self.server.journal(agent)
-                if (operation is None or entry.operation == operation)
-                and (matched is None or entry.matched == matched)]
+        return [
+            entry
+            for entry in self.server.journal(agent)
+            if (operation is None or entry.operation == operation)
+            and (matched is None or entry.matched == matched)
+        ]
 
     @property
     def unmatched(self) -> list[JournalEntry]:

@@ -48,8 +48,11 @@ def cassette_files(path: str | Path) -> list[Path]:
     if not path.is_dir():
         return [path]
     found = [*path.rglob("*.yaml"), *path.rglob("*.yml")]
-    return sorted(f for f in found if f.is_file()
-                  and not any(part.startswith(".") for part in f.relative_to(path).parts))
+    return sorted(
+        f
+        for f in found
+        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+    )
 
 
 def lint(path: str | Path) -> list[Finding]:
@@ -66,7 +69,7 @@ def lint_file(path: str | Path) -> list[Finding]:
         # the finding prints itself.
         message = str(exc).removeprefix(f"{exc.path}:{exc.line}: " if exc.line else f"{exc.path}: ")
         return [Finding(str(path), exc.line, None, "load-error", message)]
-    return sorted(_Checker(loaded).run(), key=lambda f: (f.line or 0))
+    return sorted(_Checker(loaded).run(), key=lambda f: f.line or 0)
 
 
 def operations(match: Match) -> frozenset[str]:
@@ -115,33 +118,61 @@ class _Checker:
         for j, step in enumerate(_steps(interaction)):
             loc = ("interactions", i, "reply", "task", "steps", j)
             if terminal is not None:
-                yield self.finding(loc, interaction, "state-after-terminal",
-                                   f"step {j + 1} comes after the terminal state {terminal.name}; "
-                                   "a finished task changes no more")
+                yield self.finding(
+                    loc,
+                    interaction,
+                    "state-after-terminal",
+                    f"step {j + 1} comes after the terminal state {terminal.name}; "
+                    "a finished task changes no more",
+                )
                 continue  # one finding per step is enough
             state = step.task_state
             if state is not None:
-                if state is TaskState.SUBMITTED and previous is not None and previous is not TaskState.SUBMITTED:
-                    yield self.finding(loc, interaction, "illegal-transition",
-                                       f"step {j + 1} goes back to SUBMITTED after {previous.name}")
-                elif (state is TaskState.SUBMITTED and previous is None and follow_up
-                      and not (live and all(s is TaskState.SUBMITTED for s in live))):
-                    yield self.finding(loc, interaction, "illegal-transition",
-                                       "a follow-up continues a live task: it cannot start SUBMITTED again")
+                if (
+                    state is TaskState.SUBMITTED
+                    and previous is not None
+                    and previous is not TaskState.SUBMITTED
+                ):
+                    yield self.finding(
+                        loc,
+                        interaction,
+                        "illegal-transition",
+                        f"step {j + 1} goes back to SUBMITTED after {previous.name}",
+                    )
+                elif (
+                    state is TaskState.SUBMITTED
+                    and previous is None
+                    and follow_up
+                    and not (live and all(s is TaskState.SUBMITTED for s in live))
+                ):
+                    yield self.finding(
+                        loc,
+                        interaction,
+                        "illegal-transition",
+                        "a follow-up continues a live task: it cannot start SUBMITTED again",
+                    )
                 previous = state
                 if state.terminal:
                     terminal = state
             if step.artifact is not None:
                 artifact_id = step.artifact["artifactId"]
                 if step.append and artifact_id in closed:
-                    yield self.finding(loc, interaction, "chunk-after-last",
-                                       f"step {j + 1} appends to artifact {artifact_id!r} after its lastChunk")
+                    yield self.finding(
+                        loc,
+                        interaction,
+                        "chunk-after-last",
+                        f"step {j + 1} appends to artifact {artifact_id!r} after its lastChunk",
+                    )
                 elif step.append and follow_up and seen is None:
                     pass  # a follow-up on any task: the artifact may come from anywhere
                 elif step.append and artifact_id not in (seen or set()):
-                    yield self.finding(loc, interaction, "append-without-artifact",
-                                       f"step {j + 1} appends to artifact {artifact_id!r}, which no earlier "
-                                       "step created")
+                    yield self.finding(
+                        loc,
+                        interaction,
+                        "append-without-artifact",
+                        f"step {j + 1} appends to artifact {artifact_id!r}, which no earlier "
+                        "step created",
+                    )
                 if seen is not None:
                     seen.add(artifact_id)
                 if step.lastChunk:
@@ -154,9 +185,15 @@ class _Checker:
         origin = task.from_ if task is not None else None
         if origin is None:
             return None
-        related = [x for x in self.interactions if x is not follow_up and (
-            x.name == origin or (x.match.task is not None and x.match.task.from_ == origin))]
-        return {s.artifact["artifactId"] for x in related for s in _steps(x) if s.artifact is not None}
+        related = [
+            x
+            for x in self.interactions
+            if x is not follow_up
+            and (x.name == origin or (x.match.task is not None and x.match.task.from_ == origin))
+        ]
+        return {
+            s.artifact["artifactId"] for x in related for s in _steps(x) if s.artifact is not None
+        }
 
     def matchers(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         match = interaction.match
@@ -164,9 +201,13 @@ class _Checker:
         states = _task_states(match) or []
         dead = [s.name for s in states if s.terminal]
         if dead:
-            yield self.finding(loc, interaction, "illegal-transition",
-                               f"match.task.state {', '.join(dead)} can never match: messages to a task "
-                               "in a terminal state are refused")
+            yield self.finding(
+                loc,
+                interaction,
+                "illegal-transition",
+                f"match.task.state {', '.join(dead)} can never match: messages to a task "
+                "in a terminal state are refused",
+            )
 
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         agent = self.cassette.agent
@@ -177,26 +218,44 @@ class _Checker:
         if not agent.capabilities.streaming:
             fault = interaction.fault
             if ops <= STREAMING_OPERATIONS:
-                yield self.finding(loc, interaction, "streaming-off",
-                                   f"matches only {', '.join(sorted(ops))}, but the card says "
-                                   "capabilities.streaming: false")
-            elif fault is not None and (fault.dropAfter is not None or fault.errorAfter is not None):
-                yield self.finding(loc, interaction, "streaming-off",
-                                   "fault.dropAfter/errorAfter only apply to streams, but the card says "
-                                   "capabilities.streaming: false")
+                yield self.finding(
+                    loc,
+                    interaction,
+                    "streaming-off",
+                    f"matches only {', '.join(sorted(ops))}, but the card says "
+                    "capabilities.streaming: false",
+                )
+            elif fault is not None and (
+                fault.dropAfter is not None or fault.errorAfter is not None
+            ):
+                yield self.finding(
+                    loc,
+                    interaction,
+                    "streaming-off",
+                    "fault.dropAfter/errorAfter only apply to streams, but the card says "
+                    "capabilities.streaming: false",
+                )
         push = sorted(ops & PUSH_OPERATIONS)
         if push and not agent.capabilities.pushNotifications:
-            yield self.finding(loc, interaction, "push-off",
-                               f"matches {', '.join(push)}, but the card says "
-                               "capabilities.pushNotifications: false")
+            yield self.finding(
+                loc,
+                interaction,
+                "push-off",
+                f"matches {', '.join(push)}, but the card says "
+                "capabilities.pushNotifications: false",
+            )
 
     def shadowed(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         for k, earlier in enumerate(self.interactions[:i]):
             if earlier.times is None and _always_wins(earlier.match, interaction.match):
                 line = self.loaded.line_of(("interactions", k))
-                yield self.finding(("interactions", i), interaction, "shadowed",
-                                   f"can never match: interaction {earlier.name!r} (line {line}) comes first, "
-                                   "has no `times` limit and matches every call this one does")
+                yield self.finding(
+                    ("interactions", i),
+                    interaction,
+                    "shadowed",
+                    f"can never match: interaction {earlier.name!r} (line {line}) comes first, "
+                    "has no `times` limit and matches every call this one does",
+                )
                 return
 
 
@@ -208,11 +267,15 @@ def _always_wins(earlier: Match, later: Match) -> bool:
     for name in ("text", "parts"):
         if getattr(earlier, name) is not None and getattr(earlier, name) != getattr(later, name):
             return False
-    if any(path not in later.where or later.where[path] != spec for path, spec in earlier.where.items()):
+    if any(
+        path not in later.where or later.where[path] != spec for path, spec in earlier.where.items()
+    ):
         return False
     later_headers = {name.lower(): spec for name, spec in later.headers.items()}
-    if any(name.lower() not in later_headers or later_headers[name.lower()] != spec
-           for name, spec in earlier.headers.items()):
+    if any(
+        name.lower() not in later_headers or later_headers[name.lower()] != spec
+        for name, spec in earlier.headers.items()
+    ):
         return False
     if earlier.task is not None:
         states = _task_states(earlier)

@@ -29,18 +29,28 @@ _HANDLE = pytest.StashKey["MockAgent"]()
 _REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
 
 
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockagent", "mockagent: mock A2A agents served from cassettes")
-    group.addoption("--mockagent-record-mode", choices=RECORD_MODES, default=None,
-                    help="none (the default: replay only, never the network), once, new_episodes or all; "
-                         "wins over the marker's record_mode and the mockagent_config fixture")
-    group.addoption("--mockagent-upstream", metavar="URL", default=None,
-                    help="the real agent to record from (wins over the marker and mockagent_config)")
-    group.addoption("--mockagent-strict", action="store_true", default=None,
-                    help="fail a passing test that left interactions of its cassette unused "
-                         "(as the marker's strict=True does)")
+    group.addoption(
+        "--mockagent-record-mode",
+        choices=RECORD_MODES,
+        default=None,
+        help="none (the default: replay only, never the network), once, new_episodes or all; "
+        "wins over the marker's record_mode and the mockagent_config fixture",
+    )
+    group.addoption(
+        "--mockagent-upstream",
+        metavar="URL",
+        default=None,
+        help="the real agent to record from (wins over the marker and mockagent_config)",
+    )
+    group.addoption(
+        "--mockagent-strict",
+        action="store_true",
+        default=None,
+        help="fail a passing test that left interactions of its cassette unused "
+        "(as the marker's strict=True does)",
+    )
 
 
 @pytest.fixture
@@ -51,7 +61,9 @@ def mockagent_config() -> dict[str, Any]:
     return {}
 
 
-def _setting(request: pytest.FixtureRequest, config: dict[str, Any], name: str, default: Any) -> Any:
+def _setting(
+    request: pytest.FixtureRequest, config: dict[str, Any], name: str, default: Any
+) -> Any:
     """A setting by precedence: command line > marker > mockagent_config > default."""
     option = request.config.getoption(f"--mockagent-{name.replace('_', '-')}", None)
     if option is not None:
@@ -74,7 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def mockagent(request: pytest.FixtureRequest, mockagent_config: dict[str, Any]) -> Iterator[MockAgent]:
+def mockagent(
+    request: pytest.FixtureRequest, mockagent_config: dict[str, Any]
+) -> Iterator[MockAgent]:
     """Serve the cassette (or folder) named by the test's `mockagent` marker on a free port, or
     record it from an upstream agent in a record mode."""
     # Imported here, not at the top: pytest loads this plugin in every session of the environment,
@@ -87,9 +101,13 @@ def mockagent(request: pytest.FixtureRequest, mockagent_config: dict[str, Any]) 
     path = cassette_path(request, may_be_missing=mode != "none")
     try:
         # Instant by default: a test suite should never sleep through a stream's gaps.
-        app = create_app_for_mode(path, mode, upstream,
-                                  pace=_setting(request, mockagent_config, "pace", "instant"),
-                                  pace_cap_ms=_setting(request, mockagent_config, "pace_cap_ms", None))
+        app = create_app_for_mode(
+            path,
+            mode,
+            upstream,
+            pace=_setting(request, mockagent_config, "pace", "instant"),
+            pace_cap_ms=_setting(request, mockagent_config, "pace_cap_ms", None),
+        )
     except (CassetteError, ValueError) as exc:
         pytest.fail(f"mockagent: {exc}", pytrace=False)
     recording = RECORDING in app.extensions
@@ -98,8 +116,13 @@ def mockagent(request: pytest.FixtureRequest, mockagent_config: dict[str, Any]) 
             stack.callback(_finish, app, finish_recording)
         server = ServerThread(app).start()
         stack.callback(server.stop)
-        handle = MockAgent(server=server, path=path, folder=path.is_dir(), recording=recording,
-                           strict=bool(_setting(request, mockagent_config, "strict", False)))
+        handle = MockAgent(
+            server=server,
+            path=path,
+            folder=path.is_dir(),
+            recording=recording,
+            strict=bool(_setting(request, mockagent_config, "strict", False)),
+        )
         request.node.stash[_HANDLE] = handle
         yield handle
         # Calls made after the test body (by other fixtures' teardown) fail the test here.
@@ -135,10 +158,16 @@ def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
         return ""
     unmatched = handle.unmatched[skip:]
     count = len(unmatched)
-    lines = [f"mockagent: {count} call{'s' if count > 1 else ''} matched no interaction "
-             f"in {handle.path}:"]
+    lines = [
+        f"mockagent: {count} call{'s' if count > 1 else ''} matched no interaction "
+        f"in {handle.path}:"
+    ]
     for entry in unmatched:
-        lines += ["", f"call #{entry.seq}:", entry.report.text() if entry.report else str(entry.error)]
+        lines += [
+            "",
+            f"call #{entry.seq}:",
+            entry.report.text() if entry.report else str(entry.error),
+        ]
     return "\n".join(lines)
 
 
@@ -161,11 +190,15 @@ def cassette_path(request: pytest.FixtureRequest, may_be_missing: bool = False) 
         )
     raw = marker.args[0] if marker.args else marker.kwargs.get("path")
     if not isinstance(raw, (str, Path)):
-        pytest.fail(f"@pytest.mark.{MARKER} takes the path of a cassette or folder, got {raw!r}",
-                    pytrace=False)
-    candidates = [Path(raw)] if Path(raw).is_absolute() else [
-        request.path.parent / raw, request.config.rootpath / raw
-    ]
+        pytest.fail(
+            f"@pytest.mark.{MARKER} takes the path of a cassette or folder, got {raw!r}",
+            pytrace=False,
+        )
+    candidates = (
+        [Path(raw)]
+        if Path(raw).is_absolute()
+        else [request.path.parent / raw, request.config.rootpath / raw]
+    )
     for candidate in candidates:
         if candidate.exists():
             return candidate

@@ -18,28 +18,59 @@ MESSAGE_OPERATIONS = frozenset({"SendMessage", "SendStreamingMessage", "SendEven
 STREAMING_OPERATIONS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 """A2A operations answered with a stream (a card with `streaming: false` refuses them)."""
 
-PUSH_OPERATIONS = frozenset({
-    "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
-})
+PUSH_OPERATIONS = frozenset(
+    {
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    }
+)
 """The push-notification config operations (a card with `pushNotifications: false` refuses them)."""
 
-A2A_OPERATIONS = frozenset({
-    "SendMessage", "GetTask", "ListTasks", "CancelTask", "GetExtendedAgentCard",
-}) | STREAMING_OPERATIONS | PUSH_OPERATIONS
+A2A_OPERATIONS = (
+    frozenset(
+        {
+            "SendMessage",
+            "GetTask",
+            "ListTasks",
+            "CancelTask",
+            "GetExtendedAgentCard",
+        }
+    )
+    | STREAMING_OPERATIONS
+    | PUSH_OPERATIONS
+)
 """Every A2A v1.0 operation (JSON-RPC method names are the operation names)."""
 
-AGENTEX_OPERATIONS = frozenset({
-    "SendMessage", "SendStreamingMessage", "SendEvent", "CreateTask", "CancelTask", "InterruptTask",
-    "GetTask", "ListTasks",
-    "SubscribeToTask",  # what the engine sees of Agentex's GET /tasks/{id}/stream
-})
+AGENTEX_OPERATIONS = frozenset(
+    {
+        "SendMessage",
+        "SendStreamingMessage",
+        "SendEvent",
+        "CreateTask",
+        "CancelTask",
+        "InterruptTask",
+        "GetTask",
+        "ListTasks",
+        "SubscribeToTask",  # what the engine sees of Agentex's GET /tasks/{id}/stream
+    }
+)
 """The operations the Agentex dialect turns its RPC methods and routes into."""
 
 OPERATIONS = {"a2a": A2A_OPERATIONS, "agentex": AGENTEX_OPERATIONS}
 """The operations of each cassette `protocol`."""
 
-TASK_OPERATIONS = frozenset({
-    "GetTask", "CancelTask", "ListTasks", "CreateTask", "InterruptTask",
-}) | PUSH_OPERATIONS
+TASK_OPERATIONS = (
+    frozenset(
+        {
+            "GetTask",
+            "CancelTask",
+            "ListTasks",
+            "CreateTask",
+            "InterruptTask",
+        }
+    )
+    | PUSH_OPERATIONS
+)
 """Operations on tasks the engine answers by itself, without an interaction."""

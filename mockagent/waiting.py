@@ -69,7 +69,9 @@ def rest() -> None:
     """Called by an event loop before it waits for more calls."""
     while _resting:
         try:
-            callback, _ = _resting.popitem()  # one step: another loop may be resting at the same time
+            callback, _ = (
+                _resting.popitem()
+            )  # one step: another loop may be resting at the same time
         except KeyError:  # it took the last one
             return
         try:

@@ -36,19 +36,28 @@ def start_all(labels: dict[str, str], notes: list[str]) -> dict[str, targets.Tar
     task_text = bench_wrk.check("task", single.url, targets.BODIES["task"])
     task_id = json.loads(task_text)["result"]["task"]["id"]
     stream = bench_wrk.check("stream", single.url, targets.BODIES["stream"])
-    canned = {"direct": bench_wrk.check("direct", single.url, targets.BODIES["direct"]), "task": task_text,
-              "get": bench_wrk.check("get", single.url, targets.get_task_body(task_id), task_id),
-              "stream": [ln[len("data: "):] for ln in stream.splitlines() if ln.startswith("data: ")]}
+    canned = {
+        "direct": bench_wrk.check("direct", single.url, targets.BODIES["direct"]),
+        "task": task_text,
+        "get": bench_wrk.check("get", single.url, targets.get_task_body(task_id), task_id),
+        "stream": [ln[len("data: ") :] for ln in stream.splitlines() if ln.startswith("data: ")],
+    }
     canned_path = targets.CACHE / "canned.json"
     canned_path.write_text(json.dumps(canned))
     options = targets.serve_options()
-    makers = {"flask": lambda: targets.flask(canned_path, targets.serve_threads()), "a2a-sdk": targets.a2a_sdk,
-              "mountebank": lambda: targets.mountebank(canned), "aimock": targets.aimock}
+    makers = {
+        "flask": lambda: targets.flask(canned_path, targets.serve_threads()),
+        "a2a-sdk": targets.a2a_sdk,
+        "mountebank": lambda: targets.mountebank(canned),
+        "aimock": targets.aimock,
+    }
     if {"--workers", "--store"} <= options:
         makers = {"mockagent-w2": lambda: targets.mockagent(CASSETTE, workers=2), **makers}
     else:
         labels["mockagent-w2"] = ""
-        notes.append("`mockagent serve --workers` is not available in this checkout: its rows are n/a.")
+        notes.append(
+            "`mockagent serve --workers` is not available in this checkout: its rows are n/a."
+        )
     for name, make in makers.items():
         target = None
         try:
@@ -61,7 +70,9 @@ def start_all(labels: dict[str, str], notes: list[str]) -> dict[str, targets.Tar
     return running
 
 
-def prepare_bodies(running: dict[str, targets.Target], notes: list[str]) -> dict[tuple[str, str], Path]:
+def prepare_bodies(
+    running: dict[str, targets.Target], notes: list[str]
+) -> dict[tuple[str, str], Path]:
     """Check each target's answers, then write its wrk scripts; a wrong answer drops the cell."""
     scripts: dict[tuple[str, str], Path] = {}
     for name, target in running.items():
@@ -69,7 +80,9 @@ def prepare_bodies(running: dict[str, targets.Target], notes: list[str]) -> dict
             body, task_id = targets.BODIES.get(scenario), None
             try:
                 if scenario == "get":  # GetTask on a task this target really made
-                    made = json.loads(bench_wrk.check("task", target.url, targets.BODIES["task"]))["result"]
+                    made = json.loads(bench_wrk.check("task", target.url, targets.BODIES["task"]))[
+                        "result"
+                    ]
                     task_id = made["task"]["id"]
                     body = targets.get_task_body(task_id)
                 bench_wrk.check(scenario, target.url, body, task_id)
@@ -87,17 +100,24 @@ def run_http(running: dict, scripts: dict, rounds: int, seconds: float) -> dict:
     for (name, scenario), script in scripts.items():  # warm-up: JIT, caches, connection pools
         bench_wrk.run(running[name].url, script, 16, 1)
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]  # rotate who goes first
+        order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
         for scenario in SCENARIOS:
             for conns in CONNS:
                 for name in order:
                     if (name, scenario) not in scripts:
                         continue
-                    res = bench_wrk.run(running[name].url, scripts[(name, scenario)], conns, seconds)
+                    res = bench_wrk.run(
+                        running[name].url, scripts[(name, scenario)], conns, seconds
+                    )
                     key = (name, scenario, conns)
-                    if key not in best or (res.errors, -res.rps) < (best[key].errors, -best[key].rps):
+                    if key not in best or (res.errors, -res.rps) < (
+                        best[key].errors,
+                        -best[key].rps,
+                    ):
                         best[key] = res
-                    log(f"  round {r + 1} {scenario:6} c{conns:<2} {name:13} {bench_report.cell(res)}")
+                    log(
+                        f"  round {r + 1} {scenario:6} c{conns:<2} {name:13} {bench_report.cell(res)}"
+                    )
     return best
 
 
@@ -107,13 +127,34 @@ def http_rows(best: dict, workers: bool) -> list[Row]:
     for s, title in bench_report.SCENARIOS.items():
         get = lambda n, c=16: best.get((n, s, c))  # noqa: E731
         one = get("mockagent", 1)
-        rows.append(Row(f"{title}: mockagent p50 at 1 conn", f"{one.p50_ms:.3f} ms" if one else "n/a", "≤ 0.4 ms",
-                        (one.p50_ms <= 0.4 and not one.errors) if one else None))
-        rows.append(bench_report.ratio_row(f"{title}: mockagent ÷ a2a-sdk (16 conns)", get("mockagent"), get("a2a-sdk"), 4))
-        rows.append(bench_report.ratio_row(f"{title}: mockagent ÷ bare Flask (16 conns)", get("mockagent"), get("flask"), 0.8))
+        rows.append(
+            Row(
+                f"{title}: mockagent p50 at 1 conn",
+                f"{one.p50_ms:.3f} ms" if one else "n/a",
+                "≤ 0.4 ms",
+                (one.p50_ms <= 0.4 and not one.errors) if one else None,
+            )
+        )
+        rows.append(
+            bench_report.ratio_row(
+                f"{title}: mockagent ÷ a2a-sdk (16 conns)", get("mockagent"), get("a2a-sdk"), 4
+            )
+        )
+        rows.append(
+            bench_report.ratio_row(
+                f"{title}: mockagent ÷ bare Flask (16 conns)", get("mockagent"), get("flask"), 0.8
+            )
+        )
         for other, minimum in (("a2a-sdk", 8), ("mountebank", 0.6), ("aimock", 0.35)):
-            rows.append(bench_report.ratio_row(f"{title}: --workers 2 ÷ {other} (16 conns)",
-                                               get("mockagent-w2"), get(other), minimum, missing))
+            rows.append(
+                bench_report.ratio_row(
+                    f"{title}: --workers 2 ÷ {other} (16 conns)",
+                    get("mockagent-w2"),
+                    get(other),
+                    minimum,
+                    missing,
+                )
+            )
     return rows
 
 
@@ -123,18 +164,31 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1 round of 1 s per cell, fewer repeats")
+    parser.add_argument(
+        "--quick", action="store_true", help="1 round of 1 s per cell, fewer repeats"
+    )
     parser.add_argument("--seconds", type=int, help="seconds per wrk cell (default 3; quick 1)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
     parser.add_argument("--http-only", action="store_true", help="only the wrk comparison")
     args = parser.parse_args()
-    seconds, rounds = args.seconds or (1 if args.quick else 3), args.rounds or (1 if args.quick else 3)
+    seconds, rounds = (
+        args.seconds or (1 if args.quick else 3),
+        args.rounds or (1 if args.quick else 3),
+    )
     signal.signal(signal.SIGTERM, _interrupt)
     started = time.monotonic()
-    load_before = bench_report.loadavg()  # other work on the machine skews every number: say how much
+    load_before = (
+        bench_report.loadavg()
+    )  # other work on the machine skews every number: say how much
     targets.CACHE.mkdir(exist_ok=True)
-    labels = {"mockagent": "mockagent serve", "mockagent-w2": "mockagent --workers 2", "flask": "bare Flask",
-              "a2a-sdk": "a2a-sdk server", "mountebank": "mountebank", "aimock": "aimock A2AMock"}
+    labels = {
+        "mockagent": "mockagent serve",
+        "mockagent-w2": "mockagent --workers 2",
+        "flask": "bare Flask",
+        "a2a-sdk": "a2a-sdk server",
+        "mountebank": "mountebank",
+        "aimock": "aimock A2AMock",
+    }
     notes: list[str] = []
     rows: list[Row] = []
     if not args.http_only:
@@ -157,12 +211,16 @@ def main() -> None:
             continue
         errors = sum(r.errors for k, r in best.items() if k[0] == name)
         if errors:
-            notes.append(f"{label}: {errors} non-2xx or socket errors in its best runs (those ratios are n/a).")
+            notes.append(
+                f"{label}: {errors} non-2xx or socket errors in its best runs (those ratios are n/a)."
+            )
     elapsed = time.monotonic() - started
     settings = f"wrk -t1, {rounds} round(s) × {seconds:g} s per cell, 1 and 16 connections; bench took {elapsed:.0f} s"
     OUT.mkdir(exist_ok=True)
-    facts = bench_report.machine_facts() | {"date": time.strftime("%Y-%m-%d %H:%M %Z"),
-                                            "load average (1/5/15 min)": f"{load_before} before, {bench_report.loadavg()} after"}
+    facts = bench_report.machine_facts() | {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "load average (1/5/15 min)": f"{load_before} before, {bench_report.loadavg()} after",
+    }
     text = bench_report.markdown(facts, settings, labels, best, rows, notes)
     # No paths of this machine in a committed file: error texts name files relative to the repository.
     (OUT / "README.md").write_text(text.replace(f"{targets.ROOT}/", ""))

@@ -23,8 +23,15 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import (AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Task, TaskState,
-                       TaskStatus)
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Task,
+    TaskState,
+    TaskStatus,
+)
 from starlette.applications import Starlette
 
 
@@ -38,18 +45,32 @@ class StubExecutor(AgentExecutor):
             await event_queue.enqueue_event(new_text_message("pong", context_id=context.context_id))
             return
         # The SDK wants the Task itself enqueued before any status update.
-        await event_queue.enqueue_event(Task(
-            id=context.task_id, context_id=context.context_id,
-            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED), history=[context.message]))
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                history=[context.message],
+            )
+        )
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work(updater.new_agent_message([new_text_part("Working")]))
         if "stream" in text:
             for n in range(1, 7):
-                await updater.add_artifact([new_text_part(f"chunk {n}\n")], artifact_id="log",
-                                           name="log.txt", append=n > 1, last_chunk=n == 6)
+                await updater.add_artifact(
+                    [new_text_part(f"chunk {n}\n")],
+                    artifact_id="log",
+                    name="log.txt",
+                    append=n > 1,
+                    last_chunk=n == 6,
+                )
         else:
-            await updater.add_artifact([new_text_part("all good\n")], artifact_id="report",
-                                       name="report.txt", last_chunk=True)
+            await updater.add_artifact(
+                [new_text_part("all good\n")],
+                artifact_id="report",
+                name="report.txt",
+                last_chunk=True,
+            )
         await updater.complete(updater.new_agent_message([new_text_part("Done")]))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -59,14 +80,25 @@ class StubExecutor(AgentExecutor):
 def create_app(url: str) -> Starlette:
     """The stub as a Starlette app: card routes and JSON-RPC at `/`."""
     card = AgentCard(
-        name="bench-stub", description="a2a-sdk stub for scripts/bench", version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
+        name="bench-stub",
+        description="a2a-sdk stub for scripts/bench",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="bench", name="Bench", description="Canned answers.", tags=["bench"])])
-    handler = DefaultRequestHandler(agent_executor=StubExecutor(), task_store=InMemoryTaskStore(),
-                                    agent_card=card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(id="bench", name="Bench", description="Canned answers.", tags=["bench"])
+        ],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=StubExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(
+        routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+    )
 
 
 def main() -> None:

@@ -30,8 +30,12 @@ def create_app(canned: dict[str, Any]) -> Flask:
         body = request.get_json()
         method = body.get("method")
         if method == "SendStreamingMessage":
-            def events() -> Iterator[bytes]:  # streamed, the events there at once in one chunk, as mockagent does
+
+            def events() -> Iterator[
+                bytes
+            ]:  # streamed, the events there at once in one chunk, as mockagent does
                 yield "".join(f"data: {line}\n\n" for line in canned["stream"]).encode()
+
             return Response(events(), mimetype="text/event-stream")
         if method == "GetTask":
             key = "get"

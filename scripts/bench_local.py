@@ -26,33 +26,63 @@ def cost_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     for n, row in cost.items():
         log(f"  cost {n:>6}: " + ", ".join(f"{k} {v:,.1f} µs" for k, v in row.items()))
     growth = cost[10_000]["mean"] / cost[10]["mean"]
-    rows = [Row(f"match cost, {n:,} interactions (start/middle/end)",
-                " / ".join(f"{cost[n][p]:,.0f}" for p in ("start", "middle", "end")) + " µs per call", "", None)
-            for n in cost]
-    rows.append(Row("match cost growth, 10,000 ÷ 10 interactions (mean of start/middle/end)",
-                    f"{growth:,.1f}×", "≤ 1.2×", growth <= 1.2))
+    rows = [
+        Row(
+            f"match cost, {n:,} interactions (start/middle/end)",
+            " / ".join(f"{cost[n][p]:,.0f}" for p in ("start", "middle", "end")) + " µs per call",
+            "",
+            None,
+        )
+        for n in cost
+    ]
+    rows.append(
+        Row(
+            "match cost growth, 10,000 ÷ 10 interactions (mean of start/middle/end)",
+            f"{growth:,.1f}×",
+            "≤ 1.2×",
+            growth <= 1.2,
+        )
+    )
     return rows
 
 
 def startup_rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> list[Row]:
     up = bench_inproc.startup(cassette, 5 if quick else 20)
     log(f"  start-up: {up}")
-    return [Row("fixture start to first answered call (median)", f"{up['start_ms']:.1f} ms", "≤ 20 ms",
-                up["start_ms"] <= 20),
-            Row("fixture stop (median)", f"{up['stop_ms']:.1f} ms", "≤ 20 ms", up["stop_ms"] <= 20)]
+    return [
+        Row(
+            "fixture start to first answered call (median)",
+            f"{up['start_ms']:.1f} ms",
+            "≤ 20 ms",
+            up["start_ms"] <= 20,
+        ),
+        Row("fixture stop (median)", f"{up['stop_ms']:.1f} ms", "≤ 20 ms", up["stop_ms"] <= 20),
+    ]
 
 
 def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
     """The cost of importing the pytest plugin after pytest, as `-X importtime` reports it, in a
     fresh interpreter each run (median); and the heavy modules that import pulled in."""
-    probe = ("import sys, pytest; import mockagent.pytest_plugin; "
-             "print(','.join(m for m in ('flask', 'pydantic', 'yaml', 'werkzeug', 'httpx') if m in sys.modules))")
+    probe = (
+        "import sys, pytest; import mockagent.pytest_plugin; "
+        "print(','.join(m for m in ('flask', 'pydantic', 'yaml', 'werkzeug', 'httpx') if m in sys.modules))"
+    )
     times, heavy = [], ""
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-X", "importtime", "-c", probe], capture_output=True, text=True,
-                              check=True)
-        line = next(ln for ln in done.stderr.splitlines() if ln.rstrip().endswith("| mockagent.pytest_plugin"))
-        times.append(int(line.split("|")[1]) / 1000)  # cumulative µs, the plugin and what it imports
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", probe],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        line = next(
+            ln
+            for ln in done.stderr.splitlines()
+            if ln.rstrip().endswith("| mockagent.pytest_plugin")
+        )
+        times.append(
+            int(line.split("|")[1]) / 1000
+        )  # cumulative µs, the plugin and what it imports
         heavy = done.stdout.strip()
     return statistics.median(times), [m for m in heavy.split(",") if m]
 
@@ -60,18 +90,33 @@ def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
 def import_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     ms, heavy = plugin_import_ms(5 if quick else 15)
     log(f"  plugin import: {ms:.1f} ms, heavy modules: {heavy or 'none'}")
-    return [Row("import of the pytest plugin, after pytest (median, fresh interpreter)",
-                f"{ms:.1f} ms" + (f" (loads {', '.join(heavy)})" if heavy else ""), "≤ 15 ms, no Flask",
-                ms <= 15 and not heavy)]
+    return [
+        Row(
+            "import of the pytest plugin, after pytest (median, fresh interpreter)",
+            f"{ms:.1f} ms" + (f" (loads {', '.join(heavy)})" if heavy else ""),
+            "≤ 15 ms, no Flask",
+            ms <= 15 and not heavy,
+        )
+    ]
 
 
 def exit_ms(command: list[str]) -> float:
     """From the "mockagent stopped" line to the process's exit, after one call and a SIGTERM."""
-    proc = subprocess.Popen([targets.MOCKAGENT, *command, "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [targets.MOCKAGENT, *command, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.stdout is not None
-    url = next(line.split(" on ")[1].split()[0] for line in proc.stdout if line.startswith("mockagent ready"))
-    targets.post(url + ("/code-reviewer/" if command[0] == "serve" else "/"), targets.BODIES["direct"])
+    url = next(
+        line.split(" on ")[1].split()[0]
+        for line in proc.stdout
+        if line.startswith("mockagent ready")
+    )
+    targets.post(
+        url + ("/code-reviewer/" if command[0] == "serve" else "/"), targets.BODIES["direct"]
+    )
     proc.send_signal(signal.SIGTERM)
     stopped = next((time.monotonic() for line in proc.stdout if "mockagent stopped" in line), None)
     proc.wait(10)
@@ -85,50 +130,100 @@ def exit_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     cassette = str(targets.CACHE / "exit-record.yaml")
     runs = 3 if quick else 7
     serve = statistics.median(exit_ms(["serve", kit]) for _ in range(runs))
-    record = statistics.median(exit_ms(["record", "--upstream", "http://127.0.0.1:9", "--cassette", cassette])
-                               for _ in range(runs))
+    record = statistics.median(
+        exit_ms(["record", "--upstream", "http://127.0.0.1:9", "--cassette", cassette])
+        for _ in range(runs)
+    )
     log(f"  exit after stop: serve {serve:.0f} ms, record {record:.0f} ms")
-    return [Row("serve: exit after it printed that it stopped (median)", f"{serve:.0f} ms", "≤ 300 ms", serve <= 300),
-            Row("record: exit after it printed that it stopped (median)", f"{record:.0f} ms", "≤ 300 ms",
-                record <= 300)]
+    return [
+        Row(
+            "serve: exit after it printed that it stopped (median)",
+            f"{serve:.0f} ms",
+            "≤ 300 ms",
+            serve <= 300,
+        ),
+        Row(
+            "record: exit after it printed that it stopped (median)",
+            f"{record:.0f} ms",
+            "≤ 300 ms",
+            record <= 300,
+        ),
+    ]
 
 
 def memory_rows(log: Callable[[str], None], notes: list[str]) -> list[Row]:
     """Load time and RSS, probed in a fresh interpreter so the bench's own imports do not count."""
-    cassette = bench_inproc.generate_cassette(targets.CACHE / "mem-10000.yaml", 10_000, live_tasks=True)
+    cassette = bench_inproc.generate_cassette(
+        targets.CACHE / "mem-10000.yaml", 10_000, live_tasks=True
+    )
     probes = []
-    for _ in range(3):  # three fresh processes: one load is at the mercy of the machine's other work
-        probe = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_inproc.py")), "memory",
-                                str(cassette), "10000"], capture_output=True, text=True)
+    for _ in range(
+        3
+    ):  # three fresh processes: one load is at the mercy of the machine's other work
+        probe = subprocess.run(
+            [
+                sys.executable,
+                str(Path(__file__).with_name("bench_inproc.py")),
+                "memory",
+                str(cassette),
+                "10000",
+            ],
+            capture_output=True,
+            text=True,
+        )
         if probe.returncode != 0:
             raise RuntimeError((probe.stderr.strip().splitlines() or ["no output"])[-1])
         probes.append(json.loads(probe.stdout.splitlines()[-1]))
     mem = {**probes[-1], "load_s": statistics.median(p["load_s"] for p in probes)}
     notes += mem["notes"]
     log(f"  memory: {mem}")
-    return [Row("load 10,000-interaction cassette (load_cassette + Engine, median of 3)",
-                f"{mem['load_s']:.2f} s", "< 1 s",
-                mem["load_s"] < 1),
-            Row("RSS, 10,000 interactions + 10,000 live tasks", f"{mem['rss_tasks_mb']:.0f} MB "
-                f"(after imports {mem['rss_imports_mb']:.0f}, loaded {mem['rss_loaded_mb']:.0f})", "< 200 MB",
-                mem["rss_tasks_mb"] < 200)]
+    return [
+        Row(
+            "load 10,000-interaction cassette (load_cassette + Engine, median of 3)",
+            f"{mem['load_s']:.2f} s",
+            "< 1 s",
+            mem["load_s"] < 1,
+        ),
+        Row(
+            "RSS, 10,000 interactions + 10,000 live tasks",
+            f"{mem['rss_tasks_mb']:.0f} MB "
+            f"(after imports {mem['rss_imports_mb']:.0f}, loaded {mem['rss_loaded_mb']:.0f})",
+            "< 200 MB",
+            mem["rss_tasks_mb"] < 200,
+        ),
+    ]
 
 
 def pacing_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     cassette = bench_pacing.generate_cassette(targets.CACHE / "pacing.yaml")
     port = targets.free_port()
-    server = targets.Target("pacing", "mockagent serve (recorded pace)",
-                            [targets.MOCKAGENT, "serve", str(cassette), "--port", str(port), "--pace", "recorded"], port)
+    server = targets.Target(
+        "pacing",
+        "mockagent serve (recorded pace)",
+        [targets.MOCKAGENT, "serve", str(cassette), "--port", str(port), "--pace", "recorded"],
+        port,
+    )
     try:
         server.start()
         pacing = bench_pacing.measure(port, 3 if quick else 10)
     finally:
         server.stop()
     log(f"  pacing: {pacing}")
-    return [Row("pacing, 50 ms gaps: p99 gap error at the client", f"{pacing['p99_error_ms']:.2f} ms "
-                f"(max {pacing['max_error_ms']:.2f}, {pacing['gaps']} gaps)", "≤ 2.5 ms", pacing["p99_error_ms"] <= 2.5),
-            Row("pacing, 50 ms gaps: mean gap", f"{pacing['mean_gap_ms']:.2f} ms", "50 ± 0.2 ms",
-                abs(pacing["mean_gap_ms"] - 50) <= 0.2)]
+    return [
+        Row(
+            "pacing, 50 ms gaps: p99 gap error at the client",
+            f"{pacing['p99_error_ms']:.2f} ms "
+            f"(max {pacing['max_error_ms']:.2f}, {pacing['gaps']} gaps)",
+            "≤ 2.5 ms",
+            pacing["p99_error_ms"] <= 2.5,
+        ),
+        Row(
+            "pacing, 50 ms gaps: mean gap",
+            f"{pacing['mean_gap_ms']:.2f} ms",
+            "50 ± 0.2 ms",
+            abs(pacing["mean_gap_ms"] - 50) <= 0.2,
+        ),
+    ]
 
 
 def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[Row], list[str]]:
@@ -140,12 +235,20 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
         ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
-        ("pacing", lambda: pacing_rows(quick, log))]
+        ("pacing", lambda: pacing_rows(quick, log)),
+    ]
     out: list[Row] = []
     for title, section in sections:
         try:
             out += section()
         except Exception as exc:  # noqa: BLE001 - any failure becomes an n/a row with its reason
             log(f"  {title}: failed: {exc!r}")
-            out.append(Row(title, f"n/a (failed: {type(exc).__name__}: {str(exc)[:160]})", "see above", None))
+            out.append(
+                Row(
+                    title,
+                    f"n/a (failed: {type(exc).__name__}: {str(exc)[:160]})",
+                    "see above",
+                    None,
+                )
+            )
     return out, sorted(set(bench_inproc.NOTES) | set(notes))

@@ -7,8 +7,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-SCENARIOS = {"direct": "SendMessage, direct reply", "task": "SendMessage, blocking task",
-             "get": "GetTask", "stream": "9-event stream (SSE)"}
+SCENARIOS = {
+    "direct": "SendMessage, direct reply",
+    "task": "SendMessage, blocking task",
+    "get": "GetTask",
+    "stream": "9-event stream (SSE)",
+}
 
 
 @dataclass
@@ -38,17 +42,28 @@ def loadavg() -> str:
 def machine_facts() -> dict[str, str]:
     def out(*cmd: str) -> str:
         try:
-            return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
+            return (
+                subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
+            )
         except (OSError, IndexError):
             return "?"
+
     cpu = "?"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+            cpu = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?"
+            )
     except OSError:
         pass
-    return {"CPUs (nproc)": out("nproc"), "CPU": cpu, "kernel": out("uname", "-srm"),
-            "Python": platform.python_version(), "node": out("node", "--version"), "wrk": " ".join(out("wrk", "-v").split()[:2])}
+    return {
+        "CPUs (nproc)": out("nproc"),
+        "CPU": cpu,
+        "kernel": out("uname", "-srm"),
+        "Python": platform.python_version(),
+        "node": out("node", "--version"),
+        "wrk": " ".join(out("wrk", "-v").split()[:2]),
+    }
 
 
 def ratio_row(name: str, mine, theirs, minimum: float, missing: str = "n/a (not measured)") -> Row:
@@ -58,7 +73,12 @@ def ratio_row(name: str, mine, theirs, minimum: float, missing: str = "n/a (not 
     if mine.errors or theirs.errors:
         return Row(name, f"n/a (errors: {mine.errors} / {theirs.errors})", f"≥ {minimum:g}×", None)
     ratio = mine.rps / theirs.rps
-    return Row(name, f"{ratio:.2f}× ({mine.rps:,.0f} vs {theirs.rps:,.0f} req/s)", f"≥ {minimum:g}×", ratio >= minimum)
+    return Row(
+        name,
+        f"{ratio:.2f}× ({mine.rps:,.0f} vs {theirs.rps:,.0f} req/s)",
+        f"≥ {minimum:g}×",
+        ratio >= minimum,
+    )
 
 
 def cell(result) -> str:
@@ -68,22 +88,43 @@ def cell(result) -> str:
     return text + (f" ⚠ {result.errors} errors" if result.errors else "")
 
 
-def markdown(facts: dict[str, str], settings: str, labels: dict[str, str], best: dict, rows: list[Row],
-             notes: list[str]) -> str:
+def markdown(
+    facts: dict[str, str],
+    settings: str,
+    labels: dict[str, str],
+    best: dict,
+    rows: list[Row],
+    notes: list[str],
+) -> str:
     """The whole bench/README.md."""
     names = list(labels)
-    lines = ["# mockagent benchmark", "",
-             "Written by `scripts/bench` (do not edit by hand; rerun it). "
-             "All servers ran on this machine at the same time, driven by the same wrk load "
-             "generator with the same request bodies, targets interleaved round by round.", ""]
+    lines = [
+        "# mockagent benchmark",
+        "",
+        "Written by `scripts/bench` (do not edit by hand; rerun it). "
+        "All servers ran on this machine at the same time, driven by the same wrk load "
+        "generator with the same request bodies, targets interleaved round by round.",
+        "",
+    ]
     lines += [f"- **{k}**: {v}" for k, v in facts.items()]
-    lines += [f"- **settings**: {settings}", "", "## Targets", "", "| measurement | value | target | result |",
-              "|---|---|---|---|"]
+    lines += [
+        f"- **settings**: {settings}",
+        "",
+        "## Targets",
+        "",
+        "| measurement | value | target | result |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {r.name} | {r.value} | {r.target} | {r.verdict} |" for r in rows]
-    lines += ["", "## Throughput", "",
-              "Requests/s (p50/p99 latency in ms), best of the rounds; JSON-RPC over HTTP/1.1 keep-alive.", "",
-              "| call | conns | " + " | ".join(labels[n] for n in names) + " |",
-              "|---|---|" + "---|" * len(names)]
+    lines += [
+        "",
+        "## Throughput",
+        "",
+        "Requests/s (p50/p99 latency in ms), best of the rounds; JSON-RPC over HTTP/1.1 keep-alive.",
+        "",
+        "| call | conns | " + " | ".join(labels[n] for n in names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
     for scenario, title in SCENARIOS.items():
         for conns in (1, 16):
             cells = [cell(best.get((n, scenario, conns))) if labels[n] else "–" for n in names]
@@ -97,6 +138,7 @@ def markdown(facts: dict[str, str], settings: str, labels: dict[str, str], best:
 def chart(path: Path, labels: dict[str, str], best: dict) -> None:
     """Grouped bars: requests/s per call, one bar per target, at 1 and 16 connections."""
     import matplotlib
+
     matplotlib.use("Agg")  # no display on a bench machine
     import matplotlib.pyplot as plt
 
@@ -106,7 +148,9 @@ def chart(path: Path, labels: dict[str, str], best: dict) -> None:
     for ax, conns in zip(axes, (1, 16)):
         for i, name in enumerate(names):
             values = [getattr(best.get((name, s, conns)), "rps", 0) for s in SCENARIOS]
-            ax.bar([x + i * width for x in range(len(SCENARIOS))], values, width, label=labels[name])
+            ax.bar(
+                [x + i * width for x in range(len(SCENARIOS))], values, width, label=labels[name]
+            )
         ax.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(SCENARIOS))])
         ax.set_xticklabels([s.split(",")[-1].strip() for s in SCENARIOS.values()], fontsize=8)
         ax.set_title(f"{conns} connection{'s' if conns > 1 else ''}")

@@ -27,11 +27,15 @@ MOCKAGENT = str(Path(PY).with_name("mockagent"))
 
 
 def _rpc(method: str, params: dict) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, separators=(",", ":"))
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, separators=(",", ":")
+    )
 
 
 def _send(method: str, text: str) -> str:
-    return _rpc(method, {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}})
+    return _rpc(
+        method, {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}}
+    )
 
 
 BODIES = {  # scenario -> JSON-RPC body; GetTask's is made per target once it has a task id
@@ -93,8 +97,14 @@ class Target:
     def start(self, timeout: float = 60.0) -> Target:
         self.log = CACHE / f"{self.name}.log"
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(self.command, cwd=self.cwd, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.command,
+                cwd=self.cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while True:  # ready = answers the direct-reply call; no fixed sleeps
             if self.proc.poll() is not None:
@@ -105,7 +115,9 @@ class Target:
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.label} did not answer within {timeout:.0f} s; see {self.log}")
+                raise RuntimeError(
+                    f"{self.label} did not answer within {timeout:.0f} s; see {self.log}"
+                )
             time.sleep(0.05)
 
     def stop(self) -> None:
@@ -133,9 +145,22 @@ def stop_process(proc: subprocess.Popen) -> None:
 def start_redis() -> tuple[subprocess.Popen, int]:
     """A throwaway redis-server: no snapshots, no AOF, on a free port."""
     port = free_port()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -157,18 +182,29 @@ def mockagent(cassette: Path, workers: int = 0) -> Target:
         return Target("mockagent", "mockagent serve", cmd, port)
     redis, redis_port = start_redis()
     cmd += ["--workers", str(workers), "--store", f"redis://127.0.0.1:{redis_port}/0"]
-    return Target(f"mockagent-w{workers}", f"mockagent serve --workers {workers}", cmd, port, helpers=[redis])
+    return Target(
+        f"mockagent-w{workers}", f"mockagent serve --workers {workers}", cmd, port, helpers=[redis]
+    )
 
 
 def flask(canned: Path, threads: int) -> Target:
     port = free_port()
-    return Target("flask", f"bare Flask (same server, {threads} threads)",
-                  [PY, str(ROOT / "scripts" / "bench_flask.py"), str(port), str(threads), str(canned)], port)
+    return Target(
+        "flask",
+        f"bare Flask (same server, {threads} threads)",
+        [PY, str(ROOT / "scripts" / "bench_flask.py"), str(port), str(threads), str(canned)],
+        port,
+    )
 
 
 def a2a_sdk() -> Target:
     port = free_port()
-    return Target("a2a-sdk", "a2a-sdk server (uvicorn)", [PY, str(ROOT / "scripts" / "bench_a2a_stub.py"), str(port)], port)
+    return Target(
+        "a2a-sdk",
+        "a2a-sdk server (uvicorn)",
+        [PY, str(ROOT / "scripts" / "bench_a2a_stub.py"), str(port)],
+        port,
+    )
 
 
 def mountebank(canned: dict) -> Target:
@@ -179,18 +215,39 @@ def mountebank(canned: dict) -> Target:
 
     def stub(contains: str | None, body: str, headers: dict) -> dict:
         predicates = [{"contains": {"body": contains}}] if contains else []
-        return {"predicates": predicates, "responses": [{"is": {"statusCode": 200, "headers": headers, "body": body}}]}
+        return {
+            "predicates": predicates,
+            "responses": [{"is": {"statusCode": 200, "headers": headers, "body": body}}],
+        }
 
-    imposter = {"port": port, "protocol": "http", "stubs": [  # first match wins, so the default last
-        stub('"SendStreamingMessage"', sse, {"Content-Type": "text/event-stream"}),
-        stub('"GetTask"', canned["get"], json_headers),
-        stub('"run task"', canned["task"], json_headers),
-        stub(None, canned["direct"], json_headers)]}
+    imposter = {
+        "port": port,
+        "protocol": "http",
+        "stubs": [  # first match wins, so the default last
+            stub('"SendStreamingMessage"', sse, {"Content-Type": "text/event-stream"}),
+            stub('"GetTask"', canned["get"], json_headers),
+            stub('"run task"', canned["task"], json_headers),
+            stub(None, canned["direct"], json_headers),
+        ],
+    }
     config = CACHE / "mountebank.json"
     config.write_text(json.dumps({"imposters": [imposter]}))
     mb = NODE / "node_modules" / "mountebank" / "bin" / "mb"
-    cmd = ["node", str(mb), "start", "--port", str(admin), "--configfile", str(config), "--noParse",
-           "--nologfile", "--loglevel", "warn", "--pidfile", str(CACHE / "mb.pid")]
+    cmd = [
+        "node",
+        str(mb),
+        "start",
+        "--port",
+        str(admin),
+        "--configfile",
+        str(config),
+        "--noParse",
+        "--nologfile",
+        "--loglevel",
+        "warn",
+        "--pidfile",
+        str(CACHE / "mb.pid"),
+    ]
     return Target("mountebank", "mountebank (1 imposter)", cmd, port)
 
 

@@ -55,16 +55,35 @@ def lua_script(name: str, body: str) -> Path:
 def run(url: str, script: Path, connections: int, seconds: int) -> Result:
     """wrk with one thread: on two cores a second wrk thread would only take CPU from the server."""
     # wrk takes whole seconds only.
-    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s",
-                          "-s", str(script), url], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{max(1, round(seconds))}s",
+            "--timeout",
+            "5s",
+            "-s",
+            str(script),
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     line = next((ln for ln in out.splitlines() if ln.startswith("BENCH ")), None)
     if line is None:
         raise RuntimeError(f"wrk printed no result:\n{out}")
     n, duration_us, connect, read, write, status, timeout, p50, p99 = line.split()[1:]
     requests = int(n)
-    return Result(rps=requests / (int(duration_us) / 1e6), p50_ms=float(p50) / 1000, p99_ms=float(p99) / 1000,
-                  requests=requests, non_2xx=int(status),
-                  socket_errors=int(connect) + int(read) + int(write) + int(timeout))
+    return Result(
+        rps=requests / (int(duration_us) / 1e6),
+        p50_ms=float(p50) / 1000,
+        p99_ms=float(p99) / 1000,
+        requests=requests,
+        non_2xx=int(status),
+        socket_errors=int(connect) + int(read) + int(write) + int(timeout),
+    )
 
 
 def _result_of(doc: dict) -> dict:
@@ -88,7 +107,9 @@ def check(scenario: str, url: str, body: str, task_id: str | None = None) -> str
         raise ValueError(f"direct reply without a message: {text[:200]}")
     if scenario == "task":
         task = result.get("task", {})
-        if task.get("status", {}).get("state") != "TASK_STATE_COMPLETED" or not task.get("artifacts"):
+        if task.get("status", {}).get("state") != "TASK_STATE_COMPLETED" or not task.get(
+            "artifacts"
+        ):
             raise ValueError(f"task not COMPLETED with an artifact: {text[:200]}")
     if scenario == "get":
         task = result.get("task", result)  # aimock wraps the Task; A2A v1.0 returns it bare

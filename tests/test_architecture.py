@@ -40,11 +40,23 @@ def test_layer_imports_flow_one_way(layer):
 
 
 def test_top_level_is_exactly_the_agreed_layout():
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     top = {line.split("/")[0] for line in tracked.stdout.splitlines()}
     if not top:
         pytest.skip("not a git checkout")
-    allowed = {"pyproject.toml", "mockagent", "cassettes", "tests", "scripts", "README.md", ".ci", ".gitignore", "bench"}
+    allowed = {
+        "pyproject.toml",
+        "mockagent",
+        "cassettes",
+        "tests",
+        "scripts",
+        "README.md",
+        ".ci",
+        ".gitignore",
+        "bench",
+    }
     assert top <= allowed, sorted(top - allowed)
 
 

@@ -14,9 +14,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_not_soak_run_leaves_the_soak_out():
     # a child pytest, so the repository's configuration decides; CI's plain run selects by path
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "-m", "not soak", "tests/soak"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not soak",
+            "tests/soak",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 5, result.stdout + result.stderr  # 5: no test selected
     assert "(1 deselected)" in result.stdout, result.stdout
@@ -31,10 +45,14 @@ def test_modules_import_shared_code_from_tests_helpers_only():
                 relative = "." * node.level + (node.module or "")
                 offenders.append(f"{name}:{node.lineno} imports {relative}")
                 continue
-            modules = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
-                       [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            modules = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
             for module in modules:
-                if (module.split(".")[0] == "tests" and not module.startswith("tests.helpers")
-                        and (name, module) not in NOT_YET_MOVED):
+                if module.split(".")[0] == "tests" and not module.startswith("tests.helpers"):
                     offenders.append(f"{name}:{node.lineno} imports {module}")
     assert offenders == [], "move the shared code to tests/helpers/:\n" + "\n".join(offenders)

@@ -14,8 +14,9 @@ from mockagent.cassette.rules import Rule
 class Model(BaseModel):
     """A part of the cassette format: strict, closed to unknown fields, checked by its `rules`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
-                              json_schema_extra=rules.add_to_schema)  # type: ignore[typeddict-item]
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, json_schema_extra=rules.add_to_schema
+    )  # type: ignore[typeddict-item]
     rules: ClassVar[tuple[Rule, ...]] = ()
 
     @model_validator(mode="after")

@@ -32,8 +32,10 @@ def check_parts(value: dict[str, Any], owner: str) -> None:
     """`value` (a message or an artifact, named by `owner`) has a non-empty list of good parts."""
     parts = value.get("parts")
     if not isinstance(parts, list) or not parts:
-        raise ValueError(f"{owner} needs a non-empty `parts` list"
-                         + (" (or write it as a string)" if owner == "a message" else ""))
+        raise ValueError(
+            f"{owner} needs a non-empty `parts` list"
+            + (" (or write it as a string)" if owner == "a message" else "")
+        )
     for i, part in enumerate(parts):
         check_part(part, f"parts[{i}]")
 
@@ -59,17 +61,22 @@ def _artifact(value: Any) -> Any:
 
 MESSAGE_SCHEMA: dict[str, Any] = {
     "description": "a string (one text part) or {parts: [...], metadata: {...}}",
-    "anyOf": [{"type": "string"},
-              {"type": "object", "required": ["parts"], "properties": {"parts": PARTS_SCHEMA}}],
+    "anyOf": [
+        {"type": "string"},
+        {"type": "object", "required": ["parts"], "properties": {"parts": PARTS_SCHEMA}},
+    ],
 }
 ARTIFACT_SCHEMA: dict[str, Any] = {
     "description": "A2A Artifact (artifactId, parts, name…)",
-    "type": "object", "required": ["artifactId", "parts"],
+    "type": "object",
+    "required": ["artifactId", "parts"],
     "properties": {"artifactId": {"type": "string"}, "parts": PARTS_SCHEMA},
 }
 
-MessageContent = Annotated[dict[str, Any], BeforeValidator(_message),
-                           WithJsonSchema(MESSAGE_SCHEMA)]
+MessageContent = Annotated[
+    dict[str, Any], BeforeValidator(_message), WithJsonSchema(MESSAGE_SCHEMA)
+]
 """A message as written: a string or a mapping with parts; kept as the mapping."""
-ArtifactContent = Annotated[dict[str, Any], BeforeValidator(_artifact),
-                            WithJsonSchema(ARTIFACT_SCHEMA)]
+ArtifactContent = Annotated[
+    dict[str, Any], BeforeValidator(_artifact), WithJsonSchema(ARTIFACT_SCHEMA)
+]

@@ -43,7 +43,8 @@ class Agent(Model):
     defaultOutputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
     skills: list[Skill] = Field(min_length=1)
     bindings: list[Literal["JSONRPC", "HTTP+JSON"]] = Field(
-        default_factory=lambda: ["JSONRPC", "HTTP+JSON"], min_length=1,
+        default_factory=lambda: ["JSONRPC", "HTTP+JSON"],
+        min_length=1,
         description="interfaces in the card, in preference order",
     )
     tenant: str | None = None
@@ -71,27 +72,39 @@ def _time(value: Any) -> Any:
     return value
 
 
-RFC3339 = (r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-           r"([Zz]|[+-][0-9]{2}:[0-9]{2})")
+RFC3339 = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
 # Not strict: the string is parsed (strict pydantic takes only datetime objects from Python).
-Time = Annotated[datetime, BeforeValidator(_time), Strict(False), WithJsonSchema(
-    {"type": "string", "format": "date-time", "pattern": f"^{RFC3339}$"})]
+Time = Annotated[
+    datetime,
+    BeforeValidator(_time),
+    Strict(False),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": f"^{RFC3339}$"}),
+]
 
 
 class Clock(Model):
     start: Time | None = Field(
-        None, description="virtual start time; unset = now (freezegun-aware)")
-    tick: Duration = Field(default_factory=lambda: Duration(ms=250),
-                           description="added per timestamp")
+        None, description="virtual start time; unset = now (freezegun-aware)"
+    )
+    tick: Duration = Field(
+        default_factory=lambda: Duration(ms=250), description="added per timestamp"
+    )
     # [0-9], not \d: pydantic's regex and JSON Schema's differ on what a digit is.
-    pace: str = Field("recorded", pattern=r"^(recorded|instant|scale=[0-9]+(\.[0-9]+)?)$",
-                      description="streams: gaps as scripted, none, or scaled (scale=0.5)")
+    pace: str = Field(
+        "recorded",
+        pattern=r"^(recorded|instant|scale=[0-9]+(\.[0-9]+)?)$",
+        description="streams: gaps as scripted, none, or scaled (scale=0.5)",
+    )
     paceCapMs: Count | None = Field(None, description="streams: no gap longer than this")
 
 
 class Ids(Model):
     seed: str | None = Field(
-        None, description="seed of the uuid5 id factory; unset = the agent name")
+        None, description="seed of the uuid5 id factory; unset = the agent name"
+    )
 
 
 class AgentexAgent(Model):

@@ -52,10 +52,31 @@ from mockagent.cassette.vocabulary import (
 from mockagent.vocabulary import OPERATIONS
 
 # The header's models, the states and the base are found here too, where they always were.
-__all__ = ["AGENTEX_STATES", "ALIASES", "TERMINAL_STATES", "After", "Agent", "AgentexAgent",
-           "Capabilities", "Cassette", "Clock", "Count", "Duration", "ErrorReply", "Fault", "Ids",
-           "Interaction", "Match", "Model", "Reply", "Skill", "Step", "TaskMatch", "TaskReply",
-           "TaskState"]
+__all__ = [
+    "AGENTEX_STATES",
+    "ALIASES",
+    "TERMINAL_STATES",
+    "After",
+    "Agent",
+    "AgentexAgent",
+    "Capabilities",
+    "Cassette",
+    "Clock",
+    "Count",
+    "Duration",
+    "ErrorReply",
+    "Fault",
+    "Ids",
+    "Interaction",
+    "Match",
+    "Model",
+    "Reply",
+    "Skill",
+    "Step",
+    "TaskMatch",
+    "TaskReply",
+    "TaskState",
+]
 
 
 class After(Model):
@@ -75,9 +96,11 @@ class Step(Model):
     message: MessageContent | None = Field(None, description="status message")
     artifact: ArtifactContent | None = None
     say: str | dict[str, Any] | None = Field(
-        None, description="Agentex: an agent message (TaskMessageContent, or a string for text)")
+        None, description="Agentex: an agent message (TaskMessageContent, or a string for text)"
+    )
     deltas: list[Any] | None = Field(
-        None, description="Agentex: streamed as these deltas (text pieces or delta objects) first")
+        None, description="Agentex: streamed as these deltas (text pieces or delta objects) first"
+    )
     append: bool = False
     lastChunk: bool = False
     after: After | None = None
@@ -132,8 +155,9 @@ class _OrWritten:
         return {"anyOf": [self.shorthand, handler(core_schema)]}
 
 
-Error = Annotated[ErrorReply, BeforeValidator(_error_name),
-                  _OrWritten({"type": "string", "enum": ERROR_NAMES})]
+Error = Annotated[
+    ErrorReply, BeforeValidator(_error_name), _OrWritten({"type": "string", "enum": ERROR_NAMES})
+]
 """An error by name, or `{name, message}`."""
 
 
@@ -144,8 +168,11 @@ class Reply(Model):
     task: TaskReply | None = None
     error: Error | None = None
 
-    rules = (ExactlyOne(("message", "task", "error"),
-                        "a reply has exactly one of `message`, `task`, `error`"),)
+    rules = (
+        ExactlyOne(
+            ("message", "task", "error"), "a reply has exactly one of `message`, `task`, `error`"
+        ),
+    )
 
 
 class Fault(Model):
@@ -153,22 +180,27 @@ class Fault(Model):
 
     status: ErrorStatus | None = Field(None, description="answer with this HTTP status instead")
     body: str | None = Field(
-        None, description="the body sent with `status` (default: the protocol's error)")
+        None, description="the body sent with `status` (default: the protocol's error)"
+    )
     delayMs: Count | None = Field(
-        None, description="wait this long before answering or the first event")
+        None, description="wait this long before answering or the first event"
+    )
     dropAfter: Count | None = Field(None, description="streams: drop the connection after N events")
     errorAfter: Count | None = Field(
-        None, description="streams: an error event after N events, then close")
+        None, description="streams: an error event after N events, then close"
+    )
     error: Error | None = Field(
-        None, description="the error event of errorAfter (default Internal)")
+        None, description="the error event of errorAfter (default Internal)"
+    )
 
 
 class TaskMatch(Model):
     """A follow-up on a live task: the call names a task in this state, created by `from`."""
 
     state: StateName | list[StateName] | None = None
-    from_: str | None = Field(None, alias="from",
-                              description="name of the interaction that created the task")
+    from_: str | None = Field(
+        None, alias="from", description="name of the interaction that created the task"
+    )
 
     @field_validator("state")
     @classmethod
@@ -183,9 +215,11 @@ class Match(Model):
         None, description="SendMessage (default for message calls), GetTask, CancelTask, ListTasks…"
     )
     text: StrictPredicate = Field(
-        None, description="predicate on all text parts of the message, joined by newlines")
+        None, description="predicate on all text parts of the message, joined by newlines"
+    )
     parts: StrictPredicate = Field(
-        None, description="predicate on the message's parts, e.g. {none: {mediaType: text/x-diff}}")
+        None, description="predicate on the message's parts, e.g. {none: {mediaType: text/x-diff}}"
+    )
     where: Predicates = Field(default_factory=dict, description="path → predicate on params")
     headers: StrictPredicates = Field(default_factory=dict, description="header name → predicate")
     task: TaskMatch | None = None
@@ -200,8 +234,12 @@ class Interaction(Model):
     fault: Fault | None = None
     times: Positive | None = None
 
-    rules = (AnyGiven((("reply",), ("fault", "status")),
-                      "an interaction needs a `reply` (or a `fault` with a `status`)"),)
+    rules = (
+        AnyGiven(
+            (("reply",), ("fault", "status")),
+            "an interaction needs a `reply` (or a `fault` with a `status`)",
+        ),
+    )
 
 
 def _not_a_bool(value: Any) -> Any:
@@ -214,8 +252,12 @@ def _operations_not_of(protocol: str) -> NoneOf:
     """No `match.operation` names an operation only the other protocol has."""
     others = sorted(set().union(*OPERATIONS.values()) - OPERATIONS[protocol])
     known = ", ".join(sorted(OPERATIONS[protocol]))
-    return NoneOf(("interactions", "*", "match", "operation"), others, others,
-                  lambda word: f"{protocol} has no operation {word!r}; use one of {known}")
+    return NoneOf(
+        ("interactions", "*", "match", "operation"),
+        others,
+        others,
+        lambda word: f"{protocol} has no operation {word!r}; use one of {known}",
+    )
 
 
 class Cassette(Model):
@@ -224,8 +266,9 @@ class Cassette(Model):
     version: Annotated[Literal[1], BeforeValidator(_not_a_bool)]
     protocol: Literal["a2a", "agentex"] = "a2a"
     agent: Agent | None = Field(None, description="A2A: the agent card's facts")
-    agents: list[AgentexAgent] = Field(default_factory=list,
-                                       description="Agentex: the agents served")
+    agents: list[AgentexAgent] = Field(
+        default_factory=list, description="Agentex: the agents served"
+    )
     clock: Clock = Field(default_factory=Clock)
     ids: Ids = Field(default_factory=Ids)
     interactions: list[Interaction] = Field(default_factory=list)
@@ -236,23 +279,40 @@ class Cassette(Model):
         return self.agent.name if self.agent is not None else self.agents[0].name
 
     rules = (
-        When("protocol", "agentex", default="a2a", then=(
-            Given("agents", "an Agentex cassette needs `agents:` (id, name, acp_type)",
-                  nonempty=True),
-            Absent(("interactions", "*", "reply", "message"),
-                   "an Agentex reply is a task script: write the agent's messages as `say` steps"),
-            _operations_not_of("agentex"),
-        ), otherwise=(
-            Given("agent", "an A2A cassette needs `agent:` (the card's facts)"),
-            Absent(("interactions", "*", "reply", "task", "steps", "*", "say"),
-                   "`say` steps are Agentex messages; an A2A task speaks through `state` messages"),
-            NoneOf(("interactions", "*", "reply", "task", "steps", "*", "state"),
-                   {state.value for state in AGENTEX_STATES}, AGENTEX_STATE_SPELLINGS,
-                   lambda value: f"TASK_STATE_{TaskState(value).name} is Agentex's; "
-                                 "A2A has no such TaskState"),
-            _operations_not_of("a2a"),
-        )),
+        When(
+            "protocol",
+            "agentex",
+            default="a2a",
+            then=(
+                Given(
+                    "agents",
+                    "an Agentex cassette needs `agents:` (id, name, acp_type)",
+                    nonempty=True,
+                ),
+                Absent(
+                    ("interactions", "*", "reply", "message"),
+                    "an Agentex reply is a task script: write the agent's messages as `say` steps",
+                ),
+                _operations_not_of("agentex"),
+            ),
+            otherwise=(
+                Given("agent", "an A2A cassette needs `agent:` (the card's facts)"),
+                Absent(
+                    ("interactions", "*", "reply", "task", "steps", "*", "say"),
+                    "`say` steps are Agentex messages; an A2A task speaks through `state` messages",
+                ),
+                NoneOf(
+                    ("interactions", "*", "reply", "task", "steps", "*", "state"),
+                    {state.value for state in AGENTEX_STATES},
+                    AGENTEX_STATE_SPELLINGS,
+                    lambda value: (
+                        f"TASK_STATE_{TaskState(value).name} is Agentex's; "
+                        "A2A has no such TaskState"
+                    ),
+                ),
+                _operations_not_of("a2a"),
+            ),
+        ),
         UniqueNames(),
         KnownOrigins(),
     )
-

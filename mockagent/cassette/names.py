@@ -39,9 +39,13 @@ class KnownOrigins:
         for i, interaction in enumerate(cassette.interactions):
             task = interaction.match.task
             if task is not None and task.from_ is not None and task.from_ not in known:
-                found.append((("interactions", i, "match", "task", "from"),
-                              f"names {task.from_!r}, which is no interaction of this cassette; "
-                              + suggestion(task.from_, names)))
+                found.append(
+                    (
+                        ("interactions", i, "match", "task", "from"),
+                        f"names {task.from_!r}, which is no interaction of this cassette; "
+                        + suggestion(task.from_, names),
+                    )
+                )
         return found
 
     def schema(self) -> dict[str, Any]:

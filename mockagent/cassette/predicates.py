@@ -20,9 +20,19 @@ from mockagent.cassette.rules import Loc, refuse
 from mockagent.cassette.vocabulary import suggestion
 
 ARGUMENTS: dict[str, str] = {
-    "equals": "value", "contains": "value", "startswith": "value", "endswith": "value",
-    "regex": "regex", "exists": "bool", "absent": "bool", "subset": "value", "in": "list",
-    "not": "predicate", "any": "element", "all": "element", "none": "element",
+    "equals": "value",
+    "contains": "value",
+    "startswith": "value",
+    "endswith": "value",
+    "regex": "regex",
+    "exists": "bool",
+    "absent": "bool",
+    "subset": "value",
+    "in": "list",
+    "not": "predicate",
+    "any": "element",
+    "all": "element",
+    "none": "element",
 }
 """Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
 
@@ -68,14 +78,19 @@ def _checked(strict: bool) -> Any:
     def check(spec: Any) -> Any:
         refuse("predicate", problems(spec, strict), spec)
         return spec
+
     return check
 
 
 def _each_checked(strict: bool) -> Any:
     def check(specs: dict[str, Any]) -> dict[str, Any]:
-        refuse("predicates", (found for key, spec in specs.items()
-                              for found in problems(spec, strict, (key,))), specs)
+        refuse(
+            "predicates",
+            (found for key, spec in specs.items() for found in problems(spec, strict, (key,))),
+            specs,
+        )
         return specs
+
     return check
 
 
@@ -86,40 +101,71 @@ _LOOSE, _STRICT = {_KEY: "loose"}, {_KEY: "strict"}
 _NOT_OBJECT = {"not": {"type": "object"}}
 _KEYWORDS_ONLY = {"type": "object", "minProperties": 1, "propertyNames": {"enum": list(ARGUMENTS)}}
 _ARGUMENT_SCHEMAS = {
-    "value": {}, "regex": {}, "bool": {"type": "boolean"}, "list": {"type": "array"},
-    "predicate": {"$ref": "#/$defs/Predicate"}, "element": {"$ref": "#/$defs/PredicateOverItems"},
+    "value": {},
+    "regex": {},
+    "bool": {"type": "boolean"},
+    "list": {"type": "array"},
+    "predicate": {"$ref": "#/$defs/Predicate"},
+    "element": {"$ref": "#/$defs/PredicateOverItems"},
 }
 DEFINITIONS: dict[str, Any] = {
-    "PredicateKeywords": {**_KEYWORDS_ONLY, "properties": {
-        key: _ARGUMENT_SCHEMAS[kind] for key, kind in ARGUMENTS.items() if _ARGUMENT_SCHEMAS[kind]
-    }},
-    "Predicate": {"description": "a plain value (equals) or {keyword: argument, …}", "anyOf": [
-        _NOT_OBJECT, {"type": "object", "propertyNames": {"not": {"enum": list(ARGUMENTS)}}},
-        {"$ref": "#/$defs/PredicateKeywords"}]},
-    "StrictPredicate": {"description": "a plain value (equals) or {keyword: argument, …}",
-                        "anyOf": [
-        _NOT_OBJECT, {"type": "object", "maxProperties": 0}, {"$ref": "#/$defs/PredicateKeywords"},
-    ]},
-    "PredicateOverItems": {"description": "a predicate, or {field.path: predicate, …} per item",
-                           "anyOf": [
-        _NOT_OBJECT, {"$ref": "#/$defs/PredicateKeywords"},
-        {"type": "object", "not": _KEYWORDS_ONLY,
-         "additionalProperties": {"$ref": "#/$defs/Predicate"}},
-    ]},
+    "PredicateKeywords": {
+        **_KEYWORDS_ONLY,
+        "properties": {
+            key: _ARGUMENT_SCHEMAS[kind]
+            for key, kind in ARGUMENTS.items()
+            if _ARGUMENT_SCHEMAS[kind]
+        },
+    },
+    "Predicate": {
+        "description": "a plain value (equals) or {keyword: argument, …}",
+        "anyOf": [
+            _NOT_OBJECT,
+            {"type": "object", "propertyNames": {"not": {"enum": list(ARGUMENTS)}}},
+            {"$ref": "#/$defs/PredicateKeywords"},
+        ],
+    },
+    "StrictPredicate": {
+        "description": "a plain value (equals) or {keyword: argument, …}",
+        "anyOf": [
+            _NOT_OBJECT,
+            {"type": "object", "maxProperties": 0},
+            {"$ref": "#/$defs/PredicateKeywords"},
+        ],
+    },
+    "PredicateOverItems": {
+        "description": "a predicate, or {field.path: predicate, …} per item",
+        "anyOf": [
+            _NOT_OBJECT,
+            {"$ref": "#/$defs/PredicateKeywords"},
+            {
+                "type": "object",
+                "not": _KEYWORDS_ONLY,
+                "additionalProperties": {"$ref": "#/$defs/Predicate"},
+            },
+        ],
+    },
 }
 
 StrictPredicate = Annotated[Any, AfterValidator(_checked(True)), WithJsonSchema(_STRICT)]
 """`text` and `parts`: a mapping is keywords only."""
-StrictPredicates = Annotated[dict[str, Any], AfterValidator(_each_checked(True)),
-                             WithJsonSchema({"type": "object", "additionalProperties": _STRICT})]
+StrictPredicates = Annotated[
+    dict[str, Any],
+    AfterValidator(_each_checked(True)),
+    WithJsonSchema({"type": "object", "additionalProperties": _STRICT}),
+]
 """`headers`: name → a predicate whose mapping is keywords only."""
-Predicates = Annotated[dict[str, Any], AfterValidator(_each_checked(False)),
-                       WithJsonSchema({"type": "object", "additionalProperties": _LOOSE})]
+Predicates = Annotated[
+    dict[str, Any],
+    AfterValidator(_each_checked(False)),
+    WithJsonSchema({"type": "object", "additionalProperties": _LOOSE}),
+]
 """`where`: path → a predicate (a mapping without keywords is a plain value)."""
 
 
 def link(schema: Any) -> Any:
     """`schema` with the placeholders made references to DEFINITIONS (added to its `$defs`)."""
+
     def swap(node: Any) -> Any:
         if isinstance(node, dict) and _KEY in node:  # it may have a description or default too
             kind = node[_KEY]
@@ -129,6 +175,7 @@ def link(schema: Any) -> Any:
         if isinstance(node, dict):
             return {key: swap(value) for key, value in node.items()}
         return [swap(item) for item in node] if isinstance(node, list) else node
+
     linked = swap(schema)
     linked.setdefault("$defs", {}).update(DEFINITIONS)
     return linked

@@ -99,8 +99,11 @@ def _step(kind: Any, part: str | int) -> list[Any]:
     for member in _members(kind):
         origin, args = typing.get_origin(member), typing.get_args(member)
         if _is_model(member) and isinstance(part, str):
-            out += [info.annotation for name, info in member.model_fields.items()
-                    if (info.alias or name) == part]
+            out += [
+                info.annotation
+                for name, info in member.model_fields.items()
+                if (info.alias or name) == part
+            ]
         elif origin is list and isinstance(part, int) and args:
             out.append(args[0])
         elif origin is dict and isinstance(part, str) and len(args) == 2:

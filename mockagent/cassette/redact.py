@@ -12,12 +12,42 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
-                  "x-goog-api-key", "x-agent-api-key", "x-a2a-notification-token")
-SECRET_PARAMS = ("key", "api_key", "apikey", "api-key", "access_token", "token", "sig", "signature",
-                 "client_secret", "password")
-SECRET_FIELDS = ("token", "credentials", "password", "secret", "apiKey", "api_key", "accessToken",
-                 "access_token", "authorization", "clientSecret", "client_secret")
+SECRET_HEADERS = (
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "x-agent-api-key",
+    "x-a2a-notification-token",
+)
+SECRET_PARAMS = (
+    "key",
+    "api_key",
+    "apikey",
+    "api-key",
+    "access_token",
+    "token",
+    "sig",
+    "signature",
+    "client_secret",
+    "password",
+)
+SECRET_FIELDS = (
+    "token",
+    "credentials",
+    "password",
+    "secret",
+    "apiKey",
+    "api_key",
+    "accessToken",
+    "access_token",
+    "authorization",
+    "clientSecret",
+    "client_secret",
+)
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 
@@ -89,7 +119,11 @@ class Redactor:
             wanted = {f.lower() for f in self.fields}
             out = {}
             for name, item in value.items():
-                if isinstance(name, str) and name.lower() in wanted and isinstance(item, (str, dict, list)):
+                if (
+                    isinstance(name, str)
+                    and name.lower() in wanted
+                    and isinstance(item, (str, dict, list))
+                ):
                     self._remember_all(item)
                     out[name] = placeholder(name)
                 else:

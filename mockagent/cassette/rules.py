@@ -30,8 +30,10 @@ class Rule(Protocol):
 def refuse(title: str, found: Iterable[tuple[Loc, str]], value: Any = None) -> None:
     """Raise what pydantic raises for bad fields, one error per (location, message), so the
     locations reach the loader's report below wherever pydantic called the check from."""
-    errors = [InitErrorDetails(type=PydanticCustomError("rule", message), loc=loc, input=value)
-              for loc, message in found]
+    errors = [
+        InitErrorDetails(type=PydanticCustomError("rule", message), loc=loc, input=value)
+        for loc, message in found
+    ]
     if errors:
         raise ValidationError.from_exception_data(title, errors)
 
@@ -59,11 +61,18 @@ def values_at(value: Any, path: tuple[str, ...]) -> list[tuple[Loc, Any]]:
     level: list[tuple[Loc, Any]] = [((), value)]
     for part in path:
         if part == "*":
-            level = [(loc + (i,), item) for loc, items in level if isinstance(items, list | tuple)
-                     for i, item in enumerate(items)]
+            level = [
+                (loc + (i,), item)
+                for loc, items in level
+                if isinstance(items, list | tuple)
+                for i, item in enumerate(items)
+            ]
         else:
-            level = [(loc + (part,), attribute(item, part)) for loc, item in level
-                     if isinstance(item, BaseModel)]
+            level = [
+                (loc + (part,), attribute(item, part))
+                for loc, item in level
+                if isinstance(item, BaseModel)
+            ]
     return level
 
 
@@ -113,8 +122,11 @@ class Needs:
         return []
 
     def schema(self) -> dict[str, Any]:
-        condition = given(self.field) if self.when is None else {
-            "required": [self.field], "properties": {self.field: {"const": self.when}}}
+        condition = (
+            given(self.field)
+            if self.when is None
+            else {"required": [self.field], "properties": {self.field: {"const": self.when}}}
+        )
         return {"if": condition, "then": given(self.other)}
 
 
@@ -136,6 +148,7 @@ class AnyGiven:
             for name in reversed(path[:-1]):  # each field on the way is an object, not null
                 inner = {"required": [name], "properties": {name: {"type": "object", **inner}}}
             return inner
+
         return {"anyOf": [chain(path) for path in self.paths]}
 
 
@@ -217,8 +230,11 @@ class When:
         condition: dict[str, Any] = {"properties": {self.field: {"const": self.value}}}
         if self.default != self.value:
             condition["required"] = [self.field]
-        return {"if": condition, "then": {"allOf": [r.schema() for r in self.then]},
-                "else": {"allOf": [r.schema() for r in self.otherwise]}}
+        return {
+            "if": condition,
+            "then": {"allOf": [r.schema() for r in self.then]},
+            "else": {"allOf": [r.schema() for r in self.otherwise]},
+        }
 
 
 def check(model: BaseModel) -> None:

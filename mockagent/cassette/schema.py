@@ -21,6 +21,9 @@ def json_schema() -> str:
     schema = predicates.link(Cassette.model_json_schema(by_alias=True))
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "mockagent cassette, version 1"
-    schema["description"] = ("A cassette for mockagent. Checked on load, beyond this schema: "
-                             + "; ".join(NOT_IN_SCHEMA) + ".")
+    schema["description"] = (
+        "A cassette for mockagent. Checked on load, beyond this schema: "
+        + "; ".join(NOT_IN_SCHEMA)
+        + "."
+    )
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

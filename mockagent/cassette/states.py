@@ -49,13 +49,25 @@ class TaskState(str, Enum):
             raise ValueError(f"unknown task state {value!r}; use one of {names}") from None
 
 
-TERMINAL_STATES = frozenset({
-    TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED,
-    TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED,
-})
-AGENTEX_STATES = frozenset({
-    TaskState.INTERRUPTED, TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED,
-})
+TERMINAL_STATES = frozenset(
+    {
+        TaskState.COMPLETED,
+        TaskState.FAILED,
+        TaskState.CANCELED,
+        TaskState.REJECTED,
+        TaskState.TERMINATED,
+        TaskState.TIMED_OUT,
+        TaskState.DELETED,
+    }
+)
+AGENTEX_STATES = frozenset(
+    {
+        TaskState.INTERRUPTED,
+        TaskState.TERMINATED,
+        TaskState.TIMED_OUT,
+        TaskState.DELETED,
+    }
+)
 ALIASES = {"running": "working", "cancelled": "canceled"}  # Agentex says RUNNING
 
 

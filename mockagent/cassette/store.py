@@ -30,8 +30,18 @@ from mockagent.errors import CassetteError
 
 # Loc, MAX_NODES and parse_yaml moved to yaml_reader and stay importable from here, where callers
 # found them. MAX_NODES here is a copy: to change the cap, set yaml_reader.MAX_NODES.
-__all__ = ["MAX_NODES", "LoadedCassette", "Loc", "describe", "dump_cassette", "json_schema", "load_cassette",
-           "load_folder", "parse_yaml", "write_atomic"]
+__all__ = [
+    "MAX_NODES",
+    "LoadedCassette",
+    "Loc",
+    "describe",
+    "dump_cassette",
+    "json_schema",
+    "load_cassette",
+    "load_folder",
+    "parse_yaml",
+    "write_atomic",
+]
 
 
 @dataclass(frozen=True)
@@ -123,15 +133,19 @@ def load_cassette(path: str | Path) -> LoadedCassette:
 def _validated(text: str, path: str) -> Cassette:
     data, node = _parse(text, path)
     if not isinstance(data, dict):
-        raise CassetteError("a cassette is a mapping with `version: 1`, `agent:` and `interactions:`",
-                            path=path, line=1)
+        raise CassetteError(
+            "a cassette is a mapping with `version: 1`, `agent:` and `interactions:`",
+            path=path,
+            line=1,
+        )
     try:
         return Cassette.model_validate(data)
     except ValidationError as exc:
         loc, message = first_problem(Cassette, data, exc.errors())
         lines = _line_map(node) if node is not None else {}
-        raise CassetteError(describe(_names(data), loc, message), path=path,
-                            line=_deepest_line(lines, loc)) from None
+        raise CassetteError(
+            describe(_names(data), loc, message), path=path, line=_deepest_line(lines, loc)
+        ) from None
 
 
 def load_folder(path: str | Path) -> dict[str, LoadedCassette]:
@@ -157,8 +171,14 @@ _Dumper.add_representer(str, _str)
 
 def dump_cassette(data: dict[str, Any]) -> str:
     """YAML text of a cassette (a plain dict in the cassette format), keys in the order given."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
-                     default_flow_style=False)
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
 
 
 SCHEMA_FILE = Path(__file__).with_name("schema.json")

@@ -27,7 +27,8 @@ MAX_LISTED = 20
 STATE_NAMES = ["TASK_STATE_" + state.name for state in TaskState]
 """How a state is listed in messages (every spelling in STATE_SPELLINGS is accepted)."""
 AGENTEX_STATE_SPELLINGS = [
-    word for word, state in STATE_SPELLINGS.items() if state in AGENTEX_STATES]
+    word for word, state in STATE_SPELLINGS.items() if state in AGENTEX_STATES
+]
 
 
 def _key(word: str) -> str:
@@ -44,8 +45,10 @@ def suggestion(value: Any, choices: Collection[str], listed: Sequence[str] | Non
         keys.setdefault(_key(choice), []).append(choice)
     close = difflib.get_close_matches(_key(str(value)), list(keys), n=1, cutoff=0.75)
     if close:  # of the spellings of that word, the one most like what was written
-        best = max(keys[close[0]],
-                   key=lambda choice: difflib.SequenceMatcher(None, str(value), choice).ratio())
+        best = max(
+            keys[close[0]],
+            key=lambda choice: difflib.SequenceMatcher(None, str(value), choice).ratio(),
+        )
         return f"did you mean {best!r}?"
     listed = listed if listed is not None else sorted(choices)
     if len(listed) > MAX_LISTED:  # a cassette's interaction names, say: too many to read
@@ -75,6 +78,10 @@ def _state_value(value: str) -> str:
 
 Operation = Annotated[str, known("operation", ALL_OPERATIONS), listing(ALL_OPERATIONS)]
 ErrorName = Annotated[str, known("error", ERROR_NAMES), listing(ERROR_NAMES)]
-StateName = Annotated[str, known("task state", list(STATE_SPELLINGS), STATE_NAMES),
-                      AfterValidator(_state_value), listing(list(STATE_SPELLINGS))]
+StateName = Annotated[
+    str,
+    known("task state", list(STATE_SPELLINGS), STATE_NAMES),
+    AfterValidator(_state_value),
+    listing(list(STATE_SPELLINGS)),
+]
 """A task state as written (`TASK_STATE_WORKING`, `working`…), kept as the TaskState's value."""

@@ -18,7 +18,9 @@ Loc = tuple[str | int, ...]
 """A place in the data: mapping keys and sequence indexes, from the root down."""
 
 
-MAX_NODES = 100_000  # nodes that aliases add on expanding: an alias bomb stops here, not in validation
+MAX_NODES = (
+    100_000  # nodes that aliases add on expanding: an alias bomb stops here, not in validation
+)
 
 
 def _check_aliases(root: yaml.Node, path: str) -> None:
@@ -37,17 +39,27 @@ def _check_aliases(root: yaml.Node, path: str) -> None:
         if done:
             total = 1 + sum(sizes[id(child)] for child in _children(node))
             open_nodes.discard(key)
-            if total > MAX_NODES + len(sizes) + 1:  # `sizes` has every node sized so far, those below among them
-                raise CassetteError(f"aliases expand the YAML by more than {MAX_NODES} nodes",
-                                    path=path, line=node.start_mark.line + 1)
+            if (
+                total > MAX_NODES + len(sizes) + 1
+            ):  # `sizes` has every node sized so far, those below among them
+                raise CassetteError(
+                    f"aliases expand the YAML by more than {MAX_NODES} nodes",
+                    path=path,
+                    line=node.start_mark.line + 1,
+                )
             sizes[key] = total
         elif key in open_nodes:
-            raise CassetteError("a YAML alias refers to a node that contains it", path=path,
-                                line=node.start_mark.line + 1)
+            raise CassetteError(
+                "a YAML alias refers to a node that contains it",
+                path=path,
+                line=node.start_mark.line + 1,
+            )
         elif key not in sizes:
             open_nodes.add(key)
             stack.append((node, True))
-            stack.extend((child, False) for child in reversed(_children(node)))  # first child on top
+            stack.extend(
+                (child, False) for child in reversed(_children(node))
+            )  # first child on top
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -93,8 +105,11 @@ _LOADER: Any = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else
 """libyaml's parser when PyYAML has it (several times faster); the constructor and resolver are
 the safe ones either way, so the same tags are refused."""
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
-_PLAIN = {_STR: yaml.SafeLoader.construct_yaml_str, _MAP: yaml.SafeLoader.construct_yaml_map,
-          _SEQ: yaml.SafeLoader.construct_yaml_seq}
+_PLAIN = {
+    _STR: yaml.SafeLoader.construct_yaml_str,
+    _MAP: yaml.SafeLoader.construct_yaml_map,
+    _SEQ: yaml.SafeLoader.construct_yaml_seq,
+}
 
 
 def _construct(loader: Any, root: yaml.Node) -> Any:
@@ -116,8 +131,11 @@ def _construct(loader: Any, root: yaml.Node) -> Any:
         kind = type(node)
         if kind is yaml.ScalarNode and node.tag == _STR:
             value: Any = node.value
-        elif kind is yaml.MappingNode and node.tag == _MAP and all(
-                type(key) is yaml.ScalarNode and key.tag == _STR for key, _ in node.value):
+        elif (
+            kind is yaml.MappingNode
+            and node.tag == _MAP
+            and all(type(key) is yaml.ScalarNode and key.tag == _STR for key, _ in node.value)
+        ):
             value = {}  # no merge (`<<`) or value (`=`) keys, no keys that need constructing
             pending.append((node, value))
         elif kind is yaml.SequenceNode and node.tag == _SEQ:

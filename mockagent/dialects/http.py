@@ -37,7 +37,9 @@ class HttpResponse:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
+    def json(
+        cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None
+    ) -> HttpResponse:
         """Compact JSON, keys in insertion order, so equal answers are equal bytes."""
         body = compact_json(payload).encode()
         return cls(status, body, {"Content-Type": "application/json", **(headers or {})})

@@ -12,7 +12,6 @@ from mockagent.cassette.models import Fault, TaskState
 # makes building one several times slower. `slots` keeps them small (tasks keep their events).
 
 
-
 @dataclass(slots=True)
 class Call:
     """A dialect-neutral request: params normalised to camelCase, header names lowercased."""
@@ -24,7 +23,9 @@ class Call:
     version: str = "1.0"
     tenant: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    method: str = ""  # the call's name on the wire when it differs from the operation (message/send)
+    method: str = (
+        ""  # the call's name on the wire when it differs from the operation (message/send)
+    )
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -39,7 +40,9 @@ class Call:
     @property
     def text(self) -> str:
         """All text parts of the message, joined by newlines."""
-        return "\n".join(p["text"] for p in self.parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+        return "\n".join(
+            p["text"] for p in self.parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
 
     def summary(self) -> str:
         """`SendMessage over JSONRPC, text "Please review", 2 parts` for reports."""
@@ -48,7 +51,11 @@ class Call:
         if self.message is not None:
             words += f", text {self.text!r}" if self.text else ", no text"
             words += f", {len(self.parts)} part{'s' if len(self.parts) != 1 else ''}"
-            media = [str(p["mediaType"]) for p in self.parts if isinstance(p, dict) and p.get("mediaType")]
+            media = [
+                str(p["mediaType"])
+                for p in self.parts
+                if isinstance(p, dict) and p.get("mediaType")
+            ]
             if media:
                 words += f" ({', '.join(media)})"
             if self.message.get("taskId"):
@@ -89,12 +96,16 @@ class TaskEvent:
     artifact: dict[str, Any] | None = None  # the chunk, for an artifact event
     append: bool = False
     last_chunk: bool = False
-    said: dict[str, Any] | None = None  # an agent message (a `say` step), for dialects that have them
+    said: dict[str, Any] | None = (
+        None  # an agent message (a `say` step), for dialects that have them
+    )
     deltas: list[Any] | None = None  # how that message is streamed, piece by piece
 
     def closes(self, on_interrupt: bool) -> bool:
         """Whether a stream ends after this event: a terminal state, or an interrupted one."""
-        return self.state is not None and (self.state.terminal or (on_interrupt and self.state.interrupted))
+        return self.state is not None and (
+            self.state.terminal or (on_interrupt and self.state.interrupted)
+        )
 
 
 @dataclass(slots=True)

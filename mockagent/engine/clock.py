@@ -35,7 +35,9 @@ class Clock:
         elif start.tzinfo is None:
             start = start.replace(tzinfo=timezone.utc)
         self._start = start
-        self._start_utc = start.astimezone(timezone.utc).replace(tzinfo=None)  # what stamps count from
+        self._start_utc = start.astimezone(timezone.utc).replace(
+            tzinfo=None
+        )  # what stamps count from
         self._tick = timedelta(milliseconds=tick_ms)
         self._offset = timedelta(0)
         self._advanced_ms = 0.0

@@ -25,8 +25,10 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 try:  # one C encoder for every answer: json.dumps would build a new one per call
     from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 
-    _encode_c, _encode_c_str = (c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, True)
-                                for default in (_COMPACT.default, str))
+    _encode_c, _encode_c_str = (
+        c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, True)
+        for default in (_COMPACT.default, str)
+    )
 except ImportError:  # a Python without the C accelerator
     _encode_c = _encode_c_str = None
 
@@ -45,7 +47,9 @@ _TASK_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("state", "sc
 _task_fields = attrgetter(*_TASK_FIELDS)
 # An event is a list in this order, without the task's ids (its task has them): a task is saved
 # after every call that changed it, so its size is paid in every commit of a shared store.
-_EVENT_FIELDS = tuple(f.name for f in fields(TaskEvent) if f.name not in ("task_id", "context_id", "state"))
+_EVENT_FIELDS = tuple(
+    f.name for f in fields(TaskEvent) if f.name not in ("task_id", "context_id", "state")
+)
 _event_fields = attrgetter(*_EVENT_FIELDS)
 
 
@@ -57,7 +61,9 @@ class StepTable:
             list(i.reply.task.steps) if i.reply is not None and i.reply.task is not None else []
             for i in interactions
         ]
-        self._refs = {id(step): [i, j] for i, steps in enumerate(self._steps) for j, step in enumerate(steps)}
+        self._refs = {
+            id(step): [i, j] for i, steps in enumerate(self._steps) for j, step in enumerate(steps)
+        }
 
     def ref(self, step: Step) -> list[int]:
         return self._refs[id(step)]
@@ -70,8 +76,10 @@ def dump_task(task: Task, steps: StepTable) -> str:
     data: dict[str, Any] = dict(zip(_TASK_FIELDS, _task_fields(task), strict=True))
     data["state"] = task.state.value
     data["script"] = [steps.ref(step) for step in task.script]
-    data["events"] = [[*_event_fields(event), None if event.state is None else event.state.value]
-                      for event in task.events]
+    data["events"] = [
+        [*_event_fields(event), None if event.state is None else event.state.value]
+        for event in task.events
+    ]
     return compact_json(data)
 
 
@@ -86,14 +94,23 @@ def load_task(text: str | bytes, steps: StepTable) -> Task:
 
 def _event_in(data: list[Any], task: Task) -> TaskEvent:
     *values, state = data
-    return TaskEvent(**dict(zip(_EVENT_FIELDS, values, strict=True)), task_id=task.id, context_id=task.context_id,
-                     state=None if state is None else TaskState(state))
+    return TaskEvent(
+        **dict(zip(_EVENT_FIELDS, values, strict=True)),
+        task_id=task.id,
+        context_id=task.context_id,
+        state=None if state is None else TaskState(state),
+    )
 
 
 def dump_entry(entry: JournalEntry) -> str:
-    data = {"operation": entry.operation, "binding": entry.binding, "params": entry.params,
-            "interaction": entry.interaction, "error": entry.error,
-            "report": None if entry.report is None else asdict(entry.report)}
+    data = {
+        "operation": entry.operation,
+        "binding": entry.binding,
+        "params": entry.params,
+        "interaction": entry.interaction,
+        "error": entry.error,
+        "report": None if entry.report is None else asdict(entry.report),
+    }
     return compact_json(data, default=str)
 
 
@@ -101,7 +118,9 @@ def load_entry(text: str | bytes, seq: int) -> JournalEntry:
     data = json.loads(text)
     report = data.pop("report")
     if report is not None:
-        candidates = [Candidate(**{**c, "mismatches": [Mismatch(**m) for m in c["mismatches"]]})
-                      for c in report.pop("candidates")]
+        candidates = [
+            Candidate(**{**c, "mismatches": [Mismatch(**m) for m in c["mismatches"]]})
+            for c in report.pop("candidates")
+        ]
         report = NearMissReport(**report, candidates=candidates)
     return JournalEntry(seq, **data, report=report)

@@ -69,7 +69,10 @@ def _destination(url: str) -> tuple[str, str | None]:
     except ValueError as exc:
         return "", f"invalid URL: {exc}"
     if parts.scheme not in ("http", "https"):
-        return "", f"unsupported URL scheme {parts.scheme!r}: only http and https webhooks are delivered"
+        return (
+            "",
+            f"unsupported URL scheme {parts.scheme!r}: only http and https webhooks are delivered",
+        )
     if not parts.hostname:
         return "", "invalid URL: no host"
     default = 443 if parts.scheme == "https" else 80
@@ -108,7 +111,9 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _send(opener: urllib.request.OpenerDirector, job: _Job, timeout: float) -> tuple[int | None, str | None]:
+def _send(
+    opener: urllib.request.OpenerDirector, job: _Job, timeout: float
+) -> tuple[int | None, str | None]:
     """One POST: `(status, error)`; never raises."""
     # Replaced whatever the caller said: the body is always the JSON of a StreamResponse or Task.
     headers = {k: v for k, v in job.headers.items() if k.lower() != "content-type"}
@@ -160,9 +165,17 @@ class Deliverer:
         self._pending = 0
         self._closed = False
 
-    def post(self, url: str, body: bytes, headers: dict[str, str], *,
-             task_id: str, config_id: str, event: str,
-             on_result: Callable[[Delivery], None] | None = None) -> None:
+    def post(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        task_id: str,
+        config_id: str,
+        event: str,
+        on_result: Callable[[Delivery], None] | None = None,
+    ) -> None:
         """Queue one POST; returns at once. `on_result` reports this one (instead of the default).
 
         A URL that cannot be sent to becomes a failed `Delivery`, reported like any other attempt.
@@ -173,7 +186,9 @@ class Deliverer:
             if self._closed:
                 return
             self._seq += 1
-            job = _Job(self._seq, url, body, dict(headers), task_id, config_id, event, invalid, on_result)
+            job = _Job(
+                self._seq, url, body, dict(headers), task_id, config_id, event, invalid, on_result
+            )
             self._pending += 1
             # Enqueued under the lock so that close()'s stop marker is always queued after it.
             self._lane_for(key).queue.put(job)

@@ -43,7 +43,9 @@ class NearMissReport:
 
     @property
     def closest(self) -> list[Candidate]:
-        return sorted(self.candidates, key=lambda c: c.rank)[:SHOWN]  # stable: cassette order breaks ties
+        return sorted(self.candidates, key=lambda c: c.rank)[
+            :SHOWN
+        ]  # stable: cassette order breaks ties
 
     def headline(self) -> str:
         return f"No interaction in {self.cassette} matches this {self.operation} call"
@@ -54,13 +56,17 @@ class NearMissReport:
             return "The cassette has no interactions: add one whose `match` fits this call."
         best = closest[0]
         if best.used_up:
-            return (f"Interaction {best.name!r} matches but was already used {best.uses} time"
-                    f"{'s' if best.uses != 1 else ''}: raise its `times` or add another interaction.")
+            return (
+                f"Interaction {best.name!r} matches but was already used {best.uses} time"
+                f"{'s' if best.uses != 1 else ''}: raise its `times` or add another interaction."
+            )
         if all(any(m.path == "operation" for m in c.mismatches) for c in closest):
             return f"No interaction handles {self.operation}: add one with `operation: {self.operation}`."
         count = len(best.mismatches)
-        return (f"The closest interaction, {best.name!r}, differs in {count} place"
-                f"{'s' if count != 1 else ''}: change its `match` or the call.")
+        return (
+            f"The closest interaction, {best.name!r}, differs in {count} place"
+            f"{'s' if count != 1 else ''}: change its `match` or the call."
+        )
 
     def text(self) -> str:
         """The readable multi-line report, as the fixture and the server log print it."""
@@ -71,7 +77,9 @@ class NearMissReport:
             where = f" (line {cand.line})" if cand.line else ""
             lines.append(f"  {i}. {cand.name}{where}")
             if cand.used_up:
-                lines.append(f"       matched, but already used up ({cand.uses} of {cand.uses} uses)")
+                lines.append(
+                    f"       matched, but already used up ({cand.uses} of {cand.uses} uses)"
+                )
             lines.extend(f"       {m.describe()}" for m in cand.mismatches)
         lines.append(f"Hint: {self.hint()}")
         return "\n".join(lines)
@@ -100,6 +108,8 @@ class NearMissReport:
         }
 
 
-def near_miss(cassette: str, record_mode: str, call: Call, candidates: list[Candidate]) -> NearMissReport:
+def near_miss(
+    cassette: str, record_mode: str, call: Call, candidates: list[Candidate]
+) -> NearMissReport:
     """Build the report for `call` from every interaction's mismatches."""
     return NearMissReport(cassette, record_mode, call.operation, call.summary(), candidates)

@@ -80,8 +80,10 @@ class _Bucket:
     def freeze(self) -> None:
         """Tuples from now on: `candidates` hands them out as they are, and nobody may change them."""
         self.unkeyed = tuple(self._unkeyed)
-        self.keyed = {key: {value: tuple(hits) for value, hits in table.items()}
-                      for key, table in self._keyed.items()}
+        self.keyed = {
+            key: {value: tuple(hits) for value, hits in table.items()}
+            for key, table in self._keyed.items()
+        }
         self._unkeyed, self._keyed = [], {}
 
     def candidates(self, call: Call) -> Sequence[int]:

@@ -54,7 +54,9 @@ ParsedPath = tuple[str | int, ...]
 @lru_cache(maxsize=4096)
 def parse_path(path: str) -> ParsedPath:
     """`message.parts[0].text` → ("message", "parts", 0, "text"): keys are str, indexes int."""
-    return tuple(key if key else int(index) for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path))
+    return tuple(
+        key if key else int(index) for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path)
+    )
 
 
 def resolve_path(doc: Any, steps: ParsedPath) -> Any:
@@ -92,8 +94,14 @@ class Predicate:
 
     __slots__ = ("test", "_text", "_spec", "_describe")
 
-    def __init__(self, test: Callable[[Any], bool], text: str | None = None, *, spec: Any = None,
-                 describe: Callable[[Any], str] | None = None) -> None:
+    def __init__(
+        self,
+        test: Callable[[Any], bool],
+        text: str | None = None,
+        *,
+        spec: Any = None,
+        describe: Callable[[Any], str] | None = None,
+    ) -> None:
         self.test = test
         self._text = text
         self._spec, self._describe = spec, describe  # for `text`, when it is not given
@@ -111,8 +119,9 @@ def _str_test(fn: Callable[[str, str], bool]) -> Callable[[Any], Callable[[Any],
 
 
 def _contains(arg: Any) -> Callable[[Any], bool]:
-    return lambda v: (isinstance(v, str) and isinstance(arg, str) and arg in v) or (
-        isinstance(v, list) and arg in v
+    return lambda v: (
+        (isinstance(v, str) and isinstance(arg, str) and arg in v)
+        or (isinstance(v, list) and arg in v)
     )
 
 
@@ -129,6 +138,7 @@ def _flag(name: str, want_present: bool) -> Callable[[Any], Callable[[Any], bool
         if not isinstance(arg, bool):
             raise ValueError(f"`{name}` takes true or false")
         return lambda v: (v is not MISSING) == (arg == want_present)
+
     return build
 
 
@@ -142,6 +152,7 @@ def _over_list(quantifier: Callable[[Any], bool]) -> Callable[[Any], Callable[[A
     def build(arg: Any) -> Callable[[Any], bool]:
         inner = compile_element(arg)
         return lambda v: isinstance(v, list) and quantifier(inner.test(item) for item in v)
+
     return build
 
 
@@ -200,8 +211,11 @@ def compile_element(spec: Any) -> Predicate:
     if not isinstance(spec, dict) or is_keyword_map(spec):
         return compile_predicate(spec)
     fields = [(path, parse_path(path), compile_predicate(sub)) for path, sub in spec.items()]
-    return Predicate(lambda item: all(p.test(resolve_path(item, steps)) for _, steps, p in fields),
-                     spec=fields, describe=_describe_fields)
+    return Predicate(
+        lambda item: all(p.test(resolve_path(item, steps)) for _, steps, p in fields),
+        spec=fields,
+        describe=_describe_fields,
+    )
 
 
 def _describe_fields(fields: list[tuple[str, ParsedPath, Predicate]]) -> str:
@@ -231,7 +245,9 @@ def _compile_strict(spec: Any) -> Predicate:
     the interaction would silently never match.
     """
     if isinstance(spec, dict) and spec and not any(k in PREDICATES for k in spec):
-        raise ValueError(f"unknown predicate {', '.join(map(str, spec))}; use {', '.join(PREDICATES)}")
+        raise ValueError(
+            f"unknown predicate {', '.join(map(str, spec))}; use {', '.join(PREDICATES)}"
+        )
     return compile_predicate(spec)
 
 
@@ -243,14 +259,22 @@ class CompiledMatch:
         self.operations = frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
         self.text = None if match.text is None else _compile_strict(match.text)
         self.parts = None if match.parts is None else _compile_strict(match.parts)
-        self.where = [(path, parse_path(path), compile_predicate(spec)) for path, spec in match.where.items()]
-        self.headers = [(name.lower(), _compile_strict(spec)) for name, spec in match.headers.items()]
+        self.where = [
+            (path, parse_path(path), compile_predicate(spec)) for path, spec in match.where.items()
+        ]
+        self.headers = [
+            (name.lower(), _compile_strict(spec)) for name, spec in match.headers.items()
+        ]
         self.task = match.task
         self.spec = match  # what it was compiled from: an interaction index reads its exact values
         # How many matchers this interaction has; a near-miss report prefers candidates where
         # more of them held.
-        self.size = 1 + sum(x is not None for x in (self.text, self.parts, self.task)) + len(self.where) + len(
-            self.headers)
+        self.size = (
+            1
+            + sum(x is not None for x in (self.text, self.parts, self.task))
+            + len(self.where)
+            + len(self.headers)
+        )
 
     def check(self, call: Call, task_of: TaskLookup) -> list[Mismatch]:
         """Mismatches of `call` against this interaction, operation first."""
@@ -258,7 +282,9 @@ class CompiledMatch:
             return [Mismatch("operation", f"in {sorted(self.operations)}", call.operation)]
         out: list[Mismatch] = []
         if self.text is not None and not self.text.test(call.text):
-            out.append(Mismatch(_text_path(call), self.text.text, call.text if call.parts else MISSING))
+            out.append(
+                Mismatch(_text_path(call), self.text.text, call.text if call.parts else MISSING)
+            )
         if self.parts is not None and not self.parts.test(call.parts):
             out.append(Mismatch("message.parts", self.parts.text, call.parts))
         for path, steps, predicate in self.where:

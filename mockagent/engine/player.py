@@ -44,8 +44,13 @@ class Pace:
         raise ValueError(f"pace {text!r}: use recorded, instant or scale=F with F ≥ 0")
 
     @classmethod
-    def resolve(cls, pace: Pace | str | None, cap_ms: float | None, default: str,
-                default_cap_ms: float | None) -> Pace:
+    def resolve(
+        cls,
+        pace: Pace | str | None,
+        cap_ms: float | None,
+        default: str,
+        default_cap_ms: float | None,
+    ) -> Pace:
         """An override (a Pace, or text and/or a cap) over the cassette's own setting."""
         if isinstance(pace, Pace):
             return pace
@@ -61,8 +66,16 @@ class Pace:
 class Player:
     """Applies played tasks' steps at their deadlines, each batch in one engine transaction."""
 
-    def __init__(self, condition: threading.Condition, transaction: Callable[[], AbstractContextManager[None]],
-                 tasks: TaskStore, clock: Clock, runner: Runner, pace: Pace, name: str) -> None:
+    def __init__(
+        self,
+        condition: threading.Condition,
+        transaction: Callable[[], AbstractContextManager[None]],
+        tasks: TaskStore,
+        clock: Clock,
+        runner: Runner,
+        pace: Pace,
+        name: str,
+    ) -> None:
         self._condition = condition
         self._transaction = transaction
         self._tasks = tasks
@@ -91,8 +104,9 @@ class Player:
             task.due_ms = self._clock.elapsed_ms() + self.pace.gap(task.script[0])
             self._playing.add(task.id)
         if self._thread is None and not self._closed:
-            self._thread = threading.Thread(target=self._run, name=f"mockagent-player:{self._name}",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, name=f"mockagent-player:{self._name}", daemon=True
+            )
             self._thread.start()
         self._condition.notify_all()
 
@@ -146,4 +160,6 @@ class Player:
             task.due_ms = None  # done, waiting for a follow-up, or for polls
             self._playing.discard(task.id)
         else:
-            task.due_ms = (task.due_ms or 0.0) + self.pace.gap(task.script[0])  # from the deadline: no drift
+            task.due_ms = (task.due_ms or 0.0) + self.pace.gap(
+                task.script[0]
+            )  # from the deadline: no drift

@@ -43,7 +43,9 @@ class RedisStore(TaskStore):
         self._count = 0  # tasks saved before the open transaction
         self._lost = False  # the connection to Redis broke: look for the lock's token again
         self._loaded: dict[str, Task] = {}
-        self._saved: dict[str, tuple[str, int]] = {}  # each loaded task as it was, and its event count
+        self._saved: dict[
+            str, tuple[str, int]
+        ] = {}  # each loaded task as it was, and its event count
         self._fetched: dict[str, str | None] = {}  # read with the lock, not loaded yet
         self._created: list[Task] = []
         super().__init__(len(interactions))
@@ -74,8 +76,11 @@ class RedisStore(TaskStore):
     def begin(self, counters: Counters, task_id: Any = None) -> None:
         # The lock is a list holding one token: BLPOP takes it, waiting in line without polling,
         # and Redis runs the reads queued behind it as soon as it has it: one round trip.
-        commands: list[Command] = [("BLPOP", self._k("lock"), LOCK_WAIT_S), ("HGETALL", self._k("head")),
-                                   ("LLEN", self._k("order"))]
+        commands: list[Command] = [
+            ("BLPOP", self._k("lock"), LOCK_WAIT_S),
+            ("HGETALL", self._k("head")),
+            ("LLEN", self._k("order")),
+        ]
         named = task_id if isinstance(task_id, str) else None
         if named is not None:
             commands.append(("GET", self._k(f"task:{named}")))
@@ -88,8 +93,12 @@ class RedisStore(TaskStore):
             self._lost = True
             raise
         if token is None:
-            log.warning("mockagent: waited %s s for the store's lock at %s; going on without it "
-                        "(a process that held it has died?)", LOCK_WAIT_S, self._redis.shown)
+            log.warning(
+                "mockagent: waited %s s for the store's lock at %s; going on without it "
+                "(a process that held it has died?)",
+                LOCK_WAIT_S,
+                self._redis.shown,
+            )
         self._open = True
         self._count = int(count)  # tasks saved before this transaction: no round trip per new task
         self._loaded, self._saved, self._created = {}, {}, []
@@ -98,15 +107,30 @@ class RedisStore(TaskStore):
         self._uses.begin()
         if head:
             fields = dict(zip(head[::2], head[1::2], strict=True))
-            counters.clock.restore(float(fields["offset"]), float(fields["advanced"]), float(fields["origin"]))
+            counters.clock.restore(
+                float(fields["offset"]), float(fields["advanced"]), float(fields["origin"])
+            )
             counters.ids.count = int(fields["ids"])
             counters.generation = int(fields["generation"])
 
     def commit(self, counters: Counters) -> None:
         offset, advanced, origin = counters.clock.state()
-        commands: list[Command] = [("HSET", self._k("head"), "offset", repr(offset), "advanced", repr(advanced),
-                                    "origin", repr(origin), "ids", counters.ids.count,
-                                    "generation", counters.generation)]
+        commands: list[Command] = [
+            (
+                "HSET",
+                self._k("head"),
+                "offset",
+                repr(offset),
+                "advanced",
+                repr(advanced),
+                "origin",
+                repr(origin),
+                "ids",
+                counters.ids.count,
+                "generation",
+                counters.generation,
+            )
+        ]
         # A stream of this process reads its task without the lock, on a connection of its own:
         # when it may find news (a new task, new events), wait until Redis has them.
         news = bool(self._created)
@@ -121,7 +145,12 @@ class RedisStore(TaskStore):
             commands.append(("MSET", *changed))
         if self._created:
             commands.append(("RPUSH", self._k("order"), *(task.id for task in self._created)))
-        named = [field for task in self._created if task.name is not None for field in (task.name, task.id)]
+        named = [
+            field
+            for task in self._created
+            if task.name is not None
+            for field in (task.name, task.id)
+        ]
         if named:
             commands.append(("HSET", self._k("names"), *named))
         commands += self._uses.flush() + self._journal.flush()
@@ -148,9 +177,13 @@ class RedisStore(TaskStore):
 
     def _wipe(self) -> None:  # the lock stays: it is held
         ids = self._order()
-        commands: list[Command] = [("DEL", *(self._k(f"task:{i}") for i in ids[start:start + 1000]))
-                                   for start in range(0, len(ids), 1000)]
-        commands.append(("DEL", *(self._k(name) for name in ("order", "names", "uses", "journal", "head"))))
+        commands: list[Command] = [
+            ("DEL", *(self._k(f"task:{i}") for i in ids[start : start + 1000]))
+            for start in range(0, len(ids), 1000)
+        ]
+        commands.append(
+            ("DEL", *(self._k(name) for name in ("order", "names", "uses", "journal", "head")))
+        )
         self._redis.pipeline(*commands)
         self._count = 0
         self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
@@ -199,7 +232,9 @@ class RedisStore(TaskStore):
     def all(self) -> list[Task]:
         ids = self._order()
         missing = [i for i in ids if i not in self._loaded]
-        texts = self._redis.call("MGET", *(self._k(f"task:{i}") for i in missing)) if missing else []
+        texts = (
+            self._redis.call("MGET", *(self._k(f"task:{i}") for i in missing)) if missing else []
+        )
         for task_id, text in zip(missing, texts, strict=True):
             if text is not None:
                 self._keep(task_id, text)
@@ -244,13 +279,17 @@ class RedisUses(Sequence[int]):
     def __iter__(self) -> Iterator[int]:
         flat = self._redis.call("HGETALL", self._key)
         stored = {int(k): int(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
-        return iter([self._seen.get(i, stored.get(i, 0) + self._added.get(i, 0)) for i in range(self._size)])
+        return iter(
+            [self._seen.get(i, stored.get(i, 0) + self._added.get(i, 0)) for i in range(self._size)]
+        )
 
     def __len__(self) -> int:
         return self._size
 
     def flush(self) -> list[Command]:
-        commands: list[Command] = [("HINCRBY", self._key, str(i), n) for i, n in self._added.items()]
+        commands: list[Command] = [
+            ("HINCRBY", self._key, str(i), n) for i, n in self._added.items()
+        ]
         self.begin()
         return commands
 
@@ -268,14 +307,21 @@ class RedisJournal(Journal):
 
     def record(self, call: Call, seq: int | None = None, **outcome: Any) -> JournalEntry:
         # `seq` is not kept: the processes sharing the store number entries by their place here.
-        entry = JournalEntry(0, call.operation, call.binding, call.params, **outcome)  # seq: its place
+        entry = JournalEntry(
+            0, call.operation, call.binding, call.params, **outcome
+        )  # seq: its place
         self._pending.append(entry)
         return entry
 
     @property
     def entries(self) -> list[JournalEntry]:
-        stored = [load_entry(text, seq) for seq, text in enumerate(self._redis.call("LRANGE", self._key, 0, -1), 1)]
-        return stored + [replace(entry, seq=len(stored) + i) for i, entry in enumerate(self._pending, 1)]
+        stored = [
+            load_entry(text, seq)
+            for seq, text in enumerate(self._redis.call("LRANGE", self._key, 0, -1), 1)
+        ]
+        return stored + [
+            replace(entry, seq=len(stored) + i) for i, entry in enumerate(self._pending, 1)
+        ]
 
     def flush(self) -> list[Command]:
         entries, self._pending = [dump_entry(e) for e in self._pending], []

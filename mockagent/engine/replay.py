@@ -37,11 +37,19 @@ EventListener = Callable[[Task, TaskEvent], None]
 class Engine:
     """Answers calls from one cassette, deterministically (its own clock and id factory)."""
 
-    def __init__(self, loaded: LoadedCassette, *, record_mode: str = "none",
-                 on_miss: Callable[[NearMissReport], None] | None = None, pace: Pace | str | None = None,
-                 pace_cap_ms: float | None = None, clock_factory: type[Clock] = Clock,
-                 keepalive_s: float = KEEPALIVE_S, store: StoreFactory | None = None,
-                 numbering: Numbering | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedCassette,
+        *,
+        record_mode: str = "none",
+        on_miss: Callable[[NearMissReport], None] | None = None,
+        pace: Pace | str | None = None,
+        pace_cap_ms: float | None = None,
+        clock_factory: type[Clock] = Clock,
+        keepalive_s: float = KEEPALIVE_S,
+        store: StoreFactory | None = None,
+        numbering: Numbering | None = None,
+    ) -> None:
         self.loaded = loaded
         self.cassette = loaded.cassette
         self.record_mode = record_mode
@@ -51,7 +59,9 @@ class Engine:
         self.numbering = numbering  # shared by a folder's agents; None: the journal counts alone
         self.interactions: list[Interaction] = list(self.cassette.interactions)
         with collector_paused():  # as while loading: many new objects, no garbage
-            self._matchers = [self._compile(i, interaction) for i, interaction in enumerate(self.interactions)]
+            self._matchers = [
+                self._compile(i, interaction) for i, interaction in enumerate(self.interactions)
+            ]
             self._index = InteractionIndex(self._matchers)
         clock = self.cassette.clock
         self.pace = Pace.resolve(pace, pace_cap_ms, clock.pace, clock.paceCapMs)
@@ -73,8 +83,10 @@ class Engine:
             compiled = CompiledMatch(interaction.match)
         except ValueError as exc:
             raise self.loaded.locate(("interactions", index, "match"), str(exc)) from None
-        for where, error in (("reply", interaction.reply and interaction.reply.error),
-                             ("fault", interaction.fault and interaction.fault.error)):
+        for where, error in (
+            ("reply", interaction.reply and interaction.reply.error),
+            ("fault", interaction.fault and interaction.fault.error),
+        ):
             if error and error.name not in errors.ERROR_KINDS:
                 raise self.loaded.locate(
                     ("interactions", index, where, "error"),
@@ -89,8 +101,15 @@ class Engine:
         self.ids = IdFactory(self.cassette.ids.seed or self.cassette.name)
         self.runner = Runner(self.clock, self.ids, on_event=self._on_event, gap=self.pace.gap)
         self.ops = TaskOperations(self.tasks, self.runner)
-        self.player = Player(self.changed, self.locked, self.tasks, self.clock, self.runner, self.pace,
-                             self.cassette.name)
+        self.player = Player(
+            self.changed,
+            self.locked,
+            self.tasks,
+            self.clock,
+            self.runner,
+            self.pace,
+            self.cassette.name,
+        )
 
     @property
     def journal(self) -> Journal:
@@ -125,7 +144,9 @@ class Engine:
             try:
                 self.locked.release()  # a lease ends with the process
             except errors.StoreError as exc:  # the store is gone: there is nothing to save to
-                logging.getLogger("mockagent").warning("mockagent: closing without the store: %s", exc)
+                logging.getLogger("mockagent").warning(
+                    "mockagent: closing without the store: %s", exc
+                )
         if self.player is not None:
             self.player.join()
 
@@ -207,13 +228,21 @@ class Engine:
         which its near-miss report needs."""
         for i in self._index.candidates(call):
             limit = self.interactions[i].times
-            if not self._matchers[i].check(call, self._task_facts) and (limit is None or self.uses[i] < limit):
+            if not self._matchers[i].check(call, self._task_facts) and (
+                limit is None or self.uses[i] < limit
+            ):
                 return i
         if call.operation not in MESSAGE_OPERATIONS:
             return None
         candidates = [  # built only for a report: a matched call never pays for it
-            Candidate(self.interactions[i].name, self.loaded.line_of(("interactions", i)), mismatches,
-                      used_up=not mismatches, uses=self.uses[i], matchers=matcher.size)
+            Candidate(
+                self.interactions[i].name,
+                self.loaded.line_of(("interactions", i)),
+                mismatches,
+                used_up=not mismatches,
+                uses=self.uses[i],
+                matchers=matcher.size,
+            )
             for i, matcher in enumerate(self._matchers)
             for mismatches in [matcher.check(call, self._task_facts)]
         ]
@@ -227,10 +256,14 @@ class Engine:
         if call.operation not in MESSAGE_OPERATIONS or message is None:
             return None
         if not message.get("taskId"):  # a task may be named instead (a message creates it if new)
-            named = self.tasks.named(call.params["taskName"]) if call.params.get("taskName") else None
+            named = (
+                self.tasks.named(call.params["taskName"]) if call.params.get("taskName") else None
+            )
             if named is None and call.params.get("taskName") and call.operation == "SendEvent":
-                raise errors.TaskNotFound(f"Task named {call.params['taskName']!r} not found",
-                                          metadata={"taskName": str(call.params["taskName"])})
+                raise errors.TaskNotFound(
+                    f"Task named {call.params['taskName']!r} not found",
+                    metadata={"taskName": str(call.params["taskName"])},
+                )
             return named
         task = self.ops.known(message["taskId"])
         if message.get("contextId") and message["contextId"] != task.context_id:
@@ -247,7 +280,9 @@ class Engine:
     def _answer(self, call: Call, index: int | None, task: Task | None) -> Outcome:
         if index is None:
             if call.operation not in TASK_OPERATIONS:
-                raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
+                raise errors.UnsupportedOperation(
+                    f"{call.operation} is not supported by this agent"
+                )
             outcome = getattr(self.ops, call.operation)(call.params)
             if call.operation == "GetTask":  # a poll may have passed a polls gate: go on from there
                 self._background(self.ops.find(call.params))
@@ -260,7 +295,9 @@ class Engine:
                 "only `error` replies and faults fit that operation"
             )
         immediate = (call.params.get("configuration") or {}).get("returnImmediately")
-        mode = "immediate" if immediate or call.operation == "SendEvent" else "block"  # events never wait
+        mode = (
+            "immediate" if immediate or call.operation == "SendEvent" else "block"
+        )  # events never wait
         outcome, task = self._reply_to_message(call, interaction.name, reply, task, mode)
         self.tasks.use(index)  # only now: a call refused as invalid does not use up `times`
         if task is not None:
@@ -284,8 +321,9 @@ class Engine:
             raise errors.ERROR_KINDS[interaction.reply.error.name](interaction.reply.error.message)
         return interaction.reply
 
-    def _reply_to_message(self, call: Call, origin: str, reply: Reply, task: Task | None,
-                          mode: str) -> tuple[MessageResult | TaskResult, Task | None]:
+    def _reply_to_message(
+        self, call: Call, origin: str, reply: Reply, task: Task | None, mode: str
+    ) -> tuple[MessageResult | TaskResult, Task | None]:
         """Answer a message: a direct reply, or a new task or a follow-up run in `mode`.
 
         `block` runs to a terminal or interrupted state; `immediate` shows the first step and
@@ -297,10 +335,16 @@ class Engine:
         if task is None:
             context_id = (call.message or {}).get("contextId") or self.ids.new()
             if reply.message is not None:
-                return MessageResult(self.runner.agent_message(reply.message, context_id, None)), None  # type: ignore[arg-type]
-            task = self.ops.new_task(origin, context_id, name=call.params.get("taskName"),
-                                     params=call.params.get("taskParams"),
-                                     metadata=reply.task.metadata if reply.task else None)
+                return MessageResult(
+                    self.runner.agent_message(reply.message, context_id, None)
+                ), None  # type: ignore[arg-type]
+            task = self.ops.new_task(
+                origin,
+                context_id,
+                name=call.params.get("taskName"),
+                params=call.params.get("taskParams"),
+                metadata=reply.task.metadata if reply.task else None,
+            )
             task.version = call.version
         message = json_copy(call.message or {})  # kept in the task's history: the task's own copy
         message.update(taskId=task.id, contextId=task.context_id)
@@ -310,7 +354,9 @@ class Engine:
             answer = self.runner.agent_message(reply.message, task.context_id, task.id)  # type: ignore[arg-type]
             task.history.append(answer)
             return MessageResult(answer), task
-        if isinstance(config.get("taskPushNotificationConfig"), dict):  # before any event: webhooks see all
+        if isinstance(
+            config.get("taskPushNotificationConfig"), dict
+        ):  # before any event: webhooks see all
             self.ops.add_push_config(task, config["taskPushNotificationConfig"])
         task.script.extend(reply.task.steps)  # type: ignore[union-attr]
         if mode == "block":
@@ -331,21 +377,31 @@ class Engine:
             if task.state.terminal:
                 raise errors.UnsupportedOperation(
                     f"Task {task.id} is in terminal state {task.state.name}: nothing to subscribe to",
-                    metadata={"taskId": task.id})
+                    metadata={"taskId": task.id},
+                )
             first: MessageResult | TaskResult = TaskResult(task.view())
         elif index is None:
             raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
         else:
             reply = self._scripted_reply(index)
-            first, task = self._reply_to_message(call, self.interactions[index].name, reply, task, "stream")
+            first, task = self._reply_to_message(
+                call, self.interactions[index].name, reply, task, "stream"
+            )
             self.tasks.use(index)
             fault = self.interactions[index].fault
         cursor = len(task.events) if task else 0  # before playing: steps due now are played at once
         if isinstance(first, TaskResult) and task is not None and self.player is not None:
             self.player.play(task)
-        return Stream(first=first, task=task if isinstance(first, TaskResult) else None, cursor=cursor,
-                      close_on_interrupt=call.operation != "SubscribeToTask",
-                      close_when_idle=call.operation != "SubscribeToTask", condition=self.changed,
-                      keepalive_s=self.keepalive_s, fault=fault,
-                      closed=self._closed_since(self.generation),
-                      fetch=self.tasks.peek, poll_s=self.tasks.poll_s)
+        return Stream(
+            first=first,
+            task=task if isinstance(first, TaskResult) else None,
+            cursor=cursor,
+            close_on_interrupt=call.operation != "SubscribeToTask",
+            close_when_idle=call.operation != "SubscribeToTask",
+            condition=self.changed,
+            keepalive_s=self.keepalive_s,
+            fault=fault,
+            closed=self._closed_since(self.generation),
+            fetch=self.tasks.peek,
+            poll_s=self.tasks.poll_s,
+        )

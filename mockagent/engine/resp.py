@@ -39,8 +39,12 @@ class Connection:
             self.sock.connect(parts.path)
             db = query.get("db", ["0"])[0]
         else:
-            self.sock = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout)
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no batching of small writes
+            self.sock = socket.create_connection(
+                (parts.hostname or "127.0.0.1", parts.port or 6379), timeout
+            )
+            self.sock.setsockopt(
+                socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
+            )  # no batching of small writes
             db = parts.path.strip("/") or "0"
         self.sock.settimeout(None)  # BLPOP waits as long as it was told
         self.file: BinaryIO = self.sock.makefile("rb")
@@ -49,7 +53,11 @@ class Connection:
         hello: list[tuple[Any, ...]] = []
         if parts.password is not None:
             user = unquote(parts.username) if parts.username else None
-            hello.append(("AUTH", user, unquote(parts.password)) if user else ("AUTH", unquote(parts.password)))
+            hello.append(
+                ("AUTH", user, unquote(parts.password))
+                if user
+                else ("AUTH", unquote(parts.password))
+            )
         if db != "0":
             hello.append(("SELECT", db))
         for reply in self.pipeline(hello):

@@ -54,11 +54,13 @@ class Stream:
             flush()  # what was yielded goes out now, not under the lock: a slow client holds up nobody
             with self.condition:  # woken by any task's event: wait for this task's, or the tick
                 now = self._wait(task)
-                batch = now.events[self.cursor:] if now is not None else []
+                batch = now.events[self.cursor :] if now is not None else []
                 self.cursor += len(batch)
                 stopping = now is None or self.closed() or self._idle(now)
                 task = now or task
-            for i, event in enumerate(batch):  # yielded outside the lock: a slow client holds up nobody
+            for i, event in enumerate(
+                batch
+            ):  # yielded outside the lock: a slow client holds up nobody
                 self._left = len(batch) - i - 1
                 yield event
                 if event.closes(self.close_on_interrupt):
@@ -78,7 +80,12 @@ class Stream:
             nonlocal current
             if self.fetch is not None and (current is None or self.cursor >= len(current.events)):
                 current = self.fetch(task.id)  # a copy with events still unread needs no fresh one
-            return current is None or self.cursor < len(current.events) or self.closed() or self._idle(current)
+            return (
+                current is None
+                or self.cursor < len(current.events)
+                or self.closed()
+                or self._idle(current)
+            )
 
         if news():
             return current

@@ -37,7 +37,9 @@ class TaskOperations:
         """The task with this id, or TaskNotFound."""
         task = self.tasks.get(task_id)
         if task is None:
-            raise errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": str(task_id or "")})
+            raise errors.TaskNotFound(
+                f"Task {task_id} not found", metadata={"taskId": str(task_id or "")}
+            )
         return task
 
     def find(self, p: dict[str, Any]) -> Task:
@@ -47,18 +49,33 @@ class TaskOperations:
         if p.get("name"):
             task = self.tasks.named(p["name"])
             if task is None:
-                raise errors.TaskNotFound(f"Task named {p['name']!r} not found", metadata={"taskName": str(p["name"])})
+                raise errors.TaskNotFound(
+                    f"Task named {p['name']!r} not found", metadata={"taskName": str(p["name"])}
+                )
             return task
         raise errors.InvalidParams("Either a task id or a task name must be provided")
 
-    def new_task(self, origin: str, context_id: str | None = None, name: str | None = None,
-                 params: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> Task:
+    def new_task(
+        self,
+        origin: str,
+        context_id: str | None = None,
+        name: str | None = None,
+        params: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Task:
         """A task in the store, its ids from the id factory."""
         ids = self.runner.ids
         context_id = context_id or ids.new()
-        task = Task(id=ids.new(), context_id=context_id, origin=origin, seq=len(self.tasks) + 1, name=name,
-                    params=copy.deepcopy(params), metadata=copy.deepcopy(metadata),
-                    created=format_timestamp(self.runner.clock.now()))
+        task = Task(
+            id=ids.new(),
+            context_id=context_id,
+            origin=origin,
+            seq=len(self.tasks) + 1,
+            name=name,
+            params=copy.deepcopy(params),
+            metadata=copy.deepcopy(metadata),
+            created=format_timestamp(self.runner.clock.now()),
+        )
         self.tasks.add(task)
         return task
 
@@ -66,7 +83,9 @@ class TaskOperations:
         """Get or create by name: an existing name returns that task, with new params if given."""
         task = self.tasks.named(p["name"]) if p.get("name") else None
         if task is None:
-            task = self.new_task("", name=p.get("name"), params=p.get("params"), metadata=p.get("taskMetadata"))
+            task = self.new_task(
+                "", name=p.get("name"), params=p.get("params"), metadata=p.get("taskMetadata")
+            )
             self.runner.apply(task, RUNNING)
         elif p.get("params") is not None:
             task.params = copy.deepcopy(p["params"])
@@ -77,7 +96,9 @@ class TaskOperations:
         task = self.find(p)
         if task.state.terminal:
             raise errors.UnsupportedOperation(
-                f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id})
+                f"Task {task.id} is in terminal state {task.state.name}",
+                metadata={"taskId": task.id},
+            )
         self.runner.apply(task, INTERRUPT)
         return TaskResult(task.view())
 
@@ -91,7 +112,9 @@ class TaskOperations:
         task = self.find(p)
         if task.state.terminal:
             raise errors.TaskNotCancelable(
-                f"Task {task.id} is in terminal state {task.state.name}", metadata={"taskId": task.id})
+                f"Task {task.id} is in terminal state {task.state.name}",
+                metadata={"taskId": task.id},
+            )
         task.script.clear()
         self.runner.apply(task, CANCEL)
         return TaskResult(task.view())
@@ -113,8 +136,10 @@ class TaskOperations:
             tasks = [t for t in tasks if _parse_time(t.timestamp) >= after]
         tasks.sort(key=lambda t: (t.timestamp, t.seq), reverse=True)
         start = decode_token(p.get("pageToken"), len(tasks))
-        page = tasks[start:start + size]
-        views = [t.view(history_length, include_artifacts=bool(p.get("includeArtifacts"))) for t in page]
+        page = tasks[start : start + size]
+        views = [
+            t.view(history_length, include_artifacts=bool(p.get("includeArtifacts"))) for t in page
+        ]
         more = start + size < len(tasks)
         return TaskPage(views, encode_token(start + size) if more else "", size, len(tasks))
 
@@ -135,8 +160,10 @@ class TaskOperations:
     def GetTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
         config = self.known(p.get("taskId")).push_configs.get(p.get("id"))  # type: ignore[arg-type]
         if config is None:
-            raise errors.TaskNotFound(f"Push notification config {p.get('id')} not found",
-                                      metadata={"taskId": str(p.get("taskId")), "configId": str(p.get("id"))})
+            raise errors.TaskNotFound(
+                f"Push notification config {p.get('id')} not found",
+                metadata={"taskId": str(p.get("taskId")), "configId": str(p.get("id"))},
+            )
         return ConfigResult(config)
 
     def ListTaskPushNotificationConfigs(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
@@ -144,7 +171,7 @@ class TaskOperations:
         size = page_size_of(p.get("pageSize"))
         start = decode_token(p.get("pageToken"), len(configs))
         more = start + size < len(configs)
-        return ConfigPage(configs[start:start + size], encode_token(start + size) if more else "")
+        return ConfigPage(configs[start : start + size], encode_token(start + size) if more else "")
 
     def DeleteTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
         self.known(p.get("taskId")).push_configs.pop(p.get("id"), None)  # type: ignore[arg-type]
@@ -172,7 +199,9 @@ def _parse_time(value: Any) -> datetime:
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
-        raise errors.InvalidParams(f"statusTimestampAfter is not an RFC 3339 timestamp: {value!r}") from None
+        raise errors.InvalidParams(
+            f"statusTimestampAfter is not an RFC 3339 timestamp: {value!r}"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # no offset: UTC
 
 

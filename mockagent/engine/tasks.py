@@ -93,15 +93,23 @@ def json_copy(value: Any) -> Any:
 class Runner:
     """Applies script steps to tasks with the engine's clock and ids."""
 
-    def __init__(self, clock: Clock, ids: IdFactory,
-                 on_event: Callable[[Task, TaskEvent], None] | None = None,
-                 gap: Callable[[Step], float] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        ids: IdFactory,
+        on_event: Callable[[Task, TaskEvent], None] | None = None,
+        gap: Callable[[Step], float] | None = None,
+    ) -> None:
         self.clock = clock
         self.ids = ids
         self.on_event = on_event  # the engine wakes streams and queues webhooks here
-        self.gap = gap or (lambda step: float((step.after.ms or 0) if step.after else 0))  # paced ms
+        self.gap = gap or (
+            lambda step: float((step.after.ms or 0) if step.after else 0)
+        )  # paced ms
 
-    def agent_message(self, content: dict[str, Any], context_id: str, task_id: str | None) -> dict[str, Any]:
+    def agent_message(
+        self, content: dict[str, Any], context_id: str, task_id: str | None
+    ) -> dict[str, Any]:
         """A message from the agent, with a fresh id, in the task's context (its parts and metadata
         are the cassette's own: nothing changes them in place)."""
         message: dict[str, Any] = {"messageId": self.ids.new(), "role": "agent"}
@@ -120,8 +128,14 @@ class Runner:
         state = step.task_state
         now = self.clock.elapsed_ms()
         if step.say is not None:
-            said = {"messageId": self.ids.new(), "role": "agent", "taskId": task.id, "contextId": task.context_id,
-                    "content": step.say, "timestamp": self.clock.stamp()}
+            said = {
+                "messageId": self.ids.new(),
+                "role": "agent",
+                "taskId": task.id,
+                "contextId": task.context_id,
+                "content": step.say,
+                "timestamp": self.clock.stamp(),
+            }
             task.history.append(said)
             facts: dict[str, Any] = {"said": said, "deltas": step.deltas}
         elif state is not None:
@@ -130,13 +144,21 @@ class Runner:
             task.waiting = state.interrupted
             task.timestamp = self.clock.stamp()
             task.status_message = (
-                None if step.message is None
+                None
+                if step.message is None
                 else self.agent_message(step.message, task.context_id, task.id)  # type: ignore[arg-type]
             )
-            facts = {"state": state, "timestamp": task.timestamp, "status_message": task.status_message}
+            facts = {
+                "state": state,
+                "timestamp": task.timestamp,
+                "status_message": task.status_message,
+            }
         else:
-            facts = {"artifact": self._merge_artifact(task, step), "append": step.append,
-                     "last_chunk": step.lastChunk}
+            facts = {
+                "artifact": self._merge_artifact(task, step),
+                "append": step.append,
+                "last_chunk": step.lastChunk,
+            }
         event = TaskEvent(len(task.events), task.id, task.context_id, now, **facts)
         task.polls = 0
         task.since_ms = now
@@ -152,7 +174,10 @@ class Runner:
         artifact = step.artifact or {}
         known = task.artifacts.get(artifact["artifactId"])
         if step.append and known is not None:  # a new dict: snapshots already returned keep theirs
-            task.artifacts[artifact["artifactId"]] = {**known, "parts": known["parts"] + artifact["parts"]}
+            task.artifacts[artifact["artifactId"]] = {
+                **known,
+                "parts": known["parts"] + artifact["parts"],
+            }
         else:  # a new artifact, or a replacement of one with the same id
             task.artifacts[artifact["artifactId"]] = artifact
         return artifact

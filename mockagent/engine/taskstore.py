@@ -73,7 +73,9 @@ class TaskStore:
 
     def named(self, name: Any) -> Task | None:
         """The task with this name (names are unique), or None."""
-        return next((t for t in self._tasks.values() if t.name is not None and t.name == name), None)
+        return next(
+            (t for t in self._tasks.values() if t.name is not None and t.name == name), None
+        )
 
     def all(self) -> list[Task]:
         return list(self._tasks.values())

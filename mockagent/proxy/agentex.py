@@ -56,13 +56,20 @@ class AgentexTask:
 def say(content: dict[str, Any]) -> Any:
     """A TaskMessageContent as a `say` step writes it: plain agent text as a string."""
     content = {k: v for k, v in content.items() if v is not None}
-    if set(content) - {"content"} <= set(PLAIN_TEXT) and all(
-            content.get(k, v) == v for k, v in PLAIN_TEXT.items()) and isinstance(content.get("content"), str):
+    if (
+        set(content) - {"content"} <= set(PLAIN_TEXT)
+        and all(content.get(k, v) == v for k, v in PLAIN_TEXT.items())
+        and isinstance(content.get("content"), str)
+    ):
         return content["content"]
-    return {k: v for k, v in content.items() if k != "author" or v != "agent"}  # agent is the default
+    return {
+        k: v for k, v in content.items() if k != "author" or v != "agent"
+    }  # agent is the default
 
 
-def turn_match(content: Any, agent: str | None, operation: str | None) -> tuple[dict[str, Any], str]:
+def turn_match(
+    content: Any, agent: str | None, operation: str | None
+) -> tuple[dict[str, Any], str]:
     """The matchers of a user turn (as the replay dialect sees it) and the text its name is made of."""
     match: dict[str, Any] = {}
     if operation:
@@ -79,7 +86,9 @@ def turn_match(content: Any, agent: str | None, operation: str | None) -> tuple[
         where["agent"] = agent
     if where:
         match["where"] = where
-    return match, text or str((content or {}).get("type", "") if isinstance(content, dict) else "") or "event"
+    return match, text or str(
+        (content or {}).get("type", "") if isinstance(content, dict) else ""
+    ) or "event"
 
 
 class AgentexRecording:
@@ -98,10 +107,14 @@ class AgentexRecording:
     # -- forwarding ---------------------------------------------------------------------------
 
     def handle(self, request: HttpRequest, query: str) -> HttpResponse:
-        replay = self.proxy.replay  # new_episodes: what the cassette already has is answered from it
+        replay = (
+            self.proxy.replay
+        )  # new_episodes: what the cassette already has is answered from it
         if isinstance(replay, AgentexAgent) and replay.would_answer(request):
             return replay.handle(request)
-        if not self.agents and not (request.method == "GET" and request.path.rstrip("/") == AGENTS_PATH):
+        if not self.agents and not (
+            request.method == "GET" and request.path.rstrip("/") == AGENTS_PATH
+        ):
             self._fetch_agents(request.headers)
         call = self._rpc_call(request)
         try:
@@ -110,9 +123,15 @@ class AgentexRecording:
             return self._error(call, f"upstream {self.proxy.upstream.url} unreachable: {exc}")
         headers = forwardable(dict(response.headers))
         if "application/x-ndjson" in response.headers.get("content-type", ""):
-            turn = StreamTurn(self, call) if call is not None and call[1] == "message/send" else None
-            lines = tee(response, b"\n", turn.line if turn else lambda _: None,
-                        turn.close if turn else self.session.save_partial)
+            turn = (
+                StreamTurn(self, call) if call is not None and call[1] == "message/send" else None
+            )
+            lines = tee(
+                response,
+                b"\n",
+                turn.line if turn else lambda _: None,
+                turn.close if turn else self.session.save_partial,
+            )
             return HttpResponse(response.status_code, lines, headers)
         try:
             body = read(response)
@@ -129,7 +148,9 @@ class AgentexRecording:
         return HttpResponse(response.status_code, body, headers)
 
     @staticmethod
-    def _error(call: tuple[str | None, str, dict[str, Any], Any] | None, message: str) -> HttpResponse:
+    def _error(
+        call: tuple[str | None, str, dict[str, Any], Any] | None, message: str
+    ) -> HttpResponse:
         exc = errors.InternalError(message, http_status=502)
         if call is not None:
             return HttpResponse.json(rpc_error(exc, call[3]))
@@ -148,7 +169,9 @@ class AgentexRecording:
             return
         for agent in agents:
             if isinstance(agent, dict) and isinstance(agent.get("id"), str):
-                self.agents[agent["id"]] = {k: agent[k] for k in AGENT_FIELDS if agent.get(k) is not None}
+                self.agents[agent["id"]] = {
+                    k: agent[k] for k in AGENT_FIELDS if agent.get(k) is not None
+                }
         self.session.recorder.agents = list(self.agents.values())
 
     def _rpc_call(self, request: HttpRequest) -> tuple[str | None, str, dict[str, Any], Any] | None:
@@ -165,7 +188,9 @@ class AgentexRecording:
                 return None
             if not isinstance(payload, dict) or not isinstance(payload.get("method"), str):
                 return None
-            params: dict[str, Any] = payload["params"] if isinstance(payload.get("params"), dict) else {}
+            params: dict[str, Any] = (
+                payload["params"] if isinstance(payload.get("params"), dict) else {}
+            )
             self.session.redactor.redact(params)  # remembers credentials in params
             groups = found.groupdict()
             name = groups.get("name") or (self.agents.get(groups.get("id") or "") or {}).get("name")
@@ -174,8 +199,12 @@ class AgentexRecording:
 
     # -- recording ----------------------------------------------------------------------------
 
-    def _record(self, request: HttpRequest, call: tuple[str | None, str, dict[str, Any], Any] | None,
-                payload: Any) -> None:
+    def _record(
+        self,
+        request: HttpRequest,
+        call: tuple[str | None, str, dict[str, Any], Any] | None,
+        payload: Any,
+    ) -> None:
         path = request.path.rstrip("/")
         if call is None:
             if request.method != "GET":
@@ -197,8 +226,14 @@ class AgentexRecording:
             if method == "task/cancel":
                 task.scripted = False
         elif method == "message/send" and isinstance(result, list):
-            contents: list[dict[str, Any]] = [m["content"] for m in result if isinstance(m, dict) and isinstance(m.get("content"), dict)]
-            task_id = next((str(m["task_id"]) for m in result if isinstance(m, dict) and m.get("task_id")), "")
+            contents: list[dict[str, Any]] = [
+                m["content"]
+                for m in result
+                if isinstance(m, dict) and isinstance(m.get("content"), dict)
+            ]
+            task_id = next(
+                (str(m["task_id"]) for m in result if isinstance(m, dict) and m.get("task_id")), ""
+            )
             turn = self.open_turn(agent, params, None, task_id)
             if turn is not None:
                 turn.seen.update(str(m.get("id")) for m in result if isinstance(m, dict))
@@ -215,8 +250,9 @@ class AgentexRecording:
             self.names[name] = task_id
         return task
 
-    def open_turn(self, agent: str | None, params: dict[str, Any], operation: str | None,
-                  task_id: str) -> AgentexTask | None:
+    def open_turn(
+        self, agent: str | None, params: dict[str, Any], operation: str | None, task_id: str
+    ) -> AgentexTask | None:
         """The interaction of a user turn, its script empty; the task it runs on."""
         ref_id = params.get("task_id") if isinstance(params.get("task_id"), str) else None
         ref_name = params.get("task_name") if isinstance(params.get("task_name"), str) else None
@@ -227,8 +263,9 @@ class AgentexRecording:
         follow_up = known.record if known is not None and known.from_message and ref_id else None
         match, text = turn_match(params.get("content"), agent, operation)
         recorder = self.session.recorder
-        interaction = recorder.add_interaction({"parts": [{"text": text}]}, {"task": {"steps": []}},
-                                               follow_up, match=match)
+        interaction = recorder.add_interaction(
+            {"parts": [{"text": text}]}, {"task": {"steps": []}}, follow_up, match=match
+        )
         task = self._task(task_id, ref_name)
         steps = interaction["reply"]["task"]["steps"]
         if task.record is None:
@@ -283,7 +320,9 @@ class AgentexRecording:
 class StreamTurn:
     """A streamed `message/send`: one `say` per `index`, recorded line by line as it is teed."""
 
-    def __init__(self, owner: AgentexRecording, call: tuple[str | None, str, dict[str, Any], Any]) -> None:
+    def __init__(
+        self, owner: AgentexRecording, call: tuple[str | None, str, dict[str, Any], Any]
+    ) -> None:
         self.owner = owner
         self.call = call
         self.start_ms = now_ms()
@@ -327,7 +366,9 @@ class StreamTurn:
             entry["content"] = dict(update["content"])
         elif kind == "delta" and isinstance(update.get("delta"), dict):
             entry["deltas"].append(update["delta"])
-        elif kind == "done" and isinstance(parent, dict) and isinstance(parent.get("content"), dict):
+        elif (
+            kind == "done" and isinstance(parent, dict) and isinstance(parent.get("content"), dict)
+        ):
             entry["done"] = parent["content"]
 
     def close(self) -> None:
@@ -344,7 +385,9 @@ class StreamTurn:
                     return
                 task.seen.update(self.message_ids)
                 assert task.record is not None
-                owner.session.recorder.add_steps(task.record, [s for s in self.steps if s["say"] != ""], 0.0)
+                owner.session.recorder.add_steps(
+                    task.record, [s for s in self.steps if s["say"] != ""], 0.0
+                )
                 owner.close_turn(task)
         finally:
             owner.session.save_partial()
@@ -355,7 +398,9 @@ class StreamTurn:
         content = entry.get("done") or entry["content"] or {}
         deltas = entry["deltas"]
         texts = [d.get("text_delta") for d in deltas]
-        if deltas and all(d.get("type") == "text" and isinstance(t, str) for d, t in zip(deltas, texts)):
+        if deltas and all(
+            d.get("type") == "text" and isinstance(t, str) for d, t in zip(deltas, texts)
+        ):
             pieces: list[Any] = texts
             if content.get("type", "text") == "text" and not entry.get("done"):
                 content = {**content, "content": (content.get("content") or "") + "".join(texts)}

@@ -23,25 +23,38 @@ from mockagent.vocabulary import HTTP_METHODS, RECORD_MODES
 RECORDING = "mockagent.recording"
 
 
-def create_app_for_mode(cassette: str | Path, mode: str = "none", upstream: str | None = None,
-                        redactor: Redactor | None = None, **app_options: Any) -> Flask:
+def create_app_for_mode(
+    cassette: str | Path,
+    mode: str = "none",
+    upstream: str | None = None,
+    redactor: Redactor | None = None,
+    **app_options: Any,
+) -> Flask:
     """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
     `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do."""
     path = Path(cassette)
     if mode not in RECORD_MODES:
-        raise CassetteError(f"record mode {mode!r}: use one of {', '.join(RECORD_MODES)}", path=str(path))
+        raise CassetteError(
+            f"record mode {mode!r}: use one of {', '.join(RECORD_MODES)}", path=str(path)
+        )
     if mode == "none" or (mode == "once" and path.exists()):
         if not path.exists():
-            raise CassetteError(f"the cassette does not exist (record mode {mode}); record it with "
-                                "record mode once and an upstream", path=str(path))
+            raise CassetteError(
+                f"the cassette does not exist (record mode {mode}); record it with "
+                "record mode once and an upstream",
+                path=str(path),
+            )
         return create_app(path, record_mode=mode, **app_options)
     if upstream is None:
-        raise CassetteError(f"record mode {mode} records from an upstream agent: give its URL", path=str(path))
+        raise CassetteError(
+            f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
+        )
     return create_recording_app(upstream, path, mode, redactor)
 
 
-def create_recording_app(upstream: str, cassette: str | Path, mode: str = "all",
-                         redactor: Redactor | None = None) -> Flask:
+def create_recording_app(
+    upstream: str, cassette: str | Path, mode: str = "all", redactor: Redactor | None = None
+) -> Flask:
     """A proxy to `upstream` that records into `cassette`; in new_episodes it replays what the
     cassette already has and records the rest. Call `finish_recording(app)` to write it."""
     path = Path(cassette)

@@ -22,7 +22,9 @@ from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
 
 KIND_BY_CODE = {row.code: kind for kind, row in TABLE.items() if kind != "NoMatch"}
-KIND_BY_REASON = {row.reason: kind for kind, row in TABLE.items() if kind != "NoMatch" and row.reason}
+KIND_BY_REASON = {
+    row.reason: kind for kind, row in TABLE.items() if kind != "NoMatch" and row.reason
+}
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,9 @@ class Classified:
 class RecordingProxy:
     """One upstream agent behind the proxy's root; `replay` answers what the cassette knows."""
 
-    def __init__(self, upstream: Upstream, session: Session, replay: A2AAgent | AgentexAgent | None = None) -> None:
+    def __init__(
+        self, upstream: Upstream, session: Session, replay: A2AAgent | AgentexAgent | None = None
+    ) -> None:
         self.upstream = upstream
         self.session = session
         self.replay = replay
@@ -53,12 +57,16 @@ class RecordingProxy:
         try:
             card = self.upstream.get_json(CARD_PATH, request.headers)
         except (UpstreamUnreachable, ValueError) as exc:
-            return rest.error_response(errors.InternalError(f"upstream card: {exc}", http_status=502))
+            return rest.error_response(
+                errors.InternalError(f"upstream card: {exc}", http_status=502)
+            )
         self._card = card
         with self.session.lock:
             self.session.recorder.set_card(card)
-        return HttpResponse.json(self.upstream.rewrite_card(card, request.base_url),
-                                 headers={"Cache-Control": "no-cache"})
+        return HttpResponse.json(
+            self.upstream.rewrite_card(card, request.base_url),
+            headers={"Cache-Control": "no-cache"},
+        )
 
     def _interfaces(self) -> tuple[set[str], list[str]]:
         """JSON-RPC paths and REST bases of the upstream, relative to its root."""
@@ -86,11 +94,16 @@ class RecordingProxy:
                 payload = None
             if isinstance(payload, dict) and payload.get("method") in A2A_OPERATIONS:
                 params = payload.get("params")
-                return Classified("JSONRPC", payload["method"], params if isinstance(params, dict) else {}, "/",
-                                  payload.get("id"))
+                return Classified(
+                    "JSONRPC",
+                    payload["method"],
+                    params if isinstance(params, dict) else {},
+                    "/",
+                    payload.get("id"),
+                )
         for base in rest_bases:
             if request.path.startswith(base + "/") or request.path == base:
-                routed = replace(request, path=request.path[len(base):])
+                routed = replace(request, path=request.path[len(base) :])
                 try:
                     found = rest.route(routed)
                     if found is not None and found.v0_3:
@@ -135,7 +148,9 @@ class RecordingProxy:
         the secrets in its headers, URL and the response's headers are remembered."""
         self.session.redactor.see_headers(request.headers)
         self.session.redactor.see_url(self.upstream.url_for(request.path, query))
-        response = self.upstream.open(request.method, request.path, query, request.headers, request.body)
+        response = self.upstream.open(
+            request.method, request.path, query, request.headers, request.body
+        )
         self.session.redactor.see_headers(dict(response.headers))
         return response
 
@@ -149,7 +164,11 @@ class RecordingProxy:
             return self.agentex.handle(request, query)
         call = self.classify(request)
         replay = self.replay if isinstance(self.replay, A2AAgent) else None
-        if call is not None and replay is not None and replay.service.would_answer(call.operation, call.params):
+        if (
+            call is not None
+            and replay is not None
+            and replay.service.would_answer(call.operation, call.params)
+        ):
             return replay.handle(replace(request, path=call.route))
         if call is not None:
             self.session.redactor.redact(call.params)  # remembers push tokens and credentials
@@ -157,16 +176,26 @@ class RecordingProxy:
         try:
             response = self.open(request, query)
         except UpstreamUnreachable as exc:
-            return self._error(call, recording, errors.InternalError(
-                f"upstream {self.upstream.url} unreachable: {exc}", http_status=502))
+            return self._error(
+                call,
+                recording,
+                errors.InternalError(
+                    f"upstream {self.upstream.url} unreachable: {exc}", http_status=502
+                ),
+            )
         headers = forwardable(dict(response.headers))
         if "text/event-stream" in response.headers.get("content-type", ""):
             return HttpResponse(response.status_code, self._tee(response, call, recording), headers)
         try:
             body = read(response)
         except httpx.HTTPError as exc:
-            return self._error(call, recording, errors.InternalError(
-                f"upstream {self.upstream.url} broke off: {exc}", http_status=502))
+            return self._error(
+                call,
+                recording,
+                errors.InternalError(
+                    f"upstream {self.upstream.url} broke off: {exc}", http_status=502
+                ),
+            )
         if call is not None:
             problem = self._record(call, response.status_code, body, recording)
             if problem is not None:
@@ -185,8 +214,9 @@ class RecordingProxy:
                 return open_subscription(recorder, str(call.params.get("id", "")))
         return None
 
-    def _error(self, call: Classified | None, recording: StreamRecording | None,
-               exc: errors.ProtocolError) -> HttpResponse:
+    def _error(
+        self, call: Classified | None, recording: StreamRecording | None, exc: errors.ProtocolError
+    ) -> HttpResponse:
         """The protocol's error for a call the upstream could not answer; nothing is recorded."""
         if recording is not None:
             with self.session.lock:
@@ -195,18 +225,21 @@ class RecordingProxy:
             return HttpResponse.json(jsonrpc_error(exc, call.request_id))
         return rest.error_response(exc)
 
-    def _record(self, call: Classified, status: int, body: bytes,
-                recording: StreamRecording | None) -> errors.ProtocolError | None:
+    def _record(
+        self, call: Classified, status: int, body: bytes, recording: StreamRecording | None
+    ) -> errors.ProtocolError | None:
         """Record one answer; an answer that is not the protocol's is an error for the client."""
         try:
             payload = parse_json(body)
         except ValueError:
-            return errors.InvalidAgentResponse("the upstream answered with a body that is not JSON",
-                                               http_status=502)
+            return errors.InvalidAgentResponse(
+                "the upstream answered with a body that is not JSON", http_status=502
+            )
         result, kind = self._outcome(call.binding, status, payload)
         if result is None and kind is None:
-            return errors.InvalidAgentResponse("the upstream answered with neither a result nor an error",
-                                               http_status=502)
+            return errors.InvalidAgentResponse(
+                "the upstream answered with neither a result nor an error", http_status=502
+            )
         with self.session.lock:
             recorder = self.session.recorder
             if recording is not None and call.operation in ("SendMessage", "SendStreamingMessage"):
@@ -219,7 +252,9 @@ class RecordingProxy:
                 recorder.poll(result, now_ms())
             elif call.operation == "CancelTask" and kind is None:
                 recorder.cancelled(str(call.params.get("id", "")))
-            elif call.operation == "GetExtendedAgentCard" and isinstance(result, dict) and self._card:
+            elif (
+                call.operation == "GetExtendedAgentCard" and isinstance(result, dict) and self._card
+            ):
                 recorder.set_extended_card(result, self._card)
         self.session.save_partial()
         return None
@@ -239,8 +274,9 @@ class RecordingProxy:
         reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
         return None, next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")
 
-    def _tee(self, response: httpx.Response, call: Classified | None,
-             recording: StreamRecording | None) -> Iterator[bytes]:
+    def _tee(
+        self, response: httpx.Response, call: Classified | None, recording: StreamRecording | None
+    ) -> Iterator[bytes]:
         """Pass each chunk on as it arrives; record each complete SSE event with its time."""
         seen = 0
 

@@ -22,7 +22,12 @@ SKILL_FIELDS = ("id", "name", "description", "tags", "examples", "inputModes", "
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard", "extensions")
 MINTED = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}|[0-9a-fA-F]{16,}")
 INTERRUPTED = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
-TERMINAL = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED")
+TERMINAL = (
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+)
 
 
 @dataclass
@@ -73,17 +78,26 @@ def derive_match(message: dict[str, Any]) -> dict[str, Any]:
 class Recorder:
     """Collects interactions; `cassette()` gives the YAML-ready cassette at any moment."""
 
-    def __init__(self, seed: str, redactor: Redactor | None = None,
-                 existing: dict[str, Any] | None = None, start: datetime | None = None) -> None:
+    def __init__(
+        self,
+        seed: str,
+        redactor: Redactor | None = None,
+        existing: dict[str, Any] | None = None,
+        start: datetime | None = None,
+    ) -> None:
         self.redactor = redactor or Redactor()
         self.existing = existing or {}
         self.interactions: list[dict[str, Any]] = list(self.existing.get("interactions", []))
         self.agent: dict[str, Any] | None = self.existing.get("agent")
-        self.agents: list[dict[str, Any]] | None = self.existing.get("agents")  # Agentex: id, name, …
+        self.agents: list[dict[str, Any]] | None = self.existing.get(
+            "agents"
+        )  # Agentex: id, name, …
         self.seed = seed
         start = start or datetime.now(timezone.utc)
         self.clock = self.existing.get("clock") or {
-            "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "tick": {"ms": 250}}
+            "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "tick": {"ms": 250},
+        }
         self.tasks: dict[str, RecordedTask] = {}
         self._names = {i.get("name") for i in self.interactions}
         self._artifact_ids: dict[str, str] = {}
@@ -94,14 +108,23 @@ class Recorder:
     def set_card(self, card: dict[str, Any]) -> None:
         """The agent section, from the upstream's public card."""
         agent: dict[str, Any] = {k: card[k] for k in AGENT_FIELDS if k in card}
-        agent["capabilities"] = {k: v for k, v in (card.get("capabilities") or {}).items() if k in CAPABILITIES}
+        agent["capabilities"] = {
+            k: v for k, v in (card.get("capabilities") or {}).items() if k in CAPABILITIES
+        }
         for key in ("defaultInputModes", "defaultOutputModes"):
             if card.get(key):
                 agent[key] = card[key]
-        agent["skills"] = [{k: s[k] for k in SKILL_FIELDS if k in s} for s in card.get("skills") or []] or [
-            {"id": "recorded", "name": card.get("name", "agent"), "description": "Recorded agent"}]
+        agent["skills"] = [
+            {k: s[k] for k in SKILL_FIELDS if k in s} for s in card.get("skills") or []
+        ] or [
+            {"id": "recorded", "name": card.get("name", "agent"), "description": "Recorded agent"}
+        ]
         interfaces = card.get("supportedInterfaces") or []
-        bindings = [i["protocolBinding"] for i in interfaces if i.get("protocolBinding") in ("JSONRPC", "HTTP+JSON")]
+        bindings = [
+            i["protocolBinding"]
+            for i in interfaces
+            if i.get("protocolBinding") in ("JSONRPC", "HTTP+JSON")
+        ]
         if bindings:
             agent["bindings"] = list(dict.fromkeys(bindings))
         tenants = [i["tenant"] for i in interfaces if i.get("tenant")]
@@ -116,7 +139,9 @@ class Recorder:
     def set_extended_card(self, card: dict[str, Any], public: dict[str, Any]) -> None:
         """The fields of the extended card that differ from the public card."""
         if self.agent is not None:
-            extra = {k: v for k, v in card.items() if k != "supportedInterfaces" and public.get(k) != v}
+            extra = {
+                k: v for k, v in card.items() if k != "supportedInterfaces" and public.get(k) != v
+            }
             self.agent["extendedCard"] = extra
 
     # -- calls --------------------------------------------------------------------------------
@@ -147,17 +172,30 @@ class Recorder:
         self._names.add(name)
         return name
 
-    def add_interaction(self, message: dict[str, Any], reply: dict[str, Any],
-                        follow_up: RecordedTask | None = None,
-                        match: dict[str, Any] | None = None) -> dict[str, Any]:
+    def add_interaction(
+        self,
+        message: dict[str, Any],
+        reply: dict[str, Any],
+        follow_up: RecordedTask | None = None,
+        match: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A new interaction for `message` (matched by `match`, else by its parts)."""
         match = derive_match(message) if match is None else match
         if follow_up is not None:
-            match["task"] = {**({"state": follow_up.state} if follow_up.state else {}), "from": follow_up.origin}
-        parts = self.redactor.redact(message).get("parts") or []  # names must not carry secrets either
+            match["task"] = {
+                **({"state": follow_up.state} if follow_up.state else {}),
+                "from": follow_up.origin,
+            }
+        parts = (
+            self.redactor.redact(message).get("parts") or []
+        )  # names must not carry secrets either
         texts = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
-        interaction = {"name": self._name(texts), "match": self.redactor.redact(match),
-                       "reply": self.redactor.redact(reply), "times": 1}
+        interaction = {
+            "name": self._name(texts),
+            "match": self.redactor.redact(match),
+            "reply": self.redactor.redact(reply),
+            "times": 1,
+        }
         self.interactions.append(interaction)
         self.recorded += 1
         return interaction
@@ -176,14 +214,20 @@ class Recorder:
             self._artifact_ids[upstream_id] = f"artifact-{len(self._artifact_ids) + 1}"
         return self._artifact_ids[upstream_id]
 
-    def artifact_step(self, task: RecordedTask, artifact: dict[str, Any], append: bool,
-                      last_chunk: bool) -> dict[str, Any]:
+    def artifact_step(
+        self, task: RecordedTask, artifact: dict[str, Any], append: bool, last_chunk: bool
+    ) -> dict[str, Any]:
         upstream_id = str(artifact.get("artifactId", ""))
         known = task.artifacts.get(upstream_id)
-        task.artifacts[upstream_id] = (known or []) + list(artifact.get("parts") or []) if append else list(
-            artifact.get("parts") or [])
+        task.artifacts[upstream_id] = (
+            (known or []) + list(artifact.get("parts") or [])
+            if append
+            else list(artifact.get("parts") or [])
+        )
         recorded = {k: v for k, v in artifact.items() if k != "artifactId"}
-        step: dict[str, Any] = {"artifact": {"artifactId": self._artifact_id(upstream_id), **recorded}}
+        step: dict[str, Any] = {
+            "artifact": {"artifactId": self._artifact_id(upstream_id), **recorded}
+        }
         if append:
             step["append"] = True
         if last_chunk:
@@ -208,8 +252,12 @@ class Recorder:
             known = task.artifacts.get(upstream_id)
             if known == parts:
                 continue
-            if known is not None and parts[:len(known)] == known:
-                artifact_steps.append(self.artifact_step(task, {**artifact, "parts": parts[len(known):]}, True, False))
+            if known is not None and parts[: len(known)] == known:
+                artifact_steps.append(
+                    self.artifact_step(
+                        task, {**artifact, "parts": parts[len(known) :]}, True, False
+                    )
+                )
             else:
                 artifact_steps.append(self.artifact_step(task, artifact, False, False))
         status = snapshot.get("status") or {}

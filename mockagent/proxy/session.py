@@ -18,7 +18,6 @@ from mockagent.errors import CassetteError
 from mockagent.proxy.recorder import Recorder
 
 
-
 class LeakError(CassetteError):
     """The written cassette would hold a secret seen during the recording."""
 
@@ -73,13 +72,17 @@ class Session:
                     f"the recording holds {len(leaks)} secret value(s) seen in headers or configs "
                     f"({', '.join(leaks)}); the cassette was not written, and {partial_path(self.path)} "
                     "keeps the recording with them scrubbed: add the field to the redaction list",
-                    path=str(self.path))
+                    path=str(self.path),
+                )
             try:
                 Cassette.model_validate(data)
             except ValueError as exc:
                 self.save_partial()
-                raise CassetteError(f"the recorded cassette does not validate ({exc}); "
-                                    f"{partial_path(self.path)} keeps it", path=str(self.path)) from None
+                raise CassetteError(
+                    f"the recorded cassette does not validate ({exc}); "
+                    f"{partial_path(self.path)} keeps it",
+                    path=str(self.path),
+                ) from None
             write_atomic(self.path, text)
             partial_path(self.path).unlink(missing_ok=True)
             return self.path

@@ -14,8 +14,13 @@ class StreamRecording:
     back: events that a subscription sees meanwhile belong to this turn of the conversation.
     """
 
-    def __init__(self, recorder: Recorder, message: dict[str, Any] | None, at_ms: float,
-                 task: RecordedTask | None = None) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        message: dict[str, Any] | None,
+        at_ms: float,
+        task: RecordedTask | None = None,
+    ) -> None:
         self.recorder = recorder
         self.message = message
         self.task = task
@@ -59,13 +64,17 @@ class StreamRecording:
         update = result.get("statusUpdate") or result.get("artifactUpdate")
         snapshot = None if update is not None else result.get("task", result)
         if self.task is None:
-            self.task = self._open_task(str((snapshot or {}).get("id") or (update or {}).get("taskId", "")))
+            self.task = self._open_task(
+                str((snapshot or {}).get("id") or (update or {}).get("taskId", ""))
+            )
         task = self.task
         if snapshot is not None:
             steps = recorder.diff(task, snapshot)
             if not steps and not task.state:  # a new task always starts with its state
                 steps = [recorder.state_step(task, snapshot.get("status") or {})]
-            if steps and self.message is None:  # a subscription: what happened since the last sighting
+            if (
+                steps and self.message is None
+            ):  # a subscription: what happened since the last sighting
                 steps[0]["after"] = self._after(at_ms - task.since_ms)
             recorder.add_steps(task, steps, at_ms)
         self.last_ms = at_ms
@@ -102,8 +111,12 @@ class StreamRecording:
             step = self.recorder.state_step(task, payload["statusUpdate"].get("status") or {})
         elif "artifactUpdate" in payload:
             update = payload["artifactUpdate"]
-            step = self.recorder.artifact_step(task, update.get("artifact") or {}, bool(update.get("append")),
-                                               bool(update.get("lastChunk")))
+            step = self.recorder.artifact_step(
+                task,
+                update.get("artifact") or {},
+                bool(update.get("append")),
+                bool(update.get("lastChunk")),
+            )
         else:  # a Task resent mid-stream changes nothing a step could say
             return
         step["after"] = self._after(at_ms - self.last_ms)

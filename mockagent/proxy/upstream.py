@@ -13,10 +13,23 @@ import httpx
 from mockagent.waiting import before_wait
 
 # Hop-by-hop headers, and those httpx sets itself: never forwarded in either direction.
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
-    "transfer-encoding", "upgrade", "host", "content-length", "content-encoding", "accept-encoding",
-})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "content-encoding",
+        "accept-encoding",
+    }
+)
 
 
 class UpstreamUnreachable(Exception):
@@ -34,8 +47,9 @@ class Upstream:
         self.base_path = parts.path.rstrip("/")
         self.url = self.origin + self.base_path
         # trust_env off: a proxy configured for package downloads must not see the recording.
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=False,
-                                    trust_env=False)
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=False, trust_env=False
+        )
 
     def url_for(self, path: str, query: str = "") -> str:
         """The upstream URL for a path below the proxy's root. Always the upstream's origin:
@@ -43,11 +57,14 @@ class Upstream:
         url = self.origin + self.base_path + (path if path.startswith("/") else "/" + path)
         return url + (f"?{query}" if query else "")
 
-    def open(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes) -> httpx.Response:
+    def open(
+        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+    ) -> httpx.Response:
         """Send and return the response with its body not yet read (it may be a stream)."""
         before_wait()  # the upstream's answer takes its time: an event loop goes on meanwhile
-        request = self._client.build_request(method, self.url_for(path, query), content=body or None,
-                                             headers=forwardable(headers))
+        request = self._client.build_request(
+            method, self.url_for(path, query), content=body or None, headers=forwardable(headers)
+        )
         try:
             return self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -72,13 +89,13 @@ class Upstream:
         for interface in out.get("supportedInterfaces") or []:
             url = interface.get("url", "")
             if isinstance(url, str) and url.rstrip("/").startswith(self.url):
-                interface["url"] = proxy_url.rstrip("/") + url.rstrip("/")[len(self.url):]
+                interface["url"] = proxy_url.rstrip("/") + url.rstrip("/")[len(self.url) :]
         return out
 
     def relative(self, url: str) -> str | None:
         """The path of an upstream URL below the upstream's base ("" for the base itself)."""
         url = url.rstrip("/")
-        return url[len(self.url):] if url.startswith(self.url) else None
+        return url[len(self.url) :] if url.startswith(self.url) else None
 
     def close(self) -> None:
         self._client.close()
@@ -101,8 +118,12 @@ def read(response: httpx.Response) -> bytes:
         response.close()
 
 
-def tee(response: httpx.Response, separator: bytes, on_frame: Callable[[bytes], None],
-        on_close: Callable[[], None]) -> Iterator[bytes]:
+def tee(
+    response: httpx.Response,
+    separator: bytes,
+    on_frame: Callable[[bytes], None],
+    on_close: Callable[[], None],
+) -> Iterator[bytes]:
     """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
     frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, an
     unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""

@@ -115,7 +115,11 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         return {"agents": control.agents_view(mounts)}
 
     def calls() -> dict[str, Any]:
-        return {"calls": control.calls_view(mounts, _agent_arg(), request.args.get("operation"), _flag("matched"))}
+        return {
+            "calls": control.calls_view(
+                mounts, _agent_arg(), request.args.get("operation"), _flag("matched")
+            )
+        }
 
     def near_misses() -> dict[str, Any]:
         return {"nearMisses": control.near_misses_view(mounts, _agent_arg())}
@@ -148,14 +152,25 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
     def load() -> dict[str, Any]:
         body = _body()
         if "path" not in body:
-            raise ControlError(400, 'give the cassette\'s path in the cassette folder: {"path": "name.yaml"}')
+            raise ControlError(
+                400, 'give the cassette\'s path in the cassette folder: {"path": "name.yaml"}'
+            )
         return control.load(mounts, body["path"], body.get("agent"))
 
-    plain = [("GET", "agents", agents), ("GET", "calls", calls), ("GET", "near-misses", near_misses),
-             ("GET", "tasks", tasks), ("GET", "interactions", interactions), ("GET", "deliveries", deliveries),
-             ("POST", "reset", reset), ("POST", "clock/advance", advance), ("POST", "cassettes/load", load)]
+    plain = [
+        ("GET", "agents", agents),
+        ("GET", "calls", calls),
+        ("GET", "near-misses", near_misses),
+        ("GET", "tasks", tasks),
+        ("GET", "interactions", interactions),
+        ("GET", "deliveries", deliveries),
+        ("POST", "reset", reset),
+        ("POST", "clock/advance", advance),
+        ("POST", "cassettes/load", load),
+    ]
     routes: list[tuple[str, re.Pattern[str], Handler]] = [
-        (method, re.compile(re.escape(path)), handler) for method, path, handler in plain]
+        (method, re.compile(re.escape(path)), handler) for method, path, handler in plain
+    ]
     routes.append(("POST", re.compile(r"tasks/(?P<task_id>[^/]+)/polls"), polls))
     return routes
 
@@ -189,7 +204,9 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
             response = _error(405, f"{request.method} {PREFIX}/{path}: use {', '.join(allowed)}")
             response.headers["Allow"] = ", ".join(allowed)
             return response
-        return _error(404, f"no admin endpoint {PREFIX}/{path}; see the mockagent README, \"Admin API\"")
+        return _error(
+            404, f'no admin endpoint {PREFIX}/{path}; see the mockagent README, "Admin API"'
+        )
 
     app.add_url_rule(PREFIX, "mockagent_admin_root", admin, methods=HTTP_METHODS)
     app.add_url_rule(f"{PREFIX}/", "mockagent_admin_index", admin, methods=HTTP_METHODS)

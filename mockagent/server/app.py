@@ -58,8 +58,10 @@ class Mounts:
         self.numbering = Numbering()  # one count over every agent's journal
         self._engine_options = {**engine_options, "numbering": self.numbering}
         self._lock = threading.Lock()  # runtime loads, one at a time
-        self.agents = {name: Engine(loaded, on_miss=_log_miss, **self._engine_options)
-                       for name, loaded in cassettes.items()}
+        self.agents = {
+            name: Engine(loaded, on_miss=_log_miss, **self._engine_options)
+            for name, loaded in cassettes.items()
+        }
         self._handlers = {name: self._handler(engine) for name, engine in self.agents.items()}
 
     @staticmethod
@@ -116,8 +118,9 @@ def flask_response(answer: HttpResponse) -> Response:
     return Response(body, status=answer.status, headers=answer.headers)
 
 
-def too_large(mounts: Mounts, full_path: str, method: str, headers: dict[str, str], limit: int,
-              admin: bool) -> HttpResponse:
+def too_large(
+    mounts: Mounts, full_path: str, method: str, headers: dict[str, str], limit: int, admin: bool
+) -> HttpResponse:
     """HTTP 413 for a body over `limit`, in the shape of the protocol served at `full_path`."""
     message = f"The request body is larger than the limit of {limit} bytes"
     if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
@@ -142,9 +145,16 @@ def too_large(mounts: Mounts, full_path: str, method: str, headers: dict[str, st
     return error_response(exc)
 
 
-def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: float | None = None,
-               keepalive_s: float = KEEPALIVE_S, record_mode: str = "none", admin: bool = True,
-               max_body: int | None = MAX_BODY, store: StoreFactory | None = None) -> Flask:
+def create_app(
+    source: str | Path,
+    pace: Pace | str | None = None,
+    pace_cap_ms: float | None = None,
+    keepalive_s: float = KEEPALIVE_S,
+    record_mode: str = "none",
+    admin: bool = True,
+    max_body: int | None = MAX_BODY,
+    store: StoreFactory | None = None,
+) -> Flask:
     """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
 
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
@@ -154,24 +164,42 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     `store` makes each cassette's task store (default: in memory; see `store_from_url`).
     """
-    mounts = Mounts(source, pace=pace, pace_cap_ms=pace_cap_ms, keepalive_s=keepalive_s,
-                    record_mode=record_mode, store=store)
+    mounts = Mounts(
+        source,
+        pace=pace,
+        pace_cap_ms=pace_cap_ms,
+        keepalive_s=keepalive_s,
+        record_mode=record_mode,
+        store=store,
+    )
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
     if admin:  # Flask serves the admin API only; agents are served by `wsgi` below
         register_admin(app, mounts)
 
     @app.before_request
-    def check_length() -> Response | None:  # the admin API's declared length, before a view reads it
-        if max_body is not None and request.content_length is not None and request.content_length > max_body:
+    def check_length() -> (
+        Response | None
+    ):  # the admin API's declared length, before a view reads it
+        if (
+            max_body is not None
+            and request.content_length is not None
+            and request.content_length > max_body
+        ):
             headers = {k.lower(): v for k, v in request.headers.items()}
-            return flask_response(too_large(mounts, request.path, request.method, headers, max_body, admin))
+            return flask_response(
+                too_large(mounts, request.path, request.method, headers, max_body, admin)
+            )
         return None
 
     @app.errorhandler(Exception)
-    def crashed(exc: Exception) -> Response:  # a bug of ours: say so in protocol terms, no traceback
+    def crashed(
+        exc: Exception,
+    ) -> Response:  # a bug of ours: say so in protocol terms, no traceback
         log.exception("mockagent failed on %s %s", request.method, request.path)
-        return flask_response(error_response(InternalError(f"mockagent failed: {type(exc).__name__}")))
+        return flask_response(
+            error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
+        )
 
     def handle(environ: dict[str, Any]) -> HttpResponse:
         full = path_of(environ)
@@ -179,7 +207,9 @@ def create_app(source: str | Path, pace: Pace | str | None = None, pace_cap_ms: 
             body = read_body(environ, max_body)
         except TooLarge:  # declared too long, or counted while reading a chunked body
             assert max_body is not None
-            return too_large(mounts, full, environ["REQUEST_METHOD"], headers_of(environ), max_body, admin)
+            return too_large(
+                mounts, full, environ["REQUEST_METHOD"], headers_of(environ), max_body, admin
+            )
         found = mounts.resolve(full)
         if found is None:
             return no_agent(full, mounts.agents)

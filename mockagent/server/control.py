@@ -57,29 +57,50 @@ def _jsonable(value: Any) -> Any:
 
 # -- views ------------------------------------------------------------------------------------
 
+
 def agents_view(mounts: Mounts) -> list[dict[str, Any]]:
     return [
-        {"name": name, "protocol": engine.cassette.protocol, "cassette": engine.loaded.path,
-         "url": mounts.prefix(name), "interactions": len(engine.interactions)}
+        {
+            "name": name,
+            "protocol": engine.cassette.protocol,
+            "cassette": engine.loaded.path,
+            "url": mounts.prefix(name),
+            "interactions": len(engine.interactions),
+        }
         for name, engine in engines(mounts)
     ]
 
 
 def _call(name: str, entry: JournalEntry) -> dict[str, Any]:
-    return {"seq": entry.seq, "agent": name, "operation": entry.operation, "binding": entry.binding,
-            "interaction": entry.interaction, "matched": entry.matched, "error": entry.error,
-            "params": _jsonable(entry.params)}
+    return {
+        "seq": entry.seq,
+        "agent": name,
+        "operation": entry.operation,
+        "binding": entry.binding,
+        "interaction": entry.interaction,
+        "matched": entry.matched,
+        "error": entry.error,
+        "params": _jsonable(entry.params),
+    }
 
 
-def calls_view(mounts: Mounts, agent: str | None = None, operation: str | None = None,
-               matched: bool | None = None) -> list[dict[str, Any]]:
+def calls_view(
+    mounts: Mounts,
+    agent: str | None = None,
+    operation: str | None = None,
+    matched: bool | None = None,
+) -> list[dict[str, Any]]:
     """Journal entries, agent by agent, optionally of one operation and matched or not."""
     out = []
     for name, engine in engines(mounts, agent):
         with engine.locked():
             entries = list(engine.journal.entries)
-        out += [_call(name, e) for e in entries
-                if (operation is None or e.operation == operation) and (matched is None or e.matched == matched)]
+        out += [
+            _call(name, e)
+            for e in entries
+            if (operation is None or e.operation == operation)
+            and (matched is None or e.matched == matched)
+        ]
     return out
 
 
@@ -89,13 +110,19 @@ def near_misses_view(mounts: Mounts, agent: str | None = None) -> list[dict[str,
     for name, engine in engines(mounts, agent):
         with engine.locked():
             entries = engine.journal.unmatched()
-        out += [{**_call(name, e), "report": _jsonable(e.report.as_detail()) if e.report else None}
-                for e in entries]
+        out += [
+            {**_call(name, e), "report": _jsonable(e.report.as_detail()) if e.report else None}
+            for e in entries
+        ]
     return out
 
 
 def _event(event: TaskEvent) -> dict[str, Any]:
-    view: dict[str, Any] = {"seq": event.seq, "atMs": event.at_ms, "timestamp": event.timestamp or None}
+    view: dict[str, Any] = {
+        "seq": event.seq,
+        "atMs": event.at_ms,
+        "timestamp": event.timestamp or None,
+    }
     if event.state is not None:
         view["state"] = event.state.value
     elif event.said is not None:
@@ -108,10 +135,18 @@ def _event(event: TaskEvent) -> dict[str, Any]:
 
 def task_view(name: str, task: Task) -> dict[str, Any]:
     """One live task (call with its engine's lock held)."""
-    return {"agent": name, "id": task.id, "contextId": task.context_id, "name": task.name,
-            "state": task.state.value, "origin": task.origin, "polls": task.polls,
-            "remainingSteps": len(task.script), "waiting": task.waiting,
-            "events": [_event(event) for event in task.events]}
+    return {
+        "agent": name,
+        "id": task.id,
+        "contextId": task.context_id,
+        "name": task.name,
+        "state": task.state.value,
+        "origin": task.origin,
+        "polls": task.polls,
+        "remainingSteps": len(task.script),
+        "waiting": task.waiting,
+        "events": [_event(event) for event in task.events],
+    }
 
 
 def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
@@ -122,17 +157,24 @@ def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]
     return out
 
 
-def interactions_view(mounts: Mounts, agent: str | None = None,
-                      unused: bool | None = None) -> list[dict[str, Any]]:
+def interactions_view(
+    mounts: Mounts, agent: str | None = None, unused: bool | None = None
+) -> list[dict[str, Any]]:
     """Each interaction with its use count; `unused=True` keeps the never-used ones only."""
     out = []
     for name, engine in engines(mounts, agent):
         with engine.locked():
             uses = list(engine.uses)
         for i, interaction in enumerate(engine.interactions):
-            view = {"agent": name, "name": interaction.name, "uses": uses[i], "times": interaction.times,
-                    "used": uses[i] > 0, "line": engine.loaded.line_of(("interactions", i)),
-                    "cassette": engine.loaded.path}
+            view = {
+                "agent": name,
+                "name": interaction.name,
+                "uses": uses[i],
+                "times": interaction.times,
+                "used": uses[i] > 0,
+                "line": engine.loaded.line_of(("interactions", i)),
+                "cassette": engine.loaded.path,
+            }
             if unused is None or view["used"] != unused:
                 out.append(view)
     return out
@@ -143,9 +185,20 @@ def deliveries_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, 
     for name, engine in engines(mounts, agent):
         with engine.locked():
             deliveries = list(engine.journal.deliveries)
-        out += [{"agent": name, "seq": d.seq, "url": d.url, "taskId": d.task_id, "configId": d.config_id,
-                 "event": d.event, "status": d.status, "error": d.error, "ok": d.ok}
-                for d in deliveries]
+        out += [
+            {
+                "agent": name,
+                "seq": d.seq,
+                "url": d.url,
+                "taskId": d.task_id,
+                "configId": d.config_id,
+                "event": d.event,
+                "status": d.status,
+                "error": d.error,
+                "ok": d.ok,
+            }
+            for d in deliveries
+        ]
     return out
 
 
@@ -163,6 +216,7 @@ def unused_report(unused: list[dict[str, Any]]) -> str:
 
 # -- control ----------------------------------------------------------------------------------
 
+
 def reset(mounts: Mounts, agent: str | None = None) -> list[str]:
     """Forget tasks, journal, deliveries and use counts; the names of the agents reset."""
     names = [name for name, _ in engines(mounts, agent)]
@@ -171,7 +225,12 @@ def reset(mounts: Mounts, agent: str | None = None) -> list[str]:
 
 
 def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ControlError(400, f"{what} must be a number ≥ 0, got {value!r}")
     return float(value)
 
@@ -191,7 +250,9 @@ def advance_clock(mounts: Mounts, ms: Any, agent: str | None = None) -> list[str
 def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None) -> dict[str, Any]:
     """Count `polls` GetTask polls on a task (showing what they make due); the task's view."""
     if isinstance(polls, bool) or not isinstance(polls, int) or not 1 <= polls <= MAX_POLLS:
-        raise ControlError(400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {polls!r}")
+        raise ControlError(
+            400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {polls!r}"
+        )
     for name, engine in engines(mounts, agent):
         with engine.locked():
             task = engine.tasks.get(task_id)
@@ -199,7 +260,9 @@ def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None
                 continue
             for _ in range(polls):
                 engine.runner.poll(task)
-            if engine.player is not None and task.due_ms is None:  # go on from a passed gate, as GetTask does
+            if (
+                engine.player is not None and task.due_ms is None
+            ):  # go on from a passed gate, as GetTask does
                 engine.player.play(task, streamed=False)
             return task_view(name, task)
     raise ControlError(404, f"no task {task_id!r}")
@@ -212,8 +275,14 @@ def _inside(folder: Path, relative: str) -> Path:
     if "\0" in relative or "\\" in relative:
         raise ControlError(400, f"path {relative!r}: use a plain relative path with / separators")
     pure = PurePosixPath(relative)
-    if pure.is_absolute() or PureWindowsPath(relative).is_absolute() or PureWindowsPath(relative).drive:
-        raise ControlError(400, f"path {relative!r} is absolute: give a path relative to the cassette folder")
+    if (
+        pure.is_absolute()
+        or PureWindowsPath(relative).is_absolute()
+        or PureWindowsPath(relative).drive
+    ):
+        raise ControlError(
+            400, f"path {relative!r} is absolute: give a path relative to the cassette folder"
+        )
     if ".." in pure.parts:
         raise ControlError(400, f"path {relative!r} leaves the cassette folder ('..')")
     if pure.suffix not in CASSETTE_SUFFIXES:
@@ -237,15 +306,25 @@ def load(mounts: Mounts, path: Any, agent: Any = None) -> dict[str, Any]:
     if not isinstance(agent, str):
         raise ControlError(400, f"agent must be a mount name (a string), got {agent!r}")
     if mounts.single and agent != "":
-        raise ControlError(400, "a single cassette is served at /: load into agent \"\" (serve a folder to "
-                                "add agents)")
+        raise ControlError(
+            400,
+            'a single cassette is served at /: load into agent "" (serve a folder to add agents)',
+        )
     if not mounts.single and (not MOUNT_NAME.match(agent) or agent == "_mockagent"):
-        raise ControlError(400, f"agent {agent!r}: a mount name is one path segment of letters, digits, "
-                                "'.', '_' and '-'")
+        raise ControlError(
+            400,
+            f"agent {agent!r}: a mount name is one path segment of letters, digits, "
+            "'.', '_' and '-'",
+        )
     try:
         replaced = mounts.load(agent, load_cassette(target))
     except CassetteError as exc:
         raise ControlError(400, str(exc)) from None
     engine = mounts.agents[agent]
-    return {"agent": agent, "cassette": engine.loaded.path, "replaced": replaced,
-            "url": mounts.prefix(agent), "interactions": len(engine.interactions)}
+    return {
+        "agent": agent,
+        "cassette": engine.loaded.path,
+        "replaced": replaced,
+        "url": mounts.prefix(agent),
+        "interactions": len(engine.interactions),
+    }

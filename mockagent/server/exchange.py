@@ -22,16 +22,26 @@ from mockagent.server.request import BadRequest, Body, parse_request, read_reque
 log = logging.getLogger("mockagent")
 DRAIN = 65536  # an unread body up to this size is read past to keep the connection; more closes it
 LINGER = 1.0  # seconds a closing connection still takes (and drops) a body the app did not read
-HOLD_MAX = 65536  # bytes of a stream held back at most: a long one goes out on the way (see the docstring)
-REASONS = {400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large",
-           500: "Internal Server Error", 501: "Not Implemented", 505: "HTTP Version Not Supported"}
+HOLD_MAX = (
+    65536  # bytes of a stream held back at most: a long one goes out on the way (see the docstring)
+)
+REASONS = {
+    400: "Bad Request",
+    414: "URI Too Long",
+    431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+    505: "HTTP Version Not Supported",
+}
 NO_BODY = {204, 304}
 
 
 class Exchange:
     """Reads one request from `rfile`, runs the server's app on it and writes the answer to `conn`."""
 
-    def __init__(self, server: Any, conn: Any, rfile: Any, base: dict[str, str], inline: bool = False) -> None:
+    def __init__(
+        self, server: Any, conn: Any, rfile: Any, base: dict[str, str], inline: bool = False
+    ) -> None:
         self.server, self.conn, self.rfile, self.base = server, conn, rfile, base
         self.inline = inline  # on the event loop: the whole request is in `rfile` (a BytesIO), one call at a time
         self.status: str | None = None
@@ -47,7 +57,11 @@ class Exchange:
     def run(self) -> bool:
         """Answer one request; True when the connection can carry another."""
         try:
-            request = parse_request(self.rfile, self.base) if self.inline else read_request(self.rfile, self.base)
+            request = (
+                parse_request(self.rfile, self.base)
+                if self.inline
+                else read_request(self.rfile, self.base)
+            )
         except BadRequest as exc:
             self.refuse(exc.status, str(exc))
             return False
@@ -86,7 +100,9 @@ class Exchange:
         result = None
         try:
             result = self.server.app(environ, self.start_response)
-            if isinstance(result, (list, tuple)):  # the whole body at once: it gets a Content-Length
+            if isinstance(
+                result, (list, tuple)
+            ):  # the whole body at once: it gets a Content-Length
                 self.send_head(b"".join(result), whole=True)
             else:
                 for chunk in result:
@@ -101,7 +117,9 @@ class Exchange:
             self.keep_alive = False
             self.flush_quietly()
         except Exception:
-            log.exception("mockagent failed on %s %s", environ["REQUEST_METHOD"], environ["PATH_INFO"])
+            log.exception(
+                "mockagent failed on %s %s", environ["REQUEST_METHOD"], environ["PATH_INFO"]
+            )
             self.keep_alive = False
             if not self.sent_head:
                 self.refuse(500, "Internal Server Error")
@@ -115,7 +133,9 @@ class Exchange:
                 except Exception:
                     log.exception("closing the answer to %s failed", environ["PATH_INFO"])
 
-    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+    def start_response(
+        self, status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Any:
         if exc_info is not None and self.sent_head:
             raise exc_info[1].with_traceback(exc_info[2])
         self.status, self.headers = status, headers
@@ -195,9 +215,11 @@ class Exchange:
         """Answer `status` in plain text and close: nothing else can be read from this connection."""
         self.keep_alive = False
         body = message.encode()
-        self.conn.sendall(f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: text/plain; "
-                          f"charset=utf-8\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-                          .encode() + body)
+        self.conn.sendall(
+            f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: text/plain; "
+            f"charset=utf-8\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
 
 
 _date: tuple[int, str] = (0, "")

@@ -29,9 +29,17 @@ class HttpServer:
     `serve_forever()` returns after `shutdown()`.
     """
 
-    def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
-                 threads: int = 32, sock: socket.socket | None = None, idle_timeout: float = 120.0,
-                 loop: bool = False) -> None:
+    def __init__(
+        self,
+        app: Callable[..., Iterable[bytes]],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        threads: int = 32,
+        sock: socket.socket | None = None,
+        idle_timeout: float = 120.0,
+        loop: bool = False,
+    ) -> None:
         self.app = app
         self.socket = sock or listen(host, port)
         self.host, self.port = self.socket.getsockname()[:2]
@@ -62,9 +70,15 @@ class HttpServer:
                 continue
             self.opened(conn)
             try:
-                threading.Thread(target=self.serve_connection, args=(conn, address), daemon=True,
-                                 name=self.thread_name(address)).start()
-            except RuntimeError:  # no thread to be had: this client is turned away, the server goes on
+                threading.Thread(
+                    target=self.serve_connection,
+                    args=(conn, address),
+                    daemon=True,
+                    name=self.thread_name(address),
+                ).start()
+            except (
+                RuntimeError
+            ):  # no thread to be had: this client is turned away, the server goes on
                 self.forget(conn)
 
     def shutdown(self) -> None:
@@ -96,18 +110,29 @@ class HttpServer:
 
     def thread_name(self, address: tuple[Any, ...] | None = None) -> str:
         """The name of the thread serving the connection from `address`, or (None) of the event loop's."""
-        return f"mockagent:{self.port}" if address is None else f"mockagent:{self.port}:{address[1]}"
+        return (
+            f"mockagent:{self.port}" if address is None else f"mockagent:{self.port}:{address[1]}"
+        )
 
     def base(self, address: tuple[Any, ...]) -> dict[str, str]:
         """The environ entries every request on a connection from `address` shares."""
-        return {"SERVER_NAME": str(self.host), "SERVER_PORT": str(self.port),
-                "REMOTE_ADDR": str(address[0]), "REMOTE_PORT": str(address[1])}
+        return {
+            "SERVER_NAME": str(self.host),
+            "SERVER_PORT": str(self.port),
+            "REMOTE_ADDR": str(address[0]),
+            "REMOTE_PORT": str(address[1]),
+        }
 
-    def serve_connection(self, conn: socket.socket, address: tuple[Any, ...], read: bytes = b"") -> None:
+    def serve_connection(
+        self, conn: socket.socket, address: tuple[Any, ...], read: bytes = b""
+    ) -> None:
         """Answer requests on `conn` in this thread until it closes; `read`: bytes already read from it."""
         deaf_to_stops()
-        rfile: Any = conn.makefile("rb", buffering=65536) if not read else \
-            io.BufferedReader(_Prefixed(read, conn), 65536)
+        rfile: Any = (
+            conn.makefile("rb", buffering=65536)
+            if not read
+            else io.BufferedReader(_Prefixed(read, conn), 65536)
+        )
         base = self.base(address)
         try:
             while not self.closing and Exchange(self, conn, rfile, base).run():
@@ -149,8 +174,9 @@ class _Prefixed(io.RawIOBase):
 
 def listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on `host`:`port` (the first address `host` resolves to)."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -46,9 +46,16 @@ def _agents(mounts: Mounts, base_url: str) -> list[dict[str, Any]]:
         engine = engines.get(view["name"])
         card = agentex = None
         if engine is not None and engine.cassette.protocol == "agentex":
-            agentex = [{"id": a.id, "name": a.name, "acp_type": a.acp_type,
-                        "status": _text(a.status), "description": _text(a.description)}
-                       for a in engine.cassette.agents]
+            agentex = [
+                {
+                    "id": a.id,
+                    "name": a.name,
+                    "acp_type": a.acp_type,
+                    "status": _text(a.status),
+                    "description": _text(a.description),
+                }
+                for a in engine.cassette.agents
+            ]
         elif engine is not None and engine.cassette.agent is not None:
             url = base_url.rstrip("/") + (f"/{view['name']}" if view["name"] else "")
             built = build_card(engine.cassette.agent, url)
@@ -58,9 +65,15 @@ def _agents(mounts: Mounts, base_url: str) -> list[dict[str, Any]]:
 
 
 def _interactions(mounts: Mounts) -> list[dict[str, Any]]:
-    return [{**view, "line": _text(view["line"]), "css": "used" if view["used"] else "unused",
-             "times": "∞" if view["times"] is None else view["times"]}
-            for view in control.interactions_view(mounts)]
+    return [
+        {
+            **view,
+            "line": _text(view["line"]),
+            "css": "used" if view["used"] else "unused",
+            "times": "∞" if view["times"] is None else view["times"],
+        }
+        for view in control.interactions_view(mounts)
+    ]
 
 
 def _event(event: dict[str, Any]) -> dict[str, Any]:
@@ -71,15 +84,30 @@ def _event(event: dict[str, Any]) -> dict[str, Any]:
         kind, what = "said", json.dumps(event["said"], ensure_ascii=False, default=str)
     elif "artifactId" in event:
         kind, what = "artifact", _text(event["artifactId"])
-    return {"seq": event["seq"], "elapsed": elapsed(event["atMs"]), "stamp": event.get("timestamp"),
-            "kind": kind, "what": what, "append": bool(event.get("append"))}
+    return {
+        "seq": event["seq"],
+        "elapsed": elapsed(event["atMs"]),
+        "stamp": event.get("timestamp"),
+        "kind": kind,
+        "what": what,
+        "append": bool(event.get("append")),
+    }
 
 
 def _tasks(mounts: Mounts) -> list[dict[str, Any]]:
-    return [{"id": t["id"], "state": t["state"], "agent": t["agent"], "context": t["contextId"],
-             "origin": _text(t["origin"]), "polls": t["polls"], "steps_left": t["remainingSteps"],
-             "events": [_event(e) for e in t["events"]]}
-            for t in control.tasks_view(mounts)]
+    return [
+        {
+            "id": t["id"],
+            "state": t["state"],
+            "agent": t["agent"],
+            "context": t["contextId"],
+            "origin": _text(t["origin"]),
+            "polls": t["polls"],
+            "steps_left": t["remainingSteps"],
+            "events": [_event(e) for e in t["events"]],
+        }
+        for t in control.tasks_view(mounts)
+    ]
 
 
 def _calls(mounts: Mounts) -> list[dict[str, Any]]:
@@ -88,19 +116,36 @@ def _calls(mounts: Mounts) -> list[dict[str, Any]]:
     out = []
     for call in sorted(control.calls_view(mounts), key=lambda c: c["seq"]):
         report = reports.get((call["agent"], call["seq"])) or None
-        paths = [] if report is None else [
-            (_text(c.get("interaction")), _text(m.get("path")))
-            for c in report.get("closest", []) for m in c.get("mismatches", [])]
-        out.append({**call, "interaction": _text(call["interaction"]),
-                    "error": call["error"] or "unmatched", "paths": paths,
-                    "report": None if report is None else _text(report.get("report"))})
+        paths = (
+            []
+            if report is None
+            else [
+                (_text(c.get("interaction")), _text(m.get("path")))
+                for c in report.get("closest", [])
+                for m in c.get("mismatches", [])
+            ]
+        )
+        out.append(
+            {
+                **call,
+                "interaction": _text(call["interaction"]),
+                "error": call["error"] or "unmatched",
+                "paths": paths,
+                "report": None if report is None else _text(report.get("report")),
+            }
+        )
     return out
 
 
 def context(mounts: Mounts, base_url: str) -> dict[str, Any]:
     """What the template shows: plain values (text for every cell, never markup)."""
-    return {"base_url": base_url, "agents": _agents(mounts, base_url),
-            "interactions": _interactions(mounts), "tasks": _tasks(mounts), "calls": _calls(mounts)}
+    return {
+        "base_url": base_url,
+        "agents": _agents(mounts, base_url),
+        "interactions": _interactions(mounts),
+        "tasks": _tasks(mounts),
+        "calls": _calls(mounts),
+    }
 
 
 def render(mounts: Mounts, base_url: str) -> str:

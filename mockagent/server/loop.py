@@ -30,7 +30,9 @@ from mockagent import waiting
 from mockagent.server.exchange import Exchange
 
 log = logging.getLogger("mockagent")
-INLINE_MAX = 65536  # bytes of one request (head and body) the loop takes; a longer one goes to a thread
+INLINE_MAX = (
+    65536  # bytes of one request (head and body) the loop takes; a longer one goes to a thread
+)
 LENGTH = re.compile(rb"\ncontent-length:[ \t]*(\d{1,9})[ \t]*\r?(?:\n|\Z)")
 
 
@@ -41,7 +43,10 @@ def deaf_to_stops() -> None:
     """Leave Ctrl-C and SIGTERM to the main thread. The kernel gives a signal to any thread that
     does not block it, and Python runs the handler in the main thread only when that thread wakes
     up: one blocked in a wait (serve_forever) would not, and the stop would be lost."""
-    if hasattr(signal, "pthread_sigmask") and threading.current_thread() is not threading.main_thread():
+    if (
+        hasattr(signal, "pthread_sigmask")
+        and threading.current_thread() is not threading.main_thread()
+    ):
         signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
 
 
@@ -92,9 +97,9 @@ def whole(buf: bytes, start: int = 0) -> tuple[int, int]:
     again from its first byte)."""
     end = buf.find(b"\r\n\r\n", start)
     if end < 0:
-        done = b"\n\n" in buf[max(0, start - 1):] or len(buf) > INLINE_MAX
+        done = b"\n\n" in buf[max(0, start - 1) :] or len(buf) > INLINE_MAX
         return -1 if done else 0, max(0, len(buf) - 3)
-    head = buf[:end + 2].lower()
+    head = buf[: end + 2].lower()
     if b"\ntransfer-encoding:" in head or b"\nexpect:" in head:
         return -1, start
     lengths = LENGTH.findall(head)
@@ -154,9 +159,13 @@ class Loop:
                     self._wake_r.recv(64)
                 else:
                     try:
-                        if self._read(key.data, now):  # this thread handed the loop on and served its connection
+                        if self._read(
+                            key.data, now
+                        ):  # this thread handed the loop on and served its connection
                             return
-                    except Exception:  # a bug of ours: that connection goes, every other one stays served
+                    except (
+                        Exception
+                    ):  # a bug of ours: that connection goes, every other one stays served
                         log.exception("mockagent: the event loop failed on a connection")
                         conn = key.data
                         if conn.detached:  # and the loop is another thread's now
@@ -219,7 +228,9 @@ class Loop:
             self._current = conn
             waiting.set_hook(self._hand_off, more=self._more or bool(conn.buf))
             try:
-                keep = Exchange(self.server, _Inline(conn.sock), io.BytesIO(request), conn.base, inline=True).run()
+                keep = Exchange(
+                    self.server, _Inline(conn.sock), io.BytesIO(request), conn.base, inline=True
+                ).run()
             except (OSError, ValueError):  # the client went away
                 keep = False
             finally:
@@ -266,8 +277,12 @@ class Loop:
         """A thread reads this connection's request as it comes, and serves it from then on."""
         self._unwatch(conn)
         try:
-            threading.Thread(target=self.server.serve_connection, args=(conn.sock, conn.address, conn.buf),
-                             name=self.server.thread_name(conn.address), daemon=True).start()
+            threading.Thread(
+                target=self.server.serve_connection,
+                args=(conn.sock, conn.address, conn.buf),
+                name=self.server.thread_name(conn.address),
+                daemon=True,
+            ).start()
         except RuntimeError:  # no thread to be had: this client is turned away, the server goes on
             self.server.forget(conn.sock)
 

@@ -47,7 +47,7 @@ class Body(io.RawIOBase):
         if self.done or not len(buffer):
             return 0
         with memoryview(buffer) as view:
-            got = self._rfile.readinto(view[:min(len(view), self._left)])
+            got = self._rfile.readinto(view[: min(len(view), self._left)])
         if not got:
             raise ConnectionResetError("the client closed the connection inside a request body")
         self._left -= got
@@ -93,7 +93,9 @@ def read_request(rfile: Any, base: dict[str, str]) -> Request | None:
     except ValueError:
         raise BadRequest(400, "malformed request line") from None
     if version not in ("HTTP/1.1", "HTTP/1.0"):
-        raise BadRequest(505 if version.startswith("HTTP/") else 400, f"unsupported protocol {version!r}")
+        raise BadRequest(
+            505 if version.startswith("HTTP/") else 400, f"unsupported protocol {version!r}"
+        )
     if not TOKEN.match(method):
         raise BadRequest(400, "malformed request method")
     environ: dict[str, Any] = dict(base)
@@ -101,8 +103,10 @@ def read_request(rfile: Any, base: dict[str, str]) -> Request | None:
     return _request(environ, method, target, version, rfile)
 
 
-SIMPLE = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (/[^ \r\n]{0,8100}) (HTTP/1\.[01])\r\n"
-                    r"((?:[!#$%&'*+\-.^`|~0-9A-Za-z]+:[^\r\n]{0,8100}\r\n)*)\r\n")
+SIMPLE = re.compile(
+    r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (/[^ \r\n]{0,8100}) (HTTP/1\.[01])\r\n"
+    r"((?:[!#$%&'*+\-.^`|~0-9A-Za-z]+:[^\r\n]{0,8100}\r\n)*)\r\n"
+)
 HEADER = re.compile(r"([^:]+):([^\r\n]*)\r\n")
 HEADERS = "mockagent.headers"  # the environ key of the headers by lowercased name, where the loop parsed them
 
@@ -111,8 +115,10 @@ def parse_request(rfile: io.BytesIO, base: dict[str, str]) -> Request | None:
     """`read_request` over a whole request already in memory (the event loop's): a plain head is
     taken apart by two regular expressions in one go; anything else is read line by line."""
     data = rfile.getvalue()
-    head = SIMPLE.match(data[:data.find(b"\r\n\r\n") + 4].decode("latin-1"))
-    if head is None or len(head.group(4)) > MAX_HEAD:  # errors, underscores, odd targets: the careful way
+    head = SIMPLE.match(data[: data.find(b"\r\n\r\n") + 4].decode("latin-1"))
+    if (
+        head is None or len(head.group(4)) > MAX_HEAD
+    ):  # errors, underscores, odd targets: the careful way
         return read_request(rfile, base)
     method, target, version, lines = head.groups()
     environ: dict[str, Any] = dict(base)
@@ -124,23 +130,41 @@ def parse_request(rfile: io.BytesIO, base: dict[str, str]) -> Request | None:
     return _request(environ, method, target, version, rfile)
 
 
-def _request(environ: dict[str, Any], method: str, target: str, version: str, rfile: Any) -> Request:
+def _request(
+    environ: dict[str, Any], method: str, target: str, version: str, rfile: Any
+) -> Request:
     """The request, its headers in `environ` and its body next on `rfile`."""
     body = Body(rfile, body_length(environ))
     connection = environ.get("HTTP_CONNECTION", "").lower()
     path, _, query = split_target(target).partition("?")
-    environ.update({
-        "REQUEST_METHOD": method, "SCRIPT_NAME": "", "QUERY_STRING": query, "REQUEST_URI": target,
-        "PATH_INFO": unquote_to_bytes(path).decode("latin-1") if "%" in path else path,
-        "SERVER_PROTOCOL": version, "wsgi.version": (1, 0), "wsgi.url_scheme": "http",
-        "wsgi.input": body, "wsgi.errors": sys.stderr,
-        "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
-        "wsgi.input_terminated": True,
-    })
-    return Request(environ, body, version,
-                   keep_alive="close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection,
-                   expects_continue=version == "HTTP/1.1"
-                   and environ.get("HTTP_EXPECT", "").lower() == "100-continue")
+    environ.update(
+        {
+            "REQUEST_METHOD": method,
+            "SCRIPT_NAME": "",
+            "QUERY_STRING": query,
+            "REQUEST_URI": target,
+            "PATH_INFO": unquote_to_bytes(path).decode("latin-1") if "%" in path else path,
+            "SERVER_PROTOCOL": version,
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": body,
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+            "wsgi.input_terminated": True,
+        }
+    )
+    return Request(
+        environ,
+        body,
+        version,
+        keep_alive="close" not in connection
+        if version == "HTTP/1.1"
+        else "keep-alive" in connection,
+        expects_continue=version == "HTTP/1.1"
+        and environ.get("HTTP_EXPECT", "").lower() == "100-continue",
+    )
 
 
 def read_headers(rfile: Any, environ: dict[str, Any]) -> None:

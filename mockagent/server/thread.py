@@ -21,12 +21,15 @@ class ServerThread:
 
     def __init__(self, app: Flask, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = app
-        self._server = HttpServer(app, host, port, threads=1024, loop=True)  # a test's open streams never queue
+        self._server = HttpServer(
+            app, host, port, threads=1024, loop=True
+        )  # a test's open streams never queue
         self.host = host
         self.port = self._server.port
         # Not the loop's own name (mockagent:PORT): a thread dump tells the two apart.
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name=f"mockagent-serve:{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=f"mockagent-serve:{self.port}", daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -74,8 +77,9 @@ class ServerThread:
 
 
 @contextmanager
-def serve_in_thread(source: str | Path, host: str = "127.0.0.1", port: int = 0,
-                    **app_options: Any) -> Iterator[ServerThread]:
+def serve_in_thread(
+    source: str | Path, host: str = "127.0.0.1", port: int = 0, **app_options: Any
+) -> Iterator[ServerThread]:
     """Serve a cassette file or folder for the duration of a `with` block.
 
     `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s, admin.

@@ -97,7 +97,9 @@ def _work(app: Flask, sock: socket.socket, threads: int, pipe: tuple[int, int]) 
         for fd in pipe:
             os.close(fd)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group; the parent sends SIGTERM
+        signal.signal(
+            signal.SIGINT, signal.SIG_IGN
+        )  # Ctrl-C reaches the group; the parent sends SIGTERM
         signal.signal(signal.SIGTERM, _raise_exit)
         server = HttpServer(app, sock=_Shared(fileno=sock.detach()), threads=threads, loop=True)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, WAKE)

@@ -61,8 +61,11 @@ def headers_of(environ: dict[str, Any]) -> dict[str, str]:
     parsed = environ.get(HEADERS)
     if parsed is not None:  # the server's parser made them already
         return dict(parsed)
-    headers = {key[5:].replace("_", "-").lower(): value for key, value in environ.items()
-               if key.startswith("HTTP_") and key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH")}
+    headers = {
+        key[5:].replace("_", "-").lower(): value
+        for key, value in environ.items()
+        if key.startswith("HTTP_") and key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH")
+    }
     for key, name in (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length")):
         if environ.get(key):
             headers[name] = environ[key]
@@ -72,10 +75,18 @@ def headers_of(environ: dict[str, Any]) -> dict[str, str]:
 def request_of(environ: dict[str, Any], path: str, base_url: str, body: bytes) -> HttpRequest:
     query: dict[str, str] = {}
     if environ.get("QUERY_STRING"):
-        for key, value in parse_qsl(environ["QUERY_STRING"], keep_blank_values=True, errors="replace"):
+        for key, value in parse_qsl(
+            environ["QUERY_STRING"], keep_blank_values=True, errors="replace"
+        ):
             query.setdefault(key, value)  # the first value of a repeated parameter
-    return HttpRequest(method=environ["REQUEST_METHOD"], path=path, base_url=base_url,
-                       headers=headers_of(environ), query=query, body=body)
+    return HttpRequest(
+        method=environ["REQUEST_METHOD"],
+        path=path,
+        base_url=base_url,
+        headers=headers_of(environ),
+        query=query,
+        body=body,
+    )
 
 
 def path_of(environ: dict[str, Any]) -> str:
@@ -107,10 +118,15 @@ def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
         raise _Dropped(str(exc)) from None
 
 
-def respond(answer: HttpResponse, start_response: StartResponse, method: str = "GET") -> Iterable[bytes]:
+def respond(
+    answer: HttpResponse, start_response: StartResponse, method: str = "GET"
+) -> Iterable[bytes]:
     """Send a dialect's answer; a streamed body stays streamed."""
     headers = list(answer.headers.items())
-    if not any(name.lower() == "content-type" for name, _ in headers) and answer.status not in (204, 304):
+    if not any(name.lower() == "content-type" for name, _ in headers) and answer.status not in (
+        204,
+        304,
+    ):
         headers.append(("Content-Type", DEFAULT_TYPE))
     if isinstance(answer.body, bytes):
         headers.append(("Content-Length", str(len(answer.body))))
@@ -121,15 +137,18 @@ def respond(answer: HttpResponse, start_response: StartResponse, method: str = "
     return body
 
 
-def guarded(handle: Callable[[dict[str, Any]], HttpResponse]) -> Callable[[dict[str, Any], StartResponse],
-                                                                            Iterable[bytes]]:
+def guarded(
+    handle: Callable[[dict[str, Any]], HttpResponse],
+) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     """A WSGI app from `handle`; a bug of ours is answered in protocol terms, never a traceback."""
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
             answer = handle(environ)
         except Exception as exc:
-            log.exception("mockagent failed on %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
+            log.exception(
+                "mockagent failed on %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO")
+            )
             answer = error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
         return respond(answer, start_response, environ.get("REQUEST_METHOD", "GET"))
 

@@ -89,13 +89,18 @@ def client(folder: Path) -> FlaskClient:
 
 
 def rpc(client: FlaskClient, agent: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    response = client.post(f"/{agent}/" if agent else "/", headers={"A2A-Version": "1.0"},
-                           json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    response = client.post(
+        f"/{agent}/" if agent else "/",
+        headers={"A2A-Version": "1.0"},
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+    )
     return response.get_json()
 
 
 def send(client: FlaskClient, agent: str, text: str, **configuration: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}}
+    params: dict[str, Any] = {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}
+    }
     if configuration:
         params["configuration"] = configuration
     return rpc(client, agent, "SendMessage", params)
@@ -109,18 +114,24 @@ def get(client: FlaskClient, path: str) -> Any:
 
 
 def post(client: FlaskClient, path: str, body: Any = None, status: int = 200) -> Any:
-    response = client.post(f"/_mockagent/{path}", json=body) if body is not None else client.post(
-        f"/_mockagent/{path}")
+    response = (
+        client.post(f"/_mockagent/{path}", json=body)
+        if body is not None
+        else client.post(f"/_mockagent/{path}")
+    )
     assert response.status_code == status, response.get_data(as_text=True)
     return response.get_json()
 
 
 # -- views ------------------------------------------------------------------------------------
 
+
 def test_agents_lists_the_mounts(client: FlaskClient, folder: Path) -> None:
     agents = get(client, "agents")["agents"]
     assert [(a["name"], a["protocol"], a["url"], a["interactions"]) for a in agents] == [
-        ("alpha", "a2a", "/alpha/", 4), ("beta", "a2a", "/beta/", 4)]
+        ("alpha", "a2a", "/alpha/", 4),
+        ("beta", "a2a", "/beta/", 4),
+    ]
     assert Path(agents[0]["cassette"]) == folder / "alpha.yaml"
 
 
@@ -130,8 +141,18 @@ def test_calls_show_the_journal_and_filter(client: FlaskClient) -> None:
     send(client, "alpha", "what is this")
     calls = get(client, "calls")["calls"]
     # Agent by agent; the numbers are the folder's, in arrival order across agents.
-    assert [(c["agent"], c["seq"], c["operation"], c["binding"], c["interaction"], c["matched"], c["error"])
-            for c in calls] == [
+    assert [
+        (
+            c["agent"],
+            c["seq"],
+            c["operation"],
+            c["binding"],
+            c["interaction"],
+            c["matched"],
+            c["error"],
+        )
+        for c in calls
+    ] == [
         ("alpha", 1, "SendMessage", "JSONRPC", "question", True, None),
         ("alpha", 3, "SendMessage", "JSONRPC", None, False, "NoMatch"),
         ("beta", 2, "SendMessage", "JSONRPC", "question", True, None),
@@ -161,8 +182,13 @@ def test_tasks_show_state_polls_and_events(client: FlaskClient) -> None:
     rpc(client, "alpha", "GetTask", {"id": task["id"]})
     [view] = get(client, "tasks")["tasks"]
     assert view["id"] == task["id"] and view["contextId"] == task["contextId"]
-    assert (view["agent"], view["state"], view["origin"], view["polls"], view["remainingSteps"]) == (
-        "alpha", "working", "gated", 1, 2)
+    assert (
+        view["agent"],
+        view["state"],
+        view["origin"],
+        view["polls"],
+        view["remainingSteps"],
+    ) == ("alpha", "working", "gated", 1, 2)
     assert [(e["seq"], e.get("state")) for e in view["events"]] == [(0, "working")]
     assert view["events"][0]["timestamp"] == "2026-10-06T09:00:00.000Z"
     assert get(client, "tasks?agent=beta")["tasks"] == []
@@ -173,12 +199,18 @@ def test_interactions_show_uses_and_lines(client: FlaskClient) -> None:
     send(client, "alpha", "Steady?")
     views = get(client, "interactions?agent=alpha")["interactions"]
     assert [(v["name"], v["uses"], v["used"]) for v in views] == [
-        ("question", 2, True), ("slow", 0, False), ("gated", 0, False), ("never", 0, False)]
+        ("question", 2, True),
+        ("slow", 0, False),
+        ("gated", 0, False),
+        ("never", 0, False),
+    ]
     text = cassette_text("alpha")
     assert views[3]["line"] == line_of(text, "- name: never")
     unused = get(client, "interactions?unused=true&agent=alpha")["interactions"]
     assert [v["name"] for v in unused] == ["slow", "gated", "never"]
-    assert [v["name"] for v in get(client, "interactions?unused=false")["interactions"]] == ["question"]
+    assert [v["name"] for v in get(client, "interactions?unused=false")["interactions"]] == [
+        "question"
+    ]
 
 
 def test_deliveries_show_webhook_attempts(client: FlaskClient) -> None:
@@ -186,14 +218,32 @@ def test_deliveries_show_webhook_attempts(client: FlaskClient) -> None:
     task = send(client, "alpha", "slow", returnImmediately=True, taskPushNotificationConfig=config)
     task_id = task["result"]["task"]["id"]
     deadline = time.monotonic() + 5
-    while not (deliveries := get(client, "deliveries")["deliveries"]) and time.monotonic() < deadline:
+    while (
+        not (deliveries := get(client, "deliveries")["deliveries"]) and time.monotonic() < deadline
+    ):
         time.sleep(0.02)
     assert deliveries, "no delivery was journaled"
     first = deliveries[0]
-    assert (first["agent"], first["url"], first["taskId"], first["configId"], first["ok"], first["status"]) == (
-        "alpha", "ftp://example.invalid/hook", task_id, "hook-1", False, None)
+    assert (
+        first["agent"],
+        first["url"],
+        first["taskId"],
+        first["configId"],
+        first["ok"],
+        first["status"],
+    ) == ("alpha", "ftp://example.invalid/hook", task_id, "hook-1", False, None)
     assert "unsupported URL scheme" in first["error"]
-    assert set(first) == {"agent", "seq", "url", "taskId", "configId", "event", "status", "error", "ok"}
+    assert set(first) == {
+        "agent",
+        "seq",
+        "url",
+        "taskId",
+        "configId",
+        "event",
+        "status",
+        "error",
+        "ok",
+    }
 
 
 def seqs(client: FlaskClient) -> list[tuple[str, int]]:
@@ -267,6 +317,7 @@ def test_the_fixture_journal_and_the_api_agree(pytester: pytest.Pytester, folder
 
 # -- control ----------------------------------------------------------------------------------
 
+
 def test_reset_forgets_one_agent_or_all(client: FlaskClient) -> None:
     send(client, "alpha", "Ready?")
     send(client, "beta", "slow", returnImmediately=True)
@@ -284,7 +335,9 @@ def test_clock_advance_makes_a_timed_step_due(client: FlaskClient) -> None:
     polled = rpc(client, "alpha", "GetTask", {"id": task["id"]})["result"]
     assert polled["status"]["state"] == "TASK_STATE_WORKING"  # a minute has not passed
     assert post(client, "clock/advance", {"ms": 60000, "agent": "alpha"}) == {
-        "advancedMs": 60000, "agents": ["alpha"]}
+        "advancedMs": 60000,
+        "agents": ["alpha"],
+    }
     polled = rpc(client, "alpha", "GetTask", {"id": task["id"]})["result"]
     assert polled["status"]["state"] == "TASK_STATE_COMPLETED"
     assert get(client, "tasks")["tasks"][0]["state"] == "completed"
@@ -293,7 +346,12 @@ def test_clock_advance_makes_a_timed_step_due(client: FlaskClient) -> None:
 def test_polls_pass_a_polls_gate(client: FlaskClient) -> None:
     task_id = send(client, "alpha", "gated", returnImmediately=True)["result"]["task"]["id"]
     view = post(client, f"tasks/{task_id}/polls", {"polls": 2})["task"]
-    assert (view["id"], view["state"], view["polls"], view["remainingSteps"]) == (task_id, "working", 2, 2)
+    assert (view["id"], view["state"], view["polls"], view["remainingSteps"]) == (
+        task_id,
+        "working",
+        2,
+        2,
+    )
     view = post(client, f"tasks/{task_id}/polls", {"polls": 1})["task"]
     assert view["state"] == "completed" and view["remainingSteps"] == 0
     assert [e.get("artifactId") for e in view["events"]] == [None, "log", None]
@@ -305,15 +363,21 @@ def test_polls_pass_a_polls_gate(client: FlaskClient) -> None:
 def test_unknown_agent_is_404(client: FlaskClient) -> None:
     response = client.get("/_mockagent/calls?agent=gamma")
     assert response.status_code == 404
-    assert response.get_json()["error"] == {"code": 404, "message": "no agent 'gamma'; agents: 'alpha', 'beta'"}
+    assert response.get_json()["error"] == {
+        "code": 404,
+        "message": "no agent 'gamma'; agents: 'alpha', 'beta'",
+    }
     post(client, "reset", {"agent": "gamma"}, status=404)
 
 
 # -- runtime loads ----------------------------------------------------------------------------
 
+
 def snapshot(root: Path) -> dict[str, tuple[int, float]]:
-    return {str(p.relative_to(root)): (p.lstat().st_size, p.lstat().st_mtime)
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): (p.lstat().st_size, p.lstat().st_mtime)
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def test_load_adds_and_replaces_agents_from_the_folder(client: FlaskClient, folder: Path) -> None:
@@ -322,13 +386,23 @@ def test_load_adds_and_replaces_agents_from_the_folder(client: FlaskClient, fold
     before = snapshot(folder.parent)
     added = post(client, "cassettes/load", {"path": "more/gamma.yaml"})
     assert (added["agent"], added["replaced"], added["url"], added["interactions"]) == (
-        "gamma", False, "/gamma/", 1)
-    assert send(client, "gamma", "hello")["result"]["message"]["parts"][0]["text"] == "Hi from the new cassette."
+        "gamma",
+        False,
+        "/gamma/",
+        1,
+    )
+    assert (
+        send(client, "gamma", "hello")["result"]["message"]["parts"][0]["text"]
+        == "Hi from the new cassette."
+    )
 
     send(client, "alpha", "Ready?")
     replaced = post(client, "cassettes/load", {"path": "more/gamma.yaml", "agent": "alpha"})
     assert replaced["replaced"] is True and replaced["agent"] == "alpha"
-    assert send(client, "alpha", "hello")["result"]["message"]["parts"][0]["text"] == "Hi from the new cassette."
+    assert (
+        send(client, "alpha", "hello")["result"]["message"]["parts"][0]["text"]
+        == "Hi from the new cassette."
+    )
     assert "error" in send(client, "alpha", "Ready?")  # the old interactions are gone
     assert [a["name"] for a in get(client, "agents")["agents"]] == ["alpha", "beta", "gamma"]
     assert [c["agent"] for c in get(client, "calls?agent=alpha")["calls"]] == ["alpha", "alpha"]
@@ -342,7 +416,10 @@ def test_load_into_a_single_cassette(tmp_path: Path) -> None:
     client = app.test_client()
     try:
         assert post(client, "cassettes/load", {"path": "two.yaml"})["agent"] == ""
-        assert send(client, "", "hello")["result"]["message"]["parts"][0]["text"] == "Hi from the new cassette."
+        assert (
+            send(client, "", "hello")["result"]["message"]["parts"][0]["text"]
+            == "Hi from the new cassette."
+        )
         refused = post(client, "cassettes/load", {"path": "two.yaml", "agent": "two"}, status=400)
         assert "single cassette" in refused["error"]["message"]
     finally:
@@ -369,7 +446,9 @@ def test_load_refuses_paths_outside_the_folder(client: FlaskClient, folder: Path
         body = post(client, "cassettes/load", {"path": path, "agent": "evil"}, status=400)
         assert body["error"]["code"] == 400 and says in body["error"]["message"], (path, body)
     assert "evil" not in [a["name"] for a in get(client, "agents")["agents"]]
-    assert post(client, "cassettes/load", {"path": "missing.yaml"}, status=404)["error"]["code"] == 404
+    assert (
+        post(client, "cassettes/load", {"path": "missing.yaml"}, status=404)["error"]["code"] == 404
+    )
 
 
 def test_load_refuses_a_broken_cassette_and_bad_names(client: FlaskClient, folder: Path) -> None:
@@ -383,14 +462,32 @@ def test_load_refuses_a_broken_cassette_and_bad_names(client: FlaskClient, folde
 
 # -- robustness and switching off -------------------------------------------------------------
 
-GARBAGE = [b"{", b"[]", b"null", b'"x"', b"\xff\xfe", b'{"ms": "ten"}', b'{"ms": -1}', b'{"ms": true}',
-           b'{"ms": 1e999}', b'{"polls": 0}', b'{"polls": 1.5}', b'{"polls": 99999999}', b'{"path": 5}',
-           b'{"path": ""}', b'{"agent": 7}', b'{"agent": ["alpha"]}', b'{"path": "a\\u0000.yaml"}']
+GARBAGE = [
+    b"{",
+    b"[]",
+    b"null",
+    b'"x"',
+    b"\xff\xfe",
+    b'{"ms": "ten"}',
+    b'{"ms": -1}',
+    b'{"ms": true}',
+    b'{"ms": 1e999}',
+    b'{"polls": 0}',
+    b'{"polls": 1.5}',
+    b'{"polls": 99999999}',
+    b'{"path": 5}',
+    b'{"path": ""}',
+    b'{"agent": 7}',
+    b'{"agent": ["alpha"]}',
+    b'{"path": "a\\u0000.yaml"}',
+]
 
 
 @pytest.mark.parametrize("path", ["reset", "clock/advance", "tasks/t1/polls", "cassettes/load"])
 @pytest.mark.parametrize("body", GARBAGE, ids=range(len(GARBAGE)))
-def test_garbage_bodies_get_a_json_error_not_a_500(client: FlaskClient, path: str, body: bytes) -> None:
+def test_garbage_bodies_get_a_json_error_not_a_500(
+    client: FlaskClient, path: str, body: bytes
+) -> None:
     response = client.post(f"/_mockagent/{path}", data=body, content_type="application/json")
     assert response.status_code in (200, 400, 404), response.get_data(as_text=True)
     answer = response.get_json()
@@ -429,8 +526,12 @@ def test_over_http_and_switched_off_in_a_thread(folder: Path) -> None:
         with urllib.request.urlopen(server.url + "/_mockagent/agents", timeout=5) as response:
             assert response.headers["Content-Type"] == "application/json"
             assert [a["name"] for a in json.load(response)["agents"]] == ["alpha", "beta"]
-        request = urllib.request.Request(server.url + "/_mockagent/clock/advance", data=b'{"ms": 5}',
-                                         headers={"Content-Type": "application/json"}, method="POST")
+        request = urllib.request.Request(
+            server.url + "/_mockagent/clock/advance",
+            data=b'{"ms": 5}',
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(request, timeout=5) as response:
             assert json.load(response) == {"advancedMs": 5, "agents": ["alpha", "beta"]}
     with serve_in_thread(folder, admin=False) as server:

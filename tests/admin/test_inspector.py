@@ -70,7 +70,9 @@ def rpc(post: Any, agent: str, method: str, params: dict[str, Any]) -> dict[str,
 
 
 def send(post: Any, text: str, **configuration: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}}
+    params: dict[str, Any] = {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}
+    }
     if configuration:
         params["configuration"] = configuration
     return rpc(post, "alpha", "SendMessage", params)
@@ -85,9 +87,13 @@ def make_calls(post: Any) -> str:
     for _ in range(3):
         state = rpc(post, "alpha", "GetTask", {"id": task["id"]})["result"]["status"]["state"]
     assert state == "TASK_STATE_COMPLETED"
-    said = post("/sync-agent/agents/agent-sync-1/rpc",
-                {"method": "message/send", "params": {"content": {"type": "text", "author": "user",
-                                                                  "content": "Hi?"}}})
+    said = post(
+        "/sync-agent/agents/agent-sync-1/rpc",
+        {
+            "method": "message/send",
+            "params": {"content": {"type": "text", "author": "user", "content": "Hi?"}},
+        },
+    )
     assert said["error"] is None
     return task["id"]
 
@@ -132,8 +138,11 @@ def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClien
     assert "agentex" in agents
 
     interactions = section(page, "interactions")
-    rows = re.findall(r'<tr class="interaction (used|unused)"><td>(.*?)</td><td>(.*?)</td><td>(\d+)</td>'
-                      r'<td class="uses">(.*?)</td>', interactions)
+    rows = re.findall(
+        r'<tr class="interaction (used|unused)"><td>(.*?)</td><td>(.*?)</td><td>(\d+)</td>'
+        r'<td class="uses">(.*?)</td>',
+        interactions,
+    )
     by_name = {(agent, name): (css, uses) for css, agent, name, _, uses in rows}
     assert by_name[("alpha", "question")] == ("used", "1 / ∞")
     assert by_name[("alpha", "gated")] == ("used", "1 / ∞")
@@ -141,7 +150,9 @@ def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClien
     assert by_name[("sync-agent", "question")][0] == "used"
 
     tasks = section(page, "tasks")
-    timeline = re.search(rf'id="task-{re.escape(task_id)}">.*?<ol class="timeline">(.*?)</ol>', tasks, re.S)
+    timeline = re.search(
+        rf'id="task-{re.escape(task_id)}">.*?<ol class="timeline">(.*?)</ol>', tasks, re.S
+    )
     assert timeline, "no timeline for the polled task"
     states = re.findall(r'state <span class="state">(\w+)</span>', timeline.group(1))
     assert states == ["working", "completed"]
@@ -150,11 +161,18 @@ def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClien
     assert "said <code>" in tasks  # the Agentex agent's message
 
     journal = section(page, "journal")
-    assert re.search(r'<tr class="call matched"><td>1</td><td>alpha</td><td>SendMessage</td>'
-                     r'<td>JSONRPC</td><td class="outcome"><span class="matched">matched</span> '
-                     r'<strong>question</strong>', journal)
-    miss = re.search(r'<tr class="call unmatched"><td>2</td><td>alpha</td>.*?<pre class="near-miss">(.*?)</pre>'
-                     r'(.*?)</tr>', journal, re.S)
+    assert re.search(
+        r'<tr class="call matched"><td>1</td><td>alpha</td><td>SendMessage</td>'
+        r'<td>JSONRPC</td><td class="outcome"><span class="matched">matched</span> '
+        r"<strong>question</strong>",
+        journal,
+    )
+    miss = re.search(
+        r'<tr class="call unmatched"><td>2</td><td>alpha</td>.*?<pre class="near-miss">(.*?)</pre>'
+        r"(.*?)</tr>",
+        journal,
+        re.S,
+    )
     assert miss, "no near-miss report"
     report = html.unescape(miss.group(1))
     assert report.startswith("No interaction in ") and 'endswith "?"' in report
@@ -170,7 +188,9 @@ def test_an_empty_server_says_so(client: FlaskClient) -> None:
     assert "No live tasks." in section(page, "tasks")
     assert "No calls yet." in section(page, "journal")
     every = client.get("/_mockagent/interactions").get_json()["interactions"]
-    assert len(every) > 3 and section(page, "interactions").count('class="interaction unused"') == len(every)
+    assert len(every) > 3 and section(page, "interactions").count(
+        'class="interaction unused"'
+    ) == len(every)
     assert 'class="interaction used"' not in page
 
 
@@ -179,9 +199,11 @@ def test_the_templates_are_package_data() -> None:
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     patterns = setuptools["package-data"]["mockagent"]
     package = Path(inspector.__file__).parents[1]
-    files = [PurePosixPath(p.relative_to(package).as_posix())
-             for p in (package / "server" / "templates").rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts]
+    files = [
+        PurePosixPath(p.relative_to(package).as_posix())
+        for p in (package / "server" / "templates").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
     assert PurePosixPath("server/templates/inspector.html") in files
     missing = [str(f) for f in files if not any(f.match(pattern) for pattern in patterns)]
     assert missing == []
@@ -254,10 +276,43 @@ def assert_inert(page: str) -> Markup:
     """No element or attribute that runs script: every value stayed text."""
     markup = Markup(page)
     assert {tag for tag, _ in markup.tags} <= {
-        "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "nav",
-        "a", "p", "code", "main", "section", "article", "dl", "dt", "dd", "details", "summary",
-        "pre", "table", "thead", "tbody", "tr", "th", "td", "span", "strong", "ol", "ul", "li",
-        "time"}
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "header",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "nav",
+        "a",
+        "p",
+        "code",
+        "main",
+        "section",
+        "article",
+        "dl",
+        "dt",
+        "dd",
+        "details",
+        "summary",
+        "pre",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "span",
+        "strong",
+        "ol",
+        "ul",
+        "li",
+        "time",
+    }
     assert not [name for _, attrs in markup.tags for name in attrs if name.startswith("on")]
     return markup
 
@@ -273,28 +328,43 @@ def test_hostile_names_texts_and_reports_come_out_escaped(tmp_path: Path) -> Non
     def post(path: str, body: Any) -> Any:
         return client.post(path, json=body, headers={"A2A-Version": "1.0"}).get_json()
 
-    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Evil?"}],
-               "contextId": EVIL_CONTEXT}
+    message = {
+        "messageId": "m1",
+        "role": "ROLE_USER",
+        "parts": [{"text": "Evil?"}],
+        "contextId": EVIL_CONTEXT,
+    }
     task = rpc(post, "evil", "SendMessage", {"message": message})["result"]["task"]
     assert task["contextId"] == EVIL_CONTEXT
     unmatched = {**message, "parts": [{"text": EVIL_CALL}]}
     assert "error" in rpc(post, "evil", "SendMessage", {"message": unmatched})
-    said = post("/evilx/agents/agent-evil/rpc",
-                {"method": "message/send", "params": {"content": {"type": "text", "author": "user",
-                                                                  "content": "hi"}}})
+    said = post(
+        "/evilx/agents/agent-evil/rpc",
+        {
+            "method": "message/send",
+            "params": {"content": {"type": "text", "author": "user", "content": "hi"}},
+        },
+    )
     assert said["error"] is None
     page = client.get("/_mockagent/").get_data(as_text=True)
     [miss] = client.get("/_mockagent/near-misses").get_json()["nearMisses"]
     app.extensions["mockagent"].close()
 
     markup = assert_inert(page)
-    for text in ['<script>alert("interaction")</script>',
-                 '"><script>alert(3)</script>',  # an artifact id
-                 EVIL_CONTEXT, miss["report"]["report"],  # a task's context, the near-miss report
-                 '<script>alert("agent")</script>', '"><svg onload=alert(6)>']:  # Agentex agents
+    for text in [
+        '<script>alert("interaction")</script>',
+        '"><script>alert(3)</script>',  # an artifact id
+        EVIL_CONTEXT,
+        miss["report"]["report"],  # a task's context, the near-miss report
+        '<script>alert("agent")</script>',
+        '"><svg onload=alert(6)>',
+    ]:  # Agentex agents
         assert text in markup.text, text
-    for text in ['Evil "<script>alert(1)</script>', '"><img src=x onerror=alert(2)>',  # the card
-                 '<script>alert("said")</script>']:  # shown as JSON
+    for text in [
+        'Evil "<script>alert(1)</script>',
+        '"><img src=x onerror=alert(2)>',  # the card
+        '<script>alert("said")</script>',
+    ]:  # shown as JSON
         assert json.dumps(text)[1:-1] in markup.text, text
     assert '"><script>alert(5)</script>' in miss["report"]["report"]
 
@@ -313,8 +383,9 @@ def hostile(value: Any) -> Any:
 def test_every_value_the_template_shows_is_escaped(folder: Path) -> None:
     app = create_app(folder)
     client = app.test_client()
-    make_calls(lambda path, body: client.post(path, json=body,
-                                              headers={"A2A-Version": "1.0"}).get_json())
+    make_calls(
+        lambda path, body: client.post(path, json=body, headers={"A2A-Version": "1.0"}).get_json()
+    )
     mounts = app.extensions["mockagent"]
     shown = inspector.context(mounts, "http://localhost")
     assert shown["agents"] and shown["interactions"] and shown["tasks"] and shown["calls"]
@@ -353,11 +424,15 @@ def test_the_journal_is_in_arrival_order_across_agents(client: FlaskClient) -> N
 
     send(post, "Ready?")
     content = {"type": "text", "author": "user", "content": "Hi?"}
-    post("/sync-agent/agents/agent-sync-1/rpc",
-         {"method": "message/send", "params": {"content": content}})
+    post(
+        "/sync-agent/agents/agent-sync-1/rpc",
+        {"method": "message/send", "params": {"content": content}},
+    )
     send(post, "Steady?")
-    rows = re.findall(r'<tr class="call \w+"><td>(\d+)</td><td>(.*?)</td>', section(
-        client.get("/_mockagent/").get_data(as_text=True), "journal"))
+    rows = re.findall(
+        r'<tr class="call \w+"><td>(\d+)</td><td>(.*?)</td>',
+        section(client.get("/_mockagent/").get_data(as_text=True), "journal"),
+    )
     assert rows == [("1", "alpha"), ("2", "sync-agent"), ("3", "alpha")]
 
 
@@ -382,11 +457,26 @@ document.body.setAttribute("data-fit", JSON.stringify(
 
 def chromium_dom(chromium: str, url: str, profile: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync",
-         "--window-size=800,900", f"--user-data-dir={profile}", "--dump-dom", url],
-        capture_output=True, text=True, timeout=60, check=False)
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=800,900",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> None:
@@ -394,9 +484,13 @@ def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> Non
     if chromium is None:
         pytest.skip("no Chromium installed")
     with serve_in_thread(folder) as server:
+
         def post(path: str, body: Any) -> Any:
-            request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(), headers={
-                "Content-Type": "application/json", "A2A-Version": "1.0"})
+            request = urllib.request.Request(
+                server.url + path,
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json", "A2A-Version": "1.0"},
+            )
             try:
                 with urllib.request.urlopen(request, timeout=10) as response:
                     return json.load(response)
@@ -415,7 +509,7 @@ def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> Non
     assert "<title>mockagent inspector</title>" in dom
     assert 'data-agent="alpha"' in dom and "echo-bot" in dom
     assert f'id="task-{task_id}"' in dom and '<span class="state">completed</span>' in dom
-    assert '<pre class="near-miss">' in dom and "endswith \"?\"" in html.unescape(dom)
+    assert '<pre class="near-miss">' in dom and 'endswith "?"' in html.unescape(dom)
     assert re.search(r'<td class="uses">0 / 1</td>', dom)
     assert "<script" not in dom.lower()  # the browser saw text, not a script element
     assert re.search(r"<time>\+\d+ ms</time> — artifact <code>log</code>", dom)

@@ -33,10 +33,19 @@ def chunks(tmp_path: Path, pace: str) -> list[bytes]:
     path = tmp_path / "agentex.yaml"
     path.write_text(CASSETTE)
     client = create_app(path, pace=pace).test_client()
-    body = {"method": "message/send", "params": {"content": {"type": "text", "author": "user", "content": "three?"},
-                                                 "stream": True}}
-    response = client.post("/agents/agent-sync/rpc", data=json.dumps(body),
-                           headers={"Content-Type": "application/json"}, buffered=False)
+    body = {
+        "method": "message/send",
+        "params": {
+            "content": {"type": "text", "author": "user", "content": "three?"},
+            "stream": True,
+        },
+    }
+    response = client.post(
+        "/agents/agent-sync/rpc",
+        data=json.dumps(body),
+        headers={"Content-Type": "application/json"},
+        buffered=False,
+    )
     try:
         return [chunk for chunk in response.response if chunk]
     finally:
@@ -56,6 +65,8 @@ def test_an_instant_stream_is_one_write_of_every_line(tmp_path):
 
 def test_a_paced_stream_writes_each_message_when_it_comes(tmp_path):
     written = chunks(tmp_path, "recorded")
-    assert len(written) >= 2, written  # (a reader slower than a gap may find two messages due at once)
+    assert len(written) >= 2, (
+        written
+    )  # (a reader slower than a gap may find two messages due at once)
     assert all(kinds([chunk])[-1] == "done" for chunk in written)  # a message's updates go together
     assert kinds(written) == ["start", "delta", "delta", "done"] + ["start", "full", "done"] * 2

@@ -70,8 +70,12 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "author": "user", "content": value}
 
 
-def rpc(client: httpx.Client, method: str, params: dict[str, Any], agent: str = "research-bot") -> Any:
-    answer = client.post(f"/agents/name/{agent}/rpc", json={"method": method, "params": params}).json()
+def rpc(
+    client: httpx.Client, method: str, params: dict[str, Any], agent: str = "research-bot"
+) -> Any:
+    answer = client.post(
+        f"/agents/name/{agent}/rpc", json={"method": method, "params": params}
+    ).json()
     assert answer["error"] is None, answer["error"]
     return answer["result"]
 
@@ -98,7 +102,7 @@ class Reader:
                     if self._stop.is_set():
                         return
                     if line.startswith("data: "):
-                        self.items.put(json.loads(line[len("data: "):]))
+                        self.items.put(json.loads(line[len("data: ") :]))
                     elif line == ":ping":
                         self.items.put("ping")
                     else:
@@ -170,22 +174,30 @@ def test_stream_of_an_async_task_from_event_to_completed(client, base, open_stre
     frames = poll_until_done(client, task["id"], reader)
     updates = [f for f in frames if f["type"] != "task_updated"]
     assert [(u["type"], u["index"]) for u in updates] == [
-        (kind, i) for i in range(3) for kind in ("start", "full", "done")]
+        (kind, i) for i in range(3) for kind in ("start", "full", "done")
+    ]
     done = [u["parent_task_message"] for u in updates if u["type"] == "done"]
     assert [(m["content"]["content"], m["streaming_status"], m["task_id"]) for m in done] == [
-        ("On it: researching.", "DONE", task["id"]), ("Found 3 sources.", "DONE", task["id"]),
-        (SUMMARY, "DONE", task["id"])]
+        ("On it: researching.", "DONE", task["id"]),
+        ("Found 3 sources.", "DONE", task["id"]),
+        (SUMMARY, "DONE", task["id"]),
+    ]
     assert frames[-1]["type"] == "task_updated"
     assert (frames[-1]["task"]["id"], frames[-1]["task"]["status"]) == (task["id"], "COMPLETED")
     history = client.get("/messages", params={"task_id": task["id"]}).json()
-    assert [m["id"] for m in history if m["content"]["author"] == "agent"] == [m["id"] for m in done]
+    assert [m["id"] for m in history if m["content"]["author"] == "agent"] == [
+        m["id"] for m in done
+    ]
 
 
 def test_a_quiet_task_gets_pings(client, base, open_stream):
     task = rpc(client, "task/create", {})
     reader = open_stream(f"{base}/tasks/{task['id']}/stream")
     assert reader.next() == {"type": "connected", "taskId": task["id"]}
-    assert [reader.next(), reader.next()] == ["ping", "ping"]  # keepalive_s=0.2: nothing else happens
+    assert [reader.next(), reader.next()] == [
+        "ping",
+        "ping",
+    ]  # keepalive_s=0.2: nothing else happens
 
 
 def test_stream_by_name_sees_a_cancel(client, base, open_stream):
@@ -195,8 +207,9 @@ def test_stream_by_name_sees_a_cancel(client, base, open_stream):
     assert reader.frame() == {"type": "connected", "taskId": task["id"]}
     canceled = client.post(f"/tasks/{task['id']}/cancel").json()
     assert canceled.get("status") == "CANCELED", canceled
-    assert [(f["type"], f["task"]["id"], f["task"]["status"], f["task"]["name"]) for f in reader.rest()] == [
-        ("task_updated", task["id"], "CANCELED", name)]
+    assert [
+        (f["type"], f["task"]["id"], f["task"]["status"], f["task"]["name"]) for f in reader.rest()
+    ] == [("task_updated", task["id"], "CANCELED", name)]
 
 
 def test_a_terminal_task_gets_connected_and_its_state_then_the_end(client, base):
@@ -205,10 +218,11 @@ def test_a_terminal_task_gets_connected_and_its_state_then_the_end(client, base)
     response = client.get(f"/tasks/{task['id']}/stream")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    frames = [json.loads(line[len("data: "):]) for line in response.text.split("\n\n") if line]
+    frames = [json.loads(line[len("data: ") :]) for line in response.text.split("\n\n") if line]
     assert frames[0] == {"type": "connected", "taskId": task["id"]}
     assert [(f["type"], f["task"]["id"], f["task"]["status"]) for f in frames[1:]] == [
-        ("task_updated", task["id"], "CANCELED")]
+        ("task_updated", task["id"], "CANCELED")
+    ]
 
 
 @pytest.mark.parametrize("path", ["/tasks/no-such-task/stream", "/tasks/name/no-such-name/stream"])
@@ -225,6 +239,7 @@ def test_post_is_not_allowed(client):
 
 
 # -- deltas and failures, from a cassette written here -----------------------------------------
+
 
 @pytest.fixture(scope="module")
 def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -247,7 +262,9 @@ def test_deltas_are_streamed_piece_by_piece(scripted, open_stream):
     task_id, frames = _scripted_run(scripted, "type it", open_stream)
     assert [f["type"] for f in frames] == ["start", "delta", "delta", "done", "task_updated"]
     assert [f["delta"] for f in frames if f["type"] == "delta"] == [
-        {"type": "text", "text_delta": "Hel"}, {"type": "text", "text_delta": "lo!"}]
+        {"type": "text", "text_delta": "Hel"},
+        {"type": "text", "text_delta": "lo!"},
+    ]
     assert frames[3]["parent_task_message"]["content"]["content"] == "Hello!"
     assert (frames[-1]["task"]["id"], frames[-1]["task"]["status"]) == (task_id, "COMPLETED")
 
@@ -255,4 +272,7 @@ def test_deltas_are_streamed_piece_by_piece(scripted, open_stream):
 def test_a_failed_task_ends_with_its_reason(scripted, open_stream):
     _, frames = _scripted_run(scripted, "crash now", open_stream)
     assert [f["type"] for f in frames] == ["start", "full", "done", "task_updated"]
-    assert (frames[-1]["task"]["status"], frames[-1]["task"]["status_reason"]) == ("FAILED", "Tool crashed.")
+    assert (frames[-1]["task"]["status"], frames[-1]["task"]["status_reason"]) == (
+        "FAILED",
+        "Tool crashed.",
+    )

@@ -33,13 +33,20 @@ from tests.helpers.tck import (
 )
 
 FILE_PART = {"raw": "dGNr", "mediaType": "text/plain", "filename": "output.txt"}  # b"tck"
-URL_PART = {"url": "https://example.com/output.txt", "mediaType": "text/plain", "filename": "output.txt"}
+URL_PART = {
+    "url": "https://example.com/output.txt",
+    "mediaType": "text/plain",
+    "filename": "output.txt",
+}
 
 
 def journal_of(server: ServerThread, message_id: str) -> list[tuple[str, str | None, bool]]:
     """(operation, interaction, matched) of every call that sent this messageId."""
-    return [(e.operation, e.interaction, e.matched) for e in server.journal()
-            if (e.params.get("message") or {}).get("messageId") == message_id]
+    return [
+        (e.operation, e.interaction, e.matched)
+        for e in server.journal()
+        if (e.params.get("message") or {}).get("messageId") == message_id
+    ]
 
 
 def assert_error(reply: Reply, kind_name: str, binding: str) -> Error:
@@ -72,7 +79,11 @@ def test_card_has_every_required_field_and_non_empty_arrays(server: ServerThread
     check_wire(card)
     for field in ("name", "description", "version"):
         assert isinstance(card[field], str) and card[field]
-    assert card["capabilities"] == {"streaming": True, "pushNotifications": True, "extendedAgentCard": True}
+    assert card["capabilities"] == {
+        "streaming": True,
+        "pushNotifications": True,
+        "extendedAgentCard": True,
+    }
     for field in ("supportedInterfaces", "defaultInputModes", "defaultOutputModes", "skills"):
         assert isinstance(card[field], list) and card[field], field
     for skill in card["skills"]:
@@ -92,7 +103,9 @@ def test_card_is_cacheable_with_a_stable_etag(server: ServerThread) -> None:
     second = httpx.get(server.card_url(), timeout=TIMEOUT)
     assert "max-age=" in first.headers["cache-control"]
     assert first.headers["etag"] and first.headers["etag"] == second.headers["etag"]
-    revalidated = httpx.get(server.card_url(), headers={"If-None-Match": first.headers["etag"]}, timeout=TIMEOUT)
+    revalidated = httpx.get(
+        server.card_url(), headers={"If-None-Match": first.headers["etag"]}, timeout=TIMEOUT
+    )
     assert revalidated.status_code == 304
 
 
@@ -108,11 +121,22 @@ def test_extended_card_adds_a_skill(agent: Agent, server: ServerThread) -> None:
 
 BLOCKING = [  # prefix, interaction, final state, status text, artifact parts
     ("tck-complete-task", "complete-task", "TASK_STATE_COMPLETED", "Hello from TCK", []),
-    ("tck-artifact-text", "artifact-text", "TASK_STATE_COMPLETED", None, [[{"text": "Generated text content"}]]),
+    (
+        "tck-artifact-text",
+        "artifact-text",
+        "TASK_STATE_COMPLETED",
+        None,
+        [[{"text": "Generated text content"}]],
+    ),
     ("tck-artifact-file", "artifact-file", "TASK_STATE_COMPLETED", None, [[FILE_PART]]),
     ("tck-artifact-file-url", "artifact-file-url", "TASK_STATE_COMPLETED", None, [[URL_PART]]),
-    ("tck-artifact-data", "artifact-data", "TASK_STATE_COMPLETED", None,
-     [[{"data": {"key": "value", "count": 42}}]]),
+    (
+        "tck-artifact-data",
+        "artifact-data",
+        "TASK_STATE_COMPLETED",
+        None,
+        [[{"data": {"key": "value", "count": 42}}]],
+    ),
     ("tck-input-required", "input-required", "TASK_STATE_INPUT_REQUIRED", "Input required", []),
     ("tck-reject-task", "reject-task", "TASK_STATE_REJECTED", "rejected", []),
     ("tck-delayed-complete", "delayed-complete", "TASK_STATE_COMPLETED", "Done after delay", []),
@@ -121,10 +145,18 @@ BLOCKING = [  # prefix, interaction, final state, status text, artifact parts
 ]
 
 
-@pytest.mark.parametrize("prefix, interaction, state, text, artifacts", BLOCKING,
-                         ids=[row[0] for row in BLOCKING])
-def test_blocking_send_by_prefix(agent: Agent, server: ServerThread, prefix: str, interaction: str,
-                                 state: str, text: str | None, artifacts: list[Any]) -> None:
+@pytest.mark.parametrize(
+    "prefix, interaction, state, text, artifacts", BLOCKING, ids=[row[0] for row in BLOCKING]
+)
+def test_blocking_send_by_prefix(
+    agent: Agent,
+    server: ServerThread,
+    prefix: str,
+    interaction: str,
+    state: str,
+    text: str | None,
+    artifacts: list[Any],
+) -> None:
     message_id = new_id(prefix)
     task = agent.task(message_id)
     assert task["status"]["state"] == state
@@ -164,7 +196,9 @@ def test_message_response_is_a_message_without_a_task(agent: Agent, server: Serv
     assert journal_of(server, message_id) == [("SendMessage", "message-response", True)]
 
 
-def test_input_required_then_a_follow_up_completes_the_task(agent: Agent, server: ServerThread) -> None:
+def test_input_required_then_a_follow_up_completes_the_task(
+    agent: Agent, server: ServerThread
+) -> None:
     first_id, second_id = new_id("tck-input-required"), new_id("tck-complete-task")
     task = agent.task(first_id)
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
@@ -176,11 +210,14 @@ def test_input_required_then_a_follow_up_completes_the_task(agent: Agent, server
     assert status_text(done) == "Hello from TCK"
     history = done["history"]
     assert [m["messageId"] for m in history if m["role"] == "ROLE_USER"] == [first_id, second_id]
-    assert [m["role"] for m in history] == ["ROLE_USER", "ROLE_AGENT", "ROLE_USER"], \
+    assert [m["role"] for m in history] == ["ROLE_USER", "ROLE_AGENT", "ROLE_USER"], (
         "the agent's question sits between the two user turns"
+    )
     assert journal_of(server, first_id) == [("SendMessage", "input-required", True)]
     assert journal_of(server, second_id) == [("SendMessage", "input-required-follow-up", True)]
-    assert agent.call("GetTask", {"id": task["id"]}).ok()["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert (
+        agent.call("GetTask", {"id": task["id"]}).ok()["status"]["state"] == "TASK_STATE_COMPLETED"
+    )
 
 
 def test_a_message_to_a_completed_task_is_refused(agent: Agent) -> None:
@@ -193,7 +230,9 @@ def test_return_immediately_shows_working_and_blocking_waits(agent: Agent) -> No
     """CORE-EXECUTION-MODE: `tck-delayed-complete` works for a while before completing."""
     waiting = agent.task(new_id("tck-delayed-complete"), configuration={"returnImmediately": True})
     assert waiting["status"]["state"] == "TASK_STATE_WORKING"
-    assert agent.call("GetTask", {"id": waiting["id"]}).ok()["status"]["state"] == "TASK_STATE_WORKING"
+    assert (
+        agent.call("GetTask", {"id": waiting["id"]}).ok()["status"]["state"] == "TASK_STATE_WORKING"
+    )
     blocked = agent.task(new_id("tck-delayed-complete"))
     assert blocked["status"]["state"] == "TASK_STATE_COMPLETED"
 
@@ -202,33 +241,68 @@ def test_return_immediately_shows_working_and_blocking_waits(agent: Agent) -> No
 
 WORKING, COMPLETED = "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
 STREAMS = [  # prefix, interaction, (kind, state) of each event, the artifact chunks in order
-    ("tck-stream-001", "stream-001",
-     [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
-     [[{"text": "Stream hello from TCK"}]]),
-    ("tck-stream-002", "stream-002",
-     [("task", "TASK_STATE_SUBMITTED"), ("statusUpdate", COMPLETED)], []),
-    ("tck-stream-003", "stream-003",
-     [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
-     [[{"text": "Stream task lifecycle"}]]),
-    ("tck-stream-ordering-001", "stream-ordering",
-     [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
-     [[{"text": "Ordered output"}]]),
-    ("tck-stream-artifact-text", "stream-artifact-text",
-     [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
-     [[{"text": "Streamed text content"}]]),
-    ("tck-stream-artifact-file", "stream-artifact-file",
-     [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
-     [[FILE_PART]]),
-    ("tck-stream-artifact-chunked", "stream-artifact-chunked",
-     [("task", WORKING), ("artifactUpdate", None), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
-     [[{"text": "chunk-1 "}], [{"text": "chunk-2"}]]),
+    (
+        "tck-stream-001",
+        "stream-001",
+        [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
+        [[{"text": "Stream hello from TCK"}]],
+    ),
+    (
+        "tck-stream-002",
+        "stream-002",
+        [("task", "TASK_STATE_SUBMITTED"), ("statusUpdate", COMPLETED)],
+        [],
+    ),
+    (
+        "tck-stream-003",
+        "stream-003",
+        [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
+        [[{"text": "Stream task lifecycle"}]],
+    ),
+    (
+        "tck-stream-ordering-001",
+        "stream-ordering",
+        [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
+        [[{"text": "Ordered output"}]],
+    ),
+    (
+        "tck-stream-artifact-text",
+        "stream-artifact-text",
+        [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
+        [[{"text": "Streamed text content"}]],
+    ),
+    (
+        "tck-stream-artifact-file",
+        "stream-artifact-file",
+        [("task", WORKING), ("artifactUpdate", None), ("statusUpdate", COMPLETED)],
+        [[FILE_PART]],
+    ),
+    (
+        "tck-stream-artifact-chunked",
+        "stream-artifact-chunked",
+        [
+            ("task", WORKING),
+            ("artifactUpdate", None),
+            ("artifactUpdate", None),
+            ("statusUpdate", COMPLETED),
+        ],
+        [[{"text": "chunk-1 "}], [{"text": "chunk-2"}]],
+    ),
     ("tck-message-response", "message-response", [("message", None)], []),
 ]
 
 
-@pytest.mark.parametrize("prefix, interaction, kinds, chunks", STREAMS, ids=[row[0] for row in STREAMS])
-def test_stream_by_prefix(agent: Agent, server: ServerThread, prefix: str, interaction: str,
-                          kinds: list[Any], chunks: list[Any]) -> None:
+@pytest.mark.parametrize(
+    "prefix, interaction, kinds, chunks", STREAMS, ids=[row[0] for row in STREAMS]
+)
+def test_stream_by_prefix(
+    agent: Agent,
+    server: ServerThread,
+    prefix: str,
+    interaction: str,
+    kinds: list[Any],
+    chunks: list[Any],
+) -> None:
     message_id = new_id(prefix)
     events = agent.stream_message(message_id)  # read until the server closes the stream
     assert [kind(e) for e in events] == kinds
@@ -243,7 +317,9 @@ def test_stream_by_prefix(agent: Agent, server: ServerThread, prefix: str, inter
         [body] = event.values()
         assert (body["taskId"], body["contextId"]) == (task["id"], task["contextId"])
     final = agent.call("GetTask", {"id": task["id"]}).ok()
-    assert final["status"] == events[-1]["statusUpdate"]["status"], "the last event is the task's state"
+    assert final["status"] == events[-1]["statusUpdate"]["status"], (
+        "the last event is the task's state"
+    )
     assert len(final.get("artifacts", [])) == (1 if chunks else 0)
 
 
@@ -258,10 +334,16 @@ def test_chunked_artifact_flags_and_the_assembled_artifact(agent: Agent) -> None
     assert artifact["parts"] == [{"text": "chunk-1 "}, {"text": "chunk-2"}]
 
 
-def test_jsonrpc_stream_events_are_single_data_lines_with_the_request_id(server: ServerThread) -> None:
+def test_jsonrpc_stream_events_are_single_data_lines_with_the_request_id(
+    server: ServerThread,
+) -> None:
     """Byte level: `data: {json}` + blank line per event, each a response to request 42."""
-    body = {"jsonrpc": "2.0", "id": 42, "method": "SendStreamingMessage",
-            "params": {"message": user_message(new_id("tck-stream-001"))}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 42,
+        "method": "SendStreamingMessage",
+        "params": {"message": user_message(new_id("tck-stream-001"))},
+    }
     response = httpx.post(server.url + "/", json=body, headers=HEADERS, timeout=TIMEOUT)
     assert response.headers["content-type"].startswith("text/event-stream")
     blocks = [block for block in response.text.split("\n\n") if block.strip()]
@@ -275,7 +357,9 @@ def test_jsonrpc_stream_events_are_single_data_lines_with_the_request_id(server:
 
 
 def test_subscribe_after_return_immediately_sees_working_then_completed(agent: Agent) -> None:
-    task = agent.task(new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True})
+    task = agent.task(
+        new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True}
+    )
     assert task["status"]["state"] == WORKING
     started = time.monotonic()
     events = agent.stream_all("SubscribeToTask", {"id": task["id"]})
@@ -290,8 +374,9 @@ def test_subscribe_after_return_immediately_sees_working_then_completed(agent: A
 
 @pytest.mark.parametrize("verb", ["POST", "GET"])
 def test_subscribe_after_abandoning_the_stream(rest: Agent, verb: str) -> None:
-    with rest.stream("SendStreamingMessage",
-                     {"message": user_message(new_id("test-resubscribe-message-id"))}) as events:
+    with rest.stream(
+        "SendStreamingMessage", {"message": user_message(new_id("test-resubscribe-message-id"))}
+    ) as events:
         first = next(events)  # then hang up, as the TCK does
     assert kind(first) == ("task", WORKING)
     resumed = rest.stream_all("SubscribeToTask", {"id": first["task"]["id"]}, verb=verb)
@@ -300,7 +385,9 @@ def test_subscribe_after_abandoning_the_stream(rest: Agent, verb: str) -> None:
 
 
 def test_concurrent_subscribers_get_identical_events(agent: Agent, server: ServerThread) -> None:
-    task = agent.task(new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True})
+    task = agent.task(
+        new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True}
+    )
     barrier = threading.Barrier(2)
     results: dict[int, Any] = {}
 
@@ -308,7 +395,9 @@ def test_concurrent_subscribers_get_identical_events(agent: Agent, server: Serve
         with httpx.Client(base_url=server.url, headers=HEADERS, timeout=TIMEOUT) as client:
             barrier.wait()
             try:
-                results[slot] = Agent(client, agent.binding).stream_all("SubscribeToTask", {"id": task["id"]})
+                results[slot] = Agent(client, agent.binding).stream_all(
+                    "SubscribeToTask", {"id": task["id"]}
+                )
             except BaseException as exc:  # handed to the test thread, which asserts on it
                 results[slot] = exc
 
@@ -337,24 +426,40 @@ def test_subscription_stays_open_through_input_required(agent: Agent, http: http
 
 
 def test_cancel_ends_a_subscription_with_canceled(agent: Agent, http: httpx.Client) -> None:
-    task = agent.task(new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True})
+    task = agent.task(
+        new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True}
+    )
     with agent.stream("SubscribeToTask", {"id": task["id"]}) as events:
         assert kind(next(events)) == ("task", WORKING)
         canceled = Agent(http, agent.binding).call("CancelTask", {"id": task["id"]}).ok()
         rest = list(events)
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
-    assert rest == [{"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"],
-                                      "status": canceled["status"]}}]
+    assert rest == [
+        {
+            "statusUpdate": {
+                "taskId": task["id"],
+                "contextId": task["contextId"],
+                "status": canceled["status"],
+            }
+        }
+    ]
 
 
-def test_a_streamed_follow_up_completes_an_input_required_task(agent: Agent, server: ServerThread) -> None:
+def test_a_streamed_follow_up_completes_an_input_required_task(
+    agent: Agent, server: ServerThread
+) -> None:
     task = agent.task(new_id("tck-input-required"))
     message_id = new_id("tck-complete-task")
-    events = agent.stream_all("SendStreamingMessage",
-                              {"message": user_message(message_id, taskId=task["id"])})
+    events = agent.stream_all(
+        "SendStreamingMessage", {"message": user_message(message_id, taskId=task["id"])}
+    )
     assert [kind(e) for e in events] == [("task", COMPLETED)]
-    assert events[0]["task"]["id"] == task["id"] and status_text(events[0]["task"]) == "Hello from TCK"
-    assert journal_of(server, message_id) == [("SendStreamingMessage", "input-required-follow-up", True)]
+    assert (
+        events[0]["task"]["id"] == task["id"] and status_text(events[0]["task"]) == "Hello from TCK"
+    )
+    assert journal_of(server, message_id) == [
+        ("SendStreamingMessage", "input-required-follow-up", True)
+    ]
 
 
 def test_subscribe_to_a_completed_task_is_refused(agent: Agent) -> None:
@@ -364,7 +469,9 @@ def test_subscribe_to_a_completed_task_is_refused(agent: Agent) -> None:
     else:
         response = agent.http.post(f"/tasks/{task['id']}:subscribe")
         error = response.json()["error"]
-        reply = Reply(error=Error(response.status_code, error["details"][0]["reason"], error["message"]))
+        reply = Reply(
+            error=Error(response.status_code, error["details"][0]["reason"], error["message"])
+        )
     assert_error(reply, "UnsupportedOperation", agent.binding)
 
 
@@ -373,12 +480,18 @@ def test_subscribe_to_a_completed_task_is_refused(agent: Agent) -> None:
 
 def test_push_config_create_get_list_delete(agent: Agent) -> None:
     task = agent.task(new_id("tck-complete-task"))
-    config = {"taskId": task["id"], "id": "tck-push-config", "url": "https://example.com/webhook",
-              "token": "tck-token"}
+    config = {
+        "taskId": task["id"],
+        "id": "tck-push-config",
+        "url": "https://example.com/webhook",
+        "token": "tck-token",
+    }
 
     created = agent.call("CreateTaskPushNotificationConfig", config).ok()
     assert created == config, "the client's id is kept and the task id filled in"
-    got = agent.call("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": "tck-push-config"}).ok()
+    got = agent.call(
+        "GetTaskPushNotificationConfig", {"taskId": task["id"], "id": "tck-push-config"}
+    ).ok()
     assert got == config
     listed = agent.call("ListTaskPushNotificationConfigs", {"taskId": task["id"]}).ok()
     assert listed == {"configs": [config], "nextPageToken": ""}
@@ -389,19 +502,25 @@ def test_push_config_create_get_list_delete(agent: Agent) -> None:
     assert agent.call("DeleteTaskPushNotificationConfig", ids).error is None, "delete is idempotent"
     assert_error(agent.call("GetTaskPushNotificationConfig", ids), "TaskNotFound", agent.binding)
     assert agent.call("ListTaskPushNotificationConfigs", {"taskId": task["id"]}).ok() == {
-        "configs": [], "nextPageToken": ""}
+        "configs": [],
+        "nextPageToken": "",
+    }
 
 
 def test_push_config_on_an_unknown_task_is_task_not_found(agent: Agent) -> None:
-    reply = agent.call("CreateTaskPushNotificationConfig",
-                       {"taskId": "no-such-task", "url": "https://example.com/webhook"})
+    reply = agent.call(
+        "CreateTaskPushNotificationConfig",
+        {"taskId": "no-such-task", "url": "https://example.com/webhook"},
+    )
     assert_error(reply, "TaskNotFound", agent.binding)
 
 
 def test_push_config_ops_accept_snake_case_params(rpc: Agent) -> None:
     task = rpc.task(new_id("tck-complete-task"))
-    created = rpc.call("CreateTaskPushNotificationConfig",
-                       {"task_id": task["id"], "id": "snake", "url": "https://example.com/hook"}).ok()
+    created = rpc.call(
+        "CreateTaskPushNotificationConfig",
+        {"task_id": task["id"], "id": "snake", "url": "https://example.com/hook"},
+    ).ok()
     assert created["taskId"] == task["id"] and created["id"] == "snake"
     got = rpc.call("GetTaskPushNotificationConfig", {"task_id": task["id"], "id": "snake"}).ok()
     assert got == created
@@ -412,7 +531,9 @@ def test_push_config_ops_accept_snake_case_params(rpc: Agent) -> None:
 
 def test_cancel_of_a_completed_task_is_task_not_cancelable(agent: Agent) -> None:
     task = agent.task(new_id("tck-complete-task"))
-    error = assert_error(agent.call("CancelTask", {"id": task["id"]}), "TaskNotCancelable", agent.binding)
+    error = assert_error(
+        agent.call("CancelTask", {"id": task["id"]}), "TaskNotCancelable", agent.binding
+    )
     assert task["id"] in error.message
 
 
@@ -432,7 +553,11 @@ def test_unknown_fields_are_ignored(agent: Agent, server: ServerThread) -> None:
     """DM-SERIAL-005 sends fields the protocol does not have; they change nothing."""
     message_id = new_id("tck-artifact-text")
     message = {**user_message(message_id), "tckUnknownField": "ignored"}
-    params = {"message": message, "configuration": {"tckExtraParam": True}, "tckExtraParam": {"x": 1}}
+    params = {
+        "message": message,
+        "configuration": {"tckExtraParam": True},
+        "tckExtraParam": {"x": 1},
+    }
     result = agent.call("SendMessage", params).ok()
     assert parts_of(result["task"]) == [[{"text": "Generated text content"}]]
     assert journal_of(server, message_id) == [("SendMessage", "artifact-text", True)]
@@ -441,10 +566,14 @@ def test_unknown_fields_are_ignored(agent: Agent, server: ServerThread) -> None:
 def test_snake_case_params_are_accepted(rpc: Agent, server: ServerThread) -> None:
     """The TCK's JSON-RPC client sends proto field names: `message_id`, `history_length`, …"""
     message_id = new_id("tck-artifact-data")
-    params = {"message": {"message_id": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]},
-              "configuration": {"history_length": 0, "return_immediately": False}}
+    params = {
+        "message": {"message_id": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+        "configuration": {"history_length": 0, "return_immediately": False},
+    }
     task = rpc.call("SendMessage", params).ok()["task"]
-    assert parts_of(task) == [[{"data": {"key": "value", "count": 42}}]], "the prefix matcher saw messageId"
+    assert parts_of(task) == [[{"data": {"key": "value", "count": 42}}]], (
+        "the prefix matcher saw messageId"
+    )
     assert "history" not in task, "history_length: 0 omits history"
     got = rpc.call("GetTask", {"id": task["id"], "history_length": 0}).ok()
     assert got["status"]["state"] == "TASK_STATE_COMPLETED" and "history" not in got
@@ -470,8 +599,12 @@ def test_longer_prefixes_come_first_so_the_longest_prefix_wins() -> None:
         for earlier in range(later):
             shorter = prefixes[earlier]
             if prefix and shorter and prefix != shorter and prefix.startswith(shorter):
-                pytest.fail(f"{interactions[later]['name']} ({prefix}) is shadowed by "
-                            f"{interactions[earlier]['name']} ({shorter}): move it up")
+                pytest.fail(
+                    f"{interactions[later]['name']} ({prefix}) is shadowed by "
+                    f"{interactions[earlier]['name']} ({shorter}): move it up"
+                )
     assert interactions[0]["name"] == "input-required-follow-up"
     assert interactions[-1]["name"] == "default" and "match" not in interactions[-1]
-    assert all("times" not in i for i in interactions), "every prefix may be sent any number of times"
+    assert all("times" not in i for i in interactions), (
+        "every prefix may be sent any number of times"
+    )

@@ -12,12 +12,24 @@ def test_card_of_a_single_cassette(small):
     card = response.get_json()
     assert card["name"] == "small"
     assert card["supportedInterfaces"] == [
-        {"url": "http://localhost", "protocolBinding": "JSONRPC", "protocolVersion": "1.0",
-         "tenant": "projects/p/locations/l/apps/a"},
-        {"url": "http://localhost", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0",
-         "tenant": "projects/p/locations/l/apps/a"},
+        {
+            "url": "http://localhost",
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+            "tenant": "projects/p/locations/l/apps/a",
+        },
+        {
+            "url": "http://localhost",
+            "protocolBinding": "HTTP+JSON",
+            "protocolVersion": "1.0",
+            "tenant": "projects/p/locations/l/apps/a",
+        },
     ]
-    assert card["capabilities"] == {"streaming": False, "pushNotifications": False, "extendedAgentCard": True}
+    assert card["capabilities"] == {
+        "streaming": False,
+        "pushNotifications": False,
+        "extendedAgentCard": True,
+    }
     assert card["defaultInputModes"] == ["text/plain"] and card["skills"][0]["id"] == "echo"
     assert "extendedCard" not in card and "bindings" not in card and "tenant" not in card
 

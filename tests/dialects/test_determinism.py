@@ -11,14 +11,47 @@ from tests.helpers.dialects import SMALL
 from tests.helpers.paths import KIT
 
 CALLS = [
-    ("/test-runner", {"method": "SendMessage", "params": {"message": {
-        "messageId": "a", "role": "ROLE_USER", "parts": [{"text": "Run the tests at 9f3c2e1"}]},
-        "configuration": {"returnImmediately": True}}}),
+    (
+        "/test-runner",
+        {
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": "a",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Run the tests at 9f3c2e1"}],
+                },
+                "configuration": {"returnImmediately": True},
+            },
+        },
+    ),
     ("/test-runner/tasks", None),
-    ("/code-reviewer", {"method": "SendMessage", "params": {"message": {
-        "messageId": "b", "role": "ROLE_USER", "parts": [{"text": "Which languages do you review?"}]}}}),
-    ("/deployer", {"method": "SendMessage", "params": {"message": {
-        "messageId": "c", "role": "ROLE_USER", "parts": [{"text": "Deploy build 42 to staging"}]}}}),
+    (
+        "/code-reviewer",
+        {
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": "b",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Which languages do you review?"}],
+                }
+            },
+        },
+    ),
+    (
+        "/deployer",
+        {
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": "c",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Deploy build 42 to staging"}],
+                }
+            },
+        },
+    ),
 ]
 
 

@@ -41,9 +41,15 @@ def test_trailing_slash_and_int_ids(small):
 
 
 def test_snake_case_params_and_unknown_fields_are_accepted(small):
-    task = rpc(small, "SendMessage", {"message": user_message("work"),
-                                      "configuration": {"return_immediately": True},
-                                      "tckExtraParam": 1})["result"]["task"]
+    task = rpc(
+        small,
+        "SendMessage",
+        {
+            "message": user_message("work"),
+            "configuration": {"return_immediately": True},
+            "tckExtraParam": 1,
+        },
+    )["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
     got = rpc(small, "GetTask", {"id": task["id"], "history_length": 0})["result"]
     assert got["status"]["state"] == "TASK_STATE_WORKING" and "history" not in got
@@ -75,29 +81,38 @@ def test_wrong_content_type_is_32005_even_for_non_json_body(small):
     assert error["data"][0]["reason"] == "CONTENT_TYPE_NOT_SUPPORTED"
 
 
-@pytest.mark.parametrize("body, code", [
-    ([{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}], -32600),
-    ({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}, -32600),
-    ({"jsonrpc": "2.0", "id": 1}, -32600),
-    ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "GetTask"}, -32600),
-    ({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}, -32602),  # a v0.3 method: empty params are InvalidParams
-    ({"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod"}, -32601),
-    ({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": [1]}, -32602),
-    ({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}, -32602),
-    ({"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}, -32602),
-    ({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {}}, -32602),
-])
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        ([{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}], -32600),
+        ({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}, -32600),
+        ({"jsonrpc": "2.0", "id": 1}, -32600),
+        ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "GetTask"}, -32600),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}},
+            -32602,
+        ),  # a v0.3 method: empty params are InvalidParams
+        ({"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod"}, -32601),
+        ({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": [1]}, -32602),
+        ({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}, -32602),
+        ({"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}, -32602),
+        ({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {}}, -32602),
+    ],
+)
 def test_invalid_requests(small, body, code):
     response = small.post("/", data=json.dumps(body), headers={"Content-Type": "application/json"})
     assert error_of(response.get_json())["code"] == code
 
 
-@pytest.mark.parametrize("message, field", [
-    ({"role": "ROLE_USER", "parts": [{"text": "x"}]}, "messageId"),
-    ({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}, "role"),
-    ({"messageId": "m", "role": "ROLE_USER", "parts": []}, "parts"),
-    ({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x", "data": {}}]}, "parts[0]"),
-])
+@pytest.mark.parametrize(
+    "message, field",
+    [
+        ({"role": "ROLE_USER", "parts": [{"text": "x"}]}, "messageId"),
+        ({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}, "role"),
+        ({"messageId": "m", "role": "ROLE_USER", "parts": []}, "parts"),
+        ({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x", "data": {}}]}, "parts[0]"),
+    ],
+)
 def test_message_validation_names_the_field(small, message, field):
     error = error_of(rpc(small, "SendMessage", {"message": message}))
     assert error["code"] == -32602 and field in error["message"]
@@ -106,8 +121,14 @@ def test_message_validation_names_the_field(small, message, field):
 def test_errors_carry_error_info(small):
     error = error_of(rpc(small, "GetTask", {"id": "missing"}))
     assert error["code"] == -32001
-    assert error["data"] == [{"@type": ERROR_INFO, "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org",
-                              "metadata": {"taskId": "missing"}}]
+    assert error["data"] == [
+        {
+            "@type": ERROR_INFO,
+            "reason": "TASK_NOT_FOUND",
+            "domain": "a2a-protocol.org",
+            "metadata": {"taskId": "missing"},
+        }
+    ]
 
 
 def test_task_semantics(small):
@@ -122,25 +143,35 @@ def test_task_semantics(small):
     assert error_of(rpc(small, "SendMessage", {"message": other_context}))["code"] == -32602
     canceled = rpc(small, "CancelTask", {"id": waiting["id"]})["result"]
     assert canceled["id"] == waiting["id"] and canceled["status"]["state"] == "TASK_STATE_CANCELED"
-    assert error_of(rpc(small, "GetTask", {"id": task["id"], "historyLength": -1}))["code"] == -32602
+    assert (
+        error_of(rpc(small, "GetTask", {"id": task["id"], "historyLength": -1}))["code"] == -32602
+    )
 
 
 def test_context_id_is_generated_and_inherited(small):
     waiting = rpc(small, "SendMessage", {"message": user_message("wait")})["result"]["task"]
     assert waiting["contextId"]
-    kept = rpc(small, "SendMessage", {"message": user_message("Ok?", contextId="ctx-1")})["result"]["message"]
+    kept = rpc(small, "SendMessage", {"message": user_message("Ok?", contextId="ctx-1")})["result"][
+        "message"
+    ]
     assert kept["contextId"] == "ctx-1"
 
 
 def test_list_tasks_filters_and_pages(small):
-    ids = [rpc(small, "SendMessage", {"message": user_message("work")})["result"]["task"]["id"] for _ in range(3)]
+    ids = [
+        rpc(small, "SendMessage", {"message": user_message("work")})["result"]["task"]["id"]
+        for _ in range(3)
+    ]
     page = rpc(small, "ListTasks", {"pageSize": 2})["result"]
     assert set(page) == {"tasks", "nextPageToken", "pageSize", "totalSize"}
     assert [t["id"] for t in page["tasks"]] == ids[::-1][:2]  # newest first
     assert page["totalSize"] == 3 and page["nextPageToken"]
     assert all("artifacts" not in t for t in page["tasks"])
-    last = rpc(small, "ListTasks", {"pageSize": 2, "pageToken": page["nextPageToken"],
-                                    "includeArtifacts": True})["result"]
+    last = rpc(
+        small,
+        "ListTasks",
+        {"pageSize": 2, "pageToken": page["nextPageToken"], "includeArtifacts": True},
+    )["result"]
     assert [t["id"] for t in last["tasks"]] == ids[:1] and last["nextPageToken"] == ""
     assert last["tasks"][0]["artifacts"]
     none = rpc(small, "ListTasks", {"status": "TASK_STATE_WORKING"})["result"]
@@ -155,12 +186,16 @@ def test_list_tasks_filters_and_pages(small):
 def test_version_header(small):
     ok = rpc(small, "SendMessage", {"message": user_message("Ok?")}, headers={"A2A-Version": "1.1"})
     assert "result" in ok
-    bad = rpc(small, "SendMessage", {"message": user_message("Ok?")}, headers={"A2A-Version": "99.0"})
+    bad = rpc(
+        small, "SendMessage", {"message": user_message("Ok?")}, headers={"A2A-Version": "99.0"}
+    )
     assert error_of(bad)["code"] == -32009
     old = rpc(small, "GetTask", {"id": "x"}, headers={"A2A-Version": "0.3"})
     assert error_of(old)["code"] == -32009
-    response = small.post("/?A2A-Version=2.0", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask",
-                                                    "params": {"id": "x"}})
+    response = small.post(
+        "/?A2A-Version=2.0",
+        json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}},
+    )
     assert error_of(response.get_json())["code"] == -32009
 
 
@@ -182,5 +217,6 @@ def test_unmatched_call_is_an_error_with_the_near_miss_report(small):
     assert report["@type"] == "type.googleapis.com/mockagent.v1.NearMissReport"
     assert report["closest"][0]["interaction"] == "question"
     assert report["closest"][0]["mismatches"] == [
-        {"path": "message.parts[0].text", "expected": 'endswith "?"', "actual": '"Hello"'}]
+        {"path": "message.parts[0].text", "expected": 'endswith "?"', "actual": '"Hello"'}
+    ]
     assert 'message.parts[0].text: endswith "?" ≠ "Hello"' in error["message"]

@@ -33,7 +33,10 @@ def test_send_get_cancel_list(small):
     assert polled["status"]["state"] == "TASK_STATE_WORKING" and "history" not in polled
     waiting = send(small, "wait").get_json()["task"]
     canceled = small.post(f"/tasks/{waiting['id']}:cancel", headers=V1)  # no body, as the TCK sends
-    assert canceled.status_code == 200 and canceled.get_json()["status"]["state"] == "TASK_STATE_CANCELED"
+    assert (
+        canceled.status_code == 200
+        and canceled.get_json()["status"]["state"] == "TASK_STATE_CANCELED"
+    )
     listed = small.get(f"/tasks?contextId={waiting['contextId']}&pageSize=5", headers=V1).get_json()
     assert [t["id"] for t in listed["tasks"]] == [waiting["id"]]
     assert listed["nextPageToken"] == "" and listed["pageSize"] == 5
@@ -63,7 +66,9 @@ def test_google_ces_task_routes_under_tenant(small):
 def test_subscribe_accepts_get_and_post(small):
     task = send(small, "wait").get_json()["task"]
     for method in (small.get, small.post):
-        status_error(method(f"/tasks/{task['id']}:subscribe", headers=V1), 400, "UNSUPPORTED_OPERATION")
+        status_error(
+            method(f"/tasks/{task['id']}:subscribe", headers=V1), 400, "UNSUPPORTED_OPERATION"
+        )
 
 
 def test_errors(small):
@@ -73,16 +78,31 @@ def test_errors(small):
     status_error(small.post("/message:send", json={}, headers=V1), 400, "INVALID_PARAMS")
     status_error(small.get("/tasks?historyLength=-1", headers=V1), 400, "INVALID_PARAMS")
     status_error(small.get("/tasks?pageSize=abc", headers=V1), 400, "INVALID_PARAMS")
-    status_error(small.post("/message:send", data="hi", headers={**V1, "Content-Type": "text/plain"}),
-                 415, "CONTENT_TYPE_NOT_SUPPORTED")
-    bad_json = small.post("/message:send", data="{bad", headers={**V1, "Content-Type": "application/json"})
-    assert bad_json.status_code == 400 and bad_json.get_json()["error"]["status"] == "INVALID_ARGUMENT"
-    status_error(small.post("/message:send", json={"message": user_message("Ok?")},
-                            headers={"A2A-Version": "99.0"}), 400, "VERSION_NOT_SUPPORTED")
+    status_error(
+        small.post("/message:send", data="hi", headers={**V1, "Content-Type": "text/plain"}),
+        415,
+        "CONTENT_TYPE_NOT_SUPPORTED",
+    )
+    bad_json = small.post(
+        "/message:send", data="{bad", headers={**V1, "Content-Type": "application/json"}
+    )
+    assert (
+        bad_json.status_code == 400 and bad_json.get_json()["error"]["status"] == "INVALID_ARGUMENT"
+    )
+    status_error(
+        small.post(
+            "/message:send", json={"message": user_message("Ok?")}, headers={"A2A-Version": "99.0"}
+        ),
+        400,
+        "VERSION_NOT_SUPPORTED",
+    )
     status_error(small.get("/no/such/route", headers=V1), 404, "METHOD_NOT_FOUND")
     status_error(small.delete("/message:send", headers=V1), 405, "METHOD_NOT_FOUND")
-    status_error(small.get("/tasks/x/pushNotificationConfigs", headers=V1), 400,
-                 "PUSH_NOTIFICATION_NOT_SUPPORTED")
+    status_error(
+        small.get("/tasks/x/pushNotificationConfigs", headers=V1),
+        400,
+        "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    )
 
 
 def test_unmatched_message_is_a_400_with_the_report(small):
@@ -95,7 +115,9 @@ def test_unmatched_message_is_a_400_with_the_report(small):
 def test_extended_card_route(small, kit):
     card = small.get("/extendedAgentCard", headers=V1).get_json()
     assert [s["id"] for s in card["skills"]] == ["admin"]
-    status_error(kit.get("/test-runner/extendedAgentCard", headers=V1), 400, "UNSUPPORTED_OPERATION")
+    status_error(
+        kit.get("/test-runner/extendedAgentCard", headers=V1), 400, "UNSUPPORTED_OPERATION"
+    )
 
 
 def test_unknown_agent_in_a_folder(kit):

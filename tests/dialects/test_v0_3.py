@@ -16,16 +16,29 @@ RUN = "Run the tests at 9f3c2e1"
 
 
 def v03_message(text: str, message_id: str = "m-1", **extra: Any) -> dict[str, Any]:
-    return {"kind": "message", "messageId": message_id, "role": "user",
-            "parts": [{"kind": "text", "text": text}], **extra}
+    return {
+        "kind": "message",
+        "messageId": message_id,
+        "role": "user",
+        "parts": [{"kind": "text", "text": text}],
+        **extra,
+    }
 
 
-def call(client, method: str, params: Any = None, *, path: str = "/test-runner/",
-         headers: dict[str, str] | None = None) -> Any:
+def call(
+    client,
+    method: str,
+    params: Any = None,
+    *,
+    path: str = "/test-runner/",
+    headers: dict[str, str] | None = None,
+) -> Any:
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": "r1", "method": method}
     if params is not None:
         body["params"] = params
-    return client.post(path, data=json.dumps(body), headers={"Content-Type": "application/json", **(headers or {})})
+    return client.post(
+        path, data=json.dumps(body), headers={"Content-Type": "application/json", **(headers or {})}
+    )
 
 
 def rpc(client, method: str, params: Any = None, **kwargs: Any) -> dict[str, Any]:
@@ -41,7 +54,9 @@ def events_of(response) -> list[dict[str, Any]]:
     assert response.status_code == 200
     assert response.headers["Content-Type"].startswith("text/event-stream")
     text = response.get_data(as_text=True)
-    return [json.loads(line[len("data: "):]) for line in text.splitlines() if line.startswith("data: ")]
+    return [
+        json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
+    ]
 
 
 def assert_v03_parts(parts: list[dict[str, Any]]) -> None:
@@ -50,11 +65,16 @@ def assert_v03_parts(parts: list[dict[str, Any]]) -> None:
 
 
 def test_message_send_blocks_and_returns_the_bare_task(kit):
-    reply = rpc(kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": True}})
+    reply = rpc(
+        kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": True}}
+    )
     task = reply["result"]
     assert task["kind"] == "task" and "task" not in task
     assert task["status"]["state"] == "completed"
-    assert task["status"]["message"]["role"] == "agent" and task["status"]["message"]["kind"] == "message"
+    assert (
+        task["status"]["message"]["role"] == "agent"
+        and task["status"]["message"]["kind"] == "message"
+    )
     assert task["status"]["message"]["parts"] == [{"kind": "text", "text": "1 failed, 11 passed"}]
     [log, summary] = task["artifacts"]
     assert log["artifactId"] == "test-log" and len(log["parts"]) == 5
@@ -65,7 +85,9 @@ def test_message_send_blocks_and_returns_the_bare_task(kit):
 
 
 def test_non_blocking_send_then_tasks_get_polls(kit):
-    task = rpc(kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": False}})["result"]
+    task = rpc(
+        kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": False}}
+    )["result"]
     assert task["status"]["state"] == "submitted"
     got = rpc(kit, "tasks/get", {"id": task["id"], "historyLength": 0})["result"]
     assert got["kind"] == "task" and got["id"] == task["id"]
@@ -75,21 +97,34 @@ def test_non_blocking_send_then_tasks_get_polls(kit):
 def test_the_version_header_may_be_missing_or_0_3_but_not_1_0(kit):
     for headers in ({}, {"A2A-Version": "0.3"}, {"a2a-version": "0.3.0"}):
         assert "result" in rpc(kit, "message/send", {"message": v03_message(RUN)}, headers=headers)
-    error = rpc(kit, "message/send", {"message": v03_message(RUN)}, headers={"A2A-Version": "1.0"})["error"]
+    error = rpc(kit, "message/send", {"message": v03_message(RUN)}, headers={"A2A-Version": "1.0"})[
+        "error"
+    ]
     assert error["code"] == -32603  # VersionNotSupported is newer than v0.3
-    error = rpc(kit, "SendMessage", {"message": v03_message(RUN)}, headers={"A2A-Version": "0.3"})["error"]
+    error = rpc(kit, "SendMessage", {"message": v03_message(RUN)}, headers={"A2A-Version": "0.3"})[
+        "error"
+    ]
     assert error["code"] == -32009  # a v1.0 method with a v0.3 header, as before
 
 
 def test_message_stream_has_kinds_and_final(kit):
-    events = [e["result"] for e in events_of(call(kit, "message/stream", {"message": v03_message(RUN)}))]
-    assert [e["kind"] for e in events] == ["task", "status-update"] + ["artifact-update"] * 6 + ["status-update"]
+    events = [
+        e["result"] for e in events_of(call(kit, "message/stream", {"message": v03_message(RUN)}))
+    ]
+    assert [e["kind"] for e in events] == ["task", "status-update"] + ["artifact-update"] * 6 + [
+        "status-update"
+    ]
     assert events[0]["status"]["state"] == "submitted"
     assert [e["final"] for e in events if e["kind"] == "status-update"] == [False, True]
     assert events[-1]["status"]["state"] == "completed"
     chunks = [e for e in events if e["kind"] == "artifact-update"]
     assert [(c["append"], c["lastChunk"]) for c in chunks[:5]] == [
-        (False, False), (True, False), (True, False), (True, False), (True, True)]
+        (False, False),
+        (True, False),
+        (True, False),
+        (True, False),
+        (True, True),
+    ]
     assert all(e["taskId"] == events[0]["id"] for e in events[1:])
 
 
@@ -101,7 +136,9 @@ def test_stream_errors_are_sse_too(kit):
 
 
 def test_resubscribe_starts_with_the_task(kit):
-    task = rpc(kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": False}})["result"]
+    task = rpc(
+        kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": False}}
+    )["result"]
     events = [e["result"] for e in events_of(call(kit, "tasks/resubscribe", {"id": task["id"]}))]
     assert events[0]["kind"] == "task" and events[0]["id"] == task["id"]
     assert events[-1]["kind"] == "status-update" and events[-1]["final"] is True
@@ -110,19 +147,24 @@ def test_resubscribe_starts_with_the_task(kit):
 
 def test_v03_parts_reach_the_matchers_as_v1_parts(kit):
     message = v03_message(RUN)
-    message["parts"] += [{"kind": "file", "file": {"bytes": "dGNr", "mimeType": "text/plain", "name": "a.txt"}},
-                         {"kind": "file", "file": {"uri": "https://example.com/x.png"}},
-                         {"kind": "data", "data": {"k": 1}}]
+    message["parts"] += [
+        {"kind": "file", "file": {"bytes": "dGNr", "mimeType": "text/plain", "name": "a.txt"}},
+        {"kind": "file", "file": {"uri": "https://example.com/x.png"}},
+        {"kind": "data", "data": {"k": 1}},
+    ]
     task = rpc(kit, "message/send", {"message": message})["result"]
     assert task["status"]["state"] == "completed"
     assert task["history"][0]["parts"][1:] == [
         {"kind": "file", "file": {"bytes": "dGNr", "mimeType": "text/plain", "name": "a.txt"}},
         {"kind": "file", "file": {"uri": "https://example.com/x.png"}},
-        {"kind": "data", "data": {"k": 1}}]
+        {"kind": "data", "data": {"k": 1}},
+    ]
 
 
 def test_cancel_and_errors_keep_v03_codes(kit):
-    task = rpc(kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": False}})["result"]
+    task = rpc(
+        kit, "message/send", {"message": v03_message(RUN), "configuration": {"blocking": False}}
+    )["result"]
     canceled = rpc(kit, "tasks/cancel", {"id": task["id"]})["result"]
     assert canceled["kind"] == "task" and canceled["status"]["state"] == "canceled"
     assert rpc(kit, "tasks/cancel", {"id": task["id"]})["error"]["code"] == -32002
@@ -132,15 +174,30 @@ def test_cancel_and_errors_keep_v03_codes(kit):
 
 def test_push_config_crud_in_v03_shapes(kit):
     task = rpc(kit, "message/send", {"message": v03_message(RUN)})["result"]
-    config = {"id": "c1", "url": "http://example.com/hook", "token": "t",
-              "authentication": {"schemes": ["Bearer"], "credentials": "secret"}}
-    created = rpc(kit, "tasks/pushNotificationConfig/set",
-                  {"taskId": task["id"], "pushNotificationConfig": config})["result"]
+    config = {
+        "id": "c1",
+        "url": "http://example.com/hook",
+        "token": "t",
+        "authentication": {"schemes": ["Bearer"], "credentials": "secret"},
+    }
+    created = rpc(
+        kit,
+        "tasks/pushNotificationConfig/set",
+        {"taskId": task["id"], "pushNotificationConfig": config},
+    )["result"]
     assert created == {"taskId": task["id"], "pushNotificationConfig": config}
-    got = rpc(kit, "tasks/pushNotificationConfig/get", {"id": task["id"], "pushNotificationConfigId": "c1"})
+    got = rpc(
+        kit,
+        "tasks/pushNotificationConfig/get",
+        {"id": task["id"], "pushNotificationConfigId": "c1"},
+    )
     assert got["result"] == created
     assert rpc(kit, "tasks/pushNotificationConfig/list", {"id": task["id"]})["result"] == [created]
-    deleted = rpc(kit, "tasks/pushNotificationConfig/delete", {"id": task["id"], "pushNotificationConfigId": "c1"})
+    deleted = rpc(
+        kit,
+        "tasks/pushNotificationConfig/delete",
+        {"id": task["id"], "pushNotificationConfigId": "c1"},
+    )
     assert "result" in deleted and deleted["result"] is None
     assert rpc(kit, "tasks/pushNotificationConfig/list", {"id": task["id"]})["result"] == []
 
@@ -172,8 +229,14 @@ def test_the_v03_card_mode_is_opt_in(kit, small_v03):
     card = small_v03.get("/.well-known/agent-card.json").get_json()
     assert card["protocolVersion"] == "0.3.0" and card["preferredTransport"] == "JSONRPC"
     assert card["url"] == card["supportedInterfaces"][0]["url"]
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"},
-                                            {"url": card["url"], "transport": "HTTP+JSON"}]  # REST: /v1/
+    assert card["additionalInterfaces"] == [
+        {"url": card["url"], "transport": "JSONRPC"},
+        {"url": card["url"], "transport": "HTTP+JSON"},
+    ]  # REST: /v1/
     assert card["supportsAuthenticatedExtendedCard"] is True
     assert [(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]] == [
-        ("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
+        ("JSONRPC", "1.0"),
+        ("HTTP+JSON", "1.0"),
+        ("JSONRPC", "0.3"),
+        ("HTTP+JSON", "0.3"),
+    ]

@@ -35,19 +35,25 @@ def events_of(response) -> list[dict[str, Any]]:
     assert response.status_code == 200, response.data
     assert response.headers["Content-Type"].startswith("text/event-stream")
     text = response.get_data(as_text=True)
-    return [json.loads(line[len("data: "):]) for line in text.splitlines() if line.startswith("data: ")]
+    return [
+        json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
+    ]
 
 
 def assert_v03_proto(value: Any) -> None:
     """No v0.3 JSON-RPC or v1.0-only shapes: no `kind`, no `parts` in messages, no lowercase states."""
     text = json.dumps(value)
-    assert '"kind"' not in text and "TASK_STATE_CANCELED\"" not in text, text
+    assert '"kind"' not in text and 'TASK_STATE_CANCELED"' not in text, text
     for state in ("submitted", "working", "completed"):
         assert f'"state": "{state}"' not in text
 
 
 def test_message_send_blocks_and_answers_in_v03_proto_json(kit):
-    response = post(kit, "/v1/message:send", {"request": proto_message(RUN), "configuration": {"blocking": True}})
+    response = post(
+        kit,
+        "/v1/message:send",
+        {"request": proto_message(RUN), "configuration": {"blocking": True}},
+    )
     assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
     body = response.get_json()
     assert list(body) == ["task"]
@@ -59,18 +65,29 @@ def test_message_send_blocks_and_answers_in_v03_proto_json(kit):
     [log, summary] = task["artifacts"]
     assert log["artifactId"] == "test-log" and len(log["parts"]) == 5
     assert summary["parts"] == [{"data": {"data": {"passed": 11, "failed": 1}}}]
-    assert task["history"][0]["role"] == "ROLE_USER" and task["history"][0]["content"] == [{"text": RUN}]
+    assert task["history"][0]["role"] == "ROLE_USER" and task["history"][0]["content"] == [
+        {"text": RUN}
+    ]
     assert_v03_proto(body)
 
 
 def test_get_and_cancel_say_task_state_cancelled(kit):
     # proto3 JSON leaves out `blocking: false`: a configuration without it is non-blocking
-    task = post(kit, "/v1/message:send", {"message": proto_message(RUN), "configuration": {}}).get_json()["task"]
+    task = post(
+        kit, "/v1/message:send", {"message": proto_message(RUN), "configuration": {}}
+    ).get_json()["task"]
     assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
-    got = kit.get(f"/test-runner/v1/tasks/{task['id']}?historyLength=0", headers={"A2A-Version": "0.3"})
+    got = kit.get(
+        f"/test-runner/v1/tasks/{task['id']}?historyLength=0", headers={"A2A-Version": "0.3"}
+    )
     assert got.status_code == 200 and got.get_json()["id"] == task["id"]
-    assert got.get_json()["status"]["state"] == "TASK_STATE_WORKING" and "history" not in got.get_json()
-    canceled = post(kit, f"/v1/tasks/{task['id']}:cancel", {"name": f"tasks/{task['id']}"}).get_json()
+    assert (
+        got.get_json()["status"]["state"] == "TASK_STATE_WORKING"
+        and "history" not in got.get_json()
+    )
+    canceled = post(
+        kit, f"/v1/tasks/{task['id']}:cancel", {"name": f"tasks/{task['id']}"}
+    ).get_json()
     assert canceled["id"] == task["id"] and canceled["status"]["state"] == "TASK_STATE_CANCELLED"
     again = post(kit, f"/v1/tasks/{task['id']}:cancel")
     assert again.status_code == 400 and again.get_json()["type"] == "TaskNotCancelableError"
@@ -79,7 +96,10 @@ def test_get_and_cancel_say_task_state_cancelled(kit):
 def test_errors_carry_the_sdk_error_type(kit):
     missing = kit.get("/test-runner/v1/tasks/no-such-task")  # no header at all: v0.3 by the spec
     assert missing.status_code == 404
-    assert missing.get_json() == {"message": missing.get_json()["message"], "type": "TaskNotFoundError"}
+    assert missing.get_json() == {
+        "message": missing.get_json()["message"],
+        "type": "TaskNotFoundError",
+    }
     invalid = post(kit, "/v1/message:send", {})
     assert invalid.status_code == 400 and invalid.get_json()["type"] == "InvalidParamsError"
     wrong_verb = kit.delete("/test-runner/v1/message:send")
@@ -88,7 +108,9 @@ def test_errors_carry_the_sdk_error_type(kit):
 
 def test_stream_has_final_and_proto_events(kit):
     events = events_of(post(kit, "/v1/message:stream", {"request": proto_message(RUN)}))
-    assert [next(iter(e)) for e in events] == ["task", "statusUpdate"] + ["artifactUpdate"] * 6 + ["statusUpdate"]
+    assert [next(iter(e)) for e in events] == ["task", "statusUpdate"] + ["artifactUpdate"] * 6 + [
+        "statusUpdate"
+    ]
     assert events[-1]["statusUpdate"]["final"] is True
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert "final" not in events[1]["statusUpdate"]  # proto3: false is left out
@@ -97,23 +119,41 @@ def test_stream_has_final_and_proto_events(kit):
 
 
 def test_subscribe_by_get_and_post(kit):
-    task = post(kit, "/v1/message:send", {"request": proto_message(RUN), "configuration": {}}).get_json()["task"]
-    events = events_of(kit.get(f"/test-runner/v1/tasks/{task['id']}:subscribe", headers={"A2A-Version": "0.3"}))
+    task = post(
+        kit, "/v1/message:send", {"request": proto_message(RUN), "configuration": {}}
+    ).get_json()["task"]
+    events = events_of(
+        kit.get(f"/test-runner/v1/tasks/{task['id']}:subscribe", headers={"A2A-Version": "0.3"})
+    )
     assert "task" in events[0] and events[-1]["statusUpdate"]["final"] is True
     finished = post(kit, f"/v1/tasks/{task['id']}:subscribe")
-    assert finished.status_code == 400 and finished.get_json()["type"] == "UnsupportedOperationError"
+    assert (
+        finished.status_code == 400 and finished.get_json()["type"] == "UnsupportedOperationError"
+    )
 
 
 def test_push_config_crud_in_v03_shapes(kit):
-    task = post(kit, "/v1/message:send", {"request": proto_message(RUN), "configuration": {}}).get_json()["task"]
+    task = post(
+        kit, "/v1/message:send", {"request": proto_message(RUN), "configuration": {}}
+    ).get_json()["task"]
     base = f"/v1/tasks/{task['id']}/pushNotificationConfigs"
-    inner = {"id": "cfg-1", "url": "https://example.com/hook", "token": "tok",
-             "authentication": {"schemes": ["Bearer"], "credentials": "secret"}}
-    body = {"parent": f"tasks/{task['id']}", "config_id": "cfg-1",
-            "config": {"push_notification_config": inner}}
+    inner = {
+        "id": "cfg-1",
+        "url": "https://example.com/hook",
+        "token": "tok",
+        "authentication": {"schemes": ["Bearer"], "credentials": "secret"},
+    }
+    body = {
+        "parent": f"tasks/{task['id']}",
+        "config_id": "cfg-1",
+        "config": {"push_notification_config": inner},
+    }
     created = post(kit, base, body)
     assert created.status_code == 200, created.data
-    expected = {"name": f"tasks/{task['id']}/pushNotificationConfigs/cfg-1", "pushNotificationConfig": inner}
+    expected = {
+        "name": f"tasks/{task['id']}/pushNotificationConfigs/cfg-1",
+        "pushNotificationConfig": inner,
+    }
     assert created.get_json() == expected
     headers = {"A2A-Version": "0.3"}
     assert kit.get(f"/test-runner{base}/cfg-1", headers=headers).get_json() == expected
@@ -128,7 +168,10 @@ def test_card_route(tmp_path):
     client = create_app(path).test_client()
     card = client.get("/v1/card", headers={"A2A-Version": "0.3"})
     assert card.status_code == 200, card.data
-    assert card.get_json()["protocolVersion"] == "0.3.0" and card.get_json()["preferredTransport"] == "JSONRPC"
+    assert (
+        card.get_json()["protocolVersion"] == "0.3.0"
+        and card.get_json()["preferredTransport"] == "JSONRPC"
+    )
     assert [s["id"] for s in card.get_json()["skills"]] == ["admin"]  # the extended card's
 
 
@@ -139,14 +182,23 @@ def test_v1_prefix_with_a_1_0_header_is_a_tenant(tmp_path):
     path.write_text(SMALL)
     client = create_app(path).test_client()
     v10 = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Is it?"}]}
-    answer = client.post("/v1/message:send", data=json.dumps({"message": v10}),
-                         headers={"Content-Type": "application/json", "A2A-Version": "1.0"})
+    answer = client.post(
+        "/v1/message:send",
+        data=json.dumps({"message": v10}),
+        headers={"Content-Type": "application/json", "A2A-Version": "1.0"},
+    )
     assert answer.status_code == 200 and answer.get_json()["message"]["parts"] == [{"text": "Yes."}]
-    ces = client.post("/v1/projects/p/locations/l/apps/a/message:send", data=json.dumps({"message": v10}),
-                      headers={"Content-Type": "application/json"})
+    ces = client.post(
+        "/v1/projects/p/locations/l/apps/a/message:send",
+        data=json.dumps({"message": v10}),
+        headers={"Content-Type": "application/json"},
+    )
     assert ces.status_code == 200 and ces.get_json()["message"]["parts"] == [{"text": "Yes."}]
-    v03 = client.post("/v1/message:send", data=json.dumps({"request": proto_message("Is it?")}),
-                      headers={"Content-Type": "application/json"})
+    v03 = client.post(
+        "/v1/message:send",
+        data=json.dumps({"request": proto_message("Is it?")}),
+        headers={"Content-Type": "application/json"},
+    )
     assert v03.status_code == 200 and v03.get_json()["message"]["content"] == [{"text": "Yes."}]
 
 
@@ -167,8 +219,12 @@ def _compat_client(url: str, streaming: bool):
         async with httpx.AsyncClient() as http:
             card = await A2ACardResolver(http, url).get_agent_card()
         del card.supported_interfaces[:]
-        card.supported_interfaces.append(AgentInterface(url=url, protocol_binding="HTTP+JSON", protocol_version="0.3"))
-        return await create_client(card, ClientConfig(streaming=streaming, supported_protocol_bindings=["HTTP+JSON"]))
+        card.supported_interfaces.append(
+            AgentInterface(url=url, protocol_binding="HTTP+JSON", protocol_version="0.3")
+        )
+        return await create_client(
+            card, ClientConfig(streaming=streaming, supported_protocol_bindings=["HTTP+JSON"])
+        )
 
     return make
 
@@ -193,19 +249,33 @@ def test_a2a_sdk_compat_rest_transport(live_kit):
     async def scenario():
         async with await _compat_client(live_kit, streaming=False)() as client:
             assert type(client._transport).__name__ == "CompatRestTransport"  # noqa: SLF001
-            [sent] = [r async for r in client.send_message(SendMessageRequest(message=message(RUN, 1)))]
+            [sent] = [
+                r async for r in client.send_message(SendMessageRequest(message=message(RUN, 1)))
+            ]
             got = await client.get_task(GetTaskRequest(id=sent.task.id))
             config = SendMessageConfiguration(return_immediately=True)
-            [started] = [r async for r in client.send_message(
-                SendMessageRequest(message=message(RUN, 2), configuration=config))]
+            [started] = [
+                r
+                async for r in client.send_message(
+                    SendMessageRequest(message=message(RUN, 2), configuration=config)
+                )
+            ]
             canceled = await client.cancel_task(CancelTaskRequest(id=started.task.id))
             with pytest.raises(TaskNotFoundError):
                 await client.get_task(GetTaskRequest(id="no-such-task"))
         async with await _compat_client(live_kit, streaming=True)() as client:
-            streamed = [r async for r in client.send_message(SendMessageRequest(message=message(RUN, 3)))]
-            [fresh] = [r async for r in (await _compat_client(live_kit, streaming=False)()).send_message(
-                SendMessageRequest(message=message(RUN, 4), configuration=config))]
-            resubscribed = [e async for e in client.subscribe(SubscribeToTaskRequest(id=fresh.task.id))]
+            streamed = [
+                r async for r in client.send_message(SendMessageRequest(message=message(RUN, 3)))
+            ]
+            [fresh] = [
+                r
+                async for r in (await _compat_client(live_kit, streaming=False)()).send_message(
+                    SendMessageRequest(message=message(RUN, 4), configuration=config)
+                )
+            ]
+            resubscribed = [
+                e async for e in client.subscribe(SubscribeToTaskRequest(id=fresh.task.id))
+            ]
         return sent.task, got, started.task, canceled, streamed, resubscribed
 
     sent, got, started, canceled, streamed, resubscribed = asyncio.run(scenario())

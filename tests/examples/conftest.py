@@ -22,8 +22,9 @@ def readme() -> Readme:
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`mockagent serve cassettes/kit` on a free port, from the repository root."""
-    served = start(["serve", "cassettes/kit", "--port", "0"],
-                   tmp_path_factory.mktemp("kit") / "stderr.log")
+    served = start(
+        ["serve", "cassettes/kit", "--port", "0"], tmp_path_factory.mktemp("kit") / "stderr.log"
+    )
     try:
         yield served
     finally:

@@ -35,14 +35,21 @@ from tests.helpers.readme import (
 HEADERS = {"A2A-Version": "1.0"}
 HTTP = httpx.Client(timeout=10.0, trust_env=False)
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-needs_curl = pytest.mark.skipif(shutil.which("curl") is None,
-                                reason="curl is not installed: the README's curl calls cannot run")
+needs_curl = pytest.mark.skipif(
+    shutil.which("curl") is None, reason="curl is not installed: the README's curl calls cannot run"
+)
 
 
 def curl(command: str, server: Served) -> Any:
     """Run one of the README's curl command lines against `server`; its JSON answer."""
-    done = subprocess.run(["bash", "-c", command.replace(README_URL, server.url)], env=local_env(),
-                          capture_output=True, text=True, timeout=30, check=True)
+    done = subprocess.run(
+        ["bash", "-c", command.replace(README_URL, server.url)],
+        env=local_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -68,7 +75,8 @@ def test_readme_starts_with_the_two_commands(readme: Readme) -> None:
 def test_serve_prints_each_agent_then_ready(kit: Served) -> None:
     lines = kit.stdout.splitlines()
     assert [line.split()[:2] for line in lines[:-1]] == [
-        [name, f"{kit.url}/{name}/"] for name in ("code-reviewer", "deployer", "test-runner")]
+        [name, f"{kit.url}/{name}/"] for name in ("code-reviewer", "deployer", "test-runner")
+    ]
     assert lines[-1].startswith(f"mockagent ready on {kit.url}")
 
 
@@ -101,8 +109,9 @@ def test_a2a_sdk_client_prints_the_finished_task(readme: Readme, kit: Served, bi
     source = readme.block("python", "create_client").text.replace(README_URL, kit.url)
     assert 'supported_protocol_bindings=["JSONRPC"]' in source
     source = source.replace('["JSONRPC"]', json.dumps([binding]))
-    done = subprocess.run([sys.executable, "-c", source], env=local_env(), capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", source], env=local_env(), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     shown = re.search(r"# prints: (.+)", source)  # the README's comment on the print call
     assert shown is not None, "the client example should say what it prints"
@@ -111,11 +120,22 @@ def test_a2a_sdk_client_prints_the_finished_task(readme: Readme, kit: Served, bi
 
 def test_near_miss_report_is_the_servers(readme: Readme, kit: Served) -> None:
     shown = readme.block("", "No interaction in").text.rstrip("\n")
-    answer = HTTP.post(f"{kit.url}/code-reviewer/", headers=HEADERS, json={
-        "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-        "params": {"message": {"messageId": "m1", "role": "ROLE_USER",
-                               "parts": [{"text": "Please review my change"}]}},
-    }).json()
+    answer = HTTP.post(
+        f"{kit.url}/code-reviewer/",
+        headers=HEADERS,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": "m1",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Please review my change"}],
+                }
+            },
+        },
+    ).json()
     error = answer["error"]
     assert error["code"] == -32004
     assert error["message"] == shown
@@ -149,29 +169,56 @@ def test_pytest_example_needs_only_what_the_readme_installs(readme: Readme) -> N
     named = shlex.split(install.split("pip install", 1)[1].split("#")[0])
     assert {"mockagent", "pytest"} <= set(named)
     example = readme.block("python", "@pytest.mark.mockagent(").text
-    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(example))
-                if isinstance(node, ast.Import) for alias in node.names}
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(example))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     comes_with_mockagent = {re.split(r"[\s<>=!~\[;]", dep, maxsplit=1)[0] for dep in declared}
     assert imported - set(named) - {"mockagent"} <= comes_with_mockagent
 
 
-def test_record_command_records_what_it_forwards(readme: Readme, kit: Served,
-                                                  tmp_path: Path) -> None:
+def test_record_command_records_what_it_forwards(
+    readme: Readme, kit: Served, tmp_path: Path
+) -> None:
     argv = shlex.split(readme.block("sh", "mockagent record").text, comments=True)
     assert argv[:2] == ["mockagent", "record"]
     options = dict(zip(argv[2::2], argv[3::2], strict=True))
     assert set(options) == {"--upstream", "--cassette", "--port"}
     cassette = tmp_path / Path(options["--cassette"]).name
-    recorder = start(["record", "--upstream", f"{kit.url}/code-reviewer", "--cassette",
-                      str(cassette), "--port", "0"], tmp_path / "stderr.log", cwd=tmp_path)
+    recorder = start(
+        [
+            "record",
+            "--upstream",
+            f"{kit.url}/code-reviewer",
+            "--cassette",
+            str(cassette),
+            "--port",
+            "0",
+        ],
+        tmp_path / "stderr.log",
+        cwd=tmp_path,
+    )
     try:
         assert f"point clients at {recorder.url}/" in recorder.stdout
-        answer = HTTP.post(f"{recorder.url}/", headers=HEADERS, json={
-            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-            "params": {"message": {"messageId": "m1", "role": "ROLE_USER",
-                                   "parts": [{"text": "Which languages do you review?"}]}},
-        }).json()
+        answer = HTTP.post(
+            f"{recorder.url}/",
+            headers=HEADERS,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {
+                    "message": {
+                        "messageId": "m1",
+                        "role": "ROLE_USER",
+                        "parts": [{"text": "Which languages do you review?"}],
+                    }
+                },
+            },
+        ).json()
     finally:
         printed = recorder.stop()
     assert f"wrote {cassette}" in printed, recorder.stderr.read_text()

@@ -52,8 +52,9 @@ def agentex(readme: Readme, tmp_path: Path) -> Iterator[ServerThread]:
     yield from serve_text(agentex_example(readme), tmp_path / "sync-agent.yaml")
 
 
-def send(url: str, *parts: dict[str, Any], return_immediately: bool = False,
-         **ids: str) -> dict[str, Any]:
+def send(
+    url: str, *parts: dict[str, Any], return_immediately: bool = False, **ids: str
+) -> dict[str, Any]:
     message = {"messageId": f"m{len(parts)}", "role": "ROLE_USER", "parts": list(parts), **ids}
     body: dict[str, Any] = {"message": message}
     if return_immediately:
@@ -87,10 +88,17 @@ def test_a2a_example_reviews_a_diff_after_asking_for_the_branch(a2a: ServerThrea
 
     done = send(url, {"text": "main"}, taskId=task["id"], contextId=task["contextId"])["task"]
     assert (done["id"], done["status"]["state"]) == (task["id"], "TASK_STATE_COMPLETED")
-    assert done["artifacts"] == [{"artifactId": "review", "name": "review.md",
-                                  "parts": [{"text": "LGTM", "mediaType": "text/markdown"}]}]
+    assert done["artifacts"] == [
+        {
+            "artifactId": "review",
+            "name": "review.md",
+            "parts": [{"text": "LGTM", "mediaType": "text/markdown"}],
+        }
+    ]
     assert [entry.interaction for entry in a2a.journal() if entry.operation == "SendMessage"] == [
-        "review", "base-branch"]
+        "review",
+        "base-branch",
+    ]
 
 
 def test_agentex_example_answers_the_official_client(agentex: ServerThread) -> None:
@@ -99,23 +107,31 @@ def test_agentex_example_answers_the_official_client(agentex: ServerThread) -> N
         # Any: the client's unions of content types say nothing this test checks.
         client: Any = Agentex(base_url=agentex.url, max_retries=0, http_client=http)
         answer = client.agents.send_message(
-            agent_name="echo-bot", params={"content": question, "task_name": "readme"})
+            agent_name="echo-bot", params={"content": question, "task_name": "readme"}
+        )
         assert [m.content.content for m in answer.result] == ["Hello! You asked a question."]
-        chunks = list(client.agents.send_message_stream(
-            agent_name="echo-bot", params={"content": question, "task_name": "readme"}))
+        chunks = list(
+            client.agents.send_message_stream(
+                agent_name="echo-bot", params={"content": question, "task_name": "readme"}
+            )
+        )
     deltas = [c.result.delta.text_delta for c in chunks if c.result.type == "delta"]
     assert deltas == ["Hel", "lo! ", "You asked a question."]  # the example's `deltas`
 
 
 def test_agentex_client_line_reaches_the_bundled_sync_agent(readme: Readme) -> None:
-    said = re.search(r'against `mockagent serve (\S+)`.*?`Agentex\(base_url="([^"]+)"\)`',
-                     readme.text, re.S)
+    said = re.search(
+        r'against `mockagent serve (\S+)`.*?`Agentex\(base_url="([^"]+)"\)`', readme.text, re.S
+    )
     assert said is not None, "the README should say how to point the Agentex client at mockagent"
     folder, base_url = said.groups()
-    with serve_in_thread(ROOT / folder, pace="instant") as server, \
-            httpx.Client(trust_env=False) as http:
-        client: Any = Agentex(base_url=base_url.replace(README_URL, server.url), max_retries=0,
-                              http_client=http)
+    with (
+        serve_in_thread(ROOT / folder, pace="instant") as server,
+        httpx.Client(trust_env=False) as http,
+    ):
+        client: Any = Agentex(
+            base_url=base_url.replace(README_URL, server.url), max_retries=0, http_client=http
+        )
         assert [agent.name for agent in client.agents.list()] == ["echo-bot"]
 
 
@@ -125,6 +141,11 @@ def test_lint_passes_the_readme_cassettes(readme: Readme, tmp_path: Path) -> Non
         path = tmp_path / f"{name}.yaml"
         path.write_text(example(readme), encoding="utf-8")
         paths.append(str(path))
-    done = subprocess.run([mockagent_command(), "lint", *paths], env=local_env(),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [mockagent_command(), "lint", *paths],
+        env=local_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert (done.returncode, done.stdout) == (0, "ok: 2 cassettes\n"), done.stderr

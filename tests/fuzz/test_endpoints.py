@@ -30,8 +30,11 @@ FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=list(Heal
 
 @pytest.fixture(scope="module")
 def clients() -> dict[str, FlaskClient]:
-    apps = {"kit": create_app(CASSETTES / "kit"), "agentex": create_app(CASSETTES / "agentex"),
-            "tck": create_app(CASSETTES / "conformance" / "tck.yaml")}
+    apps = {
+        "kit": create_app(CASSETTES / "kit"),
+        "agentex": create_app(CASSETTES / "agentex"),
+        "tck": create_app(CASSETTES / "conformance" / "tck.yaml"),
+    }
     yield {name: app.test_client() for name, app in apps.items()}
     for app in apps.values():
         app.extensions["mockagent"].close()
@@ -92,32 +95,76 @@ GETS = [
     ("agentex", "/_mockagent/deliveries"),
 ]
 ADMIN = "/_mockagent/"
-MOUNTS = {"kit": ["/deployer", "/code-reviewer"], "agentex": ["/sync-agent", "/async-agent"], "tck": [""]}
+MOUNTS = {
+    "kit": ["/deployer", "/code-reviewer"],
+    "agentex": ["/sync-agent", "/async-agent"],
+    "tck": [""],
+}
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=10,
 )
-RPC_METHODS = st.sampled_from(sorted(OPERATIONS) + sorted(v0_3.OPERATION_OF_METHOD) + sorted(AGENTEX_METHODS)) | st.text(max_size=12)
+RPC_METHODS = st.sampled_from(
+    sorted(OPERATIONS) + sorted(v0_3.OPERATION_OF_METHOD) + sorted(AGENTEX_METHODS)
+) | st.text(max_size=12)
 ENVELOPE = st.fixed_dictionaries(
     {"jsonrpc": st.sampled_from(["2.0", "1.0", 2]), "method": RPC_METHODS | JSON},
     optional={"id": st.integers() | st.text(max_size=4) | JSON, "params": JSON},
 )
-BODIES = (st.binary(max_size=48)
-          | JSON.map(lambda value: json.dumps(value).encode())
-          | ENVELOPE.map(lambda value: json.dumps(value).encode())
-          | st.text(max_size=24).map(lambda text: text.encode("utf-8", "surrogatepass")))
-CONTENT_TYPES = st.sampled_from([None, "application/json", "application/a2a+json", "application/json; charset=utf-8",
-                                 "text/plain", "application/xml", "multipart/form-data; boundary=x",
-                                 "application/x-www-form-urlencoded", "*/*", "application/json; charset=latin-1"])
-SEGMENT = st.text(st.characters(blacklist_characters="/?#%\\", blacklist_categories=("Cs", "Cc")),
-                  min_size=1, max_size=10).filter(lambda s: s not in (".", ".."))
+BODIES = (
+    st.binary(max_size=48)
+    | JSON.map(lambda value: json.dumps(value).encode())
+    | ENVELOPE.map(lambda value: json.dumps(value).encode())
+    | st.text(max_size=24).map(lambda text: text.encode("utf-8", "surrogatepass"))
+)
+CONTENT_TYPES = st.sampled_from(
+    [
+        None,
+        "application/json",
+        "application/a2a+json",
+        "application/json; charset=utf-8",
+        "text/plain",
+        "application/xml",
+        "multipart/form-data; boundary=x",
+        "application/x-www-form-urlencoded",
+        "*/*",
+        "application/json; charset=latin-1",
+    ]
+)
+SEGMENT = st.text(
+    st.characters(blacklist_characters="/?#%\\", blacklist_categories=("Cs", "Cc")),
+    min_size=1,
+    max_size=10,
+).filter(lambda s: s not in (".", ".."))
 QUERY = st.dictionaries(
-    st.sampled_from(["task_id", "agent_id", "agent_name", "limit", "page_number", "order_by", "status",
-                     "historyLength", "pageSize", "pageToken", "contextId", "includeArtifacts", "agent",
-                     "matched", "operation", "since"]) | st.text(max_size=6),
-    st.text(max_size=12), max_size=4)
+    st.sampled_from(
+        [
+            "task_id",
+            "agent_id",
+            "agent_name",
+            "limit",
+            "page_number",
+            "order_by",
+            "status",
+            "historyLength",
+            "pageSize",
+            "pageToken",
+            "contextId",
+            "includeArtifacts",
+            "agent",
+            "matched",
+            "operation",
+            "since",
+        ]
+    )
+    | st.text(max_size=6),
+    st.text(max_size=12),
+    max_size=4,
+)
 
 
 def kind_of(app: str, method: str, path: str) -> str:
@@ -126,7 +173,7 @@ def kind_of(app: str, method: str, path: str) -> str:
         return "admin"
     mounts = MOUNTS[app]
     mount = next((m for m in mounts if m and (path == m or path.startswith(m + "/"))), "")
-    sub = path[len(mount):]
+    sub = path[len(mount) :]
     if app == "agentex":
         if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
             return "agentex-rpc"
@@ -142,7 +189,11 @@ def assert_error(kind: str, body: Any) -> None:
     if kind in ("a2a-rpc", "agentex-rpc"):
         assert body["jsonrpc"] == "2.0" and "id" in body, body
         error = body["error"]
-        assert isinstance(error, dict) and isinstance(error["code"], int) and isinstance(error["message"], str), body
+        assert (
+            isinstance(error, dict)
+            and isinstance(error["code"], int)
+            and isinstance(error["message"], str)
+        ), body
     elif kind == "agentex-rest":
         assert isinstance(body["message"], str) and "data" in body, body
         assert isinstance(body.get("code", body.get("status_code")), int), body
@@ -150,7 +201,11 @@ def assert_error(kind: str, body: Any) -> None:
         assert isinstance(body["message"], str) and isinstance(body["type"], str), body
     else:  # a2a-rest: google.rpc.Status; admin: {"error": {code, message}}
         error = body["error"]
-        assert isinstance(error, dict) and isinstance(error["code"], int) and isinstance(error["message"], str), body
+        assert (
+            isinstance(error, dict)
+            and isinstance(error["code"], int)
+            and isinstance(error["message"], str)
+        ), body
 
 
 def answer(response: Any, kind: str, *, must_fail: bool = False) -> Any:
@@ -163,10 +218,15 @@ def answer(response: Any, kind: str, *, must_fail: bool = False) -> Any:
         assert len(events) == 1, text[:500]
         text = events[0]
     else:
-        assert response.mimetype == "application/json", (response.status_code, response.mimetype, text[:200])
+        assert response.mimetype == "application/json", (
+            response.status_code,
+            response.mimetype,
+            text[:200],
+        )
     body = json.loads(text)
-    failed = response.status_code >= 400 or (kind.endswith("-rpc") and isinstance(body, dict)
-                                              and body.get("error") is not None)
+    failed = response.status_code >= 400 or (
+        kind.endswith("-rpc") and isinstance(body, dict) and body.get("error") is not None
+    )
     if must_fail:
         assert failed, text[:500]
     if failed:
@@ -209,14 +269,21 @@ def test_any_body_on_any_post_endpoint(clients, endpoint, body, content_type):
 
 
 @FUZZ
-@given(endpoint=st.sampled_from([p for p in POSTS if kind_of(*p[:1], "POST", p[1]).endswith("-rpc")]),
-       envelope=ENVELOPE, request_id=st.integers(-5, 5) | st.text(max_size=4))
+@given(
+    endpoint=st.sampled_from([p for p in POSTS if kind_of(*p[:1], "POST", p[1]).endswith("-rpc")]),
+    envelope=ENVELOPE,
+    request_id=st.integers(-5, 5) | st.text(max_size=4),
+)
 def test_jsonrpc_random_methods_and_params(clients, endpoint, envelope, request_id):
     app, path = endpoint
     envelope = {**envelope, "id": request_id}
     response = clients[app].post(path, json=envelope)
     body = answer(response, kind_of(app, "POST", path))
-    if body.get("error") is not None and envelope["jsonrpc"] == "2.0" and isinstance(envelope.get("method"), str):
+    if (
+        body.get("error") is not None
+        and envelope["jsonrpc"] == "2.0"
+        and isinstance(envelope.get("method"), str)
+    ):
         assert body["id"] == request_id
 
 
@@ -229,10 +296,17 @@ def test_gets_with_random_ids_and_queries(clients, endpoint, segment, query):
 
 
 @FUZZ
-@given(app=st.sampled_from(sorted(MOUNTS)), method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
-       segments=st.lists(SEGMENT | st.sampled_from(["v1", "tasks", "agents", "rpc", "name", "message:send", "card"]),
-                         min_size=1, max_size=4),
-       under_admin=st.booleans(), body=BODIES)
+@given(
+    app=st.sampled_from(sorted(MOUNTS)),
+    method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
+    segments=st.lists(
+        SEGMENT | st.sampled_from(["v1", "tasks", "agents", "rpc", "name", "message:send", "card"]),
+        min_size=1,
+        max_size=4,
+    ),
+    under_admin=st.booleans(),
+    body=BODIES,
+)
 def test_unknown_paths_and_verbs(clients, app, method, segments, under_admin, body):
     root = ADMIN.rstrip("/") if under_admin else MOUNTS[app][0]
     path = root + "/" + "/".join(segments)
@@ -247,11 +321,24 @@ DEEP = b"[" * 10_000 + b"]" * 10_000
 def _huge_body(kind: str) -> bytes:
     if kind.endswith("-rpc"):
         method = "message/send" if kind == "agentex-rpc" else "SendMessage"
-        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
-                           "params": {"message": {"messageId": "m", "role": "ROLE_USER",
-                                                  "parts": [{"text": HUGE}]}}}).encode()
-    return json.dumps({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": HUGE}]},
-                       "path": HUGE, "agent": HUGE, "ms": HUGE}).encode()
+        return json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": method,
+                "params": {
+                    "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": HUGE}]}
+                },
+            }
+        ).encode()
+    return json.dumps(
+        {
+            "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": HUGE}]},
+            "path": HUGE,
+            "agent": HUGE,
+            "ms": HUGE,
+        }
+    ).encode()
 
 
 @pytest.mark.parametrize("endpoint", POSTS, ids=lambda p: f"{p[0]}:{p[1]}")
@@ -274,11 +361,15 @@ def test_huge_strings_are_answered(clients, endpoint):
     response.close()
 
 
-@pytest.mark.parametrize("endpoint", [p for p in POSTS if not p[1].startswith(ADMIN)], ids=lambda p: f"{p[0]}:{p[1]}")
+@pytest.mark.parametrize(
+    "endpoint", [p for p in POSTS if not p[1].startswith(ADMIN)], ids=lambda p: f"{p[0]}:{p[1]}"
+)
 def test_bad_utf8_is_refused(clients, endpoint):
     app, path = endpoint
     kind = kind_of(app, "POST", path)
-    answer(post(clients[app], path, b'{"a": "\xff\xfe\xc0"}', "application/json"), kind, must_fail=True)
+    answer(
+        post(clients[app], path, b'{"a": "\xff\xfe\xc0"}', "application/json"), kind, must_fail=True
+    )
 
 
 def test_kind_of_matches_the_routes():

@@ -21,17 +21,20 @@ def _write(tmp_path: Path, text: str, name: str = "hostile.yaml") -> Path:
     return path
 
 
-@pytest.mark.parametrize("payload", [
-    "!!python/object/apply:os.system ['touch {marker}']",
-    "!!python/object/apply:subprocess.check_output [['touch', '{marker}']]",
-    "!!python/object/new:os.system ['touch {marker}']",
-    "!!python/name:os.system",
-    "!!python/module:os",
-    "!!python/object:pathlib.Path {{}}",
-    "!<tag:yaml.org,2002:python/object/apply:os.system> ['touch {marker}']",
-    "!!binary aGVsbG8=",  # safe, but not a string: the schema refuses it
-    "!custom {{a: 1}}",
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "!!python/object/apply:os.system ['touch {marker}']",
+        "!!python/object/apply:subprocess.check_output [['touch', '{marker}']]",
+        "!!python/object/new:os.system ['touch {marker}']",
+        "!!python/name:os.system",
+        "!!python/module:os",
+        "!!python/object:pathlib.Path {{}}",
+        "!<tag:yaml.org,2002:python/object/apply:os.system> ['touch {marker}']",
+        "!!binary aGVsbG8=",  # safe, but not a string: the schema refuses it
+        "!custom {{a: 1}}",
+    ],
+)
 @pytest.mark.parametrize("where", ["top", "agent", "reply"])
 def test_object_constructing_tags_are_refused(tmp_path, payload, where):
     marker = tmp_path / "executed"
@@ -39,8 +42,10 @@ def test_object_constructing_tags_are_refused(tmp_path, payload, where):
     text = {
         "top": f"{value}\n",
         "agent": f"version: 1\nagent:\n  name: {value}\ninteractions: []\n",
-        "reply": ("version: 1\nagent: {name: a, description: d, skills: []}\ninteractions:\n"
-                  f"  - name: x\n    reply: {{message: {value}}}\n"),
+        "reply": (
+            "version: 1\nagent: {name: a, description: d, skills: []}\ninteractions:\n"
+            f"  - name: x\n    reply: {{message: {value}}}\n"
+        ),
     }[where]
     with pytest.raises(CassetteError):
         load_cassette(_write(tmp_path, text))
@@ -66,8 +71,17 @@ def test_bad_utf8_is_refused(tmp_path):
         load_cassette(path)
 
 
-@pytest.mark.parametrize("text", ["!!timestamp x\n", "version: !!int abc\n", "a: !!float x\n", "!!bool x\n",
-                                  "{!!timestamp x: 1}\n", "!!int\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "!!timestamp x\n",
+        "version: !!int abc\n",
+        "a: !!float x\n",
+        "!!bool x\n",
+        "{!!timestamp x: 1}\n",
+        "!!int\n",
+    ],
+)
 def test_bad_explicit_scalar_tags_are_a_cassette_error(tmp_path, text):
     with pytest.raises(CassetteError):
         load_cassette(_write(tmp_path, text))

@@ -102,8 +102,14 @@ class Served:
 def start(args: list[str], stderr: Path, cwd: Path = ROOT) -> Served:
     """Run `mockagent ARGS` and wait, polling its stdout, for the ready line."""
     with stderr.open("wb") as err:
-        process = subprocess.Popen([mockagent_command(), *args], cwd=cwd, env=local_env(),
-                                   stdout=subprocess.PIPE, stderr=err, bufsize=0)
+        process = subprocess.Popen(
+            [mockagent_command(), *args],
+            cwd=cwd,
+            env=local_env(),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            bufsize=0,
+        )
     assert process.stdout is not None
     # Raw reads, not readline: a buffered reader may hold the ready line while select() waits.
     printed = b""
@@ -116,13 +122,17 @@ def start(args: list[str], stderr: Path, cwd: Path = ROOT) -> Served:
             chunk = os.read(process.stdout.fileno(), 65536)
             if not chunk:  # it exited before it was ready
                 process.wait()
-                pytest.fail(f"mockagent {' '.join(args)} exited with {process.returncode}:\n"
-                            f"{printed.decode()}{stderr.read_text()}")
+                pytest.fail(
+                    f"mockagent {' '.join(args)} exited with {process.returncode}:\n"
+                    f"{printed.decode()}{stderr.read_text()}"
+                )
             printed += chunk
             ready = READY.search(printed.decode(errors="replace"))
             if ready and printed.endswith(b"\n"):
                 return Served(process, ready.group(1), printed.decode(), stderr)
     process.kill()
     process.wait()
-    pytest.fail(f"mockagent {' '.join(args)} printed no ready line in {START_TIMEOUT_S} s:\n"
-                f"{printed.decode()}{stderr.read_text()}")
+    pytest.fail(
+        f"mockagent {' '.join(args)} printed no ready line in {START_TIMEOUT_S} s:\n"
+        f"{printed.decode()}{stderr.read_text()}"
+    )

@@ -53,7 +53,9 @@ def test_a_question_gets_a_direct_message_and_no_task(kit: Kit) -> None:
     assert list(listed.tasks) == [], "a direct reply creates no task"
     entries = journal_since(kit, "code-reviewer", before)
     assert [(e.operation, e.interaction, e.matched) for e in entries][0] == (
-        "SendMessage", "languages", True,
+        "SendMessage",
+        "languages",
+        True,
     )
     assert entries[0].binding == kit.binding
 
@@ -119,9 +121,13 @@ def test_a_follow_up_with_another_context_id_is_invalid(kit: Kit) -> None:
 def test_a_message_to_a_completed_task_is_an_unsupported_operation(kit: Kit) -> None:
     async def scenario(client: Client):
         asked = await send_task(client, kit.message("Please review this change", diff_part()))
-        done = await send_task(client, kit.message("main", task_id=asked.id, context_id=asked.context_id))
+        done = await send_task(
+            client, kit.message("main", task_id=asked.id, context_id=asked.context_id)
+        )
         assert done.status.state == TaskState.TASK_STATE_COMPLETED
-        await send(client, kit.message("And the tests?", task_id=done.id, context_id=done.context_id))
+        await send(
+            client, kit.message("And the tests?", task_id=done.id, context_id=done.context_id)
+        )
 
     with pytest.raises(UnsupportedOperationError):
         kit.run("code-reviewer", scenario)

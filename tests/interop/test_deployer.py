@@ -34,8 +34,9 @@ DEPLOY_LOG = [
 def test_a_deploy_waits_for_approval_then_completes(kit: Kit) -> None:
     async def scenario(client: Client):
         waiting = await send_task(client, kit.message("Deploy build 1.4.2 to staging"))
-        approval = kit.message(None, data_part({"approved": True}), task_id=waiting.id,
-                               context_id=waiting.context_id)
+        approval = kit.message(
+            None, data_part({"approved": True}), task_id=waiting.id, context_id=waiting.context_id
+        )
         done = await send_task(client, approval)
         return waiting, done
 
@@ -58,8 +59,10 @@ def test_a_deploy_waits_for_approval_then_completes(kit: Kit) -> None:
 def test_a_follow_up_without_approval_gets_a_reminder_then_text_approval_works(kit: Kit) -> None:
     async def scenario(client: Client):
         waiting = await send_task(client, kit.message("Deploy build 1.4.2 to staging"))
-        nudge = await send_task(client, kit.message("Is it done yet?", task_id=waiting.id,
-                                                    context_id=waiting.context_id))
+        nudge = await send_task(
+            client,
+            kit.message("Is it done yet?", task_id=waiting.id, context_id=waiting.context_id),
+        )
         polled = await get_task(client, waiting.id)
         done = await send_task(client, kit.message("approve", task_id=waiting.id))
         return waiting, nudge, polled, done
@@ -74,7 +77,10 @@ def test_a_follow_up_without_approval_gets_a_reminder_then_text_approval_works(k
     assert done.id == waiting.id and done.context_id == waiting.context_id
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert [e.interaction for e in journal_since(kit, "deployer", before)] == [
-        "deploy", "approval-reminder", None, "approved-by-text",
+        "deploy",
+        "approval-reminder",
+        None,
+        "approved-by-text",
     ]
 
 

@@ -58,7 +58,9 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                hit = Hit(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw))
+                hit = Hit(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw)
+                )
                 with receiver._changed:
                     receiver.hits.append(hit)
                     receiver._changed.notify_all()
@@ -72,7 +74,9 @@ class Receiver:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
         self._thread.start()
 
     def at(self, path: str) -> list[Hit]:
@@ -121,7 +125,10 @@ def deliveries(kit: Kit, task_id: str, count: int) -> list[Any]:
 
 def config(task_id: str, url: str, config_id: str = "cfg-1") -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig(
-        task_id=task_id, id=config_id, url=url, token="tok",
+        task_id=task_id,
+        id=config_id,
+        url=url,
+        token="tok",
         authentication=AuthenticationInfo(scheme="Bearer", credentials="secret"),
     )
 
@@ -133,7 +140,9 @@ async def poll_to_the_end(client: Client, task_id: str) -> Task:
         task = await get_task(client, task_id, history_length=0)
         if task.status.state in (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED):
             return task
-        assert time.monotonic() < deadline, f"task {task_id} still {TaskState.Name(task.status.state)}"
+        assert time.monotonic() < deadline, (
+            f"task {task_id} still {TaskState.Name(task.status.state)}"
+        )
 
 
 def as_stream_responses(hits: list[Hit]) -> list[StreamResponse]:
@@ -141,12 +150,18 @@ def as_stream_responses(hits: list[Hit]) -> list[StreamResponse]:
     return [json_format.ParseDict(hit.body, StreamResponse()) for hit in hits]
 
 
-def test_a_webhook_gets_every_event_with_the_configs_credentials(kit: Kit, receiver: Receiver) -> None:
+def test_a_webhook_gets_every_event_with_the_configs_credentials(
+    kit: Kit, receiver: Receiver
+) -> None:
     path = f"/hook/{kit.new_id('created')}"
 
     async def scenario(client: Client):
-        sent = await send_task(client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
-        created = await client.create_task_push_notification_config(config(sent.id, receiver.url + path))
+        sent = await send_task(
+            client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+        )
+        created = await client.create_task_push_notification_config(
+            config(sent.id, receiver.url + path)
+        )
         done = await poll_to_the_end(client, sent.id)
         return sent, created, done
 
@@ -155,7 +170,10 @@ def test_a_webhook_gets_every_event_with_the_configs_credentials(kit: Kit, recei
     assert sent.status.state == TaskState.TASK_STATE_SUBMITTED
     assert (created.id, created.task_id, created.url) == ("cfg-1", sent.id, receiver.url + path)
     assert (created.token, created.authentication.scheme, created.authentication.credentials) == (
-        "tok", "Bearer", "secret")
+        "tok",
+        "Bearer",
+        "secret",
+    )
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
 
     # SUBMITTED came before the config, so the webhook gets the eight events after it.
@@ -166,15 +184,24 @@ def test_a_webhook_gets_every_event_with_the_configs_credentials(kit: Kit, recei
         assert hit.headers["x-a2a-notification-token"] == "tok"
         assert hit.headers["content-type"].startswith("application/json")
     events = as_stream_responses(hits)
-    assert states(events)[0] == "TASK_STATE_WORKING" and states(events)[-1] == "TASK_STATE_COMPLETED"
+    assert (
+        states(events)[0] == "TASK_STATE_WORKING" and states(events)[-1] == "TASK_STATE_COMPLETED"
+    )
     assert {hit.body[next(iter(hit.body))]["taskId"] for hit in hits} == {sent.id}
-    assert [e.artifact_update.artifact.artifact_id for e in events[1:7]] == ["test-log"] * 5 + ["summary"]
-    assert as_json(events[-1].status_update.status.message)["parts"] == [{"text": "1 failed, 11 passed"}]
+    assert [e.artifact_update.artifact.artifact_id for e in events[1:7]] == ["test-log"] * 5 + [
+        "summary"
+    ]
+    assert as_json(events[-1].status_update.status.message)["parts"] == [
+        {"text": "1 failed, 11 passed"}
+    ]
     assert events[-1].status_update.status.timestamp == done.status.timestamp
 
     # The journal: the Create call, and one successful delivery per event.
-    entries = [e for e in kit.journal("test-runner") if e.operation == "CreateTaskPushNotificationConfig"
-               and e.params.get("taskId") == sent.id]
+    entries = [
+        e
+        for e in kit.journal("test-runner")
+        if e.operation == "CreateTaskPushNotificationConfig" and e.params.get("taskId") == sent.id
+    ]
     assert [(e.binding, e.error) for e in entries] == [(kit.binding, None)]
     journaled = deliveries(kit, sent.id, len(RUN_EVENTS))
     assert [(d.ok, d.url, d.config_id, d.event) for d in journaled] == [
@@ -182,28 +209,39 @@ def test_a_webhook_gets_every_event_with_the_configs_credentials(kit: Kit, recei
     ]
 
 
-def test_configs_are_read_listed_and_deleted_and_a_deleted_one_gets_nothing(kit: Kit, receiver: Receiver) -> None:
+def test_configs_are_read_listed_and_deleted_and_a_deleted_one_gets_nothing(
+    kit: Kit, receiver: Receiver
+) -> None:
     kept, dropped = f"/hook/{kit.new_id('kept')}", f"/hook/{kit.new_id('dropped')}"
 
     async def scenario(client: Client):
-        sent = await send_task(client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
+        sent = await send_task(
+            client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+        )
         await client.create_task_push_notification_config(config(sent.id, receiver.url + dropped))
         minted = await client.create_task_push_notification_config(
-            TaskPushNotificationConfig(task_id=sent.id, url=receiver.url + kept))
+            TaskPushNotificationConfig(task_id=sent.id, url=receiver.url + kept)
+        )
         read = await client.get_task_push_notification_config(
-            GetTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1"))
+            GetTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1")
+        )
         listed = await client.list_task_push_notification_configs(
-            ListTaskPushNotificationConfigsRequest(task_id=sent.id))
+            ListTaskPushNotificationConfigsRequest(task_id=sent.id)
+        )
         await client.delete_task_push_notification_config(
-            DeleteTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1"))
+            DeleteTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1")
+        )
         await client.delete_task_push_notification_config(  # deleting again is fine
-            DeleteTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1"))
+            DeleteTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1")
+        )
         relisted = await client.list_task_push_notification_configs(
-            ListTaskPushNotificationConfigsRequest(task_id=sent.id))
+            ListTaskPushNotificationConfigsRequest(task_id=sent.id)
+        )
         gone = None
         try:
             await client.get_task_push_notification_config(
-                GetTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1"))
+                GetTaskPushNotificationConfigRequest(task_id=sent.id, id="cfg-1")
+            )
         except TaskNotFoundError as exc:
             gone = exc
         await poll_to_the_end(client, sent.id)
@@ -213,7 +251,12 @@ def test_configs_are_read_listed_and_deleted_and_a_deleted_one_gets_nothing(kit:
 
     assert minted.id and minted.id != "cfg-1", "a config without an id gets one from the server"
     assert minted.task_id == sent.id and not minted.token
-    assert (read.id, read.task_id, read.url, read.token) == ("cfg-1", sent.id, receiver.url + dropped, "tok")
+    assert (read.id, read.task_id, read.url, read.token) == (
+        "cfg-1",
+        sent.id,
+        receiver.url + dropped,
+        "tok",
+    )
     assert (read.authentication.scheme, read.authentication.credentials) == ("Bearer", "secret")
     assert sorted(c.id for c in listed.configs) == sorted(["cfg-1", minted.id])
     assert all(c.task_id == sent.id for c in listed.configs)
@@ -224,13 +267,19 @@ def test_configs_are_read_listed_and_deleted_and_a_deleted_one_gets_nothing(kit:
     # the deleted one would have had its share too.
     hits = receiver.wait_for(kept, len(RUN_EVENTS))
     assert [next(iter(hit.body)) for hit in hits] == RUN_EVENTS
-    assert "authorization" not in hits[0].headers and "x-a2a-notification-token" not in hits[0].headers
+    assert (
+        "authorization" not in hits[0].headers and "x-a2a-notification-token" not in hits[0].headers
+    )
     assert receiver.at(dropped) == []
 
 
-def test_config_operations_on_an_unknown_task_are_task_not_found(kit: Kit, receiver: Receiver) -> None:
+def test_config_operations_on_an_unknown_task_are_task_not_found(
+    kit: Kit, receiver: Receiver
+) -> None:
     async def scenario(client: Client):
-        await client.create_task_push_notification_config(config("no-such-task", receiver.url + "/hook/none"))
+        await client.create_task_push_notification_config(
+            config("no-such-task", receiver.url + "/hook/none")
+        )
 
     with pytest.raises(TaskNotFoundError):
         kit.run("test-runner", scenario)
@@ -238,14 +287,20 @@ def test_config_operations_on_an_unknown_task_are_task_not_found(kit: Kit, recei
 
 def test_an_inline_config_gets_the_same_events_as_the_stream(kit: Kit, receiver: Receiver) -> None:
     path = f"/hook/{kit.new_id('inline')}"
-    inline = TaskPushNotificationConfig(id="inline-1", url=receiver.url + path, token="tok",
-                                        authentication=AuthenticationInfo(scheme="Bearer", credentials="secret"))
+    inline = TaskPushNotificationConfig(
+        id="inline-1",
+        url=receiver.url + path,
+        token="tok",
+        authentication=AuthenticationInfo(scheme="Bearer", credentials="secret"),
+    )
 
     async def scenario(client: Client):
-        events = await stream(client, kit.message("Run the tests at 9f3c2e1"),
-                              task_push_notification_config=inline)
+        events = await stream(
+            client, kit.message("Run the tests at 9f3c2e1"), task_push_notification_config=inline
+        )
         stored = await client.get_task_push_notification_config(
-            GetTaskPushNotificationConfigRequest(task_id=events[0].task.id, id="inline-1"))
+            GetTaskPushNotificationConfigRequest(task_id=events[0].task.id, id="inline-1")
+        )
         return events, stored
 
     events, stored = kit.run("test-runner", scenario, streaming=True)
@@ -260,7 +315,8 @@ def test_an_inline_config_gets_the_same_events_as_the_stream(kit: Kit, receiver:
     assert pushed[0].status_update.status.timestamp == events[0].task.status.timestamp
     assert [as_json(e) for e in pushed[1:]] == [as_json(e) for e in events[1:]]
     assert {(h.headers["authorization"], h.headers["x-a2a-notification-token"]) for h in hits} == {
-        ("Bearer secret", "tok")}
+        ("Bearer secret", "tok")
+    }
     assert [d.config_id for d in deliveries(kit, task_id, 9)] == ["inline-1"] * 9
 
 
@@ -269,8 +325,11 @@ def test_an_inline_config_on_a_blocking_send_delivers_too(kit: Kit, receiver: Re
 
     async def scenario(client: Client):
         configuration = SendMessageConfiguration(
-            task_push_notification_config=TaskPushNotificationConfig(url=receiver.url + path))
-        request = SendMessageRequest(message=kit.message("Run the tests at deadbee"), configuration=configuration)
+            task_push_notification_config=TaskPushNotificationConfig(url=receiver.url + path)
+        )
+        request = SendMessageRequest(
+            message=kit.message("Run the tests at deadbee"), configuration=configuration
+        )
         return [r async for r in client.send_message(request)]
 
     [response] = kit.run("test-runner", scenario)
@@ -278,7 +337,11 @@ def test_an_inline_config_on_a_blocking_send_delivers_too(kit: Kit, receiver: Re
     assert response.task.status.state == TaskState.TASK_STATE_FAILED
     hits = receiver.wait_for(path, 4)
     assert states(as_stream_responses(hits)) == [
-        "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "-", "TASK_STATE_FAILED"]
+        "TASK_STATE_SUBMITTED",
+        "TASK_STATE_WORKING",
+        "-",
+        "TASK_STATE_FAILED",
+    ]
 
 
 def test_a_failed_delivery_is_journaled_and_holds_nothing_up(kit: Kit) -> None:
@@ -288,7 +351,9 @@ def test_a_failed_delivery_is_journaled_and_holds_nothing_up(kit: Kit) -> None:
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}/hook"
 
     async def scenario(client: Client):
-        sent = await send_task(client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
+        sent = await send_task(
+            client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+        )
         await client.create_task_push_notification_config(config(sent.id, dead, "dead"))
         return await poll_to_the_end(client, sent.id)
 
@@ -296,23 +361,36 @@ def test_a_failed_delivery_is_journaled_and_holds_nothing_up(kit: Kit) -> None:
 
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     failed = deliveries(kit, done.id, len(RUN_EVENTS))
-    assert [(d.ok, d.url, d.event) for d in failed] == [(False, dead, event) for event in RUN_EVENTS]
+    assert [(d.ok, d.url, d.event) for d in failed] == [
+        (False, dead, event) for event in RUN_EVENTS
+    ]
     assert all(d.error and d.status is None for d in failed), failed
 
 
 def test_code_reviewer_does_not_support_push(kit: Kit, receiver: Receiver) -> None:
     hook = receiver.url + "/hook/code-reviewer"
-    inline = SendMessageConfiguration(task_push_notification_config=TaskPushNotificationConfig(url=hook))
+    inline = SendMessageConfiguration(
+        task_push_notification_config=TaskPushNotificationConfig(url=hook)
+    )
     calls: list[Callable[[Client], Awaitable[Any]]] = [
         lambda c: c.create_task_push_notification_config(config("any-task", hook)),
         lambda c: c.get_task_push_notification_config(
-            GetTaskPushNotificationConfigRequest(task_id="any-task", id="cfg-1")),
-        lambda c: c.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id="any-task")),
+            GetTaskPushNotificationConfigRequest(task_id="any-task", id="cfg-1")
+        ),
+        lambda c: c.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id="any-task")
+        ),
         lambda c: c.delete_task_push_notification_config(
-            DeleteTaskPushNotificationConfigRequest(task_id="any-task", id="cfg-1")),
+            DeleteTaskPushNotificationConfigRequest(task_id="any-task", id="cfg-1")
+        ),
         # A question it would otherwise answer, with an inline webhook.
-        lambda c: anext(c.send_message(SendMessageRequest(
-            message=kit.message("Which languages do you review?"), configuration=inline))),
+        lambda c: anext(
+            c.send_message(
+                SendMessageRequest(
+                    message=kit.message("Which languages do you review?"), configuration=inline
+                )
+            )
+        ),
     ]
 
     async def scenario(client: Client) -> list[BaseException | None]:

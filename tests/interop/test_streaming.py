@@ -83,7 +83,9 @@ def test_the_reference_run_streams_the_kits_nine_frames(kit: Kit) -> None:
 
     # 3-7: the test-log, one line per chunk, appended after the first, lastChunk on the last.
     chunks = [e.artifact_update for e in events[2:7]]
-    assert [(c.artifact.artifact_id, c.artifact.name) for c in chunks] == [("test-log", "test-log.txt")] * 5
+    assert [(c.artifact.artifact_id, c.artifact.name) for c in chunks] == [
+        ("test-log", "test-log.txt")
+    ] * 5
     assert [texts(c.artifact.parts) for c in chunks] == [[line] for line in LOG]
     assert [c.append for c in chunks] == [False, True, True, True, True]
     assert [c.last_chunk for c in chunks] == [False, False, False, False, True]
@@ -105,7 +107,9 @@ def test_the_reference_run_streams_the_kits_nine_frames(kit: Kit) -> None:
     assert_reference_run_completed(after)
     entries = journal_since(kit, "test-runner", before)
     assert [(e.operation, e.interaction, e.binding) for e in entries][0] == (
-        "SendStreamingMessage", "run-9f3c2e1", kit.binding,
+        "SendStreamingMessage",
+        "run-9f3c2e1",
+        kit.binding,
     )
 
 
@@ -148,7 +152,9 @@ def test_a_diff_stream_closes_at_input_required_and_the_streamed_answer_complete
     async def scenario(client: Client):
         asked = await stream(client, kit.message("Please review this change", diff))
         task = asked[0].task
-        answered = await stream(client, kit.message("main", task_id=task.id, context_id=task.context_id))
+        answered = await stream(
+            client, kit.message("main", task_id=task.id, context_id=task.context_id)
+        )
         return asked, answered
 
     before = len(kit.journal("code-reviewer"))
@@ -168,12 +174,17 @@ def test_a_diff_stream_closes_at_input_required_and_the_streamed_answer_complete
     assert status_of(answered[0]) == "Reviewing the diff against the base branch"
     assert_one_task(answered, task.id, task.context_id)
     review = answered[1].artifact_update
-    assert (review.artifact.artifact_id, review.artifact.name, review.last_chunk) == ("review", "review.md", True)
+    assert (review.artifact.artifact_id, review.artifact.name, review.last_chunk) == (
+        "review",
+        "review.md",
+        True,
+    )
     assert review.artifact.parts[0].text.startswith("## Review")
     assert status_of(answered[-1]) == "Review ready: 2 issues, 1 nit"
     entries = journal_since(kit, "code-reviewer", before)
     assert [(e.operation, e.interaction) for e in entries] == [
-        ("SendStreamingMessage", "review"), ("SendStreamingMessage", "base-branch"),
+        ("SendStreamingMessage", "review"),
+        ("SendStreamingMessage", "base-branch"),
     ]
 
 
@@ -192,11 +203,19 @@ def test_a_question_streams_one_message(kit: Kit) -> None:
 def test_the_server_closes_a_message_stream_after_the_message(kit: Kit) -> None:
     """The client stops reading after a Message on its own, so read the raw SSE body: it must end
     (the server closed the stream) with exactly one event in it."""
-    message = {"messageId": kit.new_id("msg"), "role": "ROLE_USER",
-               "parts": [{"text": "Which languages do you review?"}]}
+    message = {
+        "messageId": kit.new_id("msg"),
+        "role": "ROLE_USER",
+        "parts": [{"text": "Which languages do you review?"}],
+    }
     url = kit.agent_url("code-reviewer")
     if kit.binding == "JSONRPC":
-        request = {"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": {"message": message}}
+        request = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "SendStreamingMessage",
+            "params": {"message": message},
+        }
     else:
         url, request = url + "/message:stream", {"message": message}
 
@@ -204,7 +223,11 @@ def test_the_server_closes_a_message_stream_after_the_message(kit: Kit) -> None:
 
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    frames = [line.removeprefix("data: ") for line in response.text.splitlines() if line.startswith("data: ")]
+    frames = [
+        line.removeprefix("data: ")
+        for line in response.text.splitlines()
+        if line.startswith("data: ")
+    ]
     [frame] = frames
     payload = json.loads(frame)
     if kit.binding == "JSONRPC":
@@ -214,11 +237,15 @@ def test_the_server_closes_a_message_stream_after_the_message(kit: Kit) -> None:
     assert "Python" in payload["message"]["parts"][0]["text"]
 
 
-def test_a_deploy_stream_closes_at_auth_required_and_the_streamed_approval_completes(kit: Kit) -> None:
+def test_a_deploy_stream_closes_at_auth_required_and_the_streamed_approval_completes(
+    kit: Kit,
+) -> None:
     async def scenario(client: Client):
         waiting = await stream(client, kit.message("Deploy build 1.4.2 to staging"))
         task = waiting[0].task
-        approval = kit.message(None, data_part({"approved": True}), task_id=task.id, context_id=task.context_id)
+        approval = kit.message(
+            None, data_part({"approved": True}), task_id=task.id, context_id=task.context_id
+        )
         approved = await stream(client, approval)
         return waiting, approved
 
@@ -232,10 +259,15 @@ def test_a_deploy_stream_closes_at_auth_required_and_the_streamed_approval_compl
     assert_one_task(approved, task.id, task.context_id)
     chunks = [e.artifact_update for e in approved[1:4]]
     assert [texts(c.artifact.parts) for c in chunks] == [
-        ["pulling image registry.example.com/shop:1.4.2\n"], ["rolling out 3/3 replicas\n"],
+        ["pulling image registry.example.com/shop:1.4.2\n"],
+        ["rolling out 3/3 replicas\n"],
         ["health check passed\n"],
     ]
-    assert [(c.append, c.last_chunk) for c in chunks] == [(False, False), (True, False), (True, True)]
+    assert [(c.append, c.last_chunk) for c in chunks] == [
+        (False, False),
+        (True, False),
+        (True, True),
+    ]
     assert status_of(approved[-1]) == "Build 1.4.2 is live on staging"
 
 
@@ -255,7 +287,9 @@ def test_streaming_to_a_completed_task_is_an_unsupported_operation(kit: Kit) -> 
         events = await stream(client, kit.message("Run the tests at 9f3c2e1"))
         assert states(events)[-1] == COMPLETED
         done = events[0].task
-        await stream(client, kit.message("Again, please", task_id=done.id, context_id=done.context_id))
+        await stream(
+            client, kit.message("Again, please", task_id=done.id, context_id=done.context_id)
+        )
 
     with pytest.raises(UnsupportedOperationError):
         kit.run("test-runner", scenario, streaming=True)
@@ -292,16 +326,27 @@ def test_a_paced_stream_waits_for_the_scripted_gaps(paced_server, binding: str) 
 
 def test_stream_events_are_valid_stream_responses_on_the_wire(kit: Kit) -> None:
     """Every SSE frame parses as a StreamResponse (JSON-RPC: inside a response with the id)."""
-    message = {"messageId": kit.new_id("msg"), "role": "ROLE_USER", "parts": [{"text": "Run the tests at deadbee"}]}
+    message = {
+        "messageId": kit.new_id("msg"),
+        "role": "ROLE_USER",
+        "parts": [{"text": "Run the tests at deadbee"}],
+    }
     url = kit.agent_url("test-runner")
     if kit.binding == "JSONRPC":
-        request = {"jsonrpc": "2.0", "id": "s-1", "method": "SendStreamingMessage", "params": {"message": message}}
+        request = {
+            "jsonrpc": "2.0",
+            "id": "s-1",
+            "method": "SendStreamingMessage",
+            "params": {"message": message},
+        }
     else:
         url, request = url + "/message:stream", {"message": message}
 
     response = httpx.post(url, json=request, headers={"A2A-Version": "1.0"}, timeout=10)
 
-    frames = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    frames = [
+        json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")
+    ]
     if kit.binding == "JSONRPC":
         assert {(f["jsonrpc"], f["id"]) for f in frames} == {("2.0", "s-1")}
         frames = [f["result"] for f in frames]

@@ -42,7 +42,9 @@ COMPLETED = "TASK_STATE_COMPLETED"
 def test_subscribing_to_a_polled_run_gives_the_snapshot_then_the_rest(kit: Kit) -> None:
     async def scenario(client: Client):
         async with await kit.client("test-runner") as polling:  # a plain, non-streaming client
-            sent = await send_task(polling, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
+            sent = await send_task(
+                polling, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+            )
             polled = await get_task(polling, sent.id)  # WORKING and the first log chunk
             events = await subscribe(client, sent.id)
             after = await get_task(polling, sent.id)
@@ -65,7 +67,10 @@ def test_subscribing_to_a_polled_run_gives_the_snapshot_then_the_rest(kit: Kit) 
     assert all(c.append and c.task_id == sent.id for c in chunks)
     assert [c.last_chunk for c in chunks] == [False, False, False, True]
     assert events[5].artifact_update.artifact.artifact_id == "summary"
-    assert as_json(events[5].artifact_update.artifact.parts[0])["data"] == {"passed": 11, "failed": 1}
+    assert as_json(events[5].artifact_update.artifact.parts[0])["data"] == {
+        "passed": 11,
+        "failed": 1,
+    }
     assert events[6].status_update.task_id == sent.id
     assert_reference_run_completed(after)
     operations = [(e.operation, e.binding) for e in journal_since(kit, "test-runner", before)]
@@ -109,7 +114,9 @@ def test_a_subscription_to_an_input_required_task_stays_open_for_the_answer(kit:
             listening = asyncio.create_task(_subscriber(client, asked.id, opened))
             await asyncio.wait_for(opened.wait(), STREAM_TIMEOUT)
             assert not listening.done(), "the subscription closed at INPUT_REQUIRED"
-            done = await send_task(asker, kit.message("main", task_id=asked.id, context_id=asked.context_id))
+            done = await send_task(
+                asker, kit.message("main", task_id=asked.id, context_id=asked.context_id)
+            )
             events = await asyncio.wait_for(listening, STREAM_TIMEOUT)
         return asked, done, events
 
@@ -128,10 +135,16 @@ def test_a_subscription_to_an_input_required_task_stays_open_for_the_answer(kit:
 
 def test_concurrent_subscribers_to_a_waiting_deploy_see_identical_events(kit: Kit) -> None:
     async def scenario(client: Client):
-        async with await kit.client("deployer") as operator, await kit.client("deployer", streaming=True) as other:
+        async with (
+            await kit.client("deployer") as operator,
+            await kit.client("deployer", streaming=True) as other,
+        ):
             waiting = await send_task(operator, kit.message("Deploy build 1.4.2 to staging"))
             openings = [asyncio.Event(), asyncio.Event()]
-            listening = [asyncio.create_task(_subscriber(c, waiting.id, o)) for c, o in zip((client, other), openings)]
+            listening = [
+                asyncio.create_task(_subscriber(c, waiting.id, o))
+                for c, o in zip((client, other), openings)
+            ]
             await asyncio.wait_for(asyncio.gather(*(o.wait() for o in openings)), STREAM_TIMEOUT)
             approval = kit.message(None, data_part({"approved": True}), task_id=waiting.id)
             done = await send_task(operator, approval)
@@ -143,8 +156,18 @@ def test_concurrent_subscribers_to_a_waiting_deploy_see_identical_events(kit: Ki
     assert waiting.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     # Open through AUTH_REQUIRED, closed at COMPLETED; both readers got the same events, in order.
-    assert states(first) == ["TASK_STATE_AUTH_REQUIRED", "TASK_STATE_WORKING", "-", "-", "-", COMPLETED]
+    assert states(first) == [
+        "TASK_STATE_AUTH_REQUIRED",
+        "TASK_STATE_WORKING",
+        "-",
+        "-",
+        "-",
+        COMPLETED,
+    ]
     assert [as_json(e) for e in first] == [as_json(e) for e in second]
     log = [t for e in first[2:5] for t in texts(e.artifact_update.artifact.parts)]
-    assert log == ["pulling image registry.example.com/shop:1.4.2\n", "rolling out 3/3 replicas\n",
-                   "health check passed\n"]
+    assert log == [
+        "pulling image registry.example.com/shop:1.4.2\n",
+        "rolling out 3/3 replicas\n",
+        "health check passed\n",
+    ]

@@ -35,12 +35,18 @@ def test_a_blocking_send_returns_the_completed_run(kit: Kit) -> None:
     assert task.id and task.context_id
     assert_reference_run_completed(task)
     [entry] = journal_since(kit, "test-runner", before)
-    assert (entry.operation, entry.interaction, entry.binding) == ("SendMessage", "run-9f3c2e1", kit.binding)
+    assert (entry.operation, entry.interaction, entry.binding) == (
+        "SendMessage",
+        "run-9f3c2e1",
+        kit.binding,
+    )
 
 
 def test_a_polled_run_shows_submitted_then_working_then_completed(kit: Kit) -> None:
     async def scenario(client: Client):
-        sent = await send_task(client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
+        sent = await send_task(
+            client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+        )
         first = await get_task(client, sent.id, history_length=0)
         second = await get_task(client, sent.id, history_length=0)
         third = await get_task(client, sent.id)
@@ -70,7 +76,9 @@ def test_a_polled_run_shows_submitted_then_working_then_completed(kit: Kit) -> N
 
 def test_status_timestamps_follow_the_cassette_clock(kit: Kit) -> None:
     async def scenario(client: Client):
-        sent = await send_task(client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
+        sent = await send_task(
+            client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+        )
         working = await get_task(client, sent.id)
         done = await get_task(client, sent.id)
         return sent, working, done
@@ -136,7 +144,9 @@ def test_cancel_of_an_unknown_task_is_task_not_found(kit: Kit) -> None:
 
 def test_cancel_of_a_running_task_stops_its_script(kit: Kit) -> None:
     async def scenario(client: Client):
-        sent = await send_task(client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True)
+        sent = await send_task(
+            client, kit.message("Run the tests at 9f3c2e1"), return_immediately=True
+        )
         canceled = await client.cancel_task(CancelTaskRequest(id=sent.id))
         later = [await get_task(client, sent.id) for _ in range(3)]
         return sent, canceled, later
@@ -184,6 +194,7 @@ def test_list_tasks_filters_by_context_and_pages(kit: Kit) -> None:
     )
     assert [t.id for t in with_artifacts.tasks] == newest_first
     assert {t.status.state for t in with_artifacts.tasks} == {
-        TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
     }
     assert all(len(t.artifacts) > 0 for t in with_artifacts.tasks)

@@ -40,13 +40,19 @@ def v03_card(url: str) -> AgentCard:
 
     card = asyncio.run(main())
     del card.supported_interfaces[:]
-    card.supported_interfaces.append(AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"))
+    card.supported_interfaces.append(
+        AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3")
+    )
     return card
 
 
 def message(text: str, task_id: str = "") -> Message:
-    return Message(message_id=f"v03-compat-{next(_ids)}", role=Role.ROLE_USER, parts=[Part(text=text)],
-                   task_id=task_id)
+    return Message(
+        message_id=f"v03-compat-{next(_ids)}",
+        role=Role.ROLE_USER,
+        parts=[Part(text=text)],
+        task_id=task_id,
+    )
 
 
 def run(kit_server: Any, scenario, *, streaming: bool = False) -> Any:
@@ -62,7 +68,9 @@ def run(kit_server: Any, scenario, *, streaming: bool = False) -> Any:
 
 def test_blocking_send_and_get_task(kit_server: Any) -> None:
     async def scenario(client: Client):
-        [response] = [r async for r in client.send_message(SendMessageRequest(message=message(RUN)))]
+        [response] = [
+            r async for r in client.send_message(SendMessageRequest(message=message(RUN)))
+        ]
         assert kind(response) == "task"
         return response.task, await get_task(client, response.task.id)
 
@@ -93,7 +101,9 @@ def test_stream_of_the_reference_run(kit_server: Any) -> None:
         return await collect(client.send_message(SendMessageRequest(message=message(RUN))))
 
     events = run(kit_server, scenario, streaming=True)
-    assert [kind(e) for e in events] == ["task", "status_update"] + ["artifact_update"] * 6 + ["status_update"]
+    assert [kind(e) for e in events] == ["task", "status_update"] + ["artifact_update"] * 6 + [
+        "status_update"
+    ]
     assert states(events)[-1] == "TASK_STATE_COMPLETED"
 
 

@@ -40,7 +40,9 @@ def cassette(directory: Path) -> Path:
 
 def test_assert_all_used_passes_or_lists_the_unused(pytester: pytest.Pytester) -> None:
     cassette(pytester.path)
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("two.yaml")
 def test_some_unused(mockagent):
     send(mockagent.url, "Ready?")
@@ -61,18 +63,30 @@ def test_all_used(mockagent):
 @pytest.mark.mockagent("two.yaml")
 def test_fails_plainly(mockagent):
     mockagent.assert_all_used()
-''')
+""",
+    )
     result = run(pytester, "-s")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*MESSAGE<<mockagent: 1 interaction never used:",
-                                 f"  - build (*two.yaml, line {BUILD_LINE})>>"])
-    result.stdout.fnmatch_lines(["*AssertionError: mockagent: 2 interactions never used:*",
-                                 "*  - question (*two.yaml, line *)", f"*  - build (*two.yaml, line {BUILD_LINE})"])
+    result.stdout.fnmatch_lines(
+        [
+            "*MESSAGE<<mockagent: 1 interaction never used:",
+            f"  - build (*two.yaml, line {BUILD_LINE})>>",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: mockagent: 2 interactions never used:*",
+            "*  - question (*two.yaml, line *)",
+            f"*  - build (*two.yaml, line {BUILD_LINE})",
+        ]
+    )
 
 
 def test_strict_mode_fails_a_test_that_left_interactions_unused(pytester: pytest.Pytester) -> None:
     cassette(pytester.path)
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("two.yaml", strict=True)
 def test_strict_unused(mockagent):
     send(mockagent.url, "Ready?")
@@ -87,22 +101,32 @@ def test_strict_all_used(mockagent):
 @pytest.mark.mockagent("two.yaml")
 def test_lenient(mockagent):
     send(mockagent.url, "Ready?")
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*test_strict_unused*", "*mockagent: 1 interaction never used:*",
-                                 f"*  - build (*two.yaml, line {BUILD_LINE})*", "*strict mode*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_strict_unused*",
+            "*mockagent: 1 interaction never used:*",
+            f"*  - build (*two.yaml, line {BUILD_LINE})*",
+            "*strict mode*",
+        ]
+    )
     assert "FAILED test_generated.py::test_strict_unused" in result.stdout.str()
     assert result.stdout.str().count("  - build (") == 1  # the report once, not chained twice
 
 
 def test_strict_command_line_flag(pytester: pytest.Pytester) -> None:
     cassette(pytester.path)
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("two.yaml")
 def test_unused(mockagent):
     send(mockagent.url, "Ready?")
-''')
+""",
+    )
     run(pytester).assert_outcomes(passed=1)
     flagged = run(pytester, "--mockagent-strict")
     flagged.assert_outcomes(failed=1)
@@ -112,7 +136,9 @@ def test_unused(mockagent):
 
 def test_python_methods_return_what_the_admin_api_returns(pytester: pytest.Pytester) -> None:
     cassette(pytester.path)
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 def post_json(url, body):
     request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
@@ -164,5 +190,6 @@ def test_near_misses(mockagent):
     assert miss == get_json(mockagent.server.url + "/_mockagent/near-misses")["nearMisses"][0]
     assert miss["report"]["closest"][0]["interaction"] == "question"
     mockagent.reset()  # so that the unmatched call does not fail this test
-''')
+""",
+    )
     run(pytester).assert_outcomes(passed=2)

@@ -11,7 +11,9 @@ from tests.helpers.plugin_sessions import cassette, make_test, run
 
 def test_marker_and_fixture_serve_a_cassette(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("reviewer.yaml")
 def test_languages(mockagent):
     reply = send(mockagent.url, "Which languages do you review?")
@@ -19,7 +21,8 @@ def test_languages(mockagent):
     assert get_json(mockagent.card_url)["name"] == "Code Reviewer"
     assert [(e.interaction, e.matched) for e in mockagent.journal] == [("languages", True)]
     assert mockagent.calls == mockagent.journal
-''')
+""",
+    )
     # --strict-markers: the marker must be registered.
     result = run(pytester, "--strict-markers")
     result.assert_outcomes(passed=1)
@@ -27,13 +30,19 @@ def test_languages(mockagent):
 
 def test_marker_is_documented(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.mockagent(path, pace='instant', pace_cap_ms=None, record_mode='none',"
-                                 " upstream=None, strict=False):*cassette*"])
+    result.stdout.fnmatch_lines(
+        [
+            "@pytest.mark.mockagent(path, pace='instant', pace_cap_ms=None, record_mode='none',"
+            " upstream=None, strict=False):*cassette*"
+        ]
+    )
 
 
 def test_streams_are_instant_unless_the_marker_says_otherwise(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 from mockagent.engine.player import Pace
 
 
@@ -50,7 +59,8 @@ def test_marker(mockagent):
 @pytest.mark.mockagent("reviewer.yaml", pace="sometimes")
 def test_bad(mockagent):
     pass
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*mockagent: pace 'sometimes': use recorded, instant or scale=F*"])
@@ -58,26 +68,33 @@ def test_bad(mockagent):
 
 def test_unmatched_call_fails_the_test_with_the_report(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("reviewer.yaml")
 def test_review(mockagent):
     reply = send(mockagent.url, "Please review this diff.")
     assert "error" in reply  # the client got an error, and the test itself passes
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*mockagent: 1 call matched no interaction in *reviewer.yaml:",
-        "call #1:",
-        "No interaction in * matches this SendMessage call*",
-        "*languages*",
-        '*endswith "?"*',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*mockagent: 1 call matched no interaction in *reviewer.yaml:",
+            "call #1:",
+            "No interaction in * matches this SendMessage call*",
+            "*languages*",
+            '*endswith "?"*',
+        ]
+    )
 
 
 def test_unmatched_call_after_the_test_body_fails_at_teardown(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.fixture
 def late_call(mockagent):
     yield
@@ -87,32 +104,42 @@ def late_call(mockagent):
 @pytest.mark.mockagent("reviewer.yaml")
 def test_review(late_call, mockagent):
     assert "result" in send(mockagent.url, "Which languages?")
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*ERROR at teardown of test_review*", "*call #2:*", "*One more thing.*"])
+    result.stdout.fnmatch_lines(
+        ["*ERROR at teardown of test_review*", "*call #2:*", "*One more thing.*"]
+    )
 
 
 def test_a_failing_test_keeps_its_own_failure(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("reviewer.yaml")
 def test_review(mockagent):
     reply = send(mockagent.url, "Please review this diff.")
     assert reply.get("result") == "a review", "client failed"
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*AssertionError: client failed*",
-        "*No interaction in * matches this SendMessage call*",
-        "FAILED test_generated.py::test_review - AssertionError: client failed*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: client failed*",
+            "*No interaction in * matches this SendMessage call*",
+            "FAILED test_generated.py::test_review - AssertionError: client failed*",
+        ]
+    )
 
 
 def test_server_stops_after_the_test_even_when_it_fails(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 seen = []
 
 @pytest.mark.mockagent("reviewer.yaml")
@@ -124,7 +151,8 @@ def test_one(mockagent):
 def test_two():
     with pytest.raises(urllib.error.URLError):
         get_json(seen[0])
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(failed=1, passed=1)
 
@@ -133,7 +161,9 @@ def test_folder_resolved_against_the_rootdir(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "cassettes" / "reviewer.yaml")
     cassette(pytester.path / "cassettes" / "other.yaml", name="Other Agent")
     pytester.mkdir("tests")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("cassettes")
 def test_agents(mockagent):
     assert mockagent.agent_url("reviewer") == mockagent.url + "/reviewer"
@@ -144,7 +174,9 @@ def test_agents(mockagent):
     assert [e.interaction for e in mockagent.journal] == ["languages"]
     with pytest.raises(ValueError, match="folder"):
         mockagent.card_url
-''', name="tests/test_folder")
+""",
+        name="tests/test_folder",
+    )
     result = run(pytester)
     result.assert_outcomes(passed=1)
 
@@ -152,49 +184,68 @@ def test_agents(mockagent):
 def test_path_next_to_the_test_file_wins(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "reviewer.yaml", name="Root Reviewer")
     cassette(pytester.path / "tests" / "reviewer.yaml", name="Near Reviewer")
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 pytestmark = pytest.mark.mockagent("reviewer.yaml")
 
 def test_card(mockagent):
     assert get_json(mockagent.card_url)["name"] == "Near Reviewer"
-''', name="tests/test_near")
+""",
+        name="tests/test_near",
+    )
     result = run(pytester)
     result.assert_outcomes(passed=1)
 
 
 def test_without_marker_errors_clearly(pytester: pytest.Pytester) -> None:
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 def test_unmarked(mockagent):
     pass
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(['*mark the test with @pytest.mark.mockagent("path/to/cassette.yaml")*'])
+    result.stdout.fnmatch_lines(
+        ['*mark the test with @pytest.mark.mockagent("path/to/cassette.yaml")*']
+    )
     assert "Traceback" not in result.stdout.str()
 
 
 def test_missing_path_errors_naming_it(pytester: pytest.Pytester) -> None:
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("cassettes/nope.yaml")
 def test_missing(mockagent):
     pass
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*mockagent: cassette 'cassettes/nope.yaml' not found (looked for *)"])
+    result.stdout.fnmatch_lines(
+        ["*mockagent: cassette 'cassettes/nope.yaml' not found (looked for *)"]
+    )
 
 
 def test_broken_cassette_errors_with_file_and_line(pytester: pytest.Pytester) -> None:
     broken = cassette(pytester.path / "reviewer.yaml")
     broken.write_text(broken.read_text().replace("match: {text:", "match: {txt:"))
-    make_test(pytester, '''
+    make_test(
+        pytester,
+        """
 @pytest.mark.mockagent("reviewer.yaml")
 def test_broken(mockagent):
     pass
-''')
+""",
+    )
     result = run(pytester)
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*mockagent: *reviewer.yaml:9: interaction 'languages' (#1): match.txt:*"])
+    result.stdout.fnmatch_lines(
+        ["*mockagent: *reviewer.yaml:9: interaction 'languages' (#1): match.txt:*"]
+    )
 
 
 def test_the_readme_example_passes(pytester: pytest.Pytester) -> None:

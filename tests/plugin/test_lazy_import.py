@@ -12,8 +12,10 @@ HEAVY = ("flask", "werkzeug", "pydantic", "yaml", "httpx", "mockagent.server", "
 
 
 def test_importing_the_plugin_and_the_package_root_loads_nothing_heavy() -> None:
-    probe = ("import sys, pytest, mockagent, mockagent.pytest_plugin; "
-             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    probe = (
+        "import sys, pytest, mockagent, mockagent.pytest_plugin; "
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -24,7 +26,10 @@ def test_the_root_names_load_on_first_use() -> None:
     from mockagent.server.app import create_app
 
     assert mockagent.MockAgent is MockAgent and mockagent.create_app is create_app
-    assert set(mockagent.__all__) == {*mockagent._HOMES, "__version__"}  # nothing listed twice or missed
+    assert set(mockagent.__all__) == {
+        *mockagent._HOMES,
+        "__version__",
+    }  # nothing listed twice or missed
     assert set(mockagent.__all__) <= set(dir(mockagent))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         mockagent.nothing  # noqa: B018
@@ -42,7 +47,8 @@ interactions:
 
 def test_flask_loads_only_when_a_test_uses_the_fixture(pytester: pytest.Pytester) -> None:
     (pytester.path / "lazy.yaml").write_text(CASSETTE)
-    pytester.makepyfile(test_lazy='''
+    pytester.makepyfile(
+        test_lazy="""
 import sys
 
 import pytest
@@ -57,7 +63,8 @@ def test_a_without_the_fixture():
 def test_b_with_the_fixture(mockagent: MockAgent):
     assert isinstance(mockagent, MockAgent)
     assert "flask" in sys.modules
-''')
+"""
+    )
     # A fresh interpreter: this session has long imported Flask.
     result = pytester.runpytest_subprocess("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)

@@ -40,8 +40,16 @@ interactions:
 def test_record_help_names_its_options() -> None:
     result = CliRunner().invoke(main, ["record", "--help"])
     assert result.exit_code == 0
-    for option in ("--upstream", "--cassette", "--host", "--port", "--mode", "--redact-header",
-                   "--redact-param", "--redact-field"):
+    for option in (
+        "--upstream",
+        "--cassette",
+        "--host",
+        "--port",
+        "--mode",
+        "--redact-header",
+        "--redact-param",
+        "--redact-field",
+    ):
         assert option in result.output, option
     for mode in ("once", "new_episodes", "all"):
         assert mode in result.output
@@ -50,15 +58,28 @@ def test_record_help_names_its_options() -> None:
 
 @pytest.mark.parametrize("mode", ["sometimes", "none"])
 def test_a_bad_mode_exits_2(tmp_path: Path, mode: str) -> None:
-    result = CliRunner().invoke(main, ["record", "--upstream", "http://127.0.0.1:1", "--cassette",
-                                       str(tmp_path / "c.yaml"), "--mode", mode])
+    result = CliRunner().invoke(
+        main,
+        [
+            "record",
+            "--upstream",
+            "http://127.0.0.1:1",
+            "--cassette",
+            str(tmp_path / "c.yaml"),
+            "--mode",
+            mode,
+        ],
+    )
     assert result.exit_code == 2
     assert "--mode" in result.output
     assert not (tmp_path / "c.yaml").exists()
 
 
-@pytest.mark.parametrize("args", [["--cassette", "c.yaml"], ["--upstream", "http://127.0.0.1:1"]],
-                         ids=["no-upstream", "no-cassette"])
+@pytest.mark.parametrize(
+    "args",
+    [["--cassette", "c.yaml"], ["--upstream", "http://127.0.0.1:1"]],
+    ids=["no-upstream", "no-cassette"],
+)
 def test_upstream_and_cassette_are_required(args: list[str]) -> None:
     result = CliRunner().invoke(main, ["record", *args])
     assert result.exit_code == 2
@@ -66,8 +87,18 @@ def test_upstream_and_cassette_are_required(args: list[str]) -> None:
 
 
 def test_an_upstream_that_is_not_an_http_url_exits_2(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["record", "--upstream", "ftp://example.com", "--cassette",
-                                       str(tmp_path / "c.yaml"), "--port", "0"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "record",
+            "--upstream",
+            "ftp://example.com",
+            "--cassette",
+            str(tmp_path / "c.yaml"),
+            "--port",
+            "0",
+        ],
+    )
     assert result.exit_code == 2
     assert result.output.startswith("mockagent: ")
     assert "http" in result.output
@@ -76,31 +107,40 @@ def test_an_upstream_that_is_not_an_http_url_exits_2(tmp_path: Path) -> None:
 
 def test_record_prints_the_ready_line_and_records(tmp_path: Path) -> None:
     path = tmp_path / "rec.yaml"
-    with upstream_agent() as upstream, record_process(
-            "--upstream", upstream.url, "--cassette", str(path)) as recorder:
+    with (
+        upstream_agent() as upstream,
+        record_process("--upstream", upstream.url, "--cassette", str(path)) as recorder,
+    ):
         ready_root = recorder.url
         assert ready_root.startswith("http://127.0.0.1:")
         assert int(ready_root.rsplit(":", 1)[1]) not in (0, 8000)
         assert recorder.printed == [
-            f"recording {upstream.url} into {path}; point clients at {ready_root}/ (card: {ready_root}{CARD})\n"]
+            f"recording {upstream.url} into {path}; point clients at {ready_root}/ (card: {ready_root}{CARD})\n"
+        ]
         card = HTTP.get(ready_root + CARD).json()
         assert card["name"] == "test-runner"
         # The card sends clients to the proxy, not around it.
         assert {i["url"].rstrip("/") for i in card["supportedInterfaces"]} == {ready_root}
         reply = rpc(ready_root, "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
-        assert reply["result"]["task"]["status"]["message"]["parts"] == [{"text": "1 failed, 11 passed"}]
+        assert reply["result"]["task"]["status"]["message"]["parts"] == [
+            {"text": "1 failed, 11 passed"}
+        ]
         recorder.proc.send_signal(signal.SIGINT)
         assert recorder.proc.wait(timeout=10) == 0
         out = recorder.rest_of_stdout().splitlines()
     assert out == ["mockagent stopped", f"wrote {path}"]
-    assert [i["name"] for i in yaml.safe_load(path.read_text())["interactions"]] == ["run-the-tests-at-9f3c2e1"]
+    assert [i["name"] for i in yaml.safe_load(path.read_text())["interactions"]] == [
+        "run-the-tests-at-9f3c2e1"
+    ]
 
 
 def test_once_with_an_existing_cassette_replays_it(tmp_path: Path) -> None:
     path = tmp_path / "runner.yaml"
     shutil.copy(TEST_RUNNER, path)
     before = path.read_bytes()
-    with record_process("--upstream", f"http://127.0.0.1:{closed_port()}", "--cassette", str(path)) as recorder:
+    with record_process(
+        "--upstream", f"http://127.0.0.1:{closed_port()}", "--cassette", str(path)
+    ) as recorder:
         assert recorder.printed[0].startswith(f"replaying {path} (mode once: it exists)")
         reply = rpc(recorder.url, "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
         assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -114,10 +154,24 @@ def test_redact_header_reaches_the_leak_scan(tmp_path: Path) -> None:
     upstream_cassette = tmp_path / "echo.yaml"
     upstream_cassette.write_text(ECHO)
     path = tmp_path / "rec.yaml"
-    with upstream_agent(upstream_cassette, pace="instant") as upstream, record_process(
-            "--upstream", upstream.url, "--cassette", str(path), "--redact-header", "X-Custom-Secret") as recorder:
+    with (
+        upstream_agent(upstream_cassette, pace="instant") as upstream,
+        record_process(
+            "--upstream",
+            upstream.url,
+            "--cassette",
+            str(path),
+            "--redact-header",
+            "X-Custom-Secret",
+        ) as recorder,
+    ):
         HTTP.get(recorder.url + CARD)
-        rpc(recorder.url, "SendMessage", {"message": message("hi")}, headers={"X-Custom-Secret": "hdr-7788-custom"})
+        rpc(
+            recorder.url,
+            "SendMessage",
+            {"message": message("hi")},
+            headers={"X-Custom-Secret": "hdr-7788-custom"},
+        )
         recorder.proc.send_signal(signal.SIGTERM)
         assert recorder.proc.wait(timeout=10) == 1
         err = recorder.proc.stderr.read()  # type: ignore[union-attr]

@@ -47,7 +47,8 @@ def send(url: str, text: str) -> dict[str, Any]:
 
 
 def test_the_partial_holds_each_call_and_finish_replaces_path_atomically(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "rec.yaml"
     shutil.copy(TEST_RUNNER, path)
     before = path.read_bytes()
@@ -61,7 +62,10 @@ def test_the_partial_holds_each_call_and_finish_replaces_path_atomically(
         assert names(partial.read_text()) == ["run-the-tests-at-9f3c2e1"]
         assert load_cassette(partial).cassette.agent.name == "test-runner"
         send(rec.url, "Run the tests at deadbee")
-        assert names(partial.read_text()) == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
+        assert names(partial.read_text()) == [
+            "run-the-tests-at-9f3c2e1",
+            "run-the-tests-at-deadbee",
+        ]
         assert path.read_bytes() == before  # PATH is untouched until finish
 
         replaced: list[tuple[Path, Path]] = []
@@ -73,7 +77,10 @@ def test_the_partial_holds_each_call_and_finish_replaces_path_atomically(
                 # complete in a temporary file beside it.
                 assert path.read_bytes() == before
                 assert Path(src).parent == tmp_path
-                assert names(Path(src).read_text()) == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
+                assert names(Path(src).read_text()) == [
+                    "run-the-tests-at-9f3c2e1",
+                    "run-the-tests-at-deadbee",
+                ]
                 replaced.append((Path(src), Path(dst)))
             real_replace(src, dst)
 
@@ -90,13 +97,19 @@ def test_sigkill_leaves_path_as_it_was_and_the_partial_with_the_call(tmp_path: P
     shutil.copy(TEST_RUNNER, path)
     before = path.read_bytes()
     partial = partial_path(path)
-    with upstream_agent() as upstream, record_process(
-            "--upstream", upstream.url, "--cassette", str(path), "--mode", "all") as recorder:
+    with (
+        upstream_agent() as upstream,
+        record_process(
+            "--upstream", upstream.url, "--cassette", str(path), "--mode", "all"
+        ) as recorder,
+    ):
         HTTP.get(recorder.url + CARD)
         reply = send(recorder.url, "Run the tests at 9f3c2e1")
         assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        wait_for(lambda: partial.exists() and "Run the tests at 9f3c2e1" in partial.read_text(),
-                 what="PATH.partial with the call")
+        wait_for(
+            lambda: partial.exists() and "Run the tests at 9f3c2e1" in partial.read_text(),
+            what="PATH.partial with the call",
+        )
         recorder.proc.send_signal(signal.SIGKILL)
         assert recorder.proc.wait(timeout=10) == -signal.SIGKILL
     assert path.read_bytes() == before
@@ -106,8 +119,10 @@ def test_sigkill_leaves_path_as_it_was_and_the_partial_with_the_call(tmp_path: P
 
 def test_sigterm_ends_the_recording_cleanly_and_writes_the_cassette(tmp_path: Path) -> None:
     path = tmp_path / "rec.yaml"
-    with upstream_agent() as upstream, record_process(
-            "--upstream", upstream.url, "--cassette", str(path)) as recorder:
+    with (
+        upstream_agent() as upstream,
+        record_process("--upstream", upstream.url, "--cassette", str(path)) as recorder,
+    ):
         HTTP.get(recorder.url + CARD)
         send(recorder.url, "Run the tests at deadbee")
         recorder.proc.send_signal(signal.SIGTERM)
@@ -134,8 +149,11 @@ def test_sigterm_ends_the_recording_cleanly_and_writes_the_cassette(tmp_path: Pa
 def calls_through(url: str) -> tuple[dict[str, Any], Any]:
     """A JSON-RPC SendMessage and a REST one: (the JSON-RPC response, the REST httpx response)."""
     jsonrpc = send(url, "Run the tests at 9f3c2e1")  # asserts HTTP 200
-    rest = HTTP.post(url + "/message:send", json={"message": message("Run the tests at 9f3c2e1")},
-                     headers={"A2A-Version": "1.0"})
+    rest = HTTP.post(
+        url + "/message:send",
+        json={"message": message("Run the tests at 9f3c2e1")},
+        headers={"A2A-Version": "1.0"},
+    )
     return jsonrpc, rest
 
 
@@ -149,7 +167,9 @@ def test_an_upstream_that_is_down_gives_internal_errors_and_records_nothing(tmp_
     path = tmp_path / "rec.yaml"
     with recording(f"http://127.0.0.1:{closed_port()}", path) as rec:
         jsonrpc, rest = calls_through(rec.url)
-        stream = rpc(rec.url, "SendStreamingMessage", {"message": message("Run the tests at 9f3c2e1")})
+        stream = rpc(
+            rec.url, "SendStreamingMessage", {"message": message("Run the tests at 9f3c2e1")}
+        )
         card = HTTP.get(rec.url + CARD)
         assert_nothing_recorded(rec, path)
     assert jsonrpc["error"]["code"] == -32603
@@ -162,7 +182,8 @@ def test_an_upstream_that_is_down_gives_internal_errors_and_records_nothing(tmp_
 
 
 def test_an_upstream_that_answers_garbage_gives_invalid_agent_response_and_records_nothing(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "rec.yaml"
     with raw_http_server(b"not json") as (url, _), recording(url, path) as rec:
         jsonrpc, rest = calls_through(rec.url)
@@ -177,7 +198,9 @@ def test_an_upstream_that_answers_garbage_gives_invalid_agent_response_and_recor
 # -- the proxy talks to its upstream only ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["//evil.example/x", "//evil.example:80/x?a=1", "/../evil.example/x"])
+@pytest.mark.parametrize(
+    "path", ["//evil.example/x", "//evil.example:80/x?a=1", "/../evil.example/x"]
+)
 def test_upstream_urls_stay_on_the_upstream(path: str) -> None:
     for base in ("http://127.0.0.1:1", "http://127.0.0.1:1/agent/"):
         url = Upstream(base).url_for(path)
@@ -188,8 +211,10 @@ def test_upstream_urls_stay_on_the_upstream(path: str) -> None:
 
 @pytest.mark.parametrize("target", ["//evil.example/x", "http://evil.example/x"])
 def test_a_request_for_another_host_reaches_the_upstream(tmp_path: Path, target: str) -> None:
-    with raw_http_server(b"from the upstream", content_type="text/plain") as (url, seen), \
-            recording(url, tmp_path / "rec.yaml") as rec:
+    with (
+        raw_http_server(b"from the upstream", content_type="text/plain") as (url, seen),
+        recording(url, tmp_path / "rec.yaml") as rec,
+    ):
         connection = http.client.HTTPConnection("127.0.0.1", rec.proxy.port, timeout=10)
         try:
             connection.request("GET", target, headers={"Host": "evil.example"})

@@ -66,7 +66,9 @@ def send(url: str, text: str, **kw: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("upstream", [None, "http://127.0.0.1:1"])
-def test_none_with_a_missing_cassette_says_it_does_not_exist(tmp_path: Path, upstream: str | None) -> None:
+def test_none_with_a_missing_cassette_says_it_does_not_exist(
+    tmp_path: Path, upstream: str | None
+) -> None:
     missing = tmp_path / "missing.yaml"
     with pytest.raises(CassetteError) as caught:
         create_app_for_mode(missing, "none", upstream)
@@ -101,7 +103,9 @@ def test_none_replays_only_and_an_unmatched_call_gets_the_near_miss(tmp_path: Pa
 
 
 def test_an_unknown_mode_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(CassetteError, match="record mode 'sometimes'.*none, once, new_episodes, all"):
+    with pytest.raises(
+        CassetteError, match="record mode 'sometimes'.*none, once, new_episodes, all"
+    ):
         create_app_for_mode(tmp_path / "x.yaml", "sometimes", "http://127.0.0.1:1")
 
 
@@ -144,7 +148,9 @@ def test_once_replays_an_existing_cassette_without_the_upstream(tmp_path: Path) 
         reply = send(server.url, "Run the tests at 9f3c2e1")
         card = HTTP.get(server.url + CARD).json()
     assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert reply["result"]["task"]["status"]["message"]["parts"] == [{"text": "1 failed, 11 passed"}]
+    assert reply["result"]["task"]["status"]["message"]["parts"] == [
+        {"text": "1 failed, 11 passed"}
+    ]
     assert card["name"] == "test-runner"
     assert finish_recording(app) is None
     assert path.read_bytes() == before
@@ -177,8 +183,14 @@ class _served:
 def test_new_episodes_replays_what_matches_and_appends_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "episodes.yaml"
     with upstream_agent() as upstream:
-        first = record(path, lambda url: [send(url, "Run the tests at 9f3c2e1"),
-                                          send(url, "Run the tests at deadbee")], upstream.url)
+        first = record(
+            path,
+            lambda url: [
+                send(url, "Run the tests at 9f3c2e1"),
+                send(url, "Run the tests at deadbee"),
+            ],
+            upstream.url,
+        )
         old = interactions(path)
         assert [i["name"] for i in old] == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
         calls_before = len(upstream.journal())
@@ -197,7 +209,11 @@ def test_new_episodes_replays_what_matches_and_appends_the_rest(tmp_path: Path) 
     after = interactions(path)
     # The old interactions come first, unchanged and in their order; the new one after them.
     assert after[:2] == old
-    assert [i["name"] for i in after] == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee", "run-the-suite"]
+    assert [i["name"] for i in after] == [
+        "run-the-tests-at-9f3c2e1",
+        "run-the-tests-at-deadbee",
+        "run-the-suite",
+    ]
     load_cassette(path)
 
 
@@ -214,7 +230,10 @@ def test_all_records_everything_anew(tmp_path: Path) -> None:
             HTTP.get(proxy.url + CARD)
             send(proxy.url, "Run the tests at 9f3c2e1")  # recorded again, not replayed
             send(proxy.url, "Run the tests at deadbee")
-            assert [e.interaction for e in upstream.journal()][-2:] == ["run-9f3c2e1", "run-deadbee"]
+            assert [e.interaction for e in upstream.journal()][-2:] == [
+                "run-9f3c2e1",
+                "run-deadbee",
+            ]
         assert finish_recording(app) == path
     assert names(path) == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
 
@@ -257,8 +276,9 @@ def runner_calls(c: A2A) -> tuple[list[Any], list[str]]:
 
 
 @pytest.fixture(scope="module")
-def recorded_runner(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[Any], list[str],
-                                                                                  list[str]]]:
+def recorded_runner(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, list[Any], list[str], list[str]]]:
     """test-runner recorded once per binding: (cassette, what the client saw, upstream task ids,
     upstream context ids)."""
     out = {}
@@ -270,8 +290,13 @@ def recorded_runner(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
                 client = A2A(rec.url, binding)
                 seen, ids = runner_calls(client)
                 assert rec.finish() == path
-            contexts = sorted({str(t.context_id) for engine in upstream.agents.values()
-                               for t in engine.tasks.all()})
+            contexts = sorted(
+                {
+                    str(t.context_id)
+                    for engine in upstream.agents.values()
+                    for t in engine.tasks.all()
+                }
+            )
         out[binding] = (path, seen, ids, contexts)
     return out
 
@@ -280,16 +305,22 @@ def recorded_runner(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
 def test_replay_gives_what_the_client_got_live(recorded_runner: Any, binding: str) -> None:
     path, live, live_ids, _ = recorded_runner[binding]
     # Sanity: the live run saw what the kit scripts (so equality below is not vacuous).
-    assert dict(live)["returnImmediately"] == {"task": {"state": "TASK_STATE_SUBMITTED", "status": [],
-                                                        "artifacts": []}}
+    assert dict(live)["returnImmediately"] == {
+        "task": {"state": "TASK_STATE_SUBMITTED", "status": [], "artifacts": []}
+    }
     polls = [v for k, v in live if k == "GetTask"]
-    assert [p["task"]["state"] for p in polls] == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
-                                                   "TASK_STATE_COMPLETED"]
+    assert [p["task"]["state"] for p in polls] == [
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_COMPLETED",
+    ]
     assert polls[0]["task"]["artifacts"][0]["parts"] == [{"text": "collected 12 items\n"}]
     stream = dict(live)["stream"]
     assert [e[0] for e in stream] == ["task", "status", "artifact", "status"]
-    assert stream[-1][1:] == ("TASK_STATE_FAILED",
-                              [{"text": "Checkout failed: deadbee is not a commit in this repository"}])
+    assert stream[-1][1:] == (
+        "TASK_STATE_FAILED",
+        [{"text": "Checkout failed: deadbee is not a commit in this repository"}],
+    )
     assert dict(live)["GetTask unknown"] == {"error": -32001 if binding == "JSONRPC" else 404}
     assert dict(live)["CancelTask terminal"] == {"error": -32002 if binding == "JSONRPC" else 400}
     assert dict(live)["CancelTask working"]["task"]["state"] == "TASK_STATE_CANCELED"
@@ -316,14 +347,20 @@ def test_replaying_twice_gives_byte_identical_responses(recorded_runner: Any, bi
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-def test_the_recording_reads_like_a_hand_written_cassette(recorded_runner: Any, binding: str) -> None:
+def test_the_recording_reads_like_a_hand_written_cassette(
+    recorded_runner: Any, binding: str
+) -> None:
     path, _, live_ids, contexts = recorded_runner[binding]
     text = path.read_text()
     loaded = load_cassette(path).cassette
     assert loaded.agent.name == "test-runner"
     by_name = {i.name: i for i in loaded.interactions}
-    assert list(by_name) == ["run-the-tests-at-9f3c2e1", "run-the-suite", "run-the-tests-at-deadbee",
-                             "run-the-suite-again"]
+    assert list(by_name) == [
+        "run-the-tests-at-9f3c2e1",
+        "run-the-suite",
+        "run-the-tests-at-deadbee",
+        "run-the-suite-again",
+    ]
     assert by_name["run-the-suite"].match.text == "Run the suite"
     assert all(i.match.text for i in loaded.interactions)
     # No upstream ids: the replay mints its own.
@@ -352,12 +389,18 @@ def reviewer_stream_calls(c: A2A) -> tuple[list[Any], list[str]]:
     events = c.stream(message("Please review", DIFF))
     seen.append(view_events(events))
     task = events[0][1]["task"]
-    follow = c.stream(message("main", task_id=task["id"], context_id=task["contextId"], message_id="m2"))
+    follow = c.stream(
+        message("main", task_id=task["id"], context_id=task["contextId"], message_id="m2")
+    )
     seen.append(view_events(follow))
     seen.append(view_result(*c.get_task(task["id"])))
     seen.append(view_result(*c.cancel(task["id"])))
     seen.append(view_result(*c.send(message("Which languages do you review?"))))
-    seen.append(view_result(*c.send(message("look", {"url": "https://x.example/y.png", "mediaType": "image/png"}))))
+    seen.append(
+        view_result(
+            *c.send(message("look", {"url": "https://x.example/y.png", "mediaType": "image/png"}))
+        )
+    )
     return seen, [task["id"], task["contextId"]]
 
 
@@ -365,16 +408,24 @@ def reviewer_stream_calls(c: A2A) -> tuple[list[Any], list[str]]:
 def test_a_streamed_follow_up_replays_on_the_new_task_id(tmp_path: Path, binding: str) -> None:
     path = tmp_path / "reviewer.yaml"
     with upstream_agent(CODE_REVIEWER) as upstream:
-        live, live_ids = record(path, lambda url: reviewer_stream_calls(A2A(url, binding)), upstream.url)
-    assert live[0][-1] == ("status", "TASK_STATE_INPUT_REQUIRED",
-                           [{"text": "Which base branch should I review this diff against?"}])
+        live, live_ids = record(
+            path, lambda url: reviewer_stream_calls(A2A(url, binding)), upstream.url
+        )
+    assert live[0][-1] == (
+        "status",
+        "TASK_STATE_INPUT_REQUIRED",
+        [{"text": "Which base branch should I review this diff against?"}],
+    )
     assert live[1][-1][:2] == ("status", "TASK_STATE_COMPLETED")
     assert live[3] == {"error": -32002 if binding == "JSONRPC" else 400}  # TaskNotCancelable
     assert live[5] == {"error": -32005 if binding == "JSONRPC" else 400}  # ContentTypeNotSupported
     text = path.read_text()
     assert not any(i in text for i in live_ids)
     follow_up = interactions(path)[1]
-    assert follow_up["match"]["task"] == {"state": "TASK_STATE_INPUT_REQUIRED", "from": "please-review-a-b"}
+    assert follow_up["match"]["task"] == {
+        "state": "TASK_STATE_INPUT_REQUIRED",
+        "from": "please-review-a-b",
+    }
 
     with serve_in_thread(path, pace="instant") as replay:
         again, replay_ids = reviewer_stream_calls(A2A(replay.url, binding))
@@ -387,7 +438,9 @@ def test_a_streamed_follow_up_replays_on_the_new_task_id(tmp_path: Path, binding
 def reviewer_blocking_calls(c: A2A) -> list[Any]:
     ok, task = c.send(message("Please review", DIFF))
     seen = [view_result(ok, task)]
-    seen.append(view_result(*c.send(message("main", task_id=task_id_of(ok, task), message_id="m2"))))
+    seen.append(
+        view_result(*c.send(message("main", task_id=task_id_of(ok, task), message_id="m2")))
+    )
     return seen
 
 
@@ -428,7 +481,10 @@ def test_a_concurrent_subscription_does_not_duplicate_the_follow_up(tmp_path: Pa
         got: list[Any] = []
         thread = threading.Thread(target=lambda: got.extend(client.subscribe(task_id)), daemon=True)
         thread.start()
-        wait_for(lambda: any(e.operation == "SubscribeToTask" for e in upstream.journal()), what="subscription")
+        wait_for(
+            lambda: any(e.operation == "SubscribeToTask" for e in upstream.journal()),
+            what="subscription",
+        )
         client.send(message("main", task_id=task_id, message_id="m2"))
         thread.join(10)
         assert [e[0] for e in view_events(got)][-1:] == ["status"]

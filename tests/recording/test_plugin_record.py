@@ -17,7 +17,7 @@ from tests.helpers.recording import TEST_RUNNER, upstream_agent
 
 # Prepended to every generated test module: one JSON-RPC SendMessage over urllib; each test
 # prints whether it recorded, and what it got.
-PRELUDE = '''
+PRELUDE = """
 import json
 import urllib.request
 
@@ -39,7 +39,7 @@ def call(request, mockagent, text):
     reply = send(mockagent.url, text)
     status = reply["result"]["task"]["status"]
     print(f"\\n{request.node.name} recording={mockagent.recording} {status['message']['parts'][0]['text']}")
-'''
+"""
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -58,14 +58,18 @@ def upstreams() -> Iterator[list[ServerThread]]:
         yield [stack.enter_context(upstream_agent(pace="instant")) for _ in range(3)]
 
 
-def test_record_mode_once_records_then_a_plain_run_replays(pytester: pytest.Pytester,
-                                                           upstreams: list[ServerThread]) -> None:
+def test_record_mode_once_records_then_a_plain_run_replays(
+    pytester: pytest.Pytester, upstreams: list[ServerThread]
+) -> None:
     upstream = upstreams[0]
-    pytester.makepyfile(test_generated=PRELUDE + '''
+    pytester.makepyfile(
+        test_generated=PRELUDE
+        + """
 @pytest.mark.mockagent("cassettes/runner.yaml")
 def test_runs(request, mockagent):
     call(request, mockagent, "Run the tests at 9f3c2e1")
-''')
+"""
+    )
     cassette = pytester.path / "cassettes" / "runner.yaml"
     assert not cassette.exists()
     first = run(pytester, "--mockagent-record-mode=once", "--mockagent-upstream", upstream.url)
@@ -87,18 +91,22 @@ def test_runs(request, mockagent):
 
 
 def test_a_missing_cassette_in_mode_none_fails_the_test(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_generated=PRELUDE + '''
+    pytester.makepyfile(
+        test_generated=PRELUDE
+        + """
 @pytest.mark.mockagent("missing.yaml")
 def test_runs(request, mockagent):
     pass
-''')
+"""
+    )
     result = run(pytester)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*mockagent: cassette 'missing.yaml' not found*"])
 
 
-def test_command_line_beats_marker_beats_mockagent_config(pytester: pytest.Pytester,
-                                                          upstreams: list[ServerThread]) -> None:
+def test_command_line_beats_marker_beats_mockagent_config(
+    pytester: pytest.Pytester, upstreams: list[ServerThread]
+) -> None:
     by_config, by_marker, by_command_line = upstreams
     pytester.makeconftest(f'''
 import pytest
@@ -109,7 +117,9 @@ def mockagent_config():
     return {{"record_mode": "all", "upstream": "{by_config.url}"}}
 ''')
     shutil.copy(TEST_RUNNER, pytester.path / "kept.yaml")
-    pytester.makepyfile(test_generated=PRELUDE + f'''
+    pytester.makepyfile(
+        test_generated=PRELUDE
+        + f'''
 @pytest.mark.mockagent("config.yaml")
 def test_config(request, mockagent):
     call(request, mockagent, "Run the tests at 9f3c2e1")
@@ -123,13 +133,18 @@ def test_marker(request, mockagent):
 @pytest.mark.mockagent("kept.yaml", record_mode="none")
 def test_marker_none(request, mockagent):
     call(request, mockagent, "Run the suite")
-''')
+'''
+    )
     # The config records (mode all from it); the marker's upstream and mode beat the config's.
     result = run(pytester)
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["test_config recording=True 1 failed, 11 passed",
-                                 "test_marker recording=True Checkout failed: *",
-                                 "test_marker_none recording=False 12 passed"])
+    result.stdout.fnmatch_lines(
+        [
+            "test_config recording=True 1 failed, 11 passed",
+            "test_marker recording=True Checkout failed: *",
+            "test_marker_none recording=False 12 passed",
+        ]
+    )
     assert calls(by_config) == ["run-9f3c2e1"]
     assert calls(by_marker) == ["run-deadbee"]
     assert calls(by_command_line) == []
@@ -146,26 +161,43 @@ def test_marker_none(request, mockagent):
     # and even the marker that says none records when the command line says all.
     result = run(pytester, "--mockagent-record-mode=none")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["test_config recording=False *", "test_marker recording=False *",
-                                 "test_marker_none recording=False *"])
-    result = run(pytester, "--mockagent-record-mode=all", "--mockagent-upstream", by_command_line.url,
-                 "-k", "marker_none")
+    result.stdout.fnmatch_lines(
+        [
+            "test_config recording=False *",
+            "test_marker recording=False *",
+            "test_marker_none recording=False *",
+        ]
+    )
+    result = run(
+        pytester,
+        "--mockagent-record-mode=all",
+        "--mockagent-upstream",
+        by_command_line.url,
+        "-k",
+        "marker_none",
+    )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["test_marker_none recording=True 12 passed"])
     assert calls(by_command_line) == ["run-9f3c2e1", "run-deadbee", "run-head"]
     assert len(by_config.journal()) == len(by_marker.journal()) == 1
-    assert [i["name"] for i in yaml.safe_load((pytester.path / "kept.yaml").read_text())["interactions"]] == [
-        "run-the-suite"]
+    assert [
+        i["name"] for i in yaml.safe_load((pytester.path / "kept.yaml").read_text())["interactions"]
+    ] == ["run-the-suite"]
 
 
-def test_marker_upstream_without_a_mode_replays(pytester: pytest.Pytester, upstreams: list[ServerThread]) -> None:
+def test_marker_upstream_without_a_mode_replays(
+    pytester: pytest.Pytester, upstreams: list[ServerThread]
+) -> None:
     """An upstream alone does not record: the mode defaults to none."""
     shutil.copy(TEST_RUNNER, pytester.path / "kept.yaml")
-    pytester.makepyfile(test_generated=PRELUDE + f'''
+    pytester.makepyfile(
+        test_generated=PRELUDE
+        + f'''
 @pytest.mark.mockagent("kept.yaml", upstream="{upstreams[0].url}")
 def test_runs(request, mockagent):
     call(request, mockagent, "Run the suite")
-''')
+'''
+    )
     result = run(pytester)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["test_runs recording=False 12 passed"])
@@ -176,14 +208,16 @@ def test_a_leak_fails_the_recording_test(pytester: pytest.Pytester, tmp_path: Pa
     """finish_recording's LeakError fails the test at teardown with the message, and the cassette
     is not written."""
     upstream_cassette = tmp_path / "echo.yaml"
-    upstream_cassette.write_text('''\
+    upstream_cassette.write_text("""\
 version: 1
 agent: {name: echo, description: Echo., skills: [{id: echo, name: Echo, description: Echoes.}]}
 interactions:
   - {name: echo, reply: {message: "tok-5150-leaked"}}
-''')
+""")
     with upstream_agent(upstream_cassette, pace="instant") as upstream:
-        pytester.makepyfile(test_generated=PRELUDE + '''
+        pytester.makepyfile(
+            test_generated=PRELUDE
+            + """
 @pytest.mark.mockagent("leak.yaml", record_mode="all")
 def test_leaks(mockagent):
     urllib.request.urlopen(mockagent.card_url, timeout=10).close()
@@ -192,7 +226,8 @@ def test_leaks(mockagent):
     request = urllib.request.Request(mockagent.url, data=json.dumps(body).encode(), headers={
         "Content-Type": "application/json", "A2A-Version": "1.0", "Authorization": "Bearer tok-5150-leaked"})
     urllib.request.urlopen(request, timeout=10).close()
-''')
+"""
+        )
         result = run(pytester, "--mockagent-upstream", upstream.url)
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*mockagent: *leak.yaml: the recording holds 1 secret value*"])

@@ -60,8 +60,16 @@ interactions:
 """
 
 SECRET_VALUES = [
-    "s3cr3t-token", "c00kie-val-123", "xk-5599-key", "qk-6612-query", "push-tok-4471", "push-cred-8812",
-    "hunter2", "user:hunter2", "token=abc", "mk-7731-meta",
+    "s3cr3t-token",
+    "c00kie-val-123",
+    "xk-5599-key",
+    "qk-6612-query",
+    "push-tok-4471",
+    "push-cred-8812",
+    "hunter2",
+    "user:hunter2",
+    "token=abc",
+    "mk-7731-meta",
 ]
 
 
@@ -82,23 +90,49 @@ def echo(tmp_path: Path) -> Any:
 def record_with_secrets(upstream: str, path: Path, redactor: Redactor | None = None) -> str:
     """Calls over both bindings carrying every kind of secret; the cassette text."""
     hook = f"http://127.0.0.1:{closed_port()}/hook"
-    push = {"url": hook, "token": "push-tok-4471",
-            "authentication": {"scheme": "Bearer", "credentials": "push-cred-8812"}}
-    secret_headers = {"Authorization": "Bearer s3cr3t-token", "Cookie": "session=c00kie-val-123",
-                      "X-API-Key": "xk-5599-key"}
-    url_part = {"url": "https://user:hunter2@host.example/file?token=abc", "mediaType": "text/plain"}
+    push = {
+        "url": hook,
+        "token": "push-tok-4471",
+        "authentication": {"scheme": "Bearer", "credentials": "push-cred-8812"},
+    }
+    secret_headers = {
+        "Authorization": "Bearer s3cr3t-token",
+        "Cookie": "session=c00kie-val-123",
+        "X-API-Key": "xk-5599-key",
+    }
+    url_part = {
+        "url": "https://user:hunter2@host.example/file?token=abc",
+        "mediaType": "text/plain",
+    }
     with recording(upstream, path, redactor=redactor) as rec:
         HTTP.get(rec.url + "/.well-known/agent-card.json", headers=secret_headers)
-        rest = send(rec.url, "/message:send?api_key=qk-6612-query",
-                    {"message": message("Please fetch the file", url_part),
-                     "configuration": {"taskPushNotificationConfig": push}}, secret_headers)
+        rest = send(
+            rec.url,
+            "/message:send?api_key=qk-6612-query",
+            {
+                "message": message("Please fetch the file", url_part),
+                "configuration": {"taskPushNotificationConfig": push},
+            },
+            secret_headers,
+        )
         assert rest["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        rpc = send(rec.url, "/?api_key=qk-6612-query", {
-            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-            "params": {"message": message("fetch again", url_part, message_id="m2"),
-                       "configuration": {"taskPushNotificationConfig": {**push, "id": "hook-2"}}}},
-            secret_headers)
-        assert rpc["result"]["task"]["status"]["message"]["parts"][1]["url"].startswith("https://user:hunter2@")
+        rpc = send(
+            rec.url,
+            "/?api_key=qk-6612-query",
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {
+                    "message": message("fetch again", url_part, message_id="m2"),
+                    "configuration": {"taskPushNotificationConfig": {**push, "id": "hook-2"}},
+                },
+            },
+            secret_headers,
+        )
+        assert rpc["result"]["task"]["status"]["message"]["parts"][1]["url"].startswith(
+            "https://user:hunter2@"
+        )
         assert rec.finish() == path
     return path.read_text()
 
@@ -108,12 +142,21 @@ def test_no_secret_reaches_the_cassette(tmp_path: Path, echo: Any) -> None:
     redactor = Redactor()
     text = record_with_secrets(echo.url, path, redactor)
     # Every secret sent was seen, so the leak scan would have caught any that got through.
-    assert {"s3cr3t-token", "session=c00kie-val-123", "xk-5599-key", "qk-6612-query", "push-tok-4471",
-            "push-cred-8812", "hunter2"} <= redactor.secrets
+    assert {
+        "s3cr3t-token",
+        "session=c00kie-val-123",
+        "xk-5599-key",
+        "qk-6612-query",
+        "push-tok-4471",
+        "push-cred-8812",
+        "hunter2",
+    } <= redactor.secrets
     for secret in SECRET_VALUES:
         assert secret not in text, secret
     # What was removed is named where it was.
-    assert "https://<redacted:credentials>@files.example/file?token=<redacted:token>" in text  # reply url
+    assert (
+        "https://<redacted:credentials>@files.example/file?token=<redacted:token>" in text
+    )  # reply url
     assert "apiKey: <redacted:apiKey>" in text
     # Everything else is kept as the agent said it.
     assert "sessionRef: sess-5521-extra" in text
@@ -122,7 +165,9 @@ def test_no_secret_reaches_the_cassette(tmp_path: Path, echo: Any) -> None:
     assert [i.name for i in loaded.interactions] == ["please-fetch-the-file", "fetch-again"]
 
 
-def test_a_secret_in_the_message_text_is_redacted_in_match_and_name(tmp_path: Path, echo: Any) -> None:
+def test_a_secret_in_the_message_text_is_redacted_in_match_and_name(
+    tmp_path: Path, echo: Any
+) -> None:
     path = tmp_path / "rec.yaml"
     with recording(echo.url, path) as rec:
         HTTP.get(rec.url + "/.well-known/agent-card.json")
@@ -133,13 +178,17 @@ def test_a_secret_in_the_message_text_is_redacted_in_match_and_name(tmp_path: Pa
     assert "hunter2" not in text and "token=abc" not in text
     interaction = yaml.safe_load(text)["interactions"][0]
     assert interaction["match"]["text"] == (
-        "Please fetch https://<redacted:credentials>@host.example/f?token=<redacted:token>")
+        "Please fetch https://<redacted:credentials>@host.example/f?token=<redacted:token>"
+    )
 
 
 def test_the_redaction_lists_are_configurable(tmp_path: Path, echo: Any) -> None:
     path = tmp_path / "rec.yaml"
-    redactor = Redactor(headers=SECRET_HEADERS + ("X-Custom-Secret",), params=SECRET_PARAMS + ("sessionid",),
-                        fields=SECRET_FIELDS + ("sessionRef",))
+    redactor = Redactor(
+        headers=SECRET_HEADERS + ("X-Custom-Secret",),
+        params=SECRET_PARAMS + ("sessionid",),
+        fields=SECRET_FIELDS + ("sessionRef",),
+    )
     text = record_with_secrets(echo.url, path, redactor)
     for secret in SECRET_VALUES + ["sess-5521-extra", "sid-4242-q"]:
         assert secret not in text, secret
@@ -154,10 +203,16 @@ def test_the_redaction_lists_are_configurable(tmp_path: Path, echo: Any) -> None
 def test_an_extra_secret_header_is_scanned_for(tmp_path: Path, echo: Any) -> None:
     """The upstream echoes a custom header's value: with the default lists it is an ordinary
     answer; with the header listed the cassette is refused."""
+
     def record(path: Path, redactor: Redactor) -> None:
         with recording(echo.url, path, redactor=redactor) as rec:
             HTTP.get(rec.url + "/.well-known/agent-card.json")
-            send(rec.url, "/message:send", {"message": message("echo it")}, {"X-Custom-Secret": "hdr-7788-custom"})
+            send(
+                rec.url,
+                "/message:send",
+                {"message": message("echo it")},
+                {"X-Custom-Secret": "hdr-7788-custom"},
+            )
             rec.finish()
 
     plain = tmp_path / "plain.yaml"
@@ -169,15 +224,23 @@ def test_an_extra_secret_header_is_scanned_for(tmp_path: Path, echo: Any) -> Non
     assert not listed.exists()
 
 
-def test_a_leaked_secret_stops_the_write_and_leaves_a_scrubbed_partial(tmp_path: Path, echo: Any) -> None:
+def test_a_leaked_secret_stops_the_write_and_leaves_a_scrubbed_partial(
+    tmp_path: Path, echo: Any
+) -> None:
     path = tmp_path / "rec.yaml"
     shutil.copy(TEST_RUNNER, path)  # a previous cassette, which must survive
     before = path.read_bytes()
     with recording(echo.url, path) as rec:
         HTTP.get(rec.url + "/.well-known/agent-card.json")
-        answer = send(rec.url, "/message:send", {"message": message("leak it")},
-                      {"Authorization": "Bearer zq-SECRET-9931"})
-        assert answer["message"]["parts"] == [{"text": "The token is zq-SECRET-9931"}]  # the client gets it
+        answer = send(
+            rec.url,
+            "/message:send",
+            {"message": message("leak it")},
+            {"Authorization": "Bearer zq-SECRET-9931"},
+        )
+        assert answer["message"]["parts"] == [
+            {"text": "The token is zq-SECRET-9931"}
+        ]  # the client gets it
         with pytest.raises(LeakError) as caught:
             rec.finish()
     report = str(caught.value)
@@ -194,7 +257,12 @@ def test_an_echoed_cookie_value_is_caught(tmp_path: Path, echo: Any) -> None:
     path = tmp_path / "rec.yaml"
     with recording(echo.url, path) as rec:
         HTTP.get(rec.url + "/.well-known/agent-card.json")
-        send(rec.url, "/message:send", {"message": message("my cookie")}, {"Cookie": "session=ck-9090-val"})
+        send(
+            rec.url,
+            "/message:send",
+            {"message": message("my cookie")},
+            {"Cookie": "session=ck-9090-val"},
+        )
         with pytest.raises(LeakError):
             rec.finish()
     assert not path.exists()
@@ -202,13 +270,24 @@ def test_an_echoed_cookie_value_is_caught(tmp_path: Path, echo: Any) -> None:
 
 def test_redactor_rules() -> None:
     redactor = Redactor()
-    out = redactor.redact({"pushConfig": {"url": "https://a:pw-9988@h.example/x?key=k-1234&q=1", "token": "t-5555",
-                                          "authentication": {"scheme": "Basic", "credentials": "c-6666"}},
-                           "parts": [{"text": "see http://h.example/y?access_token=at-7777"}]})
-    assert out == {"pushConfig": {"url": "https://<redacted:credentials>@h.example/x?key=<redacted:key>&q=1",
-                                  "token": "<redacted:token>",
-                                  "authentication": {"scheme": "Basic", "credentials": "<redacted:credentials>"}},
-                   "parts": [{"text": "see http://h.example/y?access_token=<redacted:access_token>"}]}
+    out = redactor.redact(
+        {
+            "pushConfig": {
+                "url": "https://a:pw-9988@h.example/x?key=k-1234&q=1",
+                "token": "t-5555",
+                "authentication": {"scheme": "Basic", "credentials": "c-6666"},
+            },
+            "parts": [{"text": "see http://h.example/y?access_token=at-7777"}],
+        }
+    )
+    assert out == {
+        "pushConfig": {
+            "url": "https://<redacted:credentials>@h.example/x?key=<redacted:key>&q=1",
+            "token": "<redacted:token>",
+            "authentication": {"scheme": "Basic", "credentials": "<redacted:credentials>"},
+        },
+        "parts": [{"text": "see http://h.example/y?access_token=<redacted:access_token>"}],
+    }
     assert {"pw-9988", "k-1234", "t-5555", "c-6666", "at-7777"} <= redactor.secrets
     redactor.see_headers({"Authorization": "Bearer abcd-1234", "Content-Type": "application/json"})
     assert {"Bearer abcd-1234", "abcd-1234"} <= redactor.secrets

@@ -29,7 +29,12 @@ from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.upstream import serve_upstream
 
 BINDINGS = ("JSONRPC", "HTTP+JSON")
-TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+TERMINAL = {
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+}
 _ids = itertools.count(1)
 
 
@@ -47,8 +52,10 @@ def seen_task(task: Task) -> dict[str, Any]:
     return {
         "state": status.get("state"),
         "status": [p.get("text") for p in status.get("message", {}).get("parts", [])],
-        "artifacts": [(a.get("artifactId"), a.get("name"), [{k: v for k, v in p.items()} for p in a["parts"]])
-                      for a in data.get("artifacts", [])],
+        "artifacts": [
+            (a.get("artifactId"), a.get("name"), [{k: v for k, v in p.items()} for p in a["parts"]])
+            for a in data.get("artifacts", [])
+        ],
     }
 
 
@@ -62,13 +69,19 @@ def seen_event(event: StreamResponse) -> tuple[Any, ...]:
     if "statusUpdate" in data:
         return ("status", data["statusUpdate"]["status"]["state"])
     update = data["artifactUpdate"]
-    return ("artifact", update["artifact"].get("artifactId"), [p.get("text") or p.get("data")
-                                                              for p in update["artifact"]["parts"]],
-            bool(update.get("append")), bool(update.get("lastChunk")))
+    return (
+        "artifact",
+        update["artifact"].get("artifactId"),
+        [p.get("text") or p.get("data") for p in update["artifact"]["parts"]],
+        bool(update.get("append")),
+        bool(update.get("lastChunk")),
+    )
 
 
 async def one(client: Client, message: Message, **configuration: Any) -> Any:
-    request = SendMessageRequest(message=message, configuration=SendMessageConfiguration(**configuration))
+    request = SendMessageRequest(
+        message=message, configuration=SendMessageConfiguration(**configuration)
+    )
     [response] = [r async for r in client.send_message(request)]
     return response
 
@@ -76,8 +89,12 @@ async def one(client: Client, message: Message, **configuration: Any) -> Any:
 async def scenario(url: str, binding: str, live: bool) -> list[Any]:
     """Every kind of call; returns what the client saw, in order."""
     seen: list[Any] = []
-    blocking = await create_client(url, ClientConfig(supported_protocol_bindings=[binding], streaming=False))
-    streaming = await create_client(url, ClientConfig(supported_protocol_bindings=[binding], streaming=True))
+    blocking = await create_client(
+        url, ClientConfig(supported_protocol_bindings=[binding], streaming=False)
+    )
+    streaming = await create_client(
+        url, ClientConfig(supported_protocol_bindings=[binding], streaming=True)
+    )
     async with blocking, streaming:
         direct = await one(blocking, user("What time is it?"))
         seen.append(("direct", [p.text for p in direct.message.parts]))
@@ -96,12 +113,19 @@ async def scenario(url: str, binding: str, live: bool) -> list[Any]:
         seen.append(("asked", seen_task(asked)))
         seen.append(("answered", seen_task((await one(blocking, user("main", asked))).task)))
         # Streamed: a build, and an input-required turn answered in a second stream.
-        events = [e async for e in streaming.send_message(SendMessageRequest(message=user("build it")))]
+        events = [
+            e async for e in streaming.send_message(SendMessageRequest(message=user("build it")))
+        ]
         seen.append(("stream", [seen_event(e) for e in events]))
-        events = [e async for e in streaming.send_message(SendMessageRequest(message=user("ask again")))]
+        events = [
+            e async for e in streaming.send_message(SendMessageRequest(message=user("ask again")))
+        ]
         seen.append(("stream-ask", [seen_event(e) for e in events]))
         waiting = events[0].task
-        events = [e async for e in streaming.send_message(SendMessageRequest(message=user("dev", waiting)))]
+        events = [
+            e
+            async for e in streaming.send_message(SendMessageRequest(message=user("dev", waiting)))
+        ]
         seen.append(("stream-answer", [seen_event(e) for e in events]))
     return seen
 

@@ -15,23 +15,46 @@ from tests.helpers.redis_server import start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 A2A = {"A2A-Version": "1.0"}
-SEND = {"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {
-    "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Which languages do you review?"}]}}}
+SEND = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "SendMessage",
+    "params": {
+        "message": {
+            "messageId": "m1",
+            "role": "ROLE_USER",
+            "parts": [{"text": "Which languages do you review?"}],
+        }
+    },
+}
 
 
 def test_a_lost_store_is_503_in_each_protocols_shape_until_it_is_back():
-    process, url = start_redis(password="hunter2")  # a password in the URL must never reach a client
+    process, url = start_redis(
+        password="hunter2"
+    )  # a password in the URL must never reach a client
     port = int(url.rsplit(":", 1)[1])
     secret_url = f"{url}/0"
-    a2a = ServerThread(create_app(ROOT / "cassettes" / "kit", store=store_from_url(secret_url), pace="instant"))
-    agentex = ServerThread(create_app(ROOT / "cassettes" / "agentex" / "sync-agent.yaml", pace="instant",
-                                      store=store_from_url(secret_url.replace("/0", "/1"))))
+    a2a = ServerThread(
+        create_app(ROOT / "cassettes" / "kit", store=store_from_url(secret_url), pace="instant")
+    )
+    agentex = ServerThread(
+        create_app(
+            ROOT / "cassettes" / "agentex" / "sync-agent.yaml",
+            pace="instant",
+            store=store_from_url(secret_url.replace("/0", "/1")),
+        )
+    )
     a2a.start()
     agentex.start()
     reviewer = a2a.agent_url("code-reviewer")
     agentex_rpc = f"{agentex.url}/agents/name/echo-bot/rpc"
-    ask = {"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {
-        "content": {"type": "text", "author": "user", "content": "Are you there?"}}}
+    ask = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "message/send",
+        "params": {"content": {"type": "text", "author": "user", "content": "Are you there?"}},
+    }
     try:
         assert "result" in httpx.post(reviewer, json=SEND, headers=A2A).json()
         process.terminate()
@@ -44,16 +67,25 @@ def test_a_lost_store_is_503_in_each_protocols_shape_until_it_is_back():
 
         rest = httpx.get(f"{reviewer}/tasks/no-such-task", headers=A2A)
         assert rest.status_code == 503
-        assert rest.json()["error"]["status"] == "UNAVAILABLE" and rest.json()["error"]["code"] == 503
+        assert (
+            rest.json()["error"]["status"] == "UNAVAILABLE" and rest.json()["error"]["code"] == 503
+        )
 
         agentex_answer = httpx.post(agentex_rpc, json=ask)
-        assert agentex_answer.status_code == 200 and agentex_answer.json()["id"] == 3  # RPC errors too
-        assert agentex_answer.json()["error"]["code"] == -32603 and "store" in agentex_answer.json()["error"]["message"]
+        assert (
+            agentex_answer.status_code == 200 and agentex_answer.json()["id"] == 3
+        )  # RPC errors too
+        assert (
+            agentex_answer.json()["error"]["code"] == -32603
+            and "store" in agentex_answer.json()["error"]["message"]
+        )
 
         for answer in (rpc, rest, agentex_answer):
             assert "hunter2" not in answer.text and "Traceback" not in answer.text
 
-        process, _ = start_redis(port, password="hunter2")  # back (empty: it kept nothing), on the same port
+        process, _ = start_redis(
+            port, password="hunter2"
+        )  # back (empty: it kept nothing), on the same port
         assert httpx.post(reviewer, json=SEND, headers=A2A).json()["result"]["message"]["parts"]
         assert "result" in httpx.post(agentex_rpc, json=ask).json()
     finally:

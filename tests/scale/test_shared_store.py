@@ -39,11 +39,20 @@ def test_two_servers_on_one_store_answer_as_one(redis_url):
 
 def test_a_task_made_on_one_server_is_polled_on_the_other(redis_url):
     a, b = client(store_from_url(redis_url)), client(store_from_url(redis_url, join=True))
-    task = rpc(a, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1"),
-                                                 "configuration": {"returnImmediately": True}})["result"]["task"]
+    task = rpc(
+        a,
+        "test-runner",
+        "SendMessage",
+        {
+            "message": message("Run the tests at 9f3c2e1"),
+            "configuration": {"returnImmediately": True},
+        },
+    )["result"]["task"]
     states = [task["status"]["state"]]
     for server in (b, a, b, a):
-        states.append(rpc(server, "test-runner", "GetTask", {"id": task["id"]})["result"]["status"]["state"])
+        states.append(
+            rpc(server, "test-runner", "GetTask", {"id": task["id"]})["result"]["status"]["state"]
+        )
     assert states[0] == "TASK_STATE_SUBMITTED" and states[-1] == "TASK_STATE_COMPLETED"
     assert "TASK_STATE_WORKING" in states  # the polls gates counted polls from both servers
     listed = rpc(b, "test-runner", "ListTasks", {})["result"]
@@ -55,7 +64,9 @@ def test_ids_are_never_minted_twice_across_servers(redis_url):
     ids = set()
     for i in range(10):
         server = (a, b)[i % 2]
-        result = rpc(server, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]
+        result = rpc(server, "test-runner", "SendMessage", {"message": message("Run the suite")})[
+            "result"
+        ]
         ids.add(result["task"]["id"])
     assert len(ids) == 10
 
@@ -64,7 +75,12 @@ def test_the_journal_and_uses_are_shared(redis_url):
     a = create_app(KIT, store=store_from_url(redis_url), pace="instant")
     b = create_app(KIT, store=store_from_url(redis_url, join=True), pace="instant")
     rpc(a.test_client(), "code-reviewer", "SendMessage", {"message": message("what does this do?")})
-    rpc(b.test_client(), "code-reviewer", "SendMessage", {"message": message("no match here at all")})
+    rpc(
+        b.test_client(),
+        "code-reviewer",
+        "SendMessage",
+        {"message": message("no match here at all")},
+    )
     for app in (a, b):
         engine = app.extensions["mockagent"].agents["code-reviewer"]
         with engine.locked():
@@ -79,18 +95,24 @@ def test_the_journal_and_uses_are_shared(redis_url):
 def test_a_reset_on_one_server_forgets_on_the_other(redis_url):
     a = create_app(KIT, store=store_from_url(redis_url), pace="instant")
     b = client(store_from_url(redis_url, join=True))
-    task = rpc(a.test_client(), "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]["task"]
+    task = rpc(
+        a.test_client(), "test-runner", "SendMessage", {"message": message("Run the suite")}
+    )["result"]["task"]
     assert "result" in rpc(b, "test-runner", "GetTask", {"id": task["id"]})
     a.extensions["mockagent"].reset()
     error = rpc(b, "test-runner", "GetTask", {"id": task["id"]})["error"]
     assert error["code"] == -32001  # TaskNotFound
-    again = rpc(b, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]["task"]
+    again = rpc(b, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"][
+        "task"
+    ]
     assert again["id"] == task["id"]  # the ids start over, as after a reset in one process
 
 
 def test_a_fresh_server_wipes_what_an_earlier_run_left(redis_url):
     a = client(store_from_url(redis_url))
-    task = rpc(a, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"]["task"]
+    task = rpc(a, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"][
+        "task"
+    ]
     joined = client(store_from_url(redis_url, join=True))
     assert "result" in rpc(joined, "test-runner", "GetTask", {"id": task["id"]})
     fresh = client(store_from_url(redis_url))
@@ -109,11 +131,16 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
         "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
         "interactions:\n"
         "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
-        "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n")
+        "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n"
+    )
     a = client(store_from_url(redis_url), cassette)
     b = client(store_from_url(redis_url, join=True), cassette)
-    answers = [rpc(server, "", "SendMessage", {"message": message("hi")})["result"]["message"]["parts"][0]["text"]
-               for server in (a, b, a)]
+    answers = [
+        rpc(server, "", "SendMessage", {"message": message("hi")})["result"]["message"]["parts"][0][
+            "text"
+        ]
+        for server in (a, b, a)
+    ]
     assert answers == ["first answer", "later answer", "later answer"]
 
 
@@ -133,7 +160,9 @@ def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, waited):
     c = client(store_from_url(redis_url))
-    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})["result"]["task"]
+    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})[
+        "result"
+    ]["task"]
     waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
     # The lock, the counters and the task in one round trip; the save (a poll counted, the token
@@ -146,8 +175,15 @@ def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, wait
 
 def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waited):
     c = client(store_from_url(redis_url))
-    streamed = c.post("/test-runner/", headers=HEADERS, json={
-        "jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage",
-        "params": {"message": message("Run the tests at 9f3c2e1")}}).data
+    streamed = c.post(
+        "/test-runner/",
+        headers=HEADERS,
+        json={
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "SendStreamingMessage",
+            "params": {"message": message("Run the tests at 9f3c2e1")},
+        },
+    ).data
     assert streamed.count(b"data: ") == 9
     assert ["GET"] not in waited  # the stream had every event in hand: no fresh copy of its task

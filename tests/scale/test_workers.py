@@ -30,7 +30,9 @@ def post(port: int, path: str, method: str, params: dict[str, Any]) -> dict[str,
     """One call on a connection of its own, so a load balancer or the kernel may pick any worker."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-    connection.request("POST", path, body, {"Content-Type": "application/json", "A2A-Version": "1.0"})
+    connection.request(
+        "POST", path, body, {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    )
     response = connection.getresponse()
     data = json.loads(response.read())
     connection.close()
@@ -40,8 +42,12 @@ def post(port: int, path: str, method: str, params: dict[str, Any]) -> dict[str,
 def subscribe(port: int, task_id: str, into: list[dict[str, Any]]) -> threading.Thread:
     """Read a SubscribeToTask stream in a thread, appending each event's result."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "SubscribeToTask", "params": {"id": task_id}})
-    connection.request("POST", "/code-reviewer/", body, {"Content-Type": "application/json", "A2A-Version": "1.0"})
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 7, "method": "SubscribeToTask", "params": {"id": task_id}}
+    )
+    connection.request(
+        "POST", "/code-reviewer/", body, {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    )
     response = connection.getresponse()
     assert response.status == 200
     first = response.readline()  # the snapshot: the subscription is open once it arrives
@@ -60,16 +66,31 @@ def subscribe(port: int, task_id: str, into: list[dict[str, Any]]) -> threading.
 
 def test_a_subscription_follows_a_task_another_server_moves_on(redis_url):
     a = ServerThread(create_app(KIT, store=store_from_url(redis_url), pace="instant")).start()
-    b = ServerThread(create_app(KIT, store=store_from_url(redis_url, join=True), pace="instant")).start()
+    b = ServerThread(
+        create_app(KIT, store=store_from_url(redis_url, join=True), pace="instant")
+    ).start()
     try:
-        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Please review"}, DIFF]}
-        task = post(a.port, "/code-reviewer/", "SendMessage", {"message": message})["result"]["task"]
+        message = {
+            "messageId": "m1",
+            "role": "ROLE_USER",
+            "parts": [{"text": "Please review"}, DIFF],
+        }
+        task = post(a.port, "/code-reviewer/", "SendMessage", {"message": message})["result"][
+            "task"
+        ]
         assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
         events: list[dict[str, Any]] = []
         reader = subscribe(a.port, task["id"], events)
-        follow_up = {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "main"}],
-                     "taskId": task["id"], "contextId": task["contextId"]}
-        done = post(b.port, "/code-reviewer/", "SendMessage", {"message": follow_up})["result"]["task"]
+        follow_up = {
+            "messageId": "m2",
+            "role": "ROLE_USER",
+            "parts": [{"text": "main"}],
+            "taskId": task["id"],
+            "contextId": task["contextId"],
+        }
+        done = post(b.port, "/code-reviewer/", "SendMessage", {"message": follow_up})["result"][
+            "task"
+        ]
         assert done["status"]["state"] == "TASK_STATE_COMPLETED"
         reader.join(timeout=10)
         assert not reader.is_alive(), "the subscription did not end at COMPLETED"
@@ -82,8 +103,13 @@ def test_a_subscription_follows_a_task_another_server_moves_on(redis_url):
 
 
 def serve(*args: str, **popen: Any) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    return subprocess.Popen(
+        [sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
 
 
 def ready(server: subprocess.Popen[str]) -> int:
@@ -102,7 +128,9 @@ def stopped(server: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tupl
         server.send_signal(signum)
     out, err = server.communicate(timeout=30)
     assert server.returncode == 0, err
-    assert out.endswith("mockagent stopped\n") and out.count("mockagent stopped") == 1  # not once per worker
+    assert (
+        out.endswith("mockagent stopped\n") and out.count("mockagent stopped") == 1
+    )  # not once per worker
     assert "Traceback" not in err
     return out, err
 
@@ -120,8 +148,12 @@ def workers(server: subprocess.Popen[str], count: int = 2, without: int = 0) -> 
 def answerer(port: int, connection: http.client.HTTPConnection, pids: list[int]) -> int | None:
     """Which of `pids` holds the server's end of `connection` (found through its socket inode)."""
     client_port = connection.sock.getsockname()[1]
-    inodes = {fields[9] for fields in (line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:])
-              if int(fields[1].split(":")[1], 16) == port and int(fields[2].split(":")[1], 16) == client_port}
+    inodes = {
+        fields[9]
+        for fields in (line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:])
+        if int(fields[1].split(":")[1], 16) == port
+        and int(fields[2].split(":")[1], 16) == client_port
+    }
     for pid in pids:
         for fd in Path(f"/proc/{pid}/fd").iterdir():
             try:
@@ -153,14 +185,26 @@ def test_serve_with_two_workers_shares_tasks_between_them(redis_url):
         port = ready(server)
         tasks = []
         for _ in range(6):  # each call on a new connection: both workers answer some of them
-            result = post(port, "/test-runner/", "SendMessage", {"message": {
-                "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the tests at 9f3c2e1"}]},
-                "configuration": {"returnImmediately": True}})
+            result = post(
+                port,
+                "/test-runner/",
+                "SendMessage",
+                {
+                    "message": {
+                        "messageId": "m",
+                        "role": "ROLE_USER",
+                        "parts": [{"text": "Run the tests at 9f3c2e1"}],
+                    },
+                    "configuration": {"returnImmediately": True},
+                },
+            )
             tasks.append(result["result"]["task"]["id"])
         assert len(set(tasks)) == 6
         for task_id in tasks:
-            states = [post(port, "/test-runner/", "GetTask", {"id": task_id})["result"]["status"]["state"]
-                      for _ in range(4)]
+            states = [
+                post(port, "/test-runner/", "GetTask", {"id": task_id})["result"]["status"]["state"]
+                for _ in range(4)
+            ]
             assert states[-1] == "TASK_STATE_COMPLETED", states
         listed = post(port, "/test-runner/", "ListTasks", {"pageSize": 100})["result"]
         assert sorted(t["id"] for t in listed["tasks"]) == sorted(tasks)
@@ -176,9 +220,19 @@ def test_a_worker_that_dies_is_replaced(redis_url, signum):
     server = serve("--workers", "2", "--store", redis_url)
     try:
         port = ready(server)
-        task = post(port, "/test-runner/", "SendMessage", {"message": {
-            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the tests at 9f3c2e1"}]},
-            "configuration": {"returnImmediately": True}})["result"]["task"]
+        task = post(
+            port,
+            "/test-runner/",
+            "SendMessage",
+            {
+                "message": {
+                    "messageId": "m",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Run the tests at 9f3c2e1"}],
+                },
+                "configuration": {"returnImmediately": True},
+            },
+        )["result"]["task"]
         dead, survivor = workers(server)
         os.kill(dead, signum)
         pids = workers(server, without=dead)
@@ -186,8 +240,10 @@ def test_a_worker_that_dies_is_replaced(redis_url, signum):
         # The survivor still accepts (a worker's stop must not stop the shared socket listening),
         # and so does the new one; the task lives on in the store.
         assert answerers(port, pids) == set(pids)
-        states = [post(port, "/test-runner/", "GetTask", {"id": task["id"]})["result"]["status"]["state"]
-                  for _ in range(4)]
+        states = [
+            post(port, "/test-runner/", "GetTask", {"id": task["id"]})["result"]["status"]["state"]
+            for _ in range(4)
+        ]
         assert states[-1] == "TASK_STATE_COMPLETED", states
     finally:
         out, err = stopped(server)
@@ -197,10 +253,16 @@ def test_a_worker_that_dies_is_replaced(redis_url, signum):
 
 
 def test_ctrl_c_stops_the_workers_and_their_open_streams(redis_url):
-    server = serve("--workers", "2", "--store", redis_url, start_new_session=True)  # a group of its own
+    server = serve(
+        "--workers", "2", "--store", redis_url, start_new_session=True
+    )  # a group of its own
     try:
         port = ready(server)
-        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Please review"}, DIFF]}
+        message = {
+            "messageId": "m1",
+            "role": "ROLE_USER",
+            "parts": [{"text": "Please review"}, DIFF],
+        }
         task = post(port, "/code-reviewer/", "SendMessage", {"message": message})["result"]["task"]
         events: list[dict[str, Any]] = []
         reader = subscribe(port, task["id"], events)  # open until the task ends: it never does
@@ -215,16 +277,36 @@ def test_ctrl_c_stops_the_workers_and_their_open_streams(redis_url):
 def test_a_port_in_use_is_a_clear_error(redis_url):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        result = subprocess.run([sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--port", str(port),
-                                 "--workers", "2", "--store", redis_url], capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mockagent.cli",
+                "serve",
+                str(KIT),
+                "--port",
+                str(port),
+                "--workers",
+                "2",
+                "--store",
+                redis_url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith(f"mockagent: cannot listen on 127.0.0.1:{port}: ")
     assert "Traceback" not in result.stderr
 
 
 def test_several_workers_need_a_shared_store():
-    result = subprocess.run([sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--workers", "2"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "several workers need a shared store" in result.stderr
     assert "Traceback" not in result.stderr
@@ -232,24 +314,43 @@ def test_several_workers_need_a_shared_store():
 
 def test_an_unreachable_store_is_a_clear_error(redis_server):
     dead = redis_server.rsplit(":", 1)[0] + ":1/0"  # nothing listens on port 1
-    result = subprocess.run([sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--store", dead],
-                            capture_output=True, text=True, timeout=60, env={**os.environ})
+    result = subprocess.run(
+        [sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--store", dead],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ},
+    )
     assert result.returncode == 1
     assert "cannot use the store at" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_concurrent_calls_on_two_servers_lose_nothing(redis_url):
     """Leases under load: every call answered once, ids never twice, every task and entry kept."""
-    servers = [ServerThread(create_app(KIT, store=store_from_url(redis_url, join=i > 0), pace="instant")).start()
-               for i in range(2)]
+    servers = [
+        ServerThread(
+            create_app(KIT, store=store_from_url(redis_url, join=i > 0), pace="instant")
+        ).start()
+        for i in range(2)
+    ]
     ids: list[str] = []
     errors: list[BaseException] = []
 
     def client(port: int) -> None:
         try:
             for _ in range(15):
-                result = post(port, "/test-runner/", "SendMessage", {"message": {
-                    "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the suite"}]}})
+                result = post(
+                    port,
+                    "/test-runner/",
+                    "SendMessage",
+                    {
+                        "message": {
+                            "messageId": "m",
+                            "role": "ROLE_USER",
+                            "parts": [{"text": "Run the suite"}],
+                        }
+                    },
+                )
                 ids.append(result["result"]["task"]["id"])
         except BaseException as exc:  # noqa: BLE001 (reported below)
             errors.append(exc)
@@ -273,15 +374,33 @@ def test_concurrent_calls_on_two_servers_lose_nothing(redis_url):
 
 def test_calls_the_loop_has_ready_at_once_share_one_lease_that_ends_when_it_rests(redis_url):
     """Pipelined calls take the store's lock once, and the other server gets it right after."""
-    a, b = (ServerThread(create_app(KIT, store=store_from_url(redis_url, join=i > 0), pace="instant")).start()
-            for i in range(2))
+    a, b = (
+        ServerThread(
+            create_app(KIT, store=store_from_url(redis_url, join=i > 0), pace="instant")
+        ).start()
+        for i in range(2)
+    )
     monitor = Redis(redis_url)
     try:
-        run = post(a.port, "/test-runner/", "SendMessage", {"message": {
-            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the suite"}]}})["result"]["task"]
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": run["id"]}})
-        request = (f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0"
-                   f"\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode()
+        run = post(
+            a.port,
+            "/test-runner/",
+            "SendMessage",
+            {
+                "message": {
+                    "messageId": "m",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Run the suite"}],
+                }
+            },
+        )["result"]["task"]
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": run["id"]}}
+        )
+        request = (
+            f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0"
+            f"\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+        ).encode()
         locks_before = blpops(monitor)
         with socket.create_connection(("127.0.0.1", a.port), timeout=10) as sock:
             sock.sendall(request * 8)  # all eight ready at once
@@ -291,7 +410,9 @@ def test_calls_the_loop_has_ready_at_once_share_one_lease_that_ends_when_it_rest
         assert blpops(monitor) - locks_before == 1  # one lease for the eight calls
         started = time.monotonic()
         polled = post(b.port, "/test-runner/", "GetTask", {"id": run["id"]})["result"]
-        assert polled["id"] == run["id"] and time.monotonic() - started < 5  # not the lock's 30 s wait
+        assert (
+            polled["id"] == run["id"] and time.monotonic() - started < 5
+        )  # not the lock's 30 s wait
     finally:
         monitor.close()
         a.stop()
@@ -301,5 +422,8 @@ def test_calls_the_loop_has_ready_at_once_share_one_lease_that_ends_when_it_rest
 def blpops(client: Redis) -> int:
     """How often a server took the store's lock (BLPOP) so far."""
     stats = client.call("INFO", "commandstats")
-    line = next((row for row in stats.splitlines() if row.startswith("cmdstat_blpop:")), "cmdstat_blpop:calls=0,")
+    line = next(
+        (row for row in stats.splitlines() if row.startswith("cmdstat_blpop:")),
+        "cmdstat_blpop:calls=0,",
+    )
     return int(line.split("calls=")[1].split(",")[0])

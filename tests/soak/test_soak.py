@@ -60,35 +60,64 @@ class Client(threading.Thread):
     def round(self, http: httpx.Client, tag: str) -> None:
         runner = f"{self.base}/test-runner"
         # send (polled) and two polls: SUBMITTED, WORKING, COMPLETED, on this client's own task
-        sent = http.post(f"{runner}/message:send", headers=V1, json={
-            "message": message("Run the tests at 9f3c2e1", tag), "configuration": {"returnImmediately": True}}).json()
+        sent = http.post(
+            f"{runner}/message:send",
+            headers=V1,
+            json={
+                "message": message("Run the tests at 9f3c2e1", tag),
+                "configuration": {"returnImmediately": True},
+            },
+        ).json()
         task = sent["task"]
-        self.check(task["status"]["state"] == "TASK_STATE_SUBMITTED", f"send: {task['status']['state']}")
+        self.check(
+            task["status"]["state"] == "TASK_STATE_SUBMITTED", f"send: {task['status']['state']}"
+        )
         states = [http.get(f"{runner}/tasks/{task['id']}", headers=V1).json() for _ in range(2)]
         self.check([s["id"] for s in states] == [task["id"]] * 2, "poll answered another task")
         self.check(states[-1]["status"]["state"] == "TASK_STATE_COMPLETED", "poll did not complete")
-        self.check(states[-1]["history"][0]["messageId"] == tag, "cross-talk: another client's message")
+        self.check(
+            states[-1]["history"][0]["messageId"] == tag, "cross-talk: another client's message"
+        )
         # stream: the kit's nine frames, all of this stream's task
-        with http.stream("POST", f"{runner}/message:stream", headers=V1,
-                         json={"message": message("Run the tests at 9f3c2e1", tag + "-s")}) as response:
+        with http.stream(
+            "POST",
+            f"{runner}/message:stream",
+            headers=V1,
+            json={"message": message("Run the tests at 9f3c2e1", tag + "-s")},
+        ) as response:
             frames = sse_payloads(response)
         self.check(len(frames) == 9, f"stream: {len(frames)} frames")
         ids = {frames[0]["task"]["id"]} | {next(iter(f.values())).get("taskId") for f in frames[1:]}
         self.check(len(ids) == 1, "cross-talk in a stream")
         # subscribe to a waiting task, then cancel it from this client: the subscription ends CANCELED
         reviewer = f"{self.base}/code-reviewer"
-        asked = http.post(f"{reviewer}/message:send", headers=V1, json={"message": message(
-            "review", tag + "-r", parts=[{"text": "--- a\n+++ b\n", "mediaType": "text/x-diff"}])}).json()["task"]
+        asked = http.post(
+            f"{reviewer}/message:send",
+            headers=V1,
+            json={
+                "message": message(
+                    "review",
+                    tag + "-r",
+                    parts=[{"text": "--- a\n+++ b\n", "mediaType": "text/x-diff"}],
+                )
+            },
+        ).json()["task"]
         self.check(asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", "review did not ask")
-        with http.stream("GET", f"{reviewer}/tasks/{asked['id']}:subscribe", headers=V1) as response:
+        with http.stream(
+            "GET", f"{reviewer}/tasks/{asked['id']}:subscribe", headers=V1
+        ) as response:
             lines = response.iter_lines()
             first = next(line for line in lines if line.startswith("data:"))
-            self.check(json.loads(first[5:])["task"]["id"] == asked["id"], "subscribe: another task")
+            self.check(
+                json.loads(first[5:])["task"]["id"] == asked["id"], "subscribe: another task"
+            )
             canceled = http.post(f"{reviewer}/tasks/{asked['id']}:cancel", headers=V1).json()
             self.check(canceled["status"]["state"] == "TASK_STATE_CANCELED", "cancel failed")
             rest = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
-        self.check(rest and rest[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_CANCELED",
-                   "subscription did not end CANCELED")
+        self.check(
+            rest and rest[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_CANCELED",
+            "subscription did not end CANCELED",
+        )
 
 
 def request_threads() -> int:

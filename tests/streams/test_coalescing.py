@@ -9,13 +9,25 @@ from mockagent import waiting
 from mockagent.server.app import create_app
 
 KIT = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
-BODY = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": {
-    "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the tests at 9f3c2e1"}]}}}
+BODY = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "SendStreamingMessage",
+    "params": {
+        "message": {
+            "messageId": "m",
+            "role": "ROLE_USER",
+            "parts": [{"text": "Run the tests at 9f3c2e1"}],
+        }
+    },
+}
 
 
 def chunks(pace: str) -> list[bytes]:
     client = create_app(KIT, pace=pace).test_client()
-    response = client.post("/test-runner/", json=BODY, headers={"A2A-Version": "1.0"}, buffered=False)
+    response = client.post(
+        "/test-runner/", json=BODY, headers={"A2A-Version": "1.0"}, buffered=False
+    )
     try:
         return [chunk for chunk in response.response if chunk]
     finally:
@@ -55,13 +67,19 @@ def test_what_a_stream_wrote_goes_out_before_it_waits_and_not_under_the_engines_
     app = create_app(KIT, pace="scale=0.05")
     engine = app.extensions["mockagent"].agents["test-runner"]
     lock_free_at_each_send: list[bool] = []
-    response = app.test_client().post("/test-runner/", json=BODY, headers={"A2A-Version": "1.0"}, buffered=False)
+    response = app.test_client().post(
+        "/test-runner/", json=BODY, headers={"A2A-Version": "1.0"}, buffered=False
+    )
     try:
         for chunk in response.response:
-            if chunk:  # held back, as the server's answer holds it, until the stream is about to wait
+            if (
+                chunk
+            ):  # held back, as the server's answer holds it, until the stream is about to wait
                 waiting.hold_back(lambda: lock_free_at_each_send.append(free(engine.changed)))
     finally:
         waiting.hold_back(None)
         response.close()
-    assert len(lock_free_at_each_send) >= 4  # a send before each wait (a slow client may see two at once)
+    assert (
+        len(lock_free_at_each_send) >= 4
+    )  # a send before each wait (a slow client may see two at once)
     assert all(lock_free_at_each_send)  # a client slow to read holds up no one

@@ -14,7 +14,10 @@ from tests.helpers.streams import V1, read_sse, send
 
 def open_and_abandon(client: httpx.Client, url: str) -> None:
     with client.stream("GET", url, headers=V1, timeout=5) as response:
-        assert read_sse(response, stop_after=1).payloads[0]["task"]["status"]["state"] == "TASK_STATE_WORKING"
+        assert (
+            read_sse(response, stop_after=1).payloads[0]["task"]["status"]["state"]
+            == "TASK_STATE_WORKING"
+        )
     # leaving the block closes the connection mid-stream
 
 
@@ -45,14 +48,18 @@ def test_two_hundred_abandoned_subscriptions_leave_no_threads_or_memory(server):
         before = tracemalloc.get_traced_memory()[0]
         for _ in range(200):
             open_and_abandon(client, url)
-        left, after_threads = settle(server.port)  # each ends at its next keep-alive write, 0.2 s here
+        left, after_threads = settle(
+            server.port
+        )  # each ends at its next keep-alive write, 0.2 s here
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
         client.close()
     assert left == 0 and after_threads <= baseline, f"{left} request threads left behind"
-    assert grown < 1_000_000, f"{grown} bytes kept after 200 abandoned streams"  # the journal keeps ~1 KB a call
+    assert grown < 1_000_000, (
+        f"{grown} bytes kept after 200 abandoned streams"
+    )  # the journal keeps ~1 KB a call
 
 
 def test_a_client_leaving_mid_stream_does_not_break_the_task_for_others(server):
@@ -60,9 +67,12 @@ def test_a_client_leaving_mid_stream_does_not_break_the_task_for_others(server):
     assert task["status"]["state"] == "TASK_STATE_WORKING"
     url = f"{server.url}/tasks/{task['id']}:subscribe"
     with httpx.stream("GET", url, headers=V1, timeout=5) as leaving:
-        assert read_sse(leaving, stop_after=1).payloads  # subscribed (the task now plays), then gone
+        assert read_sse(
+            leaving, stop_after=1
+        ).payloads  # subscribed (the task now plays), then gone
     with httpx.stream("GET", url, headers=V1, timeout=5) as staying:
         events = read_sse(staying).payloads
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert httpx.get(f"{server.url}/tasks/{task['id']}", headers=V1).json()["artifacts"][0]["parts"] == [
-        {"text": "half"}]
+    assert httpx.get(f"{server.url}/tasks/{task['id']}", headers=V1).json()["artifacts"][0][
+        "parts"
+    ] == [{"text": "half"}]

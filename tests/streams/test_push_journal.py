@@ -24,8 +24,9 @@ interactions:
 
 
 def test_webhook_headers_follow_the_config():
-    assert webhook_headers({"url": "u", "token": "t", "authentication": {"scheme": "Bearer", "credentials": "c"}}) == {
-        "Authorization": "Bearer c", "X-A2A-Notification-Token": "t"}
+    assert webhook_headers(
+        {"url": "u", "token": "t", "authentication": {"scheme": "Bearer", "credentials": "c"}}
+    ) == {"Authorization": "Bearer c", "X-A2A-Notification-Token": "t"}
     assert webhook_headers({"url": "u"}) == {}
 
 
@@ -41,8 +42,12 @@ def test_a_result_after_reset_goes_to_the_old_journal(tmp_path: Path):
     try:
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
         message = {"messageId": "m", "role": "user", "parts": [{"text": "go"}]}
-        engine.handle(Call("SendMessage", {"message": message,
-                                           "configuration": {"taskPushNotificationConfig": {"url": url}}}))
+        engine.handle(
+            Call(
+                "SendMessage",
+                {"message": message, "configuration": {"taskPushNotificationConfig": {"url": url}}},
+            )
+        )
         old = engine.journal
         engine.reset()
         assert notifier.deliverer.wait_idle(5)

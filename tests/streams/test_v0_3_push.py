@@ -34,7 +34,13 @@ class Receiver:
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver.changed:
-                    receiver.hits.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw)))
+                    receiver.hits.append(
+                        (
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            json.loads(raw),
+                        )
+                    )
                     receiver.changed.notify_all()
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
@@ -75,8 +81,11 @@ def kit():
 
 
 def post(client, path: str, body: Any, headers: dict[str, str]) -> Any:
-    response = client.post(f"/test-runner{path}", data=json.dumps(body),
-                           headers={"Content-Type": "application/json", **headers})
+    response = client.post(
+        f"/test-runner{path}",
+        data=json.dumps(body),
+        headers={"Content-Type": "application/json", **headers},
+    )
     assert response.status_code == 200, response.data
     return response.get_json()
 
@@ -88,37 +97,66 @@ def assert_v03_task_bodies(bodies: list[Any], task_id: str) -> None:
     assert [b["status"]["state"] for b in bodies][:2] == ["submitted", "working"]
     assert bodies[-1]["status"]["state"] == "completed"
     assert [a["artifactId"] for a in bodies[-1]["artifacts"]] == ["test-log", "summary"]
-    assert bodies[-1]["artifacts"][1]["parts"] == [{"kind": "data", "data": {"passed": 11, "failed": 1}}]
+    assert bodies[-1]["artifacts"][1]["parts"] == [
+        {"kind": "data", "data": {"passed": 11, "failed": 1}}
+    ]
 
 
 def test_v03_jsonrpc_message_send_pushes_v03_tasks(kit, receiver):
-    push = {"url": f"{receiver.url}/v03-rpc", "token": "tok",
-            "authentication": {"schemes": ["Bearer"], "credentials": "secret"}}
-    params = {"message": {"kind": "message", "messageId": "m-1", "role": "user",
-                          "parts": [{"kind": "text", "text": RUN}]},
-              "configuration": {"blocking": True, "pushNotificationConfig": push}}
-    task = post(kit, "/", {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}, {})["result"]
+    push = {
+        "url": f"{receiver.url}/v03-rpc",
+        "token": "tok",
+        "authentication": {"schemes": ["Bearer"], "credentials": "secret"},
+    }
+    params = {
+        "message": {
+            "kind": "message",
+            "messageId": "m-1",
+            "role": "user",
+            "parts": [{"kind": "text", "text": RUN}],
+        },
+        "configuration": {"blocking": True, "pushNotificationConfig": push},
+    }
+    task = post(
+        kit, "/", {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}, {}
+    )["result"]
     hits = receiver.wait_for("/v03-rpc", EVENTS)
     assert len(hits) == EVENTS
-    assert all(h["authorization"] == "Bearer secret" and h["x-a2a-notification-token"] == "tok" for h, _ in hits)
+    assert all(
+        h["authorization"] == "Bearer secret" and h["x-a2a-notification-token"] == "tok"
+        for h, _ in hits
+    )
     assert_v03_task_bodies([body for _, body in hits], task["id"])
 
 
 def test_v03_rest_message_send_pushes_v03_tasks(kit, receiver):
-    body = {"request": {"message_id": "m-2", "role": "ROLE_USER", "content": [{"text": RUN}]},
-            "configuration": {"blocking": True, "push_notification": {"url": f"{receiver.url}/v03-rest"}}}
+    body = {
+        "request": {"message_id": "m-2", "role": "ROLE_USER", "content": [{"text": RUN}]},
+        "configuration": {
+            "blocking": True,
+            "push_notification": {"url": f"{receiver.url}/v03-rest"},
+        },
+    }
     task = post(kit, "/v1/message:send", body, {"A2A-Version": "0.3"})["task"]
     hits = receiver.wait_for("/v03-rest", EVENTS)
     assert_v03_task_bodies([body for _, body in hits], task["id"])
 
 
 def test_v10_send_still_pushes_stream_responses(kit, receiver):
-    params = {"message": {"messageId": "m-3", "role": "ROLE_USER", "parts": [{"text": RUN}]},
-              "configuration": {"taskPushNotificationConfig": {"url": f"{receiver.url}/v10"}}}
-    task = post(kit, "/", {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params},
-                {"A2A-Version": "1.0"})["result"]["task"]
+    params = {
+        "message": {"messageId": "m-3", "role": "ROLE_USER", "parts": [{"text": RUN}]},
+        "configuration": {"taskPushNotificationConfig": {"url": f"{receiver.url}/v10"}},
+    }
+    task = post(
+        kit,
+        "/",
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params},
+        {"A2A-Version": "1.0"},
+    )["result"]["task"]
     bodies = [body for _, body in receiver.wait_for("/v10", EVENTS)]
-    assert [next(iter(b)) for b in bodies] == ["statusUpdate"] * 2 + ["artifactUpdate"] * 6 + ["statusUpdate"]
+    assert [next(iter(b)) for b in bodies] == ["statusUpdate"] * 2 + ["artifactUpdate"] * 6 + [
+        "statusUpdate"
+    ]
     assert all(next(iter(b.values()))["taskId"] == task["id"] for b in bodies)
     assert bodies[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert "kind" not in json.dumps(bodies)

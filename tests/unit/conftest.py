@@ -45,9 +45,16 @@ def make_engine(load: Callable[..., LoadedCassette]) -> Callable[..., Engine]:
     Pass `header=` to replace the agent/clock/ids part, or `text=` for a whole cassette.
     """
 
-    def _make(interactions: str = "", *, header: str = HEADER, text: str | None = None,
-              record_mode: str = "none") -> Engine:
-        return Engine(load(text if text is not None else cassette(interactions, header)),
-                      record_mode=record_mode)
+    def _make(
+        interactions: str = "",
+        *,
+        header: str = HEADER,
+        text: str | None = None,
+        record_mode: str = "none",
+    ) -> Engine:
+        return Engine(
+            load(text if text is not None else cassette(interactions, header)),
+            record_mode=record_mode,
+        )
 
     return _make

@@ -80,25 +80,39 @@ def test_line_of_points_at_interactions(load: Load) -> None:
     assert loaded.line_of(("interactions", 0)) == line_of(TWO, "- name: hello")
     assert loaded.line_of(("interactions", 1)) == line_of(TWO, "- name: run")
     # an absent location falls back to its deepest present ancestor
-    assert loaded.line_of(("interactions", 0, "match", "where")) == line_of(TWO, "match: {text: hi}")
+    assert loaded.line_of(("interactions", 0, "match", "where")) == line_of(
+        TWO, "match: {text: hi}"
+    )
 
 
-@pytest.mark.parametrize("written", ["TASK_STATE_INPUT_REQUIRED", "INPUT_REQUIRED", "input-required",
-                                     "input_required"])
+@pytest.mark.parametrize(
+    "written", ["TASK_STATE_INPUT_REQUIRED", "INPUT_REQUIRED", "input-required", "input_required"]
+)
 def test_task_states_accept_every_spelling(written: str) -> None:
     assert TaskState.parse(written) is TaskState.INPUT_REQUIRED
 
 
 def test_terminal_and_interrupted_states() -> None:
     assert {s for s in TaskState if s.terminal} == {
-        TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED,
-        TaskState.TERMINATED, TaskState.TIMED_OUT, TaskState.DELETED}  # the last three: Agentex
+        TaskState.COMPLETED,
+        TaskState.FAILED,
+        TaskState.CANCELED,
+        TaskState.REJECTED,
+        TaskState.TERMINATED,
+        TaskState.TIMED_OUT,
+        TaskState.DELETED,
+    }  # the last three: Agentex
     assert {s for s in TaskState if s.interrupted} == {
-        TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED, TaskState.INTERRUPTED}
+        TaskState.INPUT_REQUIRED,
+        TaskState.AUTH_REQUIRED,
+        TaskState.INTERRUPTED,
+    }
 
 
 def test_clock_start_keeps_its_offset(load: Load) -> None:
-    text = HEADER.replace("2026-10-06T09:00:00Z", "2026-10-06T11:00:00+02:00") + "interactions: []\n"
+    text = (
+        HEADER.replace("2026-10-06T09:00:00Z", "2026-10-06T11:00:00+02:00") + "interactions: []\n"
+    )
     start = load(text).cassette.clock.start
     assert start.utcoffset() is not None
     assert start.isoformat() == "2026-10-06T11:00:00+02:00"
@@ -165,7 +179,10 @@ def test_a_document_that_is_not_a_mapping_is_refused(load: Load, text: str) -> N
 
 
 def test_a_recursive_alias_is_a_cassette_error(load: Load) -> None:
-    text = HEADER.replace("  name: tester", "  provider: &p {loop: *p}\n  name: tester") + "interactions: []\n"
+    text = (
+        HEADER.replace("  name: tester", "  provider: &p {loop: *p}\n  name: tester")
+        + "interactions: []\n"
+    )
     with pytest.raises(CassetteError):
         load(text)
 
@@ -174,7 +191,10 @@ def test_an_alias_bomb_does_not_blow_up_the_line_map(load: Load) -> None:
     bomb = ["  provider:", "    l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
     for level in range(1, 4):  # 10**4 leaves; each further level multiplies the work by 10
         bomb.append(f"    l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
-    text = HEADER.replace("  name: tester", "\n".join(bomb) + "\n  name: tester") + "interactions: []\n"
+    text = (
+        HEADER.replace("  name: tester", "\n".join(bomb) + "\n  name: tester")
+        + "interactions: []\n"
+    )
     loaded = load(text)
     assert len(loaded.lines) < 200  # one entry per node written in the file, not per expansion
 
@@ -210,7 +230,9 @@ def test_an_unknown_key_is_named_with_the_key_it_likely_meant(load: Load) -> Non
           reply: {mesage: hi}
     """)
     error = errors_of(load, text)
-    assert str(error).endswith("interaction 'typo' (#1): reply.mesage: unknown field; did you mean 'message'?")
+    assert str(error).endswith(
+        "interaction 'typo' (#1): reply.mesage: unknown field; did you mean 'message'?"
+    )
     assert error.line == line_of(text, "mesage")
 
 
@@ -224,8 +246,10 @@ def test_an_unknown_key_comes_before_the_field_it_leaves_missing(load: Load) -> 
     """)
     error = errors_of(load, text)
     # not "reply.task.steps: Field required (and 1 more problem)": the typo is the one problem
-    assert str(error) == (f"{error.path}:{line_of(text, 'step:')}: "
-                          "interaction 'run' (#1): reply.task.step: unknown field; did you mean 'steps'?")
+    assert str(error) == (
+        f"{error.path}:{line_of(text, 'step:')}: "
+        "interaction 'run' (#1): reply.task.step: unknown field; did you mean 'steps'?"
+    )
 
 
 def test_an_unknown_key_like_no_known_one_lists_them(load: Load) -> None:
@@ -234,8 +258,10 @@ def test_an_unknown_key_like_no_known_one_lists_them(load: Load) -> None:
           reply: {message: hi}
           fault: {zzz: 1}
     """)
-    assert "fault.zzz: unknown field; use one of status, body, delayMs, dropAfter, errorAfter, error" in str(
-        errors_of(load, text))
+    assert (
+        "fault.zzz: unknown field; use one of status, body, delayMs, dropAfter, errorAfter, error"
+        in str(errors_of(load, text))
+    )
 
 
 def test_an_unknown_top_level_key_is_rejected(load: Load) -> None:
@@ -255,7 +281,10 @@ def test_a_step_with_state_and_artifact_is_rejected(load: Load) -> None:
                   artifact: {artifactId: a, parts: [{text: x}]}
     """)
     error = errors_of(load, text)
-    assert "interaction 'both' (#1): reply.task.steps[0]: a step has one of `state`, `artifact` or `say`" in str(error)
+    assert (
+        "interaction 'both' (#1): reply.task.steps[0]: a step has one of `state`, `artifact` or `say`"
+        in str(error)
+    )
     assert error.line == line_of(text, "state: TASK_STATE_WORKING")
 
 
@@ -270,11 +299,17 @@ def test_a_step_with_neither_state_nor_artifact_is_rejected(load: Load) -> None:
 @pytest.mark.parametrize(
     ("step", "complaint"),
     [
-        ("{artifact: {artifactId: a, parts: [{text: x}]}, message: hi}", "`message` belongs to a `state` step"),
+        (
+            "{artifact: {artifactId: a, parts: [{text: x}]}, message: hi}",
+            "`message` belongs to a `state` step",
+        ),
         ("{state: working, append: true}", "`append` and `lastChunk` belong to an `artifact` step"),
         ("{artifact: {parts: [{text: x}]}}", "an artifact needs an `artifactId`"),
         ("{artifact: {artifactId: a, parts: []}}", "an artifact needs a non-empty `parts` list"),
-        ("{artifact: {artifactId: a, parts: [{text: x, data: {}}]}}", "parts[0]: a part has exactly one of"),
+        (
+            "{artifact: {artifactId: a, parts: [{text: x, data: {}}]}}",
+            "parts[0]: a part has exactly one of",
+        ),
         ("{state: working, message: {metadata: {}}}", "a message needs a non-empty `parts` list"),
         ("{state: working, after: {ms: -1}}", "greater than or equal to 0"),
     ],
@@ -297,7 +332,10 @@ def test_a_reply_with_two_kinds_is_rejected(load: Load) -> None:
             error: TaskNotFound
     """)
     error = errors_of(load, text)
-    assert "interaction 'greedy' (#1): reply: a reply has exactly one of `message`, `task`, `error`" in str(error)
+    assert (
+        "interaction 'greedy' (#1): reply: a reply has exactly one of `message`, `task`, `error`"
+        in str(error)
+    )
     assert error.line == line_of(text, "reply:")  # the field's own line: its key
 
 
@@ -358,23 +396,37 @@ def test_a_wrong_follow_up_state_is_rejected(load: Load) -> None:
     """)
     error = errors_of(load, text)
     # the list's item, not "Input should be a valid string" (the union's other member)
-    assert "interaction 'follow' (#1): match.task.state[1]: unknown task state 'TASK_STATE_WAITING'" in str(error)
+    assert (
+        "interaction 'follow' (#1): match.task.state[1]: unknown task state 'TASK_STATE_WAITING'"
+        in str(error)
+    )
     assert "more problem" not in str(error)
 
 
-@pytest.mark.parametrize(("written", "meant"), [
-    ("TASK_STATE_COMPLETE", "TASK_STATE_COMPLETED"), ("complete", "completed"), ("INPUT_REQUIRD", "INPUT_REQUIRED"),
-])
-def test_a_misspelt_state_gets_the_state_it_likely_meant(load: Load, written: str, meant: str) -> None:
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("TASK_STATE_COMPLETE", "TASK_STATE_COMPLETED"),
+        ("complete", "completed"),
+        ("INPUT_REQUIRD", "INPUT_REQUIRED"),
+    ],
+)
+def test_a_misspelt_state_gets_the_state_it_likely_meant(
+    load: Load, written: str, meant: str
+) -> None:
     text = cassette(f"""
         - name: run
           reply: {{task: {{steps: [{{state: {written}}}]}}}}
     """)
-    assert f"reply.task.steps[0].state: unknown task state {written!r}; did you mean {meant!r}?" in str(
-        errors_of(load, text))
+    assert (
+        f"reply.task.steps[0].state: unknown task state {written!r}; did you mean {meant!r}?"
+        in str(errors_of(load, text))
+    )
 
 
-@pytest.mark.parametrize("written", ["Working", " working", "task_state_working", "TASK-STATE-WORKING"])
+@pytest.mark.parametrize(
+    "written", ["Working", " working", "task_state_working", "TASK-STATE-WORKING"]
+)
 def test_a_state_is_one_of_the_listed_spellings(load: Load, written: str) -> None:
     # a fixed set, so the JSON Schema can list it (TaskState.parse, for the wire, takes these too)
     text = cassette(f"""
@@ -414,8 +466,9 @@ def test_an_unknown_predicate_keyword_is_refused_on_load(load: Load) -> None:
           reply: {message: b}
     """)
     error = errors_of(load, text)
-    assert str(error).endswith("interaction 'typo' (#2): match.text.endwith: unknown predicate; "
-                               "did you mean 'endswith'?")
+    assert str(error).endswith(
+        "interaction 'typo' (#2): match.text.endwith: unknown predicate; did you mean 'endswith'?"
+    )
     assert error.line == line_of(text, "endwith")
 
 
@@ -425,7 +478,9 @@ def test_a_mapping_without_keywords_in_where_is_a_plain_value(load: Load) -> Non
           match: {where: {message.metadata: {startwith: a}}}
           reply: {message: b}
     """)
-    assert load(text).cassette.interactions[0].match.where == {"message.metadata": {"startwith": "a"}}
+    assert load(text).cassette.interactions[0].match.where == {
+        "message.metadata": {"startwith": "a"}
+    }
 
 
 def test_a_lone_misspelled_keyword_on_text_is_refused_on_load(load: Load) -> None:
@@ -434,8 +489,10 @@ def test_a_lone_misspelled_keyword_on_text_is_refused_on_load(load: Load) -> Non
           match: {text: {endwith: "?"}}
           reply: {message: b}
     """)
-    assert "interaction 'typo' (#1): match.text.endwith: unknown predicate; did you mean 'endswith'?" in str(
-        errors_of(load, text))
+    assert (
+        "interaction 'typo' (#1): match.text.endwith: unknown predicate; did you mean 'endswith'?"
+        in str(errors_of(load, text))
+    )
 
 
 def test_a_bad_regex_is_refused_on_load(load: Load) -> None:
@@ -445,15 +502,21 @@ def test_a_bad_regex_is_refused_on_load(load: Load) -> None:
           reply: {message: a}
     """)
     error = errors_of(load, text)
-    assert "interaction 'rx' (#1): match.where.message.messageId.regex: bad regex '(unclosed'" in str(error)
+    assert (
+        "interaction 'rx' (#1): match.where.message.messageId.regex: bad regex '(unclosed'"
+        in str(error)
+    )
     assert error.line == line_of(text, "regex")
 
 
-@pytest.mark.parametrize(("spec", "complaint"), [
-    ('{in: text/plain}', "`in` takes a list"),
-    ('{exists: "maybe"}', "`exists` takes true or false"),
-    ('{any: {regex: "["}}', "bad regex"),
-])
+@pytest.mark.parametrize(
+    ("spec", "complaint"),
+    [
+        ("{in: text/plain}", "`in` takes a list"),
+        ('{exists: "maybe"}', "`exists` takes true or false"),
+        ('{any: {regex: "["}}', "bad regex"),
+    ],
+)
 def test_bad_predicate_arguments_are_refused_on_load(load: Load, spec: str, complaint: str) -> None:
     text = cassette(f"""
         - name: bad
@@ -478,13 +541,20 @@ def test_an_unknown_error_name_is_refused_on_load(load: Load) -> None:
     assert error.line == line_of(text, "TaskMissing")
 
 
-@pytest.mark.parametrize(("interaction", "where", "meant"), [
-    ("{name: oops, reply: {error: TaskNotFond}}", "reply.error", "TaskNotFound"),
-    ("{name: oops, fault: {errorAfter: 1, error: InvalidAgentRespons}, reply: {message: a}}", "fault.error",
-     "InvalidAgentResponse"),
-])
-def test_a_misspelt_error_name_gets_the_name_it_likely_meant(load: Load, interaction: str, where: str,
-                                                             meant: str) -> None:
+@pytest.mark.parametrize(
+    ("interaction", "where", "meant"),
+    [
+        ("{name: oops, reply: {error: TaskNotFond}}", "reply.error", "TaskNotFound"),
+        (
+            "{name: oops, fault: {errorAfter: 1, error: InvalidAgentRespons}, reply: {message: a}}",
+            "fault.error",
+            "InvalidAgentResponse",
+        ),
+    ],
+)
+def test_a_misspelt_error_name_gets_the_name_it_likely_meant(
+    load: Load, interaction: str, where: str, meant: str
+) -> None:
     message = str(errors_of(load, cassette(f"- {interaction}")))
     assert f"interaction 'oops' (#1): {where}: unknown error " in message
     assert message.endswith(f"did you mean {meant!r}?")
@@ -496,8 +566,10 @@ def test_a_misspelt_operation_gets_the_operation_it_likely_meant(load: Load) -> 
           match: {operation: [GetTask, SendMesage]}
           reply: {message: a}
     """)
-    assert ("interaction 'op' (#1): match.operation[1]: unknown operation 'SendMesage'; "
-            "did you mean 'SendMessage'?") in str(errors_of(load, text))
+    assert (
+        "interaction 'op' (#1): match.operation[1]: unknown operation 'SendMesage'; "
+        "did you mean 'SendMessage'?"
+    ) in str(errors_of(load, text))
 
 
 def test_a_follow_up_from_no_interaction_is_refused_on_load(load: Load) -> None:
@@ -509,8 +581,10 @@ def test_a_follow_up_from_no_interaction_is_refused_on_load(load: Load) -> None:
           reply: {message: ok}
     """)
     error = errors_of(load, text)
-    assert str(error).endswith("interaction 'answer' (#2): match.task.from: names 'reveiw', which is no "
-                               "interaction of this cassette; did you mean 'review'?")
+    assert str(error).endswith(
+        "interaction 'answer' (#2): match.task.from: names 'reveiw', which is no "
+        "interaction of this cassette; did you mean 'review'?"
+    )
     assert error.line == line_of(text, "reveiw")
 
 
@@ -523,6 +597,8 @@ def test_json_schema_is_valid_json_with_defs() -> None:
     assert schema["title"] == "mockagent cassette, version 1"
     assert {"Interaction", "Step", "Match", "Reply", "TaskMatch"} <= set(schema["$defs"])
     assert "from" in schema["$defs"]["TaskMatch"]["properties"]  # written by its alias
-    assert set(schema["required"]) == {"version"}  # `agent` (A2A) or `agents` (Agentex), by protocol
+    assert set(schema["required"]) == {
+        "version"
+    }  # `agent` (A2A) or `agents` (Agentex), by protocol
     assert {"agent", "agents", "protocol"} <= set(schema["properties"])
     assert schema["$defs"]["Step"]["additionalProperties"] is False

@@ -15,8 +15,11 @@ from tests.helpers.paths import KIT
 
 def scripts(app: Any) -> list[Any]:
     """Every interaction of every mounted cassette, as loaded."""
-    return [copy.deepcopy(i.model_dump()) for engine in app.extensions["mockagent"].agents.values()
-            for i in engine.interactions]
+    return [
+        copy.deepcopy(i.model_dump())
+        for engine in app.extensions["mockagent"].agents.values()
+        for i in engine.interactions
+    ]
 
 
 def test_a2a_replay_leaves_the_cassettes_as_loaded():

@@ -73,17 +73,22 @@ def test_serve_reports_a_broken_cassette_without_traceback(tmp_path: Path) -> No
 
 def test_serve_refuses_a_follow_up_from_no_interaction(tmp_path: Path) -> None:
     orphan = tmp_path / "orphan.yaml"
-    orphan.write_text(REVIEWER + """\
+    orphan.write_text(
+        REVIEWER
+        + """\
   - name: answer
     match: {task: {from: languagez}}
     reply: {message: ok}
-""")
+"""
+    )
     result = CliRunner().invoke(main, ["serve", "--port", "0", str(orphan)])
     assert result.exit_code == 2  # refused before it listens, as lint reports it
     line = REVIEWER.count("\n") + 2  # the line of `match:`
-    assert result.output == (f"mockagent: {orphan}:{line}: interaction 'answer' (#2): match.task.from: "
-                             "names 'languagez', which is no interaction of this cassette; "
-                             "did you mean 'languages'?\n")
+    assert result.output == (
+        f"mockagent: {orphan}:{line}: interaction 'answer' (#2): match.task.from: "
+        "names 'languagez', which is no interaction of this cassette; "
+        "did you mean 'languages'?\n"
+    )
 
 
 def test_serve_rejects_a_missing_path(tmp_path: Path) -> None:
@@ -117,7 +122,10 @@ def test_serve_a_folder_on_a_free_port(tmp_path: Path, stop: signal.Signals) -> 
     (tmp_path / "other.yaml").write_text(REVIEWER.replace("Code Reviewer", "Other Agent"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockagent.cli", "serve", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
     )
     try:
         stdout = _lines(proc.stdout)
@@ -132,8 +140,9 @@ def test_serve_a_folder_on_a_free_port(tmp_path: Path, stop: signal.Signals) -> 
         assert [p.split()[0] for p in printed] == ["other", "reviewer"]
         card_url = f"{root}/reviewer/.well-known/agent-card.json"
         assert printed[1].split() == ["reviewer", f"{root}/reviewer/", "(card:", f"{card_url})"]
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/reviewer/.well-known/agent-card.json",
-                                    timeout=10) as response:
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/reviewer/.well-known/agent-card.json", timeout=10
+        ) as response:
             card = json.load(response)
         assert card["name"] == "Code Reviewer"
         proc.send_signal(stop)
@@ -150,14 +159,20 @@ def test_serve_rejects_a_bad_pace(tmp_path: Path) -> None:
     (tmp_path / "reviewer.yaml").write_text(REVIEWER)
     result = CliRunner().invoke(main, ["serve", str(tmp_path / "reviewer.yaml"), "--pace", "fast"])
     assert result.exit_code == 2
-    assert "Invalid value for --pace" in result.output and "recorded, instant or scale=F" in result.output
+    assert (
+        "Invalid value for --pace" in result.output
+        and "recorded, instant or scale=F" in result.output
+    )
 
 
 def test_open_streams_do_not_block_other_calls() -> None:
     kit = Path(__file__).resolve().parents[2] / "cassettes" / "kit"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockagent.cli", "serve", str(kit), "--port", "0", "--threads", "8"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
     )
     try:
         stdout = _lines(proc.stdout)
@@ -165,13 +180,28 @@ def test_open_streams_do_not_block_other_calls() -> None:
             assert line, f"serve exited early: {proc.wait()} {proc.stderr.read()}"  # type: ignore[union-attr]
         agent = line.split()[3] + "/deployer"
         headers = {"A2A-Version": "1.0"}
-        sent = httpx.post(f"{agent}/message:send", headers=headers, json={"message": {
-            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Deploy build 42 to staging"}]}}).json()
+        sent = httpx.post(
+            f"{agent}/message:send",
+            headers=headers,
+            json={
+                "message": {
+                    "messageId": "m",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "Deploy build 42 to staging"}],
+                }
+            },
+        ).json()
         assert sent["task"]["status"]["state"] == "TASK_STATE_AUTH_REQUIRED"
         with contextlib.ExitStack() as streams:  # six subscriptions stay open (AUTH_REQUIRED) ...
             for _ in range(6):
-                response = streams.enter_context(httpx.stream(
-                    "GET", f"{agent}/tasks/{sent['task']['id']}:subscribe", headers=headers, timeout=10))
+                response = streams.enter_context(
+                    httpx.stream(
+                        "GET",
+                        f"{agent}/tasks/{sent['task']['id']}:subscribe",
+                        headers=headers,
+                        timeout=10,
+                    )
+                )
                 assert next(response.iter_lines()).startswith("data: ")
             # ... and the server still answers everyone else.
             card = httpx.get(f"{agent}/.well-known/agent-card.json", timeout=5)

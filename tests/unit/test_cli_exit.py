@@ -13,15 +13,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("command", [
-    ["serve", str(ROOT / "cassettes" / "kit"), "--port", "0"],
-    ["record", "--upstream", "http://127.0.0.1:9", "--port", "0"],
-], ids=["serve", "record"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", str(ROOT / "cassettes" / "kit"), "--port", "0"],
+        ["record", "--upstream", "http://127.0.0.1:9", "--port", "0"],
+    ],
+    ids=["serve", "record"],
+)
 def test_sigterm_right_after_ready_stops_cleanly(tmp_path: Path, command: list[str]) -> None:
     if command[0] == "record":
         command += ["--cassette", str(tmp_path / "new.yaml")]
-    proc = subprocess.Popen([sys.executable, "-m", "mockagent.cli", *command], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockagent.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and proc.stderr is not None
         for line in proc.stdout:
@@ -38,10 +46,13 @@ def test_sigterm_right_after_ready_stops_cleanly(tmp_path: Path, command: list[s
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    code = ("import atexit, sys; atexit.register(lambda: print('atexit ran')); "
-            f"sys.argv = {['mockagent', *argv]!r}; from mockagent.cli import run; run()")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          check=False)
+    code = (
+        "import atexit, sys; atexit.register(lambda: print('atexit ran')); "
+        f"sys.argv = {['mockagent', *argv]!r}; from mockagent.cli import run; run()"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 def test_the_console_script_keeps_the_status_the_output_and_atexit_work() -> None:

@@ -19,15 +19,22 @@ def test_format_timestamp_is_utc_with_milliseconds_and_z() -> None:
     assert format_timestamp(START) == "2026-10-06T09:00:00.000Z"
     assert format_timestamp(START + timedelta(microseconds=250_999)) == "2026-10-06T09:00:00.250Z"
     plus_two = timezone(timedelta(hours=2))
-    assert format_timestamp(datetime(2026, 10, 6, 11, 0, 1, 5000, tzinfo=plus_two)) == "2026-10-06T09:00:01.005Z"
+    assert (
+        format_timestamp(datetime(2026, 10, 6, 11, 0, 1, 5000, tzinfo=plus_two))
+        == "2026-10-06T09:00:01.005Z"
+    )
     assert TCK_TIMESTAMP.match(format_timestamp(START))
 
 
 def test_stamp_moves_the_clock_by_one_tick() -> None:
     clock = Clock(START, tick_ms=250)
     assert [clock.stamp() for _ in range(5)] == [
-        "2026-10-06T09:00:00.000Z", "2026-10-06T09:00:00.250Z", "2026-10-06T09:00:00.500Z",
-        "2026-10-06T09:00:00.750Z", "2026-10-06T09:00:01.000Z"]
+        "2026-10-06T09:00:00.000Z",
+        "2026-10-06T09:00:00.250Z",
+        "2026-10-06T09:00:00.500Z",
+        "2026-10-06T09:00:00.750Z",
+        "2026-10-06T09:00:01.000Z",
+    ]
     assert clock.now() == START + timedelta(milliseconds=1250)
 
 
@@ -90,4 +97,7 @@ def test_ids_differ_between_seeds() -> None:
 def test_ids_are_uuid5_of_the_seed_namespace_and_counter() -> None:
     namespace = uuid.uuid5(uuid.NAMESPACE_URL, "mockagent:seed")
     factory = IdFactory("seed")
-    assert [factory.new(), factory.new()] == [str(uuid.uuid5(namespace, "1")), str(uuid.uuid5(namespace, "2"))]
+    assert [factory.new(), factory.new()] == [
+        str(uuid.uuid5(namespace, "1")),
+        str(uuid.uuid5(namespace, "2")),
+    ]

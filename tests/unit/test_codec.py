@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mockagent.engine import Engine
-from mockagent.engine.codec import StepTable, compact_json, dump_entry, dump_task, load_entry, load_task
+from mockagent.engine.codec import (
+    StepTable,
+    compact_json,
+    dump_entry,
+    dump_task,
+    load_entry,
+    load_task,
+)
 from tests.helpers.engine_calls import send
 
 INTERACTIONS = """
@@ -28,18 +35,25 @@ INTERACTIONS = """
 
 
 def test_a_task_reads_back_equal_with_its_events_and_the_rest_of_its_script(
-        make_engine: Callable[..., Engine]) -> None:
+    make_engine: Callable[..., Engine],
+) -> None:
     engine = make_engine(INTERACTIONS)
     send(engine, "build")
     task = engine.tasks.all()[0]
-    assert [e.state for e in task.events if e.state] and any(e.artifact for e in task.events) and task.script
+    assert (
+        [e.state for e in task.events if e.state]
+        and any(e.artifact for e in task.events)
+        and task.script
+    )
     steps = StepTable(engine.interactions)
 
     text = dump_task(task, steps)
     again = load_task(text, steps)
 
     assert again == task
-    assert [(e.task_id, e.context_id) for e in again.events] == [(task.id, task.context_id)] * len(task.events)
+    assert [(e.task_id, e.context_id) for e in again.events] == [(task.id, task.context_id)] * len(
+        task.events
+    )
     assert again.script[0] is task.script[0]  # the cassette's own step, not a copy
     assert dump_task(again, steps) == text
     assert "task_id" not in text and "context_id" in text  # events do not repeat their task's ids

@@ -41,7 +41,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         receiver = self.server.receiver
-        receiver.requests.append(Received(self.command, self.path, dict(self.headers.items()), body))
+        receiver.requests.append(
+            Received(self.command, self.path, dict(self.headers.items()), body)
+        )
         self.send_response(receiver.status)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -63,7 +65,9 @@ def make_receiver() -> Iterator[Callable[[], Receiver]]:
     def make() -> Receiver:
         server = _RecordingServer(("127.0.0.1", 0), _Handler)
         server.receiver = Receiver(f"http://127.0.0.1:{server.server_address[1]}/hook")
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
+        threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        ).start()
         servers.append(server)
         return server.receiver
 
@@ -105,10 +109,17 @@ def silent_port() -> Iterator[int]:
     sock.close()
 
 
-def post(d: Deliverer, url: str, body: bytes = b"{}", headers: dict[str, str] | None = None,
-         **ids: str) -> None:
-    d.post(url, body, headers or {}, task_id=ids.get("task_id", "task-1"),
-           config_id=ids.get("config_id", "cfg-1"), event=ids.get("event", "statusUpdate"))
+def post(
+    d: Deliverer, url: str, body: bytes = b"{}", headers: dict[str, str] | None = None, **ids: str
+) -> None:
+    d.post(
+        url,
+        body,
+        headers or {},
+        task_id=ids.get("task_id", "task-1"),
+        config_id=ids.get("config_id", "cfg-1"),
+        event=ids.get("event", "statusUpdate"),
+    )
 
 
 def poll(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
@@ -129,7 +140,9 @@ def test_body_and_headers_arrive_exactly(deliverer: Deliverer, receiver: Receive
     body = b'{"statusUpdate":{"taskId":"task-1","status":{"state":"TASK_STATE_WORKING"}}}'
     headers = {"Authorization": "Bearer secret-x", "X-A2A-Notification-Token": "tok-1"}
 
-    deliverer.post(receiver.url, body, headers, task_id="task-1", config_id="cfg-1", event="statusUpdate")
+    deliverer.post(
+        receiver.url, body, headers, task_id="task-1", config_id="cfg-1", event="statusUpdate"
+    )
 
     assert deliverer.wait_idle()
     [got] = receiver.requests
@@ -189,9 +202,7 @@ def test_closed_port_fails_quickly(deliverer: Deliverer, closed_port: int) -> No
     assert (result.status, result.error, result.ok) == (None, "connection refused", False)
 
 
-def test_silent_destination_does_not_delay_others(
-    receiver: Receiver, silent_port: int
-) -> None:
+def test_silent_destination_does_not_delay_others(receiver: Receiver, silent_port: int) -> None:
     slow_url = f"http://127.0.0.1:{silent_port}/hook"
     d = Deliverer(timeout=0.5)
     try:

@@ -143,8 +143,12 @@ def test_a_direct_reply_is_a_message_in_a_new_context(engine: Engine) -> None:
     out = send(engine, "Which languages?")
     context_id, message_id = expected_ids(2)
     assert isinstance(out, MessageResult)
-    assert out.message == {"messageId": message_id, "role": "agent", "parts": [{"text": "Yes."}],
-                           "contextId": context_id}
+    assert out.message == {
+        "messageId": message_id,
+        "role": "agent",
+        "parts": [{"text": "Yes."}],
+        "contextId": context_id,
+    }
     assert len(engine.tasks) == 0  # no task to poll
 
 
@@ -176,10 +180,20 @@ def test_a_task_reply_creates_a_task(engine: Engine) -> None:
     assert task.state is TaskState.INPUT_REQUIRED  # blocking: runs to the interruption
     assert task.metadata == {"kind": "review"}
     user, reading = task.history
-    assert user == {"messageId": "m-7", "role": "user", "parts": [{"text": "review this"}],
-                    "taskId": task_id, "contextId": context_id}
-    assert reading == {"messageId": reading_id, "role": "agent", "parts": [{"text": "Reading"}],
-                       "contextId": context_id, "taskId": task_id}  # a superseded status message
+    assert user == {
+        "messageId": "m-7",
+        "role": "user",
+        "parts": [{"text": "review this"}],
+        "taskId": task_id,
+        "contextId": context_id,
+    }
+    assert reading == {
+        "messageId": reading_id,
+        "role": "agent",
+        "parts": [{"text": "Reading"}],
+        "contextId": context_id,
+        "taskId": task_id,
+    }  # a superseded status message
     assert task.status_message["messageId"] == branch_id
     assert texts([task.status_message]) == ["Which branch?"]
     assert task.timestamp == "2026-10-06T09:00:00.500Z"  # three stamps, 250 ms apart
@@ -302,13 +316,18 @@ def test_superseded_status_messages_move_into_history(engine: Engine) -> None:
 # -- historyLength -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("length", "history"), [
-    (None, ["review this", "Reading"]),
-    (0, []),
-    (1, ["Reading"]),
-    (5, ["review this", "Reading"]),
-])
-def test_history_length_on_send_and_get(engine: Engine, length: int | None, history: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("length", "history"),
+    [
+        (None, ["review this", "Reading"]),
+        (0, []),
+        (1, ["Reading"]),
+        (5, ["review this", "Reading"]),
+    ],
+)
+def test_history_length_on_send_and_get(
+    engine: Engine, length: int | None, history: list[str]
+) -> None:
     config = {} if length is None else {"historyLength": length}
     task = task_of(send(engine, "review this", configuration=config))
     assert texts(task.history) == history
@@ -412,8 +431,13 @@ def test_a_follow_up_answered_directly_stays_in_the_task(make_engine: MakeEngine
     assert (answer.message["taskId"], answer.message["contextId"]) == (first.id, first.context_id)
     task = task_of(get_task(engine, first.id))
     assert task.state is TaskState.INPUT_REQUIRED
-    assert texts(task.history) == ["review this", "Reading", "Which branch?", "a branch",
-                                   "Which one, main or dev?"]
+    assert texts(task.history) == [
+        "review this",
+        "Reading",
+        "Which branch?",
+        "a branch",
+        "Which one, main or dev?",
+    ]
 
 
 def test_a_follow_up_on_the_wrong_task_matches_nothing(engine: Engine) -> None:
@@ -508,8 +532,9 @@ def test_list_tasks_filters(engine: Engine, three: list[str]) -> None:
     assert ids_of(list_tasks(engine, statusTimestampAfter=after)) == [build, quick]  # inclusive
 
 
-@pytest.mark.parametrize("params", [{"status": "TASK_STATE_DONE"},
-                                    {"statusTimestampAfter": "yesterday"}])
+@pytest.mark.parametrize(
+    "params", [{"status": "TASK_STATE_DONE"}, {"statusTimestampAfter": "yesterday"}]
+)
 def test_list_tasks_bad_filters_are_invalid_params(engine: Engine, params: dict[str, Any]) -> None:
     with pytest.raises(errors.InvalidParams):
         list_tasks(engine, **params)
@@ -528,8 +553,9 @@ def test_list_tasks_pages(engine: Engine, three: list[str]) -> None:
 
 
 @pytest.mark.parametrize("after", ["2026-10-06T09:00:00", "2026-10-06"])
-def test_list_tasks_timestamp_without_offset_is_not_a_crash(engine: Engine, three: list[str],
-                                                            after: str) -> None:
+def test_list_tasks_timestamp_without_offset_is_not_a_crash(
+    engine: Engine, three: list[str], after: str
+) -> None:
     try:
         page = list_tasks(engine, statusTimestampAfter=after)
     except errors.InvalidParams:
@@ -537,8 +563,12 @@ def test_list_tasks_timestamp_without_offset_is_not_a_crash(engine: Engine, thre
     assert page.total_size == 3  # so is reading it as UTC
 
 
-@pytest.mark.parametrize("token", ["garbage", "!!!!", "b2Zmc2V0Ong", "b2Zmc2V0Ojk5"])  # offset:x, offset:99
-def test_list_tasks_bad_page_token_is_invalid_params(engine: Engine, three: list[str], token: str) -> None:
+@pytest.mark.parametrize(
+    "token", ["garbage", "!!!!", "b2Zmc2V0Ong", "b2Zmc2V0Ojk5"]
+)  # offset:x, offset:99
+def test_list_tasks_bad_page_token_is_invalid_params(
+    engine: Engine, three: list[str], token: str
+) -> None:
     with pytest.raises(errors.InvalidParams, match="pageToken"):
         list_tasks(engine, pageToken=token)
 
@@ -600,7 +630,11 @@ def test_error_replies_raise_the_named_protocol_error(engine: Engine) -> None:
         send(engine, "refused")
     assert info2.value.message == "Incompatible content types"  # the kind's default
     entry = engine.journal.entries[-1]
-    assert (entry.interaction, entry.error, entry.matched) == ("refused", "ContentTypeNotSupported", True)
+    assert (entry.interaction, entry.error, entry.matched) == (
+        "refused",
+        "ContentTypeNotSupported",
+        True,
+    )
 
 
 def test_an_interaction_can_answer_a_task_operation_with_an_error(engine: Engine) -> None:
@@ -635,7 +669,12 @@ def test_an_unmatched_message_raises_no_match_with_a_report(engine: Engine) -> N
     assert exc.details == [report.as_detail()]
     assert report.closest[0].line == engine.loaded.line_of(("interactions", 0))
     entry = engine.journal.entries[-1]
-    assert (entry.matched, entry.error, entry.interaction, entry.report) == (False, "NoMatch", None, report)
+    assert (entry.matched, entry.error, entry.interaction, entry.report) == (
+        False,
+        "NoMatch",
+        None,
+        report,
+    )
     assert engine.journal.unmatched() == [entry]
 
 
@@ -683,9 +722,14 @@ def test_calls_a_dialect_settles_alone_are_journaled(engine: Engine) -> None:
 
 
 def test_call_summary() -> None:
-    call = send_call(parts=[{"text": "Please review"}, {"raw": "AA==", "mediaType": "text/x-diff"}],
-                     task_id="t-1")
-    assert call.summary() == "SendMessage over JSONRPC, text 'Please review', 2 parts (text/x-diff), task t-1"
+    call = send_call(
+        parts=[{"text": "Please review"}, {"raw": "AA==", "mediaType": "text/x-diff"}],
+        task_id="t-1",
+    )
+    assert (
+        call.summary()
+        == "SendMessage over JSONRPC, text 'Please review', 2 parts (text/x-diff), task t-1"
+    )
     assert task_call("GetTask", id="t-2").summary() == "GetTask over JSONRPC, task t-2"
     assert send_call(parts=[{"data": {}}]).summary() == "SendMessage over JSONRPC, no text, 1 part"
 
@@ -754,4 +798,6 @@ def test_without_clock_start_the_clock_starts_now(make_engine: MakeEngine) -> No
 def test_ids_default_to_the_agent_name_as_seed(make_engine: MakeEngine) -> None:
     header = HEADER.replace("ids:\n  seed: unit\n", "")
     engine = make_engine(INTERACTIONS, header=header)
-    assert send(engine, "Which languages?").message["contextId"] == expected_ids(1, seed="tester")[0]
+    assert (
+        send(engine, "Which languages?").message["contextId"] == expected_ids(1, seed="tester")[0]
+    )

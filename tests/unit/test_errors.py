@@ -18,22 +18,41 @@ CLASSES = {
     "InternalError": ("InternalError", "Internal", "Internal error"),
     "TaskNotFound": ("TaskNotFoundError", "TaskNotFound", "Task not found"),
     "TaskNotCancelable": ("TaskNotCancelableError", "TaskNotCancelable", "Task cannot be canceled"),
-    "PushNotificationNotSupported": ("PushNotificationNotSupportedError",
-                                     "PushNotificationNotSupported",
-                                     "Push Notification is not supported"),
-    "UnsupportedOperation": ("UnsupportedOperationError", "UnsupportedOperation",
-                             "This operation is not supported"),
-    "ContentTypeNotSupported": ("ContentTypeNotSupportedError", "ContentTypeNotSupported",
-                                "Incompatible content types"),
-    "InvalidAgentResponse": ("InvalidAgentResponseError", "InvalidAgentResponse",
-                             "Invalid agent response"),
-    "ExtendedAgentCardNotConfigured": ("ExtendedAgentCardNotConfiguredError",
-                                       "ExtendedAgentCardNotConfigured",
-                                       "Extended agent card is not configured"),
-    "ExtensionSupportRequired": ("ExtensionSupportRequiredError", "ExtensionSupportRequired",
-                                 "Extension support is required"),
-    "VersionNotSupported": ("VersionNotSupportedError", "VersionNotSupported",
-                            "This protocol version is not supported"),
+    "PushNotificationNotSupported": (
+        "PushNotificationNotSupportedError",
+        "PushNotificationNotSupported",
+        "Push Notification is not supported",
+    ),
+    "UnsupportedOperation": (
+        "UnsupportedOperationError",
+        "UnsupportedOperation",
+        "This operation is not supported",
+    ),
+    "ContentTypeNotSupported": (
+        "ContentTypeNotSupportedError",
+        "ContentTypeNotSupported",
+        "Incompatible content types",
+    ),
+    "InvalidAgentResponse": (
+        "InvalidAgentResponseError",
+        "InvalidAgentResponse",
+        "Invalid agent response",
+    ),
+    "ExtendedAgentCardNotConfigured": (
+        "ExtendedAgentCardNotConfiguredError",
+        "ExtendedAgentCardNotConfigured",
+        "Extended agent card is not configured",
+    ),
+    "ExtensionSupportRequired": (
+        "ExtensionSupportRequiredError",
+        "ExtensionSupportRequired",
+        "Extension support is required",
+    ),
+    "VersionNotSupported": (
+        "VersionNotSupportedError",
+        "VersionNotSupported",
+        "This protocol version is not supported",
+    ),
 }
 
 

@@ -43,6 +43,7 @@ def waits_at(path: str, go_on: threading.Event) -> Callable[..., Any]:
             before_wait()
             assert go_on.wait(5)
             yield b"data: 2\n\n"
+
         return pieces()
 
     return app
@@ -129,7 +130,12 @@ def test_a_client_that_does_not_read_holds_up_no_one_else(serve):
 def test_a_request_split_over_many_packets_is_answered_once_whole(serve):
     server = serve()
     with socket.create_connection((server.host, server.port), timeout=5) as sock:
-        for piece in (b"POST /split HT", b"TP/1.1\r\nHost: x\r\nContent-Le", b"ngth: 4\r\n\r\nab", b"cd"):
+        for piece in (
+            b"POST /split HT",
+            b"TP/1.1\r\nHost: x\r\nContent-Le",
+            b"ngth: 4\r\n\r\nab",
+            b"cd",
+        ):
             sock.sendall(piece)
         answer = b""
         while not answer.endswith(b"hello /split 4"):
@@ -137,21 +143,37 @@ def test_a_request_split_over_many_packets_is_answered_once_whole(serve):
     assert server_threads(server) == [f"mockagent:{server.port}"]
 
 
-@pytest.mark.parametrize(("data", "size"), [
-    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27),
-    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /next", 27),
-    (b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab", 0),
-    (b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", 41),
-    (b"GET / HTTP/1.1\r\nHost", 0),
-    (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", -1),
-    (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n", -1),
-    (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", -1),
-    (b"POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n", -1),
-    (b"POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % INLINE_MAX, -1),
-    (b"GET / HTTP/1.1\nHost: x\n\n", -1),
-    (b"GET /" + b"a" * INLINE_MAX + b" HTTP/1.1", -1),
-], ids=["whole", "pipelined", "body to come", "body", "head to come", "chunked", "expect", "two lengths",
-        "bad length", "big body", "bare LF", "long head"])
+@pytest.mark.parametrize(
+    ("data", "size"),
+    [
+        (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27),
+        (b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /next", 27),
+        (b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab", 0),
+        (b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", 41),
+        (b"GET / HTTP/1.1\r\nHost", 0),
+        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", -1),
+        (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n", -1),
+        (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", -1),
+        (b"POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n", -1),
+        (b"POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % INLINE_MAX, -1),
+        (b"GET / HTTP/1.1\nHost: x\n\n", -1),
+        (b"GET /" + b"a" * INLINE_MAX + b" HTTP/1.1", -1),
+    ],
+    ids=[
+        "whole",
+        "pipelined",
+        "body to come",
+        "body",
+        "head to come",
+        "chunked",
+        "expect",
+        "two lengths",
+        "bad length",
+        "big body",
+        "bare LF",
+        "long head",
+    ],
+)
 def test_whole_takes_only_complete_simple_requests(data, size):
     assert whole(data)[0] == size
 
@@ -166,21 +188,40 @@ def test_a_head_trickling_in_is_searched_once():
     assert size == len(data) and seen == sorted(seen) and seen[-2] == len(data) - 4
 
 
-@pytest.mark.parametrize("data", [
-    b"POST /a%20b?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
-    b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nX-Two: 1\r\nx-two:  2 \r\n\r\n",
-    b"GET / HTTP/1.1\r\nX_Under: dropped\r\nHost: x\r\n\r\n",
-    b"GET http://example/abs?q HTTP/1.1\r\nHost: x\r\n\r\n",
-    b"\r\nGET /after-crlf HTTP/1.1\r\n\r\n",
-    b"GET / HTTP/1.1\r\nno colon\r\n\r\n",
-    b"GET / HTTP/2.0\r\n\r\n",
-    b"G(T / HTTP/1.1\r\n\r\n",
-    b"GET / HTTP/1.1\r\n folded: no\r\n\r\n",
-    b"POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n",
-], ids=["plain", "repeated", "underscore", "absolute", "stray crlf", "no colon", "version", "method", "fold",
-        "bad length"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"POST /a%20b?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+        b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nX-Two: 1\r\nx-two:  2 \r\n\r\n",
+        b"GET / HTTP/1.1\r\nX_Under: dropped\r\nHost: x\r\n\r\n",
+        b"GET http://example/abs?q HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"\r\nGET /after-crlf HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nno colon\r\n\r\n",
+        b"GET / HTTP/2.0\r\n\r\n",
+        b"G(T / HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\n folded: no\r\n\r\n",
+        b"POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n",
+    ],
+    ids=[
+        "plain",
+        "repeated",
+        "underscore",
+        "absolute",
+        "stray crlf",
+        "no colon",
+        "version",
+        "method",
+        "fold",
+        "bad length",
+    ],
+)
 def test_the_loops_parser_reads_what_the_line_by_line_parser_reads(data):
-    base = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "1", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "2"}
+    base = {
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "REMOTE_PORT": "2",
+    }
 
     def parsed(parse: Callable[..., Any]) -> Any:
         try:
@@ -196,8 +237,11 @@ def test_the_loops_parser_reads_what_the_line_by_line_parser_reads(data):
 def test_the_loops_parser_hands_the_app_its_headers_by_lowercased_name():
     data = b"GET / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-Two: 1\r\nX-Two: 2\r\nContent-Type: text/plain\r\n\r\n"
     request = parse_request(io.BytesIO(data), {})
-    assert request.environ[HEADERS] == headers_of({k: v for k, v in request.environ.items() if k != HEADERS}) == {
-        "host": "x", "a2a-version": "1.0", "x-two": "1,2", "content-type": "text/plain"}
+    assert (
+        request.environ[HEADERS]
+        == headers_of({k: v for k, v in request.environ.items() if k != HEADERS})
+        == {"host": "x", "a2a-version": "1.0", "x-two": "1,2", "content-type": "text/plain"}
+    )
 
 
 def test_a_bug_on_one_connection_drops_it_and_the_loop_goes_on(serve, monkeypatch, caplog):
@@ -239,7 +283,9 @@ def until(condition: Callable[[], bool], seconds: float = 5) -> bool:
     return condition()
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads thread signal masks from /proc (Linux)")
+@pytest.mark.skipif(
+    not Path("/proc/self/task").exists(), reason="reads thread signal masks from /proc (Linux)"
+)
 def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_thread(serve):
     go_on = threading.Event()
     server = serve(waits_at("/wait", go_on))
@@ -249,6 +295,7 @@ def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_th
     # The loop, and the stream's own thread (by full name: a thread of an earlier test's server on
     # the same port may still be ending).
     mine = {f"mockagent:{server.port}", f"mockagent:{server.port}:{conn.sock.getsockname()[1]}"}
+
     # A thread still starting is listed with no native_id yet: wait until both have one.
     def running() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name in mine and t.native_id is not None]
@@ -257,8 +304,13 @@ def test_the_loop_and_connection_threads_leave_ctrl_c_and_sigterm_to_the_main_th
     try:
         for thread in running():
             status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
-            blocked = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
-            assert all(blocked & (1 << (signum - 1)) for signum in (signal.SIGINT, signal.SIGTERM)), thread.name
+            blocked = int(
+                next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1],
+                16,
+            )
+            assert all(
+                blocked & (1 << (signum - 1)) for signum in (signal.SIGINT, signal.SIGTERM)
+            ), thread.name
     finally:
         go_on.set()
         conn.close()

@@ -16,8 +16,9 @@ from mockagent.engine.matchers import CompiledMatch, TaskFacts, TaskLookup
 Times = list[int | None]
 
 
-def full_scan(matchers: list[CompiledMatch], times: Times, uses: list[int], call: Call,
-              task_of: TaskLookup) -> int | None:
+def full_scan(
+    matchers: list[CompiledMatch], times: Times, uses: list[int], call: Call, task_of: TaskLookup
+) -> int | None:
     """What the engine did before the index: the first usable interaction that matches."""
     for i, matcher in enumerate(matchers):
         limit = times[i]
@@ -26,8 +27,14 @@ def full_scan(matchers: list[CompiledMatch], times: Times, uses: list[int], call
     return None
 
 
-def index_first(index: InteractionIndex, matchers: list[CompiledMatch], times: Times, uses: list[int],
-                call: Call, task_of: TaskLookup) -> int | None:
+def index_first(
+    index: InteractionIndex,
+    matchers: list[CompiledMatch],
+    times: Times,
+    uses: list[int],
+    call: Call,
+    task_of: TaskLookup,
+) -> int | None:
     """The engine's search with the index (a miss then scans everything for its report only)."""
     for i in index.candidates(call):
         limit = times[i]
@@ -57,7 +64,12 @@ def test_exact_texts_are_found_in_one_lookup() -> None:
 
 
 def test_unindexable_matchers_stay_candidates_in_cassette_order() -> None:
-    matchers = [compiled(text="a"), compiled(text={"endswith": "?"}), compiled(text="b"), compiled()]
+    matchers = [
+        compiled(text="a"),
+        compiled(text={"endswith": "?"}),
+        compiled(text="b"),
+        compiled(),
+    ]
     index = InteractionIndex(matchers)
     assert list(index.candidates(message_call("b"))) == [1, 2, 3]
     assert list(index.candidates(message_call("zzz"))) == [1, 3]
@@ -70,7 +82,11 @@ def test_text_key_is_all_text_parts_joined() -> None:
 
 
 def test_operations_default_to_message_operations() -> None:
-    matchers = [compiled(text="x"), compiled(operation="GetTask"), compiled(operation=["CancelTask", "SendEvent"])]
+    matchers = [
+        compiled(text="x"),
+        compiled(operation="GetTask"),
+        compiled(operation=["CancelTask", "SendEvent"]),
+    ]
     index = InteractionIndex(matchers)
     for operation in ("SendMessage", "SendStreamingMessage"):
         assert list(index.candidates(message_call("x", operation=operation))) == [0]
@@ -81,8 +97,12 @@ def test_operations_default_to_message_operations() -> None:
 
 
 def test_where_values_compare_as_equals_does() -> None:
-    matchers = [compiled(where={"message.metadata.n": 1}), compiled(where={"message.metadata.n": {"in": ["a", None]}}),
-                compiled(where={"message.metadata.n": {"equals": "b"}}), compiled(where={"message.metadata.n": [1]})]
+    matchers = [
+        compiled(where={"message.metadata.n": 1}),
+        compiled(where={"message.metadata.n": {"in": ["a", None]}}),
+        compiled(where={"message.metadata.n": {"equals": "b"}}),
+        compiled(where={"message.metadata.n": [1]}),
+    ]
     index = InteractionIndex(matchers)
 
     def with_n(value: Any) -> Call:
@@ -97,14 +117,19 @@ def test_where_values_compare_as_equals_does() -> None:
 
 
 def test_used_up_and_follow_up_interactions_fall_through_in_order() -> None:
-    matchers = [compiled(text="go", task={"state": "TASK_STATE_INPUT_REQUIRED"}), compiled(text="go"),
-                compiled(text={"startswith": "g"}), compiled(text="go")]
+    matchers = [
+        compiled(text="go", task={"state": "TASK_STATE_INPUT_REQUIRED"}),
+        compiled(text="go"),
+        compiled(text={"startswith": "g"}),
+        compiled(text="go"),
+    ]
     times: Times = [None, 1, None, None]
     index = InteractionIndex(matchers)
     uses = [0] * len(matchers)
     waiting = TaskFacts(TaskState.INPUT_REQUIRED, "start")
     found = []
     for facts in (None, None, waiting, None):
+
         def task_of(_: Call, facts: TaskFacts | None = facts) -> TaskFacts | None:
             return facts
 
@@ -114,14 +139,30 @@ def test_used_up_and_follow_up_interactions_fall_through_in_order() -> None:
         assert i is not None
         uses[i] += 1
         found.append(i)
-    assert found == [1, 2, 0, 2]  # `times: 1` used up after one call; the follow-up only on a waiting task
+    assert found == [
+        1,
+        2,
+        0,
+        2,
+    ]  # `times: 1` used up after one call; the follow-up only on a waiting task
 
 
-@pytest.mark.parametrize(("spec", "values"), [
-    ("hi", {"hi"}), ({"equals": 3}, {3}), ({"in": ["a", "b"]}, {"a", "b"}), ({"equals": "a", "startswith": "a"}, {"a"}),
-    (None, {None}), ({"startswith": "a"}, None), ({"a": 1}, None), ([1], None), ({"in": [[1]]}, None),
-    ({"equals": float("nan")}, None), ({"exists": True}, None),
-])
+@pytest.mark.parametrize(
+    ("spec", "values"),
+    [
+        ("hi", {"hi"}),
+        ({"equals": 3}, {3}),
+        ({"in": ["a", "b"]}, {"a", "b"}),
+        ({"equals": "a", "startswith": "a"}, {"a"}),
+        (None, {None}),
+        ({"startswith": "a"}, None),
+        ({"a": 1}, None),
+        ([1], None),
+        ({"in": [[1]]}, None),
+        ({"equals": float("nan")}, None),
+        ({"exists": True}, None),
+    ],
+)
 def test_admitted_values(spec: Any, values: set[Any] | None) -> None:
     assert admitted_values(spec) == (None if values is None else frozenset(values))
 
@@ -131,7 +172,14 @@ def test_admitted_values(spec: Any, values: set[Any] | None) -> None:
 WORDS = ["hi", "hello?", "1", "", "a\nb", "a", "b"]
 VALUES = st.sampled_from(["x", "y", "1", 1, 1.0, 0, True, False, None, [1], {"a": 1}, float("nan")])
 PATHS = ["message.metadata.k", "message.metadata.j", "message.parts[0].text", "configuration.n"]
-OPERATIONS = ["SendMessage", "SendStreamingMessage", "SendEvent", "GetTask", "CancelTask", "CreateTask"]
+OPERATIONS = [
+    "SendMessage",
+    "SendStreamingMessage",
+    "SendEvent",
+    "GetTask",
+    "CancelTask",
+    "CreateTask",
+]
 
 predicates = st.one_of(
     VALUES,
@@ -142,20 +190,33 @@ predicates = st.one_of(
     st.builds(lambda v, w: {"equals": v, "in": [v, w]}, VALUES, VALUES),
 )
 text_specs = st.one_of(
-    st.none(), st.sampled_from(WORDS), st.just(1),
+    st.none(),
+    st.sampled_from(WORDS),
+    st.just(1),
     st.builds(lambda w: {"equals": w}, st.sampled_from(WORDS)),
     st.builds(lambda ws: {"in": ws}, st.lists(st.sampled_from(WORDS), max_size=3)),
     st.sampled_from([{"startswith": "h"}, {"endswith": "?"}, {"contains": "a"}]),
 )
-tasks = st.sampled_from([None, {"state": "TASK_STATE_INPUT_REQUIRED"}, {"from": "i0"},
-                         {"state": ["TASK_STATE_WORKING", "TASK_STATE_AUTH_REQUIRED"], "from": "i1"}])
+tasks = st.sampled_from(
+    [
+        None,
+        {"state": "TASK_STATE_INPUT_REQUIRED"},
+        {"from": "i0"},
+        {"state": ["TASK_STATE_WORKING", "TASK_STATE_AUTH_REQUIRED"], "from": "i1"},
+    ]
+)
 
 
 @st.composite
 def matches(draw: st.DrawFn) -> tuple[dict[str, Any], int | None]:
     match: dict[str, Any] = {}
-    operation = draw(st.one_of(st.none(), st.sampled_from(OPERATIONS), st.lists(st.sampled_from(OPERATIONS),
-                                                                              max_size=2)))
+    operation = draw(
+        st.one_of(
+            st.none(),
+            st.sampled_from(OPERATIONS),
+            st.lists(st.sampled_from(OPERATIONS), max_size=2),
+        )
+    )
     if operation is not None:
         match["operation"] = operation
     text = draw(text_specs)
@@ -180,20 +241,30 @@ def calls(draw: st.DrawFn) -> tuple[Call, TaskFacts | None]:
     params: dict[str, Any] = {"message": message}
     if draw(st.booleans()):
         params["configuration"] = {"n": draw(VALUES)}
-    facts = draw(st.one_of(st.none(), st.builds(TaskFacts, st.sampled_from(list(TaskState)),
-                                                st.sampled_from(["i0", "i1", "i2"]))))
+    facts = draw(
+        st.one_of(
+            st.none(),
+            st.builds(
+                TaskFacts, st.sampled_from(list(TaskState)), st.sampled_from(["i0", "i1", "i2"])
+            ),
+        )
+    )
     return Call(operation=draw(st.sampled_from(OPERATIONS)), params=params), facts
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cassette=st.lists(matches(), max_size=12), session=st.lists(calls(), min_size=1, max_size=12))
-def test_index_first_search_finds_what_a_full_scan_finds(cassette: list[tuple[dict[str, Any], int | None]],
-                                                        session: list[tuple[Call, TaskFacts | None]]) -> None:
+@given(
+    cassette=st.lists(matches(), max_size=12), session=st.lists(calls(), min_size=1, max_size=12)
+)
+def test_index_first_search_finds_what_a_full_scan_finds(
+    cassette: list[tuple[dict[str, Any], int | None]], session: list[tuple[Call, TaskFacts | None]]
+) -> None:
     matchers = [compiled(**match) for match, _ in cassette]
     times = [limit for _, limit in cassette]
     index = InteractionIndex(matchers)
     uses = [0] * len(matchers)
     for call, facts in session:
+
         def task_of(_: Call, facts: TaskFacts | None = facts) -> TaskFacts | None:
             return facts
 

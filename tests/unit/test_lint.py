@@ -32,9 +32,20 @@ interactions:
 """
 
 
-def cassette(tmp_path: Path, interactions: str, *, streaming: bool = True, push: bool = True,
-             name: str = "c.yaml", head: str | None = None) -> Path:
-    text = (head if head is not None else A2A.format(streaming=str(streaming).lower(), push=str(push).lower()))
+def cassette(
+    tmp_path: Path,
+    interactions: str,
+    *,
+    streaming: bool = True,
+    push: bool = True,
+    name: str = "c.yaml",
+    head: str | None = None,
+) -> Path:
+    text = (
+        head
+        if head is not None
+        else A2A.format(streaming=str(streaming).lower(), push=str(push).lower())
+    )
     path = tmp_path / name
     path.write_text(text + interactions)
     return path
@@ -97,21 +108,30 @@ def test_the_bundled_cassettes_lint_clean(folder: str) -> None:
 
 
 def test_a_step_after_a_terminal_state(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: done
     reply:
       task:
         steps:
           - state: TASK_STATE_COMPLETED
           - state: TASK_STATE_WORKING        # @late
-""")
+""",
+    )
     [finding] = lint(path)
-    assert (finding.interaction, finding.code, finding.line) == ("done", "state-after-terminal", line_of(path, "@late"))
+    assert (finding.interaction, finding.code, finding.line) == (
+        "done",
+        "state-after-terminal",
+        line_of(path, "@late"),
+    )
     assert "COMPLETED" in finding.message
 
 
 def test_back_to_submitted_and_a_follow_up_that_starts_submitted(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: again
     match: {text: again}
     reply:
@@ -126,7 +146,8 @@ def test_back_to_submitted_and_a_follow_up_that_starts_submitted(tmp_path: Path)
         steps:
           - state: TASK_STATE_SUBMITTED      # @restart
           - state: TASK_STATE_WORKING
-""")
+""",
+    )
     findings = lint(path)
     assert codes(findings) == [("again", "illegal-transition"), ("next", "illegal-transition")]
     assert [f.line for f in findings] == [line_of(path, "@back"), line_of(path, "@restart")]
@@ -134,22 +155,30 @@ def test_back_to_submitted_and_a_follow_up_that_starts_submitted(tmp_path: Path)
 
 
 def test_a_follow_up_on_a_terminal_state_never_matches(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: first
     match: {text: first}
     reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
   - name: too-late                       # @late
     match: {task: {state: [TASK_STATE_WORKING, TASK_STATE_COMPLETED], from: first}}
     reply: {message: never}
-""")
+""",
+    )
     [finding] = lint(path)
-    assert (finding.interaction, finding.code, finding.line) == ("too-late", "illegal-transition",
-                                                                 line_of(path, "@late"))
+    assert (finding.interaction, finding.code, finding.line) == (
+        "too-late",
+        "illegal-transition",
+        line_of(path, "@late"),
+    )
     assert "COMPLETED" in finding.message and "WORKING" not in finding.message
 
 
 def test_append_without_artifact_and_a_chunk_after_the_last(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: chunks
     reply:
       task:
@@ -160,14 +189,20 @@ def test_append_without_artifact_and_a_chunk_after_the_last(tmp_path: Path) -> N
             append: true
           - artifact: {artifactId: b, parts: [{text: z}]}   # @orphan
             append: true
-""")
+""",
+    )
     findings = lint(path)
-    assert codes(findings) == [("chunks", "chunk-after-last"), ("chunks", "append-without-artifact")]
+    assert codes(findings) == [
+        ("chunks", "chunk-after-last"),
+        ("chunks", "append-without-artifact"),
+    ]
     assert [f.line for f in findings] == [line_of(path, "@after-last"), line_of(path, "@orphan")]
 
 
 def test_a_follow_up_appends_to_its_origins_artifact_but_not_to_another(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: origin
     match: {text: one}
     reply:
@@ -191,15 +226,21 @@ def test_a_follow_up_appends_to_its_origins_artifact_but_not_to_another(tmp_path
             append: true
           - artifact: {artifactId: theirs, parts: [{text: y}]}   # @theirs
             append: true
-""")
+""",
+    )
     [finding] = lint(path)
-    assert (finding.interaction, finding.code, finding.line) == ("follow", "append-without-artifact",
-                                                                 line_of(path, "@theirs"))
+    assert (finding.interaction, finding.code, finding.line) == (
+        "follow",
+        "append-without-artifact",
+        line_of(path, "@theirs"),
+    )
     assert "'theirs'" in finding.message
 
 
 def test_streaming_off_and_push_off(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: streamed                        # @streamed
     match: {operation: [SendStreamingMessage, SubscribeToTask]}
     reply: {message: hi}
@@ -213,44 +254,75 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
   - name: either
     match: {operation: [SendMessage, SendStreamingMessage]}
     reply: {message: fine}
-""", streaming=False, push=False)
+""",
+        streaming=False,
+        push=False,
+    )
     findings = lint(path)
-    assert codes(findings) == [("streamed", "streaming-off"), ("dropped", "streaming-off"), ("push", "push-off")]
-    assert [f.line for f in findings] == [line_of(path, m) for m in ("@streamed", "@dropped", "@push")]
+    assert codes(findings) == [
+        ("streamed", "streaming-off"),
+        ("dropped", "streaming-off"),
+        ("push", "push-off"),
+    ]
+    assert [f.line for f in findings] == [
+        line_of(path, m) for m in ("@streamed", "@dropped", "@push")
+    ]
     # the same interactions are fine on a card that streams and pushes
-    assert lint(cassette(tmp_path, path.read_text().split("interactions:\n", 1)[1], name="on.yaml")) == []
+    assert (
+        lint(cassette(tmp_path, path.read_text().split("interactions:\n", 1)[1], name="on.yaml"))
+        == []
+    )
 
 
 def test_unknown_operations_per_protocol_do_not_load(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: typo
     match: {operation: [SendMessage, GetTasks]}   # @typo
     reply: {message: hi}
-""")
+""",
+    )
     [finding] = lint(path)
     assert (finding.code, finding.line) == ("load-error", line_of(path, "@typo"))
-    assert finding.message == ("interaction 'typo' (#1): match.operation[1]: unknown operation 'GetTasks'; "
-                               "did you mean 'GetTask'?")
-    a2a = cassette(tmp_path, """\
+    assert finding.message == (
+        "interaction 'typo' (#1): match.operation[1]: unknown operation 'GetTasks'; "
+        "did you mean 'GetTask'?"
+    )
+    a2a = cassette(
+        tmp_path,
+        """\
   - name: agentex-only
     match: {operation: CreateTask}                # @agentex
     reply: {error: TaskNotFound}
-""", name="a2a.yaml")
+""",
+        name="a2a.yaml",
+    )
     [finding] = lint(a2a)
     assert (finding.code, finding.line) == ("load-error", line_of(a2a, "@agentex"))
-    assert "match.operation: a2a has no operation 'CreateTask'; use one of CancelTask," in finding.message
-    agentex = cassette(tmp_path, """\
+    assert (
+        "match.operation: a2a has no operation 'CreateTask'; use one of CancelTask,"
+        in finding.message
+    )
+    agentex = cassette(
+        tmp_path,
+        """\
   - name: create
     match: {operation: [CreateTask, InterruptTask, SendEvent]}
     reply: {error: TaskNotFound}
   - name: card
     match: {operation: GetExtendedAgentCard}      # @card
     reply: {error: TaskNotFound}
-""", head=AGENTEX, name="agentex.yaml")
+""",
+        head=AGENTEX,
+        name="agentex.yaml",
+    )
     [finding] = lint(agentex)
     assert (finding.code, finding.line) == ("load-error", line_of(agentex, "@card"))
-    assert "interaction 'card' (#2): match.operation: agentex has no operation 'GetExtendedAgentCard'" in (
-        finding.message)
+    assert (
+        "interaction 'card' (#2): match.operation: agentex has no operation 'GetExtendedAgentCard'"
+        in (finding.message)
+    )
 
 
 SHADOWS = """\
@@ -265,12 +337,18 @@ SHADOWS = """\
 def test_an_interaction_behind_a_catch_all_is_shadowed(tmp_path: Path) -> None:
     path = cassette(tmp_path, SHADOWS)
     [finding] = lint(path)
-    assert (finding.interaction, finding.code, finding.line) == ("never", "shadowed", line_of(path, "@never"))
+    assert (finding.interaction, finding.code, finding.line) == (
+        "never",
+        "shadowed",
+        line_of(path, "@never"),
+    )
     assert "'catch-all' (line 9)" in finding.message
 
 
 def test_shadowing_needs_every_matcher_of_the_earlier_one(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: hello-header
     match: {text: hello, headers: {X-Tenant: acme}, where: {metadata.k: 1}}
     reply: {message: a}
@@ -296,14 +374,17 @@ def test_shadowing_needs_every_matcher_of_the_earlier_one(tmp_path: Path) -> Non
   - name: after-limited
     match: {text: bye}
     reply: {message: h}
-""")
+""",
+    )
     findings = lint(path)
     assert codes(findings) == [("same-plus", "shadowed"), ("any-stream", "shadowed")]
     assert [f.line for f in findings] == [line_of(path, "@same-plus"), line_of(path, "@any-stream")]
 
 
 def test_follow_up_matchers_and_shadowing(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: origin
     match: {text: start}
     reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
@@ -316,7 +397,8 @@ def test_follow_up_matchers_and_shadowing(tmp_path: Path) -> None:
   - name: new-task
     match: {text: start}
     reply: {message: c}
-""")
+""",
+    )
     findings = lint(path)
     # `new-task` is shadowed by `origin` (same text); `any-follow-up` shadows only follow-ups
     assert codes(findings) == [("narrower", "shadowed"), ("new-task", "shadowed")]
@@ -325,36 +407,52 @@ def test_follow_up_matchers_and_shadowing(tmp_path: Path) -> None:
 
 
 def test_a_follow_up_from_no_interaction(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: first
     match: {text: first}
     reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
   - name: orphan
     match: {task: {from: frist}}          # @orphan
     reply: {message: hi}
-""")
+""",
+    )
     [finding] = lint(path)  # the loader refuses it (so does serve), and says so at its line
     assert (finding.code, finding.line) == ("load-error", line_of(path, "@orphan"))
-    assert finding.message == ("interaction 'orphan' (#2): match.task.from: names 'frist', which is no "
-                               "interaction of this cassette; did you mean 'first'?")
+    assert finding.message == (
+        "interaction 'orphan' (#2): match.task.from: names 'frist', which is no "
+        "interaction of this cassette; did you mean 'first'?"
+    )
 
 
 def test_a_cassette_that_does_not_load_is_one_finding(tmp_path: Path) -> None:
-    path = cassette(tmp_path, """\
+    path = cassette(
+        tmp_path,
+        """\
   - name: bad
     reply:
       task:
         steps:
           - state: TASK_STATE_SLEEPING          # @bad
-""")
+""",
+    )
     [finding] = lint(path)
-    assert (finding.code, finding.line, finding.interaction) == ("load-error", line_of(path, "@bad"), None)
+    assert (finding.code, finding.line, finding.interaction) == (
+        "load-error",
+        line_of(path, "@bad"),
+        None,
+    )
     assert "unknown task state" in finding.message and str(path) not in finding.message
-    broken_regex = cassette(tmp_path, """\
+    broken_regex = cassette(
+        tmp_path,
+        """\
   - name: bad-regex
     match: {text: {regex: "("}}               # @regex
     reply: {message: hi}
-""", name="regex.yaml")
+""",
+        name="regex.yaml",
+    )
     [finding] = lint(broken_regex)
     assert (finding.code, finding.line) == ("load-error", line_of(broken_regex, "@regex"))
     assert "bad regex" in finding.message
@@ -372,7 +470,10 @@ def test_a_cassette_that_is_not_yaml_says_so_once(tmp_path: Path) -> None:
 def test_finding_text() -> None:
     finding = Finding("c.yaml", 12, "run", "shadowed", "can never match")
     assert str(finding) == "c.yaml:12: interaction 'run': shadowed can never match"
-    assert str(Finding("c.yaml", 3, None, "load-error", "not valid YAML")) == "c.yaml:3: load-error not valid YAML"
+    assert (
+        str(Finding("c.yaml", 3, None, "load-error", "not valid YAML"))
+        == "c.yaml:3: load-error not valid YAML"
+    )
 
 
 def test_a_folder_lints_every_cassette_in_it_and_below(tmp_path: Path) -> None:
@@ -385,7 +486,9 @@ def test_a_folder_lints_every_cassette_in_it_and_below(tmp_path: Path) -> None:
     cassette(tmp_path / ".hidden", SHADOWS, name="d.yaml")
     findings = lint(tmp_path)
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code) for f in findings] == [
-        ("b.yaml", "shadowed"), ("team/deep/c.yml", "shadowed")]
+        ("b.yaml", "shadowed"),
+        ("team/deep/c.yml", "shadowed"),
+    ]
 
 
 # -- the command ----------------------------------------------------------------------------------

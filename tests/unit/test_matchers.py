@@ -164,16 +164,19 @@ def test_compile_element_takes_predicates_and_object_matchers() -> None:
     assert not compile_element({"kind": "x"}).test({"other": 1})
 
 
-@pytest.mark.parametrize(("spec", "complaint"), [
-    ({"startswith": "a", "endwith": "b"}, "unknown predicate endwith; use equals, contains"),
-    ({"regex": "(", "exists": True}, "bad regex '('"),
-    ({"in": "text/plain"}, "`in` takes a list of values"),
-    ({"exists": "yes"}, "`exists` takes true or false"),
-    ({"absent": 1}, "`absent` takes true or false"),
-    ({"not": {"regex": "["}}, "bad regex"),
-    ({"any": {"in": 3}}, "`in` takes a list"),
-    ({"none": {"mediaType": {"startswith": "a", "bogus": 1}}}, "unknown predicate bogus"),
-])
+@pytest.mark.parametrize(
+    ("spec", "complaint"),
+    [
+        ({"startswith": "a", "endwith": "b"}, "unknown predicate endwith; use equals, contains"),
+        ({"regex": "(", "exists": True}, "bad regex '('"),
+        ({"in": "text/plain"}, "`in` takes a list of values"),
+        ({"exists": "yes"}, "`exists` takes true or false"),
+        ({"absent": 1}, "`absent` takes true or false"),
+        ({"not": {"regex": "["}}, "bad regex"),
+        ({"any": {"in": 3}}, "`in` takes a list"),
+        ({"none": {"mediaType": {"startswith": "a", "bogus": 1}}}, "unknown predicate bogus"),
+    ],
+)
 def test_bad_predicates_raise_value_error(spec: Any, complaint: str) -> None:
     with pytest.raises(ValueError) as info:
         compile_predicate(spec)
@@ -181,19 +184,35 @@ def test_bad_predicates_raise_value_error(spec: Any, complaint: str) -> None:
 
 
 def test_every_documented_keyword_is_registered() -> None:
-    assert set(PREDICATES) == {"equals", "contains", "startswith", "endswith", "regex", "exists",
-                               "absent", "subset", "in", "not", "any", "all", "none"}
+    assert set(PREDICATES) == {
+        "equals",
+        "contains",
+        "startswith",
+        "endswith",
+        "regex",
+        "exists",
+        "absent",
+        "subset",
+        "in",
+        "not",
+        "any",
+        "all",
+        "none",
+    }
 
 
-@pytest.mark.parametrize(("spec", "text"), [
-    ("hi", 'equals "hi"'),
-    ({"endswith": "?"}, 'endswith "?"'),
-    ({"startswith": "a", "endswith": "z"}, 'startswith "a" and endswith "z"'),
-    ({"not": {"in": ["a", "b"]}}, 'not in ["a", "b"]'),
-    ({"none": {"mediaType": "text/x-diff"}}, 'none {mediaType: equals "text/x-diff"}'),
-    ({"any": {"startswith": "b"}}, 'any startswith "b"'),
-    ({"exists": True}, "exists true"),
-])
+@pytest.mark.parametrize(
+    ("spec", "text"),
+    [
+        ("hi", 'equals "hi"'),
+        ({"endswith": "?"}, 'endswith "?"'),
+        ({"startswith": "a", "endswith": "z"}, 'startswith "a" and endswith "z"'),
+        ({"not": {"in": ["a", "b"]}}, 'not in ["a", "b"]'),
+        ({"none": {"mediaType": "text/x-diff"}}, 'none {mediaType: equals "text/x-diff"}'),
+        ({"any": {"startswith": "b"}}, 'any startswith "b"'),
+        ({"exists": True}, "exists true"),
+    ],
+)
 def test_predicate_descriptions(spec: Any, text: str) -> None:
     assert compile_predicate(spec).text == text
 
@@ -204,17 +223,20 @@ def test_predicate_descriptions(spec: Any, text: str) -> None:
 DOC = {"message": {"parts": [{"text": "a"}, {"data": {"k": [10, 20]}}], "metadata": {"x": None}}}
 
 
-@pytest.mark.parametrize(("path", "value"), [
-    ("message.parts[0].text", "a"),
-    ("message.parts[1].data.k[1]", 20),
-    ("message.parts[1].data.k", [10, 20]),
-    ("message.metadata.x", None),
-    ("message.parts[2].text", MISSING),
-    ("message.parts[0].data", MISSING),
-    ("message.nope.deeper", MISSING),
-    ("message.parts.text", MISSING),  # a key into a list
-    ("message.metadata[0]", MISSING),  # an index into a mapping
-])
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("message.parts[0].text", "a"),
+        ("message.parts[1].data.k[1]", 20),
+        ("message.parts[1].data.k", [10, 20]),
+        ("message.metadata.x", None),
+        ("message.parts[2].text", MISSING),
+        ("message.parts[0].data", MISSING),
+        ("message.nope.deeper", MISSING),
+        ("message.parts.text", MISSING),  # a key into a list
+        ("message.metadata[0]", MISSING),  # an index into a mapping
+    ],
+)
 def test_resolve(path: str, value: Any) -> None:
     found = resolve(DOC, path)
     if value is MISSING or value is None:
@@ -236,7 +258,8 @@ def test_the_default_operation_is_sendmessage_or_streaming() -> None:
     assert match.check(send_call("x", operation="SendStreamingMessage"), no_task) == []
     get = Call(operation="GetTask", params={"id": "t"})
     assert match.check(get, no_task) == [
-        Mismatch("operation", "in ['SendEvent', 'SendMessage', 'SendStreamingMessage']", "GetTask")]
+        Mismatch("operation", "in ['SendEvent', 'SendMessage', 'SendStreamingMessage']", "GetTask")
+    ]
 
 
 def test_an_operation_mismatch_is_the_only_one_reported() -> None:
@@ -257,7 +280,9 @@ def test_text_is_every_text_part_joined_by_newlines() -> None:
     assert call.text == "one\ntwo"
     assert compiled(text="one\ntwo").check(call, no_task) == []
     assert compiled(text={"regex": "^one\ntwo$"}).check(call, no_task) == []
-    assert compiled(text={"regex": "^two"}).check(call, no_task) != []  # one string, not one per line
+    assert (
+        compiled(text={"regex": "^two"}).check(call, no_task) != []
+    )  # one string, not one per line
     [mismatch] = compiled(text={"endswith": "one"}).check(call, no_task)
     assert mismatch == Mismatch("message.parts[*].text", 'endswith "one"', "one\ntwo")
 
@@ -293,11 +318,20 @@ def test_parts_predicate() -> None:
 def test_where_checks_params_by_path() -> None:
     call = send_call("x", message_id="tck-complete-7")
     call.params["message"]["metadata"] = {"priority": "high"}
-    match = compiled(where={"message.messageId": {"startswith": "tck-complete"},
-                            "message.metadata.priority": "high"})
+    match = compiled(
+        where={
+            "message.messageId": {"startswith": "tck-complete"},
+            "message.metadata.priority": "high",
+        }
+    )
     assert match.check(call, no_task) == []
-    mismatches = compiled(where={"message.metadata.priority": "low", "configuration.historyLength": 2,
-                                 "message.messageId": {"absent": True}}).check(call, no_task)
+    mismatches = compiled(
+        where={
+            "message.metadata.priority": "low",
+            "configuration.historyLength": 2,
+            "message.messageId": {"absent": True},
+        }
+    ).check(call, no_task)
     assert mismatches == [
         Mismatch("message.metadata.priority", 'equals "low"', "high"),
         Mismatch("configuration.historyLength", "equals 2", MISSING),
@@ -309,23 +343,36 @@ def test_headers_match_case_insensitively() -> None:
     call = send_call("x", headers={"x-api-key": "secret", "a2a-version": "1.0"})
     assert compiled(headers={"X-Api-Key": "secret"}).check(call, no_task) == []
     assert compiled(headers={"A2A-Version": {"startswith": "1."}}).check(call, no_task) == []
-    assert compiled(headers={"X-Api-Key": "other", "X-Missing": {"exists": True}}).check(call, no_task) == [
+    assert compiled(headers={"X-Api-Key": "other", "X-Missing": {"exists": True}}).check(
+        call, no_task
+    ) == [
         Mismatch("headers.x-api-key", 'equals "other"', "secret"),
         Mismatch("headers.x-missing", "exists true", MISSING),
     ]
 
 
 def test_every_failing_matcher_is_reported_in_order() -> None:
-    match = compiled(text="a", parts={"all": {"mediaType": {"exists": True}}}, where={"metadata.k": 1},
-                     headers={"H": "v"}, task={"from": "x"})
+    match = compiled(
+        text="a",
+        parts={"all": {"mediaType": {"exists": True}}},
+        where={"metadata.k": 1},
+        headers={"H": "v"},
+        task={"from": "x"},
+    )
     assert [m.path for m in match.check(send_call("b"), no_task)] == [
-        "message.parts[0].text", "message.parts", "metadata.k", "headers.h", "message.taskId"]
+        "message.parts[0].text",
+        "message.parts",
+        "metadata.k",
+        "headers.h",
+        "message.taskId",
+    ]
 
 
 def test_a_follow_up_needs_a_live_task() -> None:
     match = compiled(task={"state": "TASK_STATE_INPUT_REQUIRED"})
     assert match.check(send_call("x"), no_task) == [
-        Mismatch("message.taskId", "names a live task (a follow-up)", MISSING)]
+        Mismatch("message.taskId", "names a live task (a follow-up)", MISSING)
+    ]
 
 
 def test_a_follow_up_matches_state_and_origin() -> None:
@@ -365,7 +412,9 @@ def names(report: NearMissReport) -> list[str]:
 
 
 def report_of(*candidates: Candidate, operation: str = "SendMessage") -> NearMissReport:
-    return NearMissReport("c.yaml", "none", operation, f"{operation} over JSONRPC", list(candidates))
+    return NearMissReport(
+        "c.yaml", "none", operation, f"{operation} over JSONRPC", list(candidates)
+    )
 
 
 def test_ranking_used_up_first_then_fewest_mismatches_operation_last() -> None:
@@ -397,69 +446,105 @@ def test_among_equals_more_matchers_that_held_rank_first() -> None:
         Candidate("spent", 3, [], used_up=True, uses=1, matchers=1),
     )
     assert names(report) == ["spent", "rich", "thin"]
-    assert Candidate("few", 1, [miss()], matchers=1).rank < Candidate("more", 1, [miss(), miss("b")],
-                                                                      matchers=9).rank
+    assert (
+        Candidate("few", 1, [miss()], matchers=1).rank
+        < Candidate("more", 1, [miss(), miss("b")], matchers=9).rank
+    )
 
 
 def test_compiled_match_counts_its_matchers() -> None:
     assert compiled().size == 1  # the operation
-    assert compiled(text="a", parts={"any": "x"}, where={"a": 1, "b": 2}, headers={"h": "v"},
-                    task={"from": "x"}).size == 7
+    assert (
+        compiled(
+            text="a",
+            parts={"any": "x"},
+            where={"a": 1, "b": 2},
+            headers={"h": "v"},
+            task={"from": "x"},
+        ).size
+        == 7
+    )
 
 
 def test_hint_when_the_cassette_is_empty() -> None:
     report = report_of()
-    assert report.hint() == "The cassette has no interactions: add one whose `match` fits this call."
+    assert (
+        report.hint() == "The cassette has no interactions: add one whose `match` fits this call."
+    )
     assert "Closest interactions" not in report.text()
 
 
 def test_hint_for_a_used_up_interaction() -> None:
     assert report_of(Candidate("once", 1, [], used_up=True, uses=1)).hint() == (
-        "Interaction 'once' matches but was already used 1 time: raise its `times` or add another interaction.")
+        "Interaction 'once' matches but was already used 1 time: raise its `times` or add another interaction."
+    )
     assert "used 2 times:" in report_of(Candidate("twice", 1, [], used_up=True, uses=2)).hint()
 
 
 def test_hint_when_no_interaction_handles_the_operation() -> None:
-    report = report_of(Candidate("a", 1, [miss("operation")]), Candidate("b", 2, [miss("operation")]),
-                       operation="CancelTask")
-    assert report.hint() == "No interaction handles CancelTask: add one with `operation: CancelTask`."
+    report = report_of(
+        Candidate("a", 1, [miss("operation")]),
+        Candidate("b", 2, [miss("operation")]),
+        operation="CancelTask",
+    )
+    assert (
+        report.hint() == "No interaction handles CancelTask: add one with `operation: CancelTask`."
+    )
 
 
 def test_hint_for_the_closest_interaction() -> None:
     assert report_of(Candidate("a", 1, [miss()])).hint() == (
-        "The closest interaction, 'a', differs in 1 place: change its `match` or the call.")
-    assert "differs in 2 places" in report_of(Candidate("a", 1, [miss(), miss("b")]),
-                                              Candidate("op", 2, [miss("operation")])).hint()
+        "The closest interaction, 'a', differs in 1 place: change its `match` or the call."
+    )
+    assert (
+        "differs in 2 places"
+        in report_of(
+            Candidate("a", 1, [miss(), miss("b")]), Candidate("op", 2, [miss("operation")])
+        ).hint()
+    )
 
 
 def test_report_text_is_pinned() -> None:
     call = send_call("Please review")
     candidates = [
         Candidate("review", None, [Mismatch("operation", "in ['GetTask']", "SendMessage")]),
-        Candidate("languages", 12, [Mismatch("message.parts[0].text", 'endswith "?"', "Please review")]),
+        Candidate(
+            "languages", 12, [Mismatch("message.parts[0].text", 'endswith "?"', "Please review")]
+        ),
         Candidate("once", 20, [], used_up=True, uses=2),
     ]
     report = near_miss("cassettes/reviewer.yaml", "once", call, candidates)
-    assert report.text() == "\n".join([
-        "No interaction in cassettes/reviewer.yaml matches this SendMessage call (record mode: once).",
-        "Call: SendMessage over JSONRPC, text 'Please review', 1 part",
-        "Closest interactions:",
-        "  1. once (line 20)",
-        "       matched, but already used up (2 of 2 uses)",
-        "  2. languages (line 12)",
-        '       message.parts[0].text: endswith "?" ≠ "Please review"',
-        "  3. review",
-        "       operation: in ['GetTask'] ≠ \"SendMessage\"",
-        "Hint: Interaction 'once' matches but was already used 2 times: raise its `times` or add "
-        "another interaction.",
-    ])
+    assert report.text() == "\n".join(
+        [
+            "No interaction in cassettes/reviewer.yaml matches this SendMessage call (record mode: once).",
+            "Call: SendMessage over JSONRPC, text 'Please review', 1 part",
+            "Closest interactions:",
+            "  1. once (line 20)",
+            "       matched, but already used up (2 of 2 uses)",
+            "  2. languages (line 12)",
+            '       message.parts[0].text: endswith "?" ≠ "Please review"',
+            "  3. review",
+            "       operation: in ['GetTask'] ≠ \"SendMessage\"",
+            "Hint: Interaction 'once' matches but was already used 2 times: raise its `times` or add "
+            "another interaction.",
+        ]
+    )
 
 
 def test_report_as_detail() -> None:
-    report = near_miss("c.yaml", "none", send_call("Please review"), [
-        Candidate("languages", 12, [Mismatch("message.parts[0].text", 'endswith "?"', "Please review")]),
-        Candidate("nowhere", None, [Mismatch("where.x", "exists true", MISSING)]),
-    ])
+    report = near_miss(
+        "c.yaml",
+        "none",
+        send_call("Please review"),
+        [
+            Candidate(
+                "languages",
+                12,
+                [Mismatch("message.parts[0].text", 'endswith "?"', "Please review")],
+            ),
+            Candidate("nowhere", None, [Mismatch("where.x", "exists true", MISSING)]),
+        ],
+    )
     detail = report.as_detail()
     assert detail == {
         "@type": "type.googleapis.com/mockagent.v1.NearMissReport",
@@ -467,10 +552,25 @@ def test_report_as_detail() -> None:
         "recordMode": "none",
         "call": "SendMessage over JSONRPC, text 'Please review', 1 part",
         "closest": [
-            {"interaction": "languages", "line": 12, "usedUp": False, "mismatches": [
-                {"path": "message.parts[0].text", "expected": 'endswith "?"', "actual": '"Please review"'}]},
-            {"interaction": "nowhere", "usedUp": False, "mismatches": [
-                {"path": "where.x", "expected": "exists true", "actual": "(missing)"}]},
+            {
+                "interaction": "languages",
+                "line": 12,
+                "usedUp": False,
+                "mismatches": [
+                    {
+                        "path": "message.parts[0].text",
+                        "expected": 'endswith "?"',
+                        "actual": '"Please review"',
+                    }
+                ],
+            },
+            {
+                "interaction": "nowhere",
+                "usedUp": False,
+                "mismatches": [
+                    {"path": "where.x", "expected": "exists true", "actual": "(missing)"}
+                ],
+            },
         ],
         "hint": report.hint(),
         "report": report.text(),

@@ -25,7 +25,12 @@ from mockagent.server.app import create_app
 from mockagent.server.exchange import Exchange
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8000", "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "5"}
+BASE = {
+    "SERVER_NAME": "127.0.0.1",
+    "SERVER_PORT": "8000",
+    "REMOTE_ADDR": "127.0.0.1",
+    "REMOTE_PORT": "5",
+}
 
 
 class Sink:
@@ -38,8 +43,10 @@ class Sink:
 
 def call(server: Any, path: str, body: Any, headers: str = "A2A-Version: 1.0\r\n") -> bytes:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\n{headers}"
-               f"Content-Length: {len(raw)}\r\n\r\n").encode() + raw
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\n{headers}"
+        f"Content-Length: {len(raw)}\r\n\r\n"
+    ).encode() + raw
     sink = Sink()
     Exchange(server, sink, io.BytesIO(request), BASE, inline=True).run()
     return sink.data
@@ -50,7 +57,9 @@ def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def send(text: str, method: str = "SendMessage") -> dict[str, Any]:
-    return rpc(method, {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}})
+    return rpc(
+        method, {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}}
+    )
 
 
 @pytest.fixture
@@ -58,7 +67,9 @@ def no_collector() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
-    logging.disable(logging.CRITICAL)  # a near-miss report is logged; the log is not what is looked at
+    logging.disable(
+        logging.CRITICAL
+    )  # a near-miss report is logged; the log is not what is looked at
     try:
         yield
     finally:
@@ -75,7 +86,9 @@ def cyclic_garbage(calls: Any) -> int:
 
 
 def test_a2a_calls_leave_no_cycles(no_collector):
-    server = SimpleNamespace(app=create_app(ROOT / "bench" / "cassettes" / "bench.yaml", pace="instant"))
+    server = SimpleNamespace(
+        app=create_app(ROOT / "bench" / "cassettes" / "bench.yaml", pace="instant")
+    )
     answer = call(server, "/", send("run task"))
     task_id = json.loads(answer.partition(b"\r\n\r\n")[2])["result"]["task"]["id"]
     calls = {
@@ -83,7 +96,9 @@ def test_a2a_calls_leave_no_cycles(no_collector):
         "blocking task": lambda: call(server, "/", send("run task")),
         "stream": lambda: call(server, "/", send("stream nine", "SendStreamingMessage")),
         "GetTask": lambda: call(server, "/", rpc("GetTask", {"id": task_id})),
-        "CancelTask of a finished task": lambda: call(server, "/", rpc("CancelTask", {"id": task_id})),
+        "CancelTask of a finished task": lambda: call(
+            server, "/", rpc("CancelTask", {"id": task_id})
+        ),
         "no interaction matches": lambda: call(server, "/", send("nothing like it")),
         "unknown method": lambda: call(server, "/", rpc("Nope", {})),
         "bad JSON": lambda: call(server, "/", b"{nope"),
@@ -93,14 +108,23 @@ def test_a2a_calls_leave_no_cycles(no_collector):
 
 
 def test_agentex_calls_leave_no_cycles(no_collector):
-    server = SimpleNamespace(app=create_app(ROOT / "cassettes" / "agentex" / "sync-agent.yaml", pace="instant"))
+    server = SimpleNamespace(
+        app=create_app(ROOT / "cassettes" / "agentex" / "sync-agent.yaml", pace="instant")
+    )
     content = {"type": "text", "author": "user", "content": "what is it?"}
     calls = {
-        "message/send": lambda: call(server, "/agents/agent-sync-1/rpc",
-                                     {"method": "message/send", "params": {"content": content}}, ""),
-        "streamed message/send": lambda: call(server, "/agents/agent-sync-1/rpc",
-                                              {"method": "message/send", "params": {"content": content,
-                                                                                    "stream": True}}, ""),
+        "message/send": lambda: call(
+            server,
+            "/agents/agent-sync-1/rpc",
+            {"method": "message/send", "params": {"content": content}},
+            "",
+        ),
+        "streamed message/send": lambda: call(
+            server,
+            "/agents/agent-sync-1/rpc",
+            {"method": "message/send", "params": {"content": content, "stream": True}},
+            "",
+        ),
     }
     assert {name: cyclic_garbage(calls) for name, calls in calls.items()} == dict.fromkeys(calls, 0)
 

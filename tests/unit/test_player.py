@@ -70,14 +70,20 @@ def test_scaled_capped_and_instant_pace(load):
 
 
 def test_the_cassette_sets_the_pace_unless_overridden(load):
-    header = cassette("").split("interactions:")[0].replace("  tick: {ms: 250}", "  tick: {ms: 250}\n  pace: scale=2")
+    header = (
+        cassette("")
+        .split("interactions:")[0]
+        .replace("  tick: {ms: 250}", "  tick: {ms: 250}\n  pace: scale=2")
+    )
     engine = Engine(load(header + "interactions: []\n"))
     assert engine.pace == Pace(2.0)
     assert Engine(load(header + "interactions: []\n"), pace="instant").pace == Pace(0.0)
     assert Engine(load(header + "interactions: []\n"), pace_cap_ms=10).pace == Pace(2.0, 10)
 
 
-@pytest.mark.parametrize("text, pace", [("recorded", Pace(1.0)), ("instant", Pace(0.0)), ("scale=0.25", Pace(0.25))])
+@pytest.mark.parametrize(
+    "text, pace", [("recorded", Pace(1.0)), ("instant", Pace(0.0)), ("scale=0.25", Pace(0.25))]
+)
 def test_pace_parse(text, pace):
     assert Pace.parse(text) == pace
 
@@ -89,14 +95,20 @@ def test_pace_parse_rejects(text):
 
 
 def test_a_stream_stops_at_input_required_and_a_subscription_does_not(load):
-    engine = Engine(load(cassette("""
+    engine = Engine(
+        load(
+            cassette("""
         - name: ask
           match: {text: ask}
           reply: {task: {steps: [{state: TASK_STATE_WORKING}, {state: TASK_STATE_INPUT_REQUIRED}]}}
         - name: answer
           match: {task: {state: TASK_STATE_INPUT_REQUIRED}}
           reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
-    """)), pace="instant", keepalive_s=0.05)
+    """)
+        ),
+        pace="instant",
+        keepalive_s=0.05,
+    )
     try:
         stream = engine.stream(send_call("ask", operation="SendStreamingMessage"))
         assert [e.state.name for e in stream.events() if e is not None] == ["INPUT_REQUIRED"]
@@ -113,10 +125,15 @@ def test_a_stream_stops_at_input_required_and_a_subscription_does_not(load):
 
 
 def test_close_ends_open_subscriptions(load):
-    engine = Engine(load(cassette("""
+    engine = Engine(
+        load(
+            cassette("""
         - name: ask
           reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
-    """)), keepalive_s=5)
+    """)
+        ),
+        keepalive_s=5,
+    )
     task = engine.handle(send_call("ask")).task  # type: ignore[union-attr]
     events = engine.stream(task_call("SubscribeToTask", id=task.id)).events()
     threading.Timer(0.05, engine.close).start()
@@ -135,7 +152,9 @@ def wait_for(predicate: Any, deadline_s: float = 5.0) -> bool:
 
 
 def test_a_task_answered_at_once_goes_on_working_until_a_polls_gate(load):
-    engine = Engine(load(cassette("""
+    engine = Engine(
+        load(
+            cassette("""
         - name: background
           reply:
             task:
@@ -147,7 +166,10 @@ def test_a_task_answered_at_once_goes_on_working_until_a_polls_gate(load):
                   after: {ms: 40}
                 - state: TASK_STATE_COMPLETED
                   after: {polls: 1}
-    """)), clock_factory=SteppedClock)
+    """)
+        ),
+        clock_factory=SteppedClock,
+    )
     try:
         sent = engine.handle(send_call("go", configuration={"returnImmediately": True}))
         task = engine.tasks.get(sent.task.id)  # type: ignore[union-attr]
@@ -162,10 +184,15 @@ def test_a_task_answered_at_once_goes_on_working_until_a_polls_gate(load):
 
 
 def test_reset_ends_the_streams_of_the_tasks_it_forgets(load):
-    engine = Engine(load(cassette("""
+    engine = Engine(
+        load(
+            cassette("""
         - name: ask
           reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
-    """)), keepalive_s=5)
+    """)
+        ),
+        keepalive_s=5,
+    )
     try:
         task = engine.handle(send_call("ask")).task  # type: ignore[union-attr]
         events = engine.stream(task_call("SubscribeToTask", id=task.id)).events()

@@ -26,7 +26,8 @@ def test_a_new_file_gets_the_umask_mode_and_a_rewritten_one_keeps_its_own(tmp_pa
 
 
 def test_the_schema_comment_points_at_the_installed_schema_from_where_the_cassette_is(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     for folder in (tmp_path, tmp_path / "deep" / "er"):
         line = schema_comment(folder / "c.yaml")
         assert line.startswith("# yaml-language-server: $schema=") and line.endswith("\n")

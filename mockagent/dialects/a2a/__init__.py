@@ -39,5 +39,6 @@ class A2AAgent:
             return rest.error_response(exc)
         if found is None:
             return rest.error_response(
-                errors.MethodNotFound(f"No A2A route for {request.method} {request.path or '/'}"))
+                errors.MethodNotFound(f"No A2A route for {request.method} {request.path or '/'}")
+            )
         return rest.handle(self.service, request, found)

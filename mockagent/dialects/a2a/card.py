@@ -58,7 +58,9 @@ def with_v03_fields(card: dict[str, Any], agent: Agent, base_url: str) -> dict[s
         "url": base_url,
         "preferredTransport": agent.bindings[0],
         "protocolVersion": "0.3.0",
-        "additionalInterfaces": [{"url": base_url, "transport": binding} for binding in agent.bindings],
+        "additionalInterfaces": [
+            {"url": base_url, "transport": binding} for binding in agent.bindings
+        ],
         "supportsAuthenticatedExtendedCard": bool(agent.capabilities.extendedAgentCard),
     }
 

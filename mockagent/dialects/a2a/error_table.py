@@ -25,12 +25,18 @@ TABLE: dict[str, Row] = {
     "Internal": Row(-32603, "INTERNAL_ERROR", 500, "INTERNAL"),
     "TaskNotFound": Row(-32001, "TASK_NOT_FOUND", 404, "NOT_FOUND"),
     "TaskNotCancelable": Row(-32002, "TASK_NOT_CANCELABLE", 400, "FAILED_PRECONDITION"),
-    "PushNotificationNotSupported": Row(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
+    "PushNotificationNotSupported": Row(
+        -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"
+    ),
     "UnsupportedOperation": Row(-32004, "UNSUPPORTED_OPERATION", 400, "FAILED_PRECONDITION"),
     "ContentTypeNotSupported": Row(-32005, "CONTENT_TYPE_NOT_SUPPORTED", 400, "INVALID_ARGUMENT"),
     "InvalidAgentResponse": Row(-32006, "INVALID_AGENT_RESPONSE", 500, "INTERNAL"),
-    "ExtendedAgentCardNotConfigured": Row(-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, "FAILED_PRECONDITION"),
-    "ExtensionSupportRequired": Row(-32008, "EXTENSION_SUPPORT_REQUIRED", 400, "FAILED_PRECONDITION"),
+    "ExtendedAgentCardNotConfigured": Row(
+        -32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, "FAILED_PRECONDITION"
+    ),
+    "ExtensionSupportRequired": Row(
+        -32008, "EXTENSION_SUPPORT_REQUIRED", 400, "FAILED_PRECONDITION"
+    ),
     "VersionNotSupported": Row(-32009, "VERSION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
     # The shared task store (Redis) is down: nothing wrong with the call, try it again later.
     "Unavailable": Row(-32603, None, 503, "UNAVAILABLE"),
@@ -68,6 +74,12 @@ def rest_error(exc: ProtocolError) -> tuple[dict[str, Any], int]:
     """A `google.rpc.Status` body and its HTTP status."""
     row = TABLE[exc.kind]
     http = exc.http_status or row.http
-    body = {"error": {"code": http, "status": row.status, "message": exc.message,
-                      "details": _details(exc, row)}}
+    body = {
+        "error": {
+            "code": http,
+            "status": row.status,
+            "message": exc.message,
+            "details": _details(exc, row),
+        }
+    }
     return body, http

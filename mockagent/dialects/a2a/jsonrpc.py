@@ -50,7 +50,9 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
         media_type = request.media_type()
         if media_type and media_type not in JSON_TYPES:
             # Checked before parsing: the TCK sends text/plain with a body that is not JSON.
-            raise errors.ContentTypeNotSupported(f"Content-Type {media_type} is not supported; send application/json")
+            raise errors.ContentTypeNotSupported(
+                f"Content-Type {media_type} is not supported; send application/json"
+            )
         try:
             payload = parse_json(request.body)
         except ValueError as exc:
@@ -78,18 +80,23 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
     return HttpResponse.json(wrap(answer.result))
 
 
-def _handle_v0_3(service: A2AService, request: HttpRequest, method: str, params: Any,
-                 request_id: Any) -> HttpResponse:
+def _handle_v0_3(
+    service: A2AService, request: HttpRequest, method: str, params: Any, request_id: Any
+) -> HttpResponse:
     """A v0.3 method: v0.3 params in, v0.3 shapes out; streams answer in SSE even when refused."""
     streaming = method in v0_3.STREAMING_METHODS
     try:
         params = v0_3.params_in(method, normalise(v0_3.check_params(params)))
-        answer = service.call(v0_3.OPERATION_OF_METHOD[method], params, request, BINDING, legacy=True)
+        answer = service.call(
+            v0_3.OPERATION_OF_METHOD[method], params, request, BINDING, legacy=True
+        )
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
         if streaming:  # a2a-sdk 0.3 reads streams with httpx-sse: an error must be SSE too
-            return HttpResponse(200, iter([sse.frame(v0_3.error_out(exc, request_id))]), dict(sse.HEADERS))
+            return HttpResponse(
+                200, iter([sse.frame(v0_3.error_out(exc, request_id))]), dict(sse.HEADERS)
+            )
         return HttpResponse.json(v0_3.error_out(exc, request_id))
 
     if answer.stream is not None:

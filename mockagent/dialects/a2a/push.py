@@ -51,11 +51,19 @@ class PushNotifier:
             payload = render_event(event)
             event_name = next(iter(payload))
         body = compact_json(payload).encode()
-        journal = self.engine.journal  # this one: a reset before the POST ends must not get its result
+        journal = (
+            self.engine.journal
+        )  # this one: a reset before the POST ends must not get its result
         for config in task.push_configs.values():
-            self.deliverer.post(str(config["url"]), body, webhook_headers(config), task_id=task.id,
-                                config_id=str(config["id"]), event=event_name,
-                                on_result=lambda delivery: self._record(journal, delivery))
+            self.deliverer.post(
+                str(config["url"]),
+                body,
+                webhook_headers(config),
+                task_id=task.id,
+                config_id=str(config["id"]),
+                event=event_name,
+                on_result=lambda delivery: self._record(journal, delivery),
+            )
 
     def _record(self, journal: Journal, delivery: Delivery) -> None:
         with self.engine.changed:  # the journal is read under the engine's lock

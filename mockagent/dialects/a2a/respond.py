@@ -28,8 +28,13 @@ def fault_response(fault: Fault) -> HttpResponse:
     status = fault.status or 500
     if fault.body is not None:
         return HttpResponse(status, fault.body.encode(), {"Content-Type": "application/json"})
-    body = {"error": {"code": status, "status": "UNAVAILABLE" if status == 503 else "UNKNOWN",
-                      "message": f"mockagent: scripted fault, HTTP {status}"}}
+    body = {
+        "error": {
+            "code": status,
+            "status": "UNAVAILABLE" if status == 503 else "UNKNOWN",
+            "message": f"mockagent: scripted fault, HTTP {status}",
+        }
+    }
     return HttpResponse.json(body, status)
 
 
@@ -41,7 +46,9 @@ def stream_response(stream: Stream, wrap: Wrap, wrap_error: WrapError) -> HttpRe
 
 def _frames(stream: Stream, first: Any, wrap: Wrap, wrap_error: WrapError) -> Iterator[bytes]:
     fault = stream.fault
-    ready: list[bytes] = []  # events already there go out in one write (not with a fault: it counts writes)
+    ready: list[
+        bytes
+    ] = []  # events already there go out in one write (not with a fault: it counts writes)
     for n, item in enumerate(faulty(chain([first], stream.events()), fault)):
         if item is KEEPALIVE:
             frame = sse.KEEPALIVE

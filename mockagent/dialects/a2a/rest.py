@@ -33,16 +33,34 @@ ROUTES: list[tuple[frozenset[str], str, str]] = [
     (frozenset({"GET"}), rf"/tasks/(?P<id>{_ID})", "GetTask"),
     (frozenset({"POST"}), rf"/tasks/(?P<id>{_ID}):cancel", "CancelTask"),
     (frozenset({"GET", "POST"}), rf"/tasks/(?P<id>{_ID}):subscribe", "SubscribeToTask"),
-    (frozenset({"POST"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs", "CreateTaskPushNotificationConfig"),
-    (frozenset({"GET"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs", "ListTaskPushNotificationConfigs"),
-    (frozenset({"GET"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
-     "GetTaskPushNotificationConfig"),
-    (frozenset({"DELETE"}), rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
-     "DeleteTaskPushNotificationConfig"),
+    (
+        frozenset({"POST"}),
+        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs",
+        "CreateTaskPushNotificationConfig",
+    ),
+    (
+        frozenset({"GET"}),
+        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs",
+        "ListTaskPushNotificationConfigs",
+    ),
+    (
+        frozenset({"GET"}),
+        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
+        "GetTaskPushNotificationConfig",
+    ),
+    (
+        frozenset({"DELETE"}),
+        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
+        "DeleteTaskPushNotificationConfig",
+    ),
     (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
 ]
-_COMPILED = [(verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}$"), op) for verbs, path, op in ROUTES]
-_V03_COMPILED = [(verbs, re.compile(rf"^/v1{path}$"), op) for verbs, path, op in v0_3_rest.REST_ROUTES]
+_COMPILED = [
+    (verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}$"), op) for verbs, path, op in ROUTES
+]
+_V03_COMPILED = [
+    (verbs, re.compile(rf"^/v1{path}$"), op) for verbs, path, op in v0_3_rest.REST_ROUTES
+]
 
 
 class Route(NamedTuple):
@@ -51,6 +69,7 @@ class Route(NamedTuple):
     operation: str
     path_params: dict[str, str]
     v0_3: bool = False
+
 
 _INTS = ("historyLength", "pageSize")
 _BOOLS = ("includeArtifacts",)
@@ -70,15 +89,21 @@ def route(request: HttpRequest) -> Route | None:
                     return Route(operation, found.groupdict(), v0_3=True)
                 path_known = True
         if path_known:
-            raise errors.MethodNotFound(f"{request.method} is not allowed on {request.path}", http_status=405)
+            raise errors.MethodNotFound(
+                f"{request.method} is not allowed on {request.path}", http_status=405
+            )
     for verbs, pattern, operation in _COMPILED:
         found = pattern.match(request.path)
         if found:
             if request.method in verbs:
-                return Route(operation, {k: v for k, v in found.groupdict().items() if v is not None})
+                return Route(
+                    operation, {k: v for k, v in found.groupdict().items() if v is not None}
+                )
             path_known = True
     if path_known:
-        raise errors.MethodNotFound(f"{request.method} is not allowed on {request.path}", http_status=405)
+        raise errors.MethodNotFound(
+            f"{request.method} is not allowed on {request.path}", http_status=405
+        )
     return None
 
 
@@ -103,7 +128,9 @@ def _body_params(request: HttpRequest) -> dict[str, Any]:
         return {}  # the TCK cancels and subscribes with no body
     if request.media_type() and request.media_type() not in JSON_TYPES:
         raise errors.ContentTypeNotSupported(
-            f"Content-Type {request.media_type()} is not supported; send application/json", http_status=415)
+            f"Content-Type {request.media_type()} is not supported; send application/json",
+            http_status=415,
+        )
     try:
         payload = parse_json(request.body)
     except ValueError as exc:
@@ -113,7 +140,9 @@ def _body_params(request: HttpRequest) -> dict[str, Any]:
     return payload
 
 
-def request_params(request: HttpRequest, path_params: dict[str, str]) -> tuple[dict[str, Any], str | None]:
+def request_params(
+    request: HttpRequest, path_params: dict[str, str]
+) -> tuple[dict[str, Any], str | None]:
     """(params, tenant) of a routed request: body, then query, then path params (which win)."""
     params = _body_params(request) if request.method in ("POST", "PUT", "PATCH") else {}
     params.update(_query_params(request))
@@ -147,12 +176,15 @@ def error_response(exc: errors.ProtocolError) -> HttpResponse:
     return HttpResponse.json(body, status)
 
 
-def _handle_v0_3(service: A2AService, request: HttpRequest, operation: str,
-                 path_params: dict[str, str]) -> HttpResponse:
+def _handle_v0_3(
+    service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]
+) -> HttpResponse:
     """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`."""
     try:
         params, _ = request_params(request, path_params)
-        params = v0_3_rest.rest_params_in(operation, normalise(params))  # proto field names → camelCase
+        params = v0_3_rest.rest_params_in(
+            operation, normalise(params)
+        )  # proto field names → camelCase
         answer = service.call(operation, params, request, BINDING, legacy=True)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
@@ -160,9 +192,11 @@ def _handle_v0_3(service: A2AService, request: HttpRequest, operation: str,
         return _v03_error_response(exc)
     if answer.stream is not None:
         close_on_interrupt = operation == "SendStreamingMessage"
-        return stream_response(answer.stream,
-                               lambda result: v0_3_rest.rest_event_out(result, close_on_interrupt=close_on_interrupt),
-                               v0_3_rest.rest_error_out)
+        return stream_response(
+            answer.stream,
+            lambda result: v0_3_rest.rest_event_out(result, close_on_interrupt=close_on_interrupt),
+            v0_3_rest.rest_error_out,
+        )
     delay(answer.fault)
     result = v0_3_rest.rest_result_out(operation, answer.result)
     if operation == "GetExtendedAgentCard":

@@ -12,13 +12,18 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.dialects.a2a.card import build_extended_card
-from mockagent.dialects.a2a.wire import check_message, normalise, parse_state, render_result, state_name
+from mockagent.dialects.a2a.wire import (
+    check_message,
+    normalise,
+    parse_state,
+    render_result,
+    state_name,
+)
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import Call
 from mockagent.engine.replay import Engine
 from mockagent.engine.stream import Stream
 from mockagent.vocabulary import PUSH_OPERATIONS, STREAMING_OPERATIONS
-
 
 
 def requested_version(request: HttpRequest) -> str:
@@ -43,8 +48,15 @@ class A2AService:
             raise ValueError("an A2A service needs an A2A cassette (with `agent:`)")
         self.agent = engine.cassette.agent
 
-    def call(self, operation: str, params: dict[str, Any], request: HttpRequest, binding: str,
-             tenant: str | None = None, legacy: bool = False) -> Answer:
+    def call(
+        self,
+        operation: str,
+        params: dict[str, Any],
+        request: HttpRequest,
+        binding: str,
+        tenant: str | None = None,
+        legacy: bool = False,
+    ) -> Answer:
         """Run one operation, or raise a ProtocolError (or HttpFault for a scripted status).
 
         `legacy`: the call came as a v0.3 method (params already converted to v1.0), so a
@@ -52,9 +64,14 @@ class A2AService:
         journal, also those refused here.
         """
         params = normalise(params)
-        call = Call(operation=operation, params=params, binding=binding,
-                    tenant=tenant or _text(params.get("tenant")), headers=request.headers,
-                    version="0.3" if legacy else "1.0")
+        call = Call(
+            operation=operation,
+            params=params,
+            binding=binding,
+            tenant=tenant or _text(params.get("tenant")),
+            headers=request.headers,
+            version="0.3" if legacy else "1.0",
+        )
         try:
             self._check_service_parameters(request, legacy)
             self._check_capability(operation, params)
@@ -86,11 +103,14 @@ class A2AService:
         if legacy:
             if version and version.split(".")[:2] != ["0", "3"]:
                 raise errors.VersionNotSupported(
-                    f"A2A-Version {version} is not supported for v0.3 methods", metadata={"version": version})
+                    f"A2A-Version {version} is not supported for v0.3 methods",
+                    metadata={"version": version},
+                )
         # No header means v0.3 by the spec; PascalCase methods exist only in v1, so stay lenient.
         elif version and version.split(".")[0] != "1":
             raise errors.VersionNotSupported(
-                f"A2A-Version {version} is not supported; this agent speaks 1.0", metadata={"version": version}
+                f"A2A-Version {version} is not supported; this agent speaks 1.0",
+                metadata={"version": version},
             )
         required = [e for e in self.agent.capabilities.extensions or [] if e.get("required")]
         if not required:
@@ -111,25 +131,34 @@ class A2AService:
         capabilities = self.agent.capabilities
         if operation in STREAMING_OPERATIONS and not capabilities.streaming:
             raise errors.UnsupportedOperation(
-                f"{operation} is not supported: this agent's card says streaming: false")
+                f"{operation} is not supported: this agent's card says streaming: false"
+            )
         inline_push = isinstance(params.get("configuration"), dict) and params["configuration"].get(
-            "taskPushNotificationConfig")
+            "taskPushNotificationConfig"
+        )
         if (operation in PUSH_OPERATIONS or inline_push) and not capabilities.pushNotifications:
             raise errors.PushNotificationNotSupported(
-                "Push notifications are not supported: this agent's card says pushNotifications: false")
+                "Push notifications are not supported: this agent's card says pushNotifications: false"
+            )
         if operation == "GetExtendedAgentCard":
             if not capabilities.extendedAgentCard:
                 raise errors.UnsupportedOperation(
-                    "GetExtendedAgentCard is not supported: this agent's card says extendedAgentCard: false")
+                    "GetExtendedAgentCard is not supported: this agent's card says extendedAgentCard: false"
+                )
             if self.agent.extendedCard is None:
                 raise errors.ExtendedAgentCardNotConfigured(
-                    "The card declares an extended card, but the cassette has no agent.extendedCard")
+                    "The card declares an extended card, but the cassette has no agent.extendedCard"
+                )
 
 
 _REQUIRED_IDS = {
-    "GetTask": ("id",), "CancelTask": ("id",), "SubscribeToTask": ("id",),
-    "CreateTaskPushNotificationConfig": ("taskId",), "ListTaskPushNotificationConfigs": ("taskId",),
-    "GetTaskPushNotificationConfig": ("taskId", "id"), "DeleteTaskPushNotificationConfig": ("taskId", "id"),
+    "GetTask": ("id",),
+    "CancelTask": ("id",),
+    "SubscribeToTask": ("id",),
+    "CreateTaskPushNotificationConfig": ("taskId",),
+    "ListTaskPushNotificationConfigs": ("taskId",),
+    "GetTaskPushNotificationConfig": ("taskId", "id"),
+    "DeleteTaskPushNotificationConfig": ("taskId", "id"),
 }
 
 
@@ -145,7 +174,9 @@ def _validated(operation: str, params: dict[str, Any]) -> dict[str, Any]:
             raise errors.InvalidParams("configuration: must be an object")
         push = (config or {}).get("taskPushNotificationConfig")
         if push is not None and not isinstance(push, dict):
-            raise errors.InvalidParams("configuration.taskPushNotificationConfig: must be an object")
+            raise errors.InvalidParams(
+                "configuration.taskPushNotificationConfig: must be an object"
+            )
         return {**params, "message": check_message(params)}
     for key in _REQUIRED_IDS.get(operation, ()):
         if not isinstance(params.get(key), str) or not params[key]:

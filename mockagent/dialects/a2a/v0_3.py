@@ -37,7 +37,6 @@ V03_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32007, -3
 """v0.3 knew only these; newer A2A codes go to v0.3 callers as -32603."""
 
 
-
 def accepts_version(version: str) -> bool:
     """A v0.3 method is served with no version header or a 0.3 one."""
     return not version or version.split(".")[:2] == ["0", "3"]
@@ -61,7 +60,9 @@ def file_in(file: dict[str, Any], raw: str = "bytes", url: str = "uri") -> dict[
     return out
 
 
-def file_out(part: dict[str, Any], raw: str = "bytes", url: str = "uri", oneof: bool = False) -> dict[str, Any]:
+def file_out(
+    part: dict[str, Any], raw: str = "bytes", url: str = "uri", oneof: bool = False
+) -> dict[str, Any]:
     """A flat v1.0 file part's fields as a v0.3 file object (`file_in`'s names); `oneof`: at most
     one of bytes and url, as the REST binding's proto has it."""
     file: dict[str, Any] = {}
@@ -167,7 +168,7 @@ def state_out(state: str) -> str:
     """`TASK_STATE_INPUT_REQUIRED` → `input-required`."""
     if not isinstance(state, str) or not state.startswith("TASK_STATE_"):
         return "unknown"
-    name = state[len("TASK_STATE_"):].lower().replace("_", "-")
+    name = state[len("TASK_STATE_") :].lower().replace("_", "-")
     return "unknown" if name == "unspecified" else name
 
 
@@ -190,7 +191,11 @@ def _parts(parts: Any) -> list[Any]:
 
 
 def message_out(message: dict[str, Any]) -> dict[str, Any]:
-    out = {**message, "kind": "message", "role": NEUTRAL_ROLE.get(message.get("role"), message.get("role"))}
+    out = {
+        **message,
+        "kind": "message",
+        "role": NEUTRAL_ROLE.get(message.get("role"), message.get("role")),
+    }
     out["parts"] = _parts(message.get("parts"))
     return out
 
@@ -209,10 +214,15 @@ def status_out(status: dict[str, Any]) -> dict[str, Any]:
 Render = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def task_fields(task: dict[str, Any], status: Render, artifact: Render, message: Render) -> dict[str, Any]:
+def task_fields(
+    task: dict[str, Any], status: Render, artifact: Render, message: Render
+) -> dict[str, Any]:
     """A v1.0 task's fields rendered by a binding's own status, artifact and message shapes."""
-    out: dict[str, Any] = {"id": task["id"], "contextId": task.get("contextId", ""),
-                           "status": status(task["status"])}
+    out: dict[str, Any] = {
+        "id": task["id"],
+        "contextId": task.get("contextId", ""),
+        "status": status(task["status"]),
+    }
     if task.get("artifacts"):
         out["artifacts"] = [artifact(a) for a in task["artifacts"]]
     if task.get("history"):
@@ -247,17 +257,29 @@ def stream_event_out(event: dict[str, Any], *, close_on_interrupt: bool) -> dict
     if "statusUpdate" in event:
         update = event["statusUpdate"]
         status = status_out(update["status"])
-        final = status["state"] in TERMINAL or (close_on_interrupt and status["state"] in INTERRUPTED)
-        out = {"kind": "status-update", "taskId": update.get("taskId"), "contextId": update.get("contextId"),
-               "status": status, "final": final}
+        final = status["state"] in TERMINAL or (
+            close_on_interrupt and status["state"] in INTERRUPTED
+        )
+        out = {
+            "kind": "status-update",
+            "taskId": update.get("taskId"),
+            "contextId": update.get("contextId"),
+            "status": status,
+            "final": final,
+        }
         if update.get("metadata"):
             out["metadata"] = update["metadata"]
         return out
     if "artifactUpdate" in event:
         update = event["artifactUpdate"]
-        out = {"kind": "artifact-update", "taskId": update.get("taskId"), "contextId": update.get("contextId"),
-               "artifact": artifact_out(update["artifact"]), "append": bool(update.get("append")),
-               "lastChunk": bool(update.get("lastChunk"))}
+        out = {
+            "kind": "artifact-update",
+            "taskId": update.get("taskId"),
+            "contextId": update.get("contextId"),
+            "artifact": artifact_out(update["artifact"]),
+            "append": bool(update.get("append")),
+            "lastChunk": bool(update.get("lastChunk")),
+        }
         if update.get("metadata"):
             out["metadata"] = update["metadata"]
         return out

@@ -32,12 +32,26 @@ REST_ROUTES: list[tuple[frozenset[str], str, str]] = [
     (frozenset({"GET"}), r"/tasks/(?P<id>[^/:]+)", "GetTask"),
     (frozenset({"POST"}), r"/tasks/(?P<id>[^/:]+):cancel", "CancelTask"),
     (frozenset({"GET", "POST"}), r"/tasks/(?P<id>[^/:]+):subscribe", "SubscribeToTask"),
-    (frozenset({"POST"}), r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs", "CreateTaskPushNotificationConfig"),
-    (frozenset({"GET"}), r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs", "ListTaskPushNotificationConfigs"),
-    (frozenset({"GET"}), r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
-     "GetTaskPushNotificationConfig"),
-    (frozenset({"DELETE"}), r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
-     "DeleteTaskPushNotificationConfig"),
+    (
+        frozenset({"POST"}),
+        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs",
+        "CreateTaskPushNotificationConfig",
+    ),
+    (
+        frozenset({"GET"}),
+        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs",
+        "ListTaskPushNotificationConfigs",
+    ),
+    (
+        frozenset({"GET"}),
+        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
+        "GetTaskPushNotificationConfig",
+    ),
+    (
+        frozenset({"DELETE"}),
+        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
+        "DeleteTaskPushNotificationConfig",
+    ),
     (frozenset({"GET"}), r"/card", "GetExtendedAgentCard"),
 ]
 """(verbs, path below `/v1`, operation) of the v0.3 REST binding."""
@@ -47,11 +61,16 @@ REST_STATES_IN = {"TASK_STATE_CANCELLED": "TASK_STATE_CANCELED"}
 
 # The sdk error class a v0.3 REST client maps a body's `type` to (a2a-sdk CompatRestTransport).
 REST_ERROR_TYPES = {
-    "Parse": "JSONParseError", "InvalidRequest": "InvalidRequestError", "MethodNotFound": "MethodNotFoundError",
-    "InvalidParams": "InvalidParamsError", "Internal": "InternalError", "TaskNotFound": "TaskNotFoundError",
+    "Parse": "JSONParseError",
+    "InvalidRequest": "InvalidRequestError",
+    "MethodNotFound": "MethodNotFoundError",
+    "InvalidParams": "InvalidParamsError",
+    "Internal": "InternalError",
+    "TaskNotFound": "TaskNotFoundError",
     "TaskNotCancelable": "TaskNotCancelableError",
     "PushNotificationNotSupported": "PushNotificationNotSupportedError",
-    "UnsupportedOperation": "UnsupportedOperationError", "ContentTypeNotSupported": "ContentTypeNotSupportedError",
+    "UnsupportedOperation": "UnsupportedOperationError",
+    "ContentTypeNotSupported": "ContentTypeNotSupportedError",
     "InvalidAgentResponse": "InvalidAgentResponseError",
     "ExtendedAgentCardNotConfigured": "ExtendedAgentCardNotConfiguredError",
     "NoMatch": "UnsupportedOperationError",
@@ -185,8 +204,10 @@ def rest_task_out(task: dict[str, Any]) -> dict[str, Any]:
 def rest_push_config_out(config: dict[str, Any]) -> dict[str, Any]:
     """A flat v1.0 config → v0.3 proto `{name: tasks/{t}/pushNotificationConfigs/{c}, pushNotificationConfig}`."""
     inner = push_config_out(config)["pushNotificationConfig"]
-    return {"name": f"tasks/{config.get('taskId', '')}/pushNotificationConfigs/{config.get('id', '')}",
-            "pushNotificationConfig": inner}
+    return {
+        "name": f"tasks/{config.get('taskId', '')}/pushNotificationConfigs/{config.get('id', '')}",
+        "pushNotificationConfig": inner,
+    }
 
 
 def rest_event_out(event: dict[str, Any], *, close_on_interrupt: bool) -> dict[str, Any]:
@@ -200,8 +221,11 @@ def rest_event_out(event: dict[str, Any], *, close_on_interrupt: bool) -> dict[s
         status = rest_status_out(update["status"])
         lowered = state_out(update["status"].get("state", ""))
         final = lowered in TERMINAL or (close_on_interrupt and lowered in INTERRUPTED)
-        out: dict[str, Any] = {"taskId": update.get("taskId"), "contextId": update.get("contextId"),
-                               "status": status}
+        out: dict[str, Any] = {
+            "taskId": update.get("taskId"),
+            "contextId": update.get("contextId"),
+            "status": status,
+        }
         if final:
             out["final"] = True
         if update.get("metadata"):
@@ -209,8 +233,11 @@ def rest_event_out(event: dict[str, Any], *, close_on_interrupt: bool) -> dict[s
         return {"statusUpdate": out}
     if "artifactUpdate" in event:
         update = event["artifactUpdate"]
-        out = {"taskId": update.get("taskId"), "contextId": update.get("contextId"),
-               "artifact": rest_artifact_out(update["artifact"])}
+        out = {
+            "taskId": update.get("taskId"),
+            "contextId": update.get("contextId"),
+            "artifact": rest_artifact_out(update["artifact"]),
+        }
         for key in ("append", "lastChunk", "metadata"):
             if update.get(key):
                 out[key] = update[key]
@@ -228,7 +255,9 @@ def rest_result_out(operation: str, result: Any) -> Any:
         return rest_push_config_out(result)
     if operation == "ListTaskPushNotificationConfigs":
         page = result or {}
-        out: dict[str, Any] = {"configs": [rest_push_config_out(c) for c in page.get("configs", [])]}
+        out: dict[str, Any] = {
+            "configs": [rest_push_config_out(c) for c in page.get("configs", [])]
+        }
         if page.get("nextPageToken"):
             out["nextPageToken"] = page["nextPageToken"]
         return out

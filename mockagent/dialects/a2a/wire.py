@@ -21,10 +21,22 @@ from mockagent.engine.call import (
 
 # Values under these keys are the user's own JSON: their keys are never renamed.
 OPAQUE_KEYS = frozenset({"metadata", "data", "params"})
-STATES = {i: s for i, s in enumerate(
-    ["TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
-     "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",
-     "TASK_STATE_AUTH_REQUIRED"])}
+STATES = {
+    i: s
+    for i, s in enumerate(
+        [
+            "TASK_STATE_UNSPECIFIED",
+            "TASK_STATE_SUBMITTED",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_COMPLETED",
+            "TASK_STATE_FAILED",
+            "TASK_STATE_CANCELED",
+            "TASK_STATE_INPUT_REQUIRED",
+            "TASK_STATE_REJECTED",
+            "TASK_STATE_AUTH_REQUIRED",
+        ]
+    )
+}
 NEUTRAL_ROLE = {"ROLE_USER": "user", 1: "user", "ROLE_AGENT": "agent", 2: "agent"}
 """The engine's role (also v0.3's) for a v1.0 role enum, by name or number."""
 V1_ROLE = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
@@ -65,7 +77,9 @@ def parse_state(value: Any) -> TaskState:
             raise ValueError(value)
         return TaskState.parse(value)
     except ValueError:
-        raise errors.InvalidParams(f"status: {value!r} is not a task state (TASK_STATE_…)") from None
+        raise errors.InvalidParams(
+            f"status: {value!r} is not a task state (TASK_STATE_…)"
+        ) from None
 
 
 def check_message(params: dict[str, Any]) -> dict[str, Any]:
@@ -78,13 +92,17 @@ def check_message(params: dict[str, Any]) -> dict[str, Any]:
             raise errors.InvalidParams(f"message.{key}: required string")
     role = message.get("role")
     if NEUTRAL_ROLE.get(role) != "user":
-        raise errors.InvalidParams(f"message.role: a client message has role ROLE_USER, not {role!r}")
+        raise errors.InvalidParams(
+            f"message.role: a client message has role ROLE_USER, not {role!r}"
+        )
     parts = message.get("parts")
     if not isinstance(parts, list) or not parts:
         raise errors.InvalidParams("message.parts: at least one part is required")
     for i, part in enumerate(parts):
         if not isinstance(part, dict) or sum(k in part for k in PART_CONTENT) != 1:
-            raise errors.InvalidParams(f"message.parts[{i}]: a part has exactly one of text, raw, url, data")
+            raise errors.InvalidParams(
+                f"message.parts[{i}]: a part has exactly one of text, raw, url, data"
+            )
     for key in ("taskId", "contextId"):
         if key in message and not isinstance(message[key], str):
             raise errors.InvalidParams(f"message.{key}: must be a string")
@@ -119,8 +137,18 @@ def render_event(event: TaskEvent) -> dict[str, Any]:
         if event.status_message is not None:
             status["message"] = render_message(event.status_message)
         status["timestamp"] = event.timestamp
-        return {"statusUpdate": {"taskId": event.task_id, "contextId": event.context_id, "status": status}}
-    update: dict[str, Any] = {"taskId": event.task_id, "contextId": event.context_id, "artifact": event.artifact}
+        return {
+            "statusUpdate": {
+                "taskId": event.task_id,
+                "contextId": event.context_id,
+                "status": status,
+            }
+        }
+    update: dict[str, Any] = {
+        "taskId": event.task_id,
+        "contextId": event.context_id,
+        "artifact": event.artifact,
+    }
     if event.append:
         update["append"] = True
     if event.last_chunk:

@@ -19,7 +19,10 @@ from mockagent.engine.replay import Engine
 __all__ = ["AgentexAgent"]
 
 TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)(/.*)?$")
-RPC_ROUTES = [re.compile(r"^/agents/name/(?P<name>[^/]+)/rpc/?$"), re.compile(r"^/agents/(?P<id>[^/]+)/rpc/?$")]
+RPC_ROUTES = [
+    re.compile(r"^/agents/name/(?P<name>[^/]+)/rpc/?$"),
+    re.compile(r"^/agents/(?P<id>[^/]+)/rpc/?$"),
+]
 
 
 class AgentexAgent:
@@ -27,7 +30,9 @@ class AgentexAgent:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.platform = rest.Platform(engine, list(engine.cassette.agents), format_timestamp(engine.clock.now()))
+        self.platform = rest.Platform(
+            engine, list(engine.cassette.agents), format_timestamp(engine.clock.now())
+        )
 
     def close(self) -> None:
         """End this cassette's streams and playing tasks."""

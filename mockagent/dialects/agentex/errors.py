@@ -67,6 +67,8 @@ def fault_response(fault: Fault) -> HttpResponse:
     status = fault.status or 500
     headers = {"x-should-retry": "false"} if status in RETRIED or status >= 500 else {}
     if fault.body is not None:
-        return HttpResponse(status, fault.body.encode(), {"Content-Type": "application/json", **headers})
+        return HttpResponse(
+            status, fault.body.encode(), {"Content-Type": "application/json", **headers}
+        )
     body = {"message": f"mockagent: scripted fault, HTTP {status}", "code": status, "data": None}
     return HttpResponse.json(body, status, headers)

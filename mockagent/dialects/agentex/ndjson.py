@@ -23,9 +23,15 @@ from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.codec import compact_json
 from mockagent.engine.stream import KEEPALIVE, Stream
 
-HEADERS = {"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+HEADERS = {
+    "Content-Type": "application/x-ndjson",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
 
-Update = dict[str, Any] | errors.ProtocolError  # a TaskMessageUpdate, or the failure that ends the stream
+Update = (
+    dict[str, Any] | errors.ProtocolError
+)  # a TaskMessageUpdate, or the failure that ends the stream
 
 
 def stream_response(stream: Stream, request_id: Any) -> HttpResponse:
@@ -41,14 +47,18 @@ def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
     """The lines; those already there go out in one write (not with a fault: it counts lines)."""
     batches = _batches(stream)
     if stream.fault is not None:
-        batches = ([update] for update in faulty(itertools.chain.from_iterable(batches), stream.fault))
+        batches = (
+            [update] for update in faulty(itertools.chain.from_iterable(batches), stream.fault)
+        )
     ready: list[bytes] = []
     for batch in batches:
         for update in batch:
             if isinstance(update, errors.ProtocolError):
                 yield b"".join(ready) + _line(rpc_error(update, request_id))
                 return
-            ready.append(_line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None}))
+            ready.append(
+                _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
+            )
         if stream.fault is not None or not stream.ready():
             yield b"".join(ready)
             ready = []
@@ -64,8 +74,11 @@ def _batches(stream: Stream) -> Iterator[Sequence[Update]]:
         yield wire.updates(next(index), first.message, None)
         return
     deltas = _first_deltas(stream, first)
-    opening: list[Update] = [update for said in first.said
-                             for update in wire.updates(next(index), said, deltas.get(said["messageId"]))]
+    opening: list[Update] = [
+        update
+        for said in first.said
+        for update in wire.updates(next(index), said, deltas.get(said["messageId"]))
+    ]
     if first.task.state is TaskState.FAILED:
         yield [*opening, _failure(first.task.id, first.task.status_message)]
         return
@@ -90,7 +103,7 @@ def _first_deltas(stream: Stream, first: TaskResult) -> dict[str, list[Any] | No
     if stream.task is None or not first.said:
         return {}
     with stream.condition:
-        earlier = stream.task.events[:stream.cursor]
+        earlier = stream.task.events[: stream.cursor]
     return {e.said["messageId"]: e.deltas for e in earlier if e.said is not None}
 
 

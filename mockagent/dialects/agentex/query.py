@@ -18,7 +18,9 @@ PROTOCOL = "agentex"
 
 def call(operation: str, params: dict[str, Any], binding: str, headers: dict[str, str]) -> Call:
     """An engine call from this dialect."""
-    return Call(operation=operation, params=params, protocol=PROTOCOL, binding=binding, headers=headers)
+    return Call(
+        operation=operation, params=params, protocol=PROTOCOL, binding=binding, headers=headers
+    )
 
 
 def poll(engine: Engine, ref: dict[str, Any], headers: dict[str, str]) -> TaskView:

@@ -36,9 +36,13 @@ class Platform:
 
     def agent(self, *, id: str | None = None, name: str | None = None) -> AgentexAgent:
         """The agent with this id or name; a 404 platform error otherwise."""
-        found = next((a for a in self.agents if (a.id == id if id is not None else a.name == name)), None)
+        found = next(
+            (a for a in self.agents if (a.id == id if id is not None else a.name == name)), None
+        )
         if found is None:
-            raise not_found(f"Agent {'with id ' + repr(id) if id is not None else 'named ' + repr(name)} not found")
+            raise not_found(
+                f"Agent {'with id ' + repr(id) if id is not None else 'named ' + repr(name)} not found"
+            )
         return found
 
 
@@ -69,7 +73,7 @@ def _page(items: list[Any], request: HttpRequest) -> list[Any]:
     if limit is None:
         return items
     start = (max(_int(request, "page_number", 1) or 1, 1) - 1) * max(limit, 0)
-    return items[start:start + max(limit, 0)]
+    return items[start : start + max(limit, 0)]
 
 
 def _list_agents(p: Platform, request: HttpRequest, path: dict[str, str]) -> Any:
@@ -83,8 +87,12 @@ def _agent(p: Platform, request: HttpRequest, path: dict[str, str]) -> Any:
 def _list_tasks(p: Platform, request: HttpRequest, path: dict[str, str]) -> Any:
     status = request.query.get("status")
     if status and status not in wire.STATUS.values():
-        raise errors.InvalidParams(f"status {status!r} is not one of {', '.join(sorted(set(wire.STATUS.values())))}")
-    views = sorted(query.all_tasks(p.engine, request.headers)[::-1], key=lambda v: v.created)  # oldest first
+        raise errors.InvalidParams(
+            f"status {status!r} is not one of {', '.join(sorted(set(wire.STATUS.values())))}"
+        )
+    views = sorted(
+        query.all_tasks(p.engine, request.headers)[::-1], key=lambda v: v.created
+    )  # oldest first
     tasks = [wire.render_task(v, lean=True) for v in views]
     return _page([t for t in tasks if not status or t["status"] == status], request)
 
@@ -104,6 +112,7 @@ def _task_operation(operation: str) -> Handler:
         assert isinstance(outcome, TaskResult)
         delay(outcome.fault)
         return wire.render_task(outcome.task)
+
     return run
 
 
@@ -121,9 +130,9 @@ def _list_events(p: Platform, request: HttpRequest, path: dict[str, str]) -> Any
     after = request.query.get("last_processed_event_id")
     if after:
         seen = [i for i, e in enumerate(found) if e["id"] == after]
-        found = found[seen[0] + 1:] if seen else found
+        found = found[seen[0] + 1 :] if seen else found
     limit = _int(request, "limit")
-    return found if limit is None else found[:max(limit, 0)]
+    return found if limit is None else found[: max(limit, 0)]
 
 
 _SEGMENT = r"(?P<{}>[^/]+)"
@@ -155,7 +164,9 @@ def handle(platform: Platform, request: HttpRequest) -> HttpResponse:
                 return answer if isinstance(answer, HttpResponse) else HttpResponse.json(answer)
             path_known = path_known or found is not None
         if path_known:
-            raise errors.ProtocolError(f"{request.method} is not allowed on {request.path}", http_status=405)
+            raise errors.ProtocolError(
+                f"{request.method} is not allowed on {request.path}", http_status=405
+            )
         raise not_found(f"No Agentex route for {request.method} {request.path or '/'}")
     except errors.HttpFault as exc:
         return fault_response(exc.fault)

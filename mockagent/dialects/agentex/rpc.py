@@ -42,7 +42,9 @@ Params = dict[str, Any]
 def _optional(p: Params, key: str, kind: type) -> Any:
     value = p.get(key)
     if value is not None and not isinstance(value, kind):
-        raise errors.InvalidParams(f"params.{key}: must be {'an object' if kind is dict else 'a ' + kind.__name__}")
+        raise errors.InvalidParams(
+            f"params.{key}: must be {'an object' if kind is dict else 'a ' + kind.__name__}"
+        )
     return value
 
 
@@ -57,12 +59,17 @@ def _content(p: Params, required: bool) -> dict[str, Any] | None:
     fields = CONTENT_FIELDS.get(content["type"]) if isinstance(content["type"], str) else None
     if fields is None:
         raise errors.InvalidParams(
-            f"params.content.type: {content['type']!r} is not one of {', '.join(CONTENT_FIELDS)}")
+            f"params.content.type: {content['type']!r} is not one of {', '.join(CONTENT_FIELDS)}"
+        )
     for name, kind in fields.items():
         if name not in content or not isinstance(content[name], kind):
-            raise errors.InvalidParams(f"params.content.{name}: required for {content['type']} content")
+            raise errors.InvalidParams(
+                f"params.content.{name}: required for {content['type']} content"
+            )
     if content["author"] not in ("user", "agent"):
-        raise errors.InvalidParams(f"params.content.author: user or agent, not {content['author']!r}")
+        raise errors.InvalidParams(
+            f"params.content.author: user or agent, not {content['author']!r}"
+        )
     return content
 
 
@@ -79,8 +86,11 @@ def _task_ref(p: Params, required: bool) -> Params:
 def _turn(method: str, p: Params, agent: AgentexAgent, content: dict[str, Any] | None) -> Params:
     """A user turn as the engine's neutral message (messageId is volatile, as a client's is)."""
     message: Params = {"messageId": uuid.uuid4().hex, "role": "user"}
-    message["parts"] = [] if content is None else [
-        {"text": content["content"]} if content["type"] == "text" else {"data": content}]
+    message["parts"] = (
+        []
+        if content is None
+        else [{"text": content["content"]} if content["type"] == "text" else {"data": content}]
+    )
     if content is not None:
         message["content"] = content  # history keeps the turn as the client sent it
     message["metadata"] = {wire.METHOD_KEY: method, wire.AGENT_KEY: agent.id}
@@ -94,8 +104,12 @@ def _turn(method: str, p: Params, agent: AgentexAgent, content: dict[str, Any] |
 
 
 def _create_task(p: Params, agent: AgentexAgent) -> Params:
-    params = {"name": _optional(p, "name", str), "params": _optional(p, "params", dict),
-              "taskMetadata": _optional(p, "task_metadata", dict), "agent": agent.name}
+    params = {
+        "name": _optional(p, "name", str),
+        "params": _optional(p, "params", dict),
+        "taskMetadata": _optional(p, "task_metadata", dict),
+        "agent": agent.name,
+    }
     return {k: v for k, v in params.items() if v is not None}
 
 
@@ -130,7 +144,9 @@ def _messages(outcome: Outcome, engine: Engine, headers: dict[str, str]) -> Any:
         return [wire.said_message(outcome.message)]
     assert isinstance(outcome, TaskResult)
     if outcome.task.state is TaskState.FAILED:
-        raise errors.InternalError(wire.status_reason(outcome.task) or f"Task {outcome.task.id} failed")
+        raise errors.InternalError(
+            wire.status_reason(outcome.task) or f"Task {outcome.task.id} failed"
+        )
     return [wire.said_message(said) for said in outcome.said]
 
 
@@ -144,7 +160,9 @@ def _event(outcome: Outcome, engine: Engine, headers: dict[str, str]) -> Any:
         view = query.find(engine, outcome.message.get("taskId") or "", headers)
     found = wire.events(view) if view is not None else []
     if not found:
-        raise errors.InternalError("The event belongs to no task: answer event/send with `task: steps`")
+        raise errors.InternalError(
+            "The event belongs to no task: answer event/send with `task: steps`"
+        )
     return found[-1]
 
 
@@ -152,7 +170,11 @@ Build = Callable[[Params, AgentexAgent], Params]
 Render = Callable[[Outcome, Engine, dict[str, str]], Any]
 METHOD_TABLE: dict[str, tuple[str, Build, Render]] = {
     "task/create": ("CreateTask", _create_task, _task),
-    "message/send": ("SendMessage", _send_message, _messages),  # SendStreamingMessage with stream: true
+    "message/send": (
+        "SendMessage",
+        _send_message,
+        _messages,
+    ),  # SendStreamingMessage with stream: true
     "event/send": ("SendEvent", _send_event, _event),
     "task/cancel": ("CancelTask", _by_ref, _task),
     "task/interrupt": ("InterruptTask", _by_ref, _task),
@@ -170,7 +192,8 @@ def _echo_id(payload: Any) -> Any:
 def _payload(request: HttpRequest) -> Any:
     if request.media_type() and request.media_type() not in JSON_TYPES:
         raise errors.ContentTypeNotSupported(
-            f"Content-Type {request.media_type()} is not supported; send application/json")
+            f"Content-Type {request.media_type()} is not supported; send application/json"
+        )
     try:
         return parse_json(request.body)
     except ValueError as exc:
@@ -187,7 +210,9 @@ def _envelope(payload: Any) -> tuple[str, Params]:
         raise errors.InvalidRequest("id must be a string, a number or null")
     method = payload.get("method")
     if not isinstance(method, str) or method not in METHOD_TABLE:
-        raise errors.MethodNotFound(f"Unsupported method: {method!r}; use one of {', '.join(METHOD_TABLE)}")
+        raise errors.MethodNotFound(
+            f"Unsupported method: {method!r}; use one of {', '.join(METHOD_TABLE)}"
+        )
     params = payload.get("params")
     if not isinstance(params, dict):
         raise errors.InvalidParams("params: an object is required")
@@ -198,14 +223,18 @@ def _build(agent: AgentexAgent, method: str, p: Params, request: HttpRequest) ->
     """The engine call for a method, or the ProtocolError that refuses it."""
     operation, build, _ = METHOD_TABLE[method]
     if method not in ALLOWED[agent.acp_type]:
-        raise errors.UnsupportedOperation(f"Unsupported method: {method} for ACP type: {agent.acp_type}")
+        raise errors.UnsupportedOperation(
+            f"Unsupported method: {method} for ACP type: {agent.acp_type}"
+        )
     params = build(p, agent)
     if operation == "SendMessage" and p.get("stream") is True:
         operation = "SendStreamingMessage"
     return replace(query.call(operation, params, BINDING, request.headers), method=method)
 
 
-def _call(engine: Engine, agent: AgentexAgent, method: str, p: Params, request: HttpRequest) -> Call:
+def _call(
+    engine: Engine, agent: AgentexAgent, method: str, p: Params, request: HttpRequest
+) -> Call:
     """The engine call for a method; a refused one is journaled too."""
     try:
         return _build(agent, method, p, request)

@@ -88,8 +88,12 @@ def _payloads(stream: Stream) -> Iterator[dict[str, Any] | None]:
         elif event.said is not None:
             yield from wire.updates(next(index), event.said, event.deltas)
         elif event.state is not None:
-            view = dataclasses.replace(view, state=event.state, status_message=event.status_message,
-                                       timestamp=event.timestamp or view.timestamp)
+            view = dataclasses.replace(
+                view,
+                state=event.state,
+                status_message=event.status_message,
+                timestamp=event.timestamp or view.timestamp,
+            )
             if _status(view) != shown:  # WORKING after SUBMITTED is RUNNING either way: no change
                 shown = _status(view)
                 yield {"type": "task_updated", "task": wire.render_task(view)}
@@ -97,4 +101,3 @@ def _payloads(stream: Stream) -> Iterator[dict[str, Any] | None]:
 
 def _status(view: TaskView) -> tuple[str, str | None]:
     return wire.STATUS[view.state], wire.status_reason(view)
-
