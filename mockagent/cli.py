@@ -1,4 +1,5 @@
-"""The `mockagent` command line: `serve` cassettes over HTTP, `lint` them, print the cassette `schema`."""
+"""The `mockagent` command line: `serve` cassettes over HTTP, `lint` them, print the cassette
+`schema`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`mockagent lint`: checks a cassette beyond its schema, for mistakes that load fine but replay wrong.
+"""`mockagent lint`: checks a cassette beyond its schema, for mistakes that load fine but replay
+wrong.
 
 Each finding names file, line and interaction and carries a short code:
 

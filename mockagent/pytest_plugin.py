@@ -77,11 +77,12 @@ def _setting(
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(path, pace='instant', pace_cap_ms=None, record_mode='none', upstream=None, strict=False): "
-        "the cassette file or folder of cassettes the `mockagent` fixture serves, relative to the test "
-        "file's directory, else to the rootdir; pace of streams: instant (default), recorded or "
-        "scale=F; record_mode and upstream record the cassette from a real agent; strict fails a "
-        "test that leaves interactions unused.",
+        f"{MARKER}(path, pace='instant', pace_cap_ms=None, record_mode='none', upstream=None, "
+        "strict=False): "
+        "the cassette file or folder of cassettes the `mockagent` fixture serves, relative to the "
+        "test file's directory, else to the rootdir; pace of streams: instant (default), "
+        "recorded or scale=F; record_mode and upstream record the cassette from a real agent; "
+        "strict fails a test that leaves interactions unused.",
     )
 
 

@@ -30,7 +30,8 @@ def log(text: str) -> None:
 
 
 def start_all(labels: dict[str, str], notes: list[str]) -> dict[str, targets.Target]:
-    """Start every target, mockagent first: its answers become the canned bytes of Flask and mountebank."""
+    """Start every target, mockagent first: its answers become the canned bytes of Flask and
+    mountebank."""
     running: dict[str, targets.Target] = {}
     single = running["mockagent"] = targets.mockagent(CASSETTE).start()
     task_text = bench_wrk.check("task", single.url, targets.BODIES["task"])
@@ -97,7 +98,7 @@ def run_http(running: dict, scripts: dict, rounds: int, seconds: float) -> dict:
     """Interleaved rounds: every cell of a round before the next round; the best round wins."""
     best: dict[tuple[str, str, int], bench_wrk.Result] = {}
     names = list(running)
-    for (name, scenario), script in scripts.items():  # warm-up: JIT, caches, connection pools
+    for (name, _scenario), script in scripts.items():  # warm-up: JIT, caches, connection pools
         bench_wrk.run(running[name].url, script, 16, 1)
     for r in range(rounds):
         order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
@@ -116,7 +117,8 @@ def run_http(running: dict, scripts: dict, rounds: int, seconds: float) -> dict:
                     ):
                         best[key] = res
                     log(
-                        f"  round {r + 1} {scenario:6} c{conns:<2} {name:13} {bench_report.cell(res)}"
+                        f"  round {r + 1} {scenario:6} c{conns:<2} {name:13} "
+                        f"{bench_report.cell(res)}"
                     )
     return best
 
@@ -125,7 +127,7 @@ def http_rows(best: dict, workers: bool) -> list[Row]:
     rows = []
     missing = "n/a (not measured)" if workers else "n/a (not available)"
     for s, title in bench_report.SCENARIOS.items():
-        get = lambda n, c=16: best.get((n, s, c))  # noqa: E731
+        get = lambda n, c=16, s=s: best.get((n, s, c))  # noqa: E731
         one = get("mockagent", 1)
         rows.append(
             Row(
@@ -212,17 +214,22 @@ def main() -> None:
         errors = sum(r.errors for k, r in best.items() if k[0] == name)
         if errors:
             notes.append(
-                f"{label}: {errors} non-2xx or socket errors in its best runs (those ratios are n/a)."
+                f"{label}: {errors} non-2xx or socket errors in its best runs "
+                "(those ratios are n/a)."
             )
     elapsed = time.monotonic() - started
-    settings = f"wrk -t1, {rounds} round(s) × {seconds:g} s per cell, 1 and 16 connections; bench took {elapsed:.0f} s"
+    settings = (
+        f"wrk -t1, {rounds} round(s) × {seconds:g} s per cell, 1 and 16 connections; "
+        f"bench took {elapsed:.0f} s"
+    )
     OUT.mkdir(exist_ok=True)
     facts = bench_report.machine_facts() | {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "load average (1/5/15 min)": f"{load_before} before, {bench_report.loadavg()} after",
     }
     text = bench_report.markdown(facts, settings, labels, best, rows, notes)
-    # No paths of this machine in a committed file: error texts name files relative to the repository.
+    # No paths of this machine in a committed file: error texts name files relative to the
+    # repository.
     (OUT / "README.md").write_text(text.replace(f"{targets.ROOT}/", ""))
     bench_report.chart(OUT / "chart.png", {k: v for k, v in labels.items() if v}, best)
     log("\n| measurement | value | target | result |")

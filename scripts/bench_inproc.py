@@ -83,7 +83,8 @@ BATCH = 20
 
 
 def _per_call_us(engine, call, budget_s: float) -> float:
-    """Median over batches of BATCH calls of the time per call, for about `budget_s` (at least 5 batches)."""
+    """Median over batches of BATCH calls of the time per call, for about `budget_s` (at least 5
+    batches)."""
     for _ in range(3):
         engine.handle(call)  # warm caches
     times: list[float] = []
@@ -108,7 +109,8 @@ def cost_growth(
 
     engines = {n: Engine(load_big(generate_cassette(folder / f"cost-{n}.yaml", n))) for n in sizes}
     gc.collect()
-    gc.freeze()  # as `mockagent serve` does once the cassettes are loaded: they are not scanned again
+    # as `mockagent serve` does once the cassettes are loaded: they are not scanned again
+    gc.freeze()
     cells = {
         (n, pos): _call(f"question {i:05d}")
         for n in sizes

@@ -65,7 +65,8 @@ def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
     fresh interpreter each run (median); and the heavy modules that import pulled in."""
     probe = (
         "import sys, pytest; import mockagent.pytest_plugin; "
-        "print(','.join(m for m in ('flask', 'pydantic', 'yaml', 'werkzeug', 'httpx') if m in sys.modules))"
+        "print(','.join(m for m in ('flask', 'pydantic', 'yaml', 'werkzeug', 'httpx') "
+        "if m in sys.modules))"
     )
     times, heavy = [], ""
     for _ in range(runs):

@@ -8,6 +8,7 @@ line with perf_counter as it arrives and compares each gap with 50 ms.
 from __future__ import annotations
 
 import http.client
+import itertools
 import statistics
 import time
 from pathlib import Path
@@ -83,7 +84,7 @@ def measure(port: int, streams: int) -> dict[str, float]:
     gaps: list[float] = []
     for _ in range(streams):
         stamps = one_stream(port)
-        gaps += [b - a for a, b in zip(stamps, stamps[1:])]
+        gaps += [b - a for a, b in itertools.pairwise(stamps)]
     errors = sorted(abs(g - GAP_MS) for g in gaps)
     p99 = errors[min(len(errors) - 1, int(0.99 * len(errors)))]
     return {

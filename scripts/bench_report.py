@@ -120,7 +120,8 @@ def markdown(
         "",
         "## Throughput",
         "",
-        "Requests/s (p50/p99 latency in ms), best of the rounds; JSON-RPC over HTTP/1.1 keep-alive.",
+        "Requests/s (p50/p99 latency in ms), best of the rounds; "
+        "JSON-RPC over HTTP/1.1 keep-alive.",
         "",
         "| call | conns | " + " | ".join(labels[n] for n in names) + " |",
         "|---|---|" + "---|" * len(names),
@@ -145,7 +146,7 @@ def chart(path: Path, labels: dict[str, str], best: dict) -> None:
     names = [n for n in labels if any(k[0] == n for k in best)]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
     width = 0.8 / max(1, len(names))
-    for ax, conns in zip(axes, (1, 16)):
+    for ax, conns in zip(axes, (1, 16), strict=True):
         for i, name in enumerate(names):
             values = [getattr(best.get((name, s, conns)), "rps", 0) for s in SCENARIOS]
             ax.bar(

@@ -258,11 +258,13 @@ const port = Number(process.argv[2]);
 const mock = new A2AMock({ port, host: "127.0.0.1" });
 mock.registerAgent({ name: "bench", capabilities: { streaming: true } });
 mock.onMessage("bench", "ping?", [{ text: "pong" }]);
-mock.onTask("bench", "run task", [{ artifactId: "report", name: "report.txt", parts: [{ text: "all good\\n" }] }]);
-const chunks = [1, 2, 3, 4, 5, 6].map((n) => ({ type: "artifact", name: "log.txt", parts: [{ text: `chunk ${n}\\n` }],
-  append: n > 1, lastChunk: n === 6 }));
+mock.onTask("bench", "run task", [
+  { artifactId: "report", name: "report.txt", parts: [{ text: "all good\\n" }] }]);
+const chunks = [1, 2, 3, 4, 5, 6].map((n) => ({ type: "artifact", name: "log.txt",
+  parts: [{ text: `chunk ${n}\\n` }], append: n > 1, lastChunk: n === 6 }));
 mock.onStreamingTask("bench", "stream nine", [{ type: "status", state: "TASK_STATE_SUBMITTED" },
-  { type: "status", state: "TASK_STATE_WORKING" }, ...chunks, { type: "status", state: "TASK_STATE_COMPLETED" }], 0);
+  { type: "status", state: "TASK_STATE_WORKING" }, ...chunks,
+  { type: "status", state: "TASK_STATE_COMPLETED" }], 0);
 await mock.start();
 """
 

@@ -21,8 +21,9 @@ wrk.body = [==[{body}]==]
 {headers}
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format("BENCH %d %d %d %d %d %d %d %.1f %.1f\\n", summary.requests, summary.duration,
-    e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50), latency:percentile(99)))
+  io.write(string.format("BENCH %d %d %d %d %d %d %d %.1f %.1f\\n",
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99)))
 end
 """
 

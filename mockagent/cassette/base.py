@@ -16,7 +16,7 @@ class Model(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, strict=True, json_schema_extra=rules.add_to_schema
-    )  # type: ignore[typeddict-item]
+    )
     rules: ClassVar[tuple[Rule, ...]] = ()
 
     @model_validator(mode="after")

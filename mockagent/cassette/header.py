@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, Strict
 from pydantic.json_schema import WithJsonSchema
 
 from mockagent.cassette.base import Count, Model
+
+Binding = Literal["JSONRPC", "HTTP+JSON"]
+"""The A2A bindings a card lists (gRPC is not served)."""
 
 
 class Skill(Model):
@@ -42,8 +45,8 @@ class Agent(Model):
     defaultInputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
     defaultOutputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
     skills: list[Skill] = Field(min_length=1)
-    bindings: list[Literal["JSONRPC", "HTTP+JSON"]] = Field(
-        default_factory=lambda: ["JSONRPC", "HTTP+JSON"],
+    bindings: list[Binding] = Field(
+        default_factory=lambda: list(get_args(Binding)),
         min_length=1,
         description="interfaces in the card, in preference order",
     )

@@ -158,7 +158,8 @@ def load_folder(path: str | Path) -> dict[str, LoadedCassette]:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style; multi-line strings as literal blocks, so a recorded cassette reads like a written one."""
+    """Block style; multi-line strings as literal blocks, so a recorded cassette reads like a
+    written one."""
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

@@ -84,7 +84,8 @@ class TaskView:
 
 @dataclass(slots=True)
 class TaskEvent:
-    """One step made visible: a status change or an artifact chunk, as streams and webhooks see it."""
+    """One step made visible: a status change or an artifact chunk, as streams and webhooks see
+    it."""
 
     seq: int  # index in the task's event list
     task_id: str

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
-
+from datetime import UTC, datetime, timedelta
 
 _ZERO = timedelta(0)
 
@@ -13,7 +12,7 @@ _ZERO = timedelta(0)
 def format_timestamp(moment: datetime) -> str:
     """RFC 3339 UTC with milliseconds and `Z` (`isoformat()`'s `+00:00` fails strict clients)."""
     if moment.utcoffset() != _ZERO:
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
     # isoformat keeps the year's four digits and cuts microseconds to milliseconds, like the
     # strftime it replaces, at a fraction of its cost (every event of every task is stamped).
     return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
@@ -31,13 +30,11 @@ class Clock:
 
     def __init__(self, start: datetime | None = None, tick_ms: int = 250) -> None:
         if start is None:
-            start = datetime.now(timezone.utc)
+            start = datetime.now(UTC)
         elif start.tzinfo is None:
-            start = start.replace(tzinfo=timezone.utc)
+            start = start.replace(tzinfo=UTC)
         self._start = start
-        self._start_utc = start.astimezone(timezone.utc).replace(
-            tzinfo=None
-        )  # what stamps count from
+        self._start_utc = start.astimezone(UTC).replace(tzinfo=None)  # what stamps count from
         self._tick = timedelta(milliseconds=tick_ms)
         self._offset = timedelta(0)
         self._advanced_ms = 0.0
@@ -63,12 +60,14 @@ class Clock:
         self._advanced_ms += ms
 
     def wait(self, condition: threading.Condition, timeout: float | None) -> None:
-        """Wait on `condition` (held) for up to `timeout` seconds; a test clock may skip the wait."""
+        """Wait on `condition` (held) for up to `timeout` seconds; a test clock may skip the
+        wait."""
         condition.wait(timeout)
 
     def state(self) -> tuple[float, float, float]:
         """(virtual offset ms, advanced ms, wall time of the origin): what a shared store keeps.
-        The origin travels as wall time because monotonic readings mean nothing in another process."""
+        The origin travels as wall time because monotonic readings mean nothing in another
+        process."""
         origin_wall = time.time() - (time.monotonic() - self._origin)
         return self._offset / timedelta(milliseconds=1), self._advanced_ms, origin_wall
 

@@ -34,9 +34,9 @@ except ImportError:  # a Python without the C accelerator
 
 
 def compact_json(payload: Any, default: Callable[[Any], Any] | None = None) -> str:
-    """JSON with no spaces and non-ASCII kept, keys in insertion order: equal answers are equal bytes.
-    `default=str` writes what JSON has no type for as text. Our payloads are built from parsed
-    JSON and never refer to themselves, so no cycle check."""
+    """JSON with no spaces and non-ASCII kept, keys in insertion order: equal answers are equal
+    bytes. `default=str` writes what JSON has no type for as text. Our payloads are built from
+    parsed JSON and never refer to themselves, so no cycle check."""
     encode = _encode_c if default is None else _encode_c_str if default is str else None
     if encode is None:
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=default)

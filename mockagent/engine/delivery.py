@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 log = logging.getLogger(__name__)
 
 MAX_WORKERS = 32
-"""Worker threads per Deliverer; further destinations share one, chosen by a hash of the destination."""
+"""Worker threads per Deliverer; further destinations share one, chosen by a hash of the
+destination."""
 
 THREAD_PREFIX = "mockagent-push"
 

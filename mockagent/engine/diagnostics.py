@@ -61,7 +61,8 @@ class NearMissReport:
                 f"{'s' if best.uses != 1 else ''}: raise its `times` or add another interaction."
             )
         if all(any(m.path == "operation" for m in c.mismatches) for c in closest):
-            return f"No interaction handles {self.operation}: add one with `operation: {self.operation}`."
+            operation = self.operation
+            return f"No interaction handles {operation}: add one with `operation: {operation}`."
         count = len(best.mismatches)
         return (
             f"The closest interaction, {best.name!r}, differs in {count} place"

@@ -47,7 +47,7 @@ def exact_key(matcher: CompiledMatch) -> tuple[IndexKey, frozenset[Any]] | None:
     values = None if spec.text is None else admitted_values(spec.text)
     if values is not None:
         return ("text",), values
-    for (_, steps, _), where in zip(matcher.where, spec.where.values()):
+    for (_, steps, _), where in zip(matcher.where, spec.where.values(), strict=True):
         values = admitted_values(where)
         if values is not None:
             return ("where", steps), values
@@ -78,7 +78,8 @@ class _Bucket:
             table.setdefault(value, []).append(index)
 
     def freeze(self) -> None:
-        """Tuples from now on: `candidates` hands them out as they are, and nobody may change them."""
+        """Tuples from now on: `candidates` hands them out as they are, and nobody may change
+        them."""
         self.unkeyed = tuple(self._unkeyed)
         self.keyed = {
             key: {value: tuple(hits) for value, hits in table.items()}

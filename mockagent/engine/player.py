@@ -21,7 +21,8 @@ from mockagent.engine.taskstore import TaskStore
 
 @dataclass(frozen=True)
 class Pace:
-    """How scripted gaps are replayed: `factor` 1 = as recorded, 0 = instant; `cap_ms` bounds a gap."""
+    """How scripted gaps are replayed: `factor` 1 = as recorded, 0 = instant; `cap_ms` bounds a
+    gap."""
 
     factor: float = 1.0
     cap_ms: float | None = None

@@ -29,7 +29,8 @@ Command = tuple[Any, ...]
 
 
 class RedisStore(TaskStore):
-    """Keys under `mockagent:<key>:`: head (counters), task:<id>, order, names, uses, journal, lock."""
+    """Keys under `mockagent:<key>:`: head (counters), task:<id>, order, names, uses, journal,
+    lock."""
 
     shared = True
     poll_s = POLL_S

@@ -268,11 +268,13 @@ class Engine:
         task = self.ops.known(message["taskId"])
         if message.get("contextId") and message["contextId"] != task.context_id:
             raise errors.InvalidParams(
-                f"contextId {message['contextId']} does not match task {task.id}'s context {task.context_id}"
+                f"contextId {message['contextId']} does not match "
+                f"task {task.id}'s context {task.context_id}"
             )
         if task.state.terminal:
             raise errors.UnsupportedOperation(
-                f"Task {task.id} is in terminal state {task.state.name} and accepts no more messages",
+                f"Task {task.id} is in terminal state {task.state.name} "
+                "and accepts no more messages",
                 metadata={"taskId": task.id},
             )
         return task
@@ -291,7 +293,8 @@ class Engine:
         reply = self._scripted_reply(index)
         if call.operation not in MESSAGE_OPERATIONS:
             raise errors.InternalError(
-                f"interaction {interaction.name!r} answers {call.operation} with a message or task; "
+                f"interaction {interaction.name!r} answers {call.operation} "
+                "with a message or task; "
                 "only `error` replies and faults fit that operation"
             )
         immediate = (call.params.get("configuration") or {}).get("returnImmediately")
@@ -337,7 +340,7 @@ class Engine:
             if reply.message is not None:
                 return MessageResult(
                     self.runner.agent_message(reply.message, context_id, None)
-                ), None  # type: ignore[arg-type]
+                ), None
             task = self.ops.new_task(
                 origin,
                 context_id,
@@ -351,7 +354,7 @@ class Engine:
         task.add_user_message(message)
         mark = len(task.history)
         if reply.message is not None:  # a direct reply within a task's conversation
-            answer = self.runner.agent_message(reply.message, task.context_id, task.id)  # type: ignore[arg-type]
+            answer = self.runner.agent_message(reply.message, task.context_id, task.id)
             task.history.append(answer)
             return MessageResult(answer), task
         if isinstance(
@@ -376,7 +379,8 @@ class Engine:
             task = self.ops.known(call.params.get("id"))
             if task.state.terminal:
                 raise errors.UnsupportedOperation(
-                    f"Task {task.id} is in terminal state {task.state.name}: nothing to subscribe to",
+                    f"Task {task.id} is in terminal state {task.state.name}: "
+                    "nothing to subscribe to",
                     metadata={"taskId": task.id},
                 )
             first: MessageResult | TaskResult = TaskResult(task.view())

@@ -150,7 +150,8 @@ class Redis:
             raise StoreError(f"lost the store at {self.shown}: {exc}") from None
 
     def pipeline(self, *commands: tuple[Any, ...]) -> list[Reply]:
-        """Replies to `commands`, sent in one round trip; StoreError when Redis is gone or refuses."""
+        """Replies to `commands`, sent in one round trip; StoreError when Redis is gone or
+        refuses."""
         with self._connected() as connection:
             replies = connection.pipeline(list(commands))
         for reply in replies:

@@ -1,4 +1,5 @@
-"""A stream: the first answer (a Task snapshot or one Message), then the task's events as they happen."""
+"""A stream: the first answer (a Task snapshot or one Message), then the task's events as they
+happen."""
 
 from __future__ import annotations
 
@@ -46,12 +47,14 @@ class Stream:
         return self._left > 0
 
     def events(self) -> Iterator[TaskEvent | None]:
-        """Events after the first answer, each as soon as it happens; ends when the stream closes."""
+        """Events after the first answer, each as soon as it happens; ends when the stream
+        closes."""
         task = self.task
         if task is None or self._ends_with_snapshot(task):
             return
         while True:
-            flush()  # what was yielded goes out now, not under the lock: a slow client holds up nobody
+            # what was yielded goes out now, not under the lock: a slow client holds up nobody
+            flush()
             with self.condition:  # woken by any task's event: wait for this task's, or the tick
                 now = self._wait(task)
                 batch = now.events[self.cursor :] if now is not None else []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import copy
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from mockagent import errors
@@ -202,7 +202,7 @@ def _parse_time(value: Any) -> datetime:
         raise errors.InvalidParams(
             f"statusTimestampAfter is not an RFC 3339 timestamp: {value!r}"
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # no offset: UTC
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # no offset: UTC
 
 
 def encode_token(offset: int) -> str:

@@ -146,7 +146,7 @@ class Runner:
             task.status_message = (
                 None
                 if step.message is None
-                else self.agent_message(step.message, task.context_id, task.id)  # type: ignore[arg-type]
+                else self.agent_message(step.message, task.context_id, task.id)
             )
             facts = {
                 "state": state,

@@ -6,9 +6,9 @@ becomes an Agentex cassette (`protocol: agentex`).
   `where: {agent: NAME}`) whose reply is a task script of `say` steps: the returned TaskMessages'
   contents, or, streamed (NDJSON), one `say` per `index` with the text deltas as `deltas:` and
   `after: {ms: gap}` as observed;
-* `event/send` becomes an interaction with `operation: SendEvent`; the agent messages the client then
-  sees through `GET /messages?task_id=` become `say` steps gated by `after: {polls: N}`, status
-  changes seen through `GET /tasks/{id}` become `state` steps;
+* `event/send` becomes an interaction with `operation: SendEvent`; the agent messages the client
+  then sees through `GET /messages?task_id=` become `say` steps gated by `after: {polls: N}`,
+  status changes seen through `GET /tasks/{id}` become `state` steps;
 * `task/create`, `task/cancel`, `task/interrupt` are answered by the engine on replay: only the
   task's id, name and state are remembered.
 
@@ -70,7 +70,8 @@ def say(content: dict[str, Any]) -> Any:
 def turn_match(
     content: Any, agent: str | None, operation: str | None
 ) -> tuple[dict[str, Any], str]:
-    """The matchers of a user turn (as the replay dialect sees it) and the text its name is made of."""
+    """The matchers of a user turn (as the replay dialect sees it) and the text its name is made
+    of."""
     match: dict[str, Any] = {}
     if operation:
         match["operation"] = operation
@@ -277,7 +278,8 @@ class AgentexRecording:
         return task
 
     def close_turn(self, task: AgentexTask) -> None:
-        """A script must have a step: a turn in which the agent said nothing shows the task's state."""
+        """A script must have a step: a turn in which the agent said nothing shows the task's
+        state."""
         if task.record is not None and not task.record.steps:
             task.record.steps.append({"state": task.state})
 
@@ -394,12 +396,14 @@ class StreamTurn:
 
     @staticmethod
     def _finish(entry: dict[str, Any]) -> None:
-        """The message's content: from `full`, else `done`'s parent, else the start plus the deltas."""
+        """The message's content: from `full`, else `done`'s parent, else the start plus the
+        deltas."""
         content = entry.get("done") or entry["content"] or {}
         deltas = entry["deltas"]
         texts = [d.get("text_delta") for d in deltas]
         if deltas and all(
-            d.get("type") == "text" and isinstance(t, str) for d, t in zip(deltas, texts)
+            d.get("type") == "text" and isinstance(t, str)
+            for d, t in zip(deltas, texts, strict=True)
         ):
             pieces: list[Any] = texts
             if content.get("type", "text") == "text" and not entry.get("done"):

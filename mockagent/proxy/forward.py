@@ -12,7 +12,6 @@ import httpx
 
 from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, rest
-from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
@@ -20,6 +19,7 @@ from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.session import Session
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
+from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH
 
 KIND_BY_CODE = {row.code: kind for kind, row in TABLE.items() if kind != "NoMatch"}
 KIND_BY_REASON = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from mockagent.cassette.redact import Redactor
@@ -93,7 +93,7 @@ class Recorder:
             "agents"
         )  # Agentex: id, name, …
         self.seed = seed
-        start = start or datetime.now(timezone.utc)
+        start = start or datetime.now(UTC)
         self.clock = self.existing.get("clock") or {
             "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tick": {"ms": 250},

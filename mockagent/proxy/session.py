@@ -70,7 +70,8 @@ class Session:
                 self.save_partial()
                 raise LeakError(
                     f"the recording holds {len(leaks)} secret value(s) seen in headers or configs "
-                    f"({', '.join(leaks)}); the cassette was not written, and {partial_path(self.path)} "
+                    f"({', '.join(leaks)}); the cassette was not written, "
+                    f"and {partial_path(self.path)} "
                     "keeps the recording with them scrubbed: add the field to the redaction list",
                     path=str(self.path),
                 )

@@ -131,7 +131,8 @@ class StreamRecording:
 
 
 def open_turn(recorder: Recorder, params: dict[str, Any], at_ms: float) -> StreamRecording:
-    """A SendMessage or SendStreamingMessage as its request leaves: feed it the answer as it comes."""
+    """A SendMessage or SendStreamingMessage as its request leaves: feed it the answer as it
+    comes."""
     return StreamRecording(recorder, params.get("message") or {}, at_ms)
 
 

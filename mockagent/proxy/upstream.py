@@ -131,7 +131,8 @@ def tee(
     chunks = response.iter_raw()
     try:
         while True:
-            before_wait()  # what was passed on goes out before the upstream's next chunk is waited for
+            # what was passed on goes out before the upstream's next chunk is waited for
+            before_wait()
             chunk = next(chunks, None)
             if chunk is None:
                 break

@@ -26,18 +26,21 @@ single cassette); without it, every agent in mount order. Each item names its `a
                                  "said" | "artifactId" (+ "append")}]}]}
          States are the neutral names: submitted, working, input_required, completed, ...
     GET  /_mockagent/interactions?unused=true|false
-         {"interactions": [{"agent", "name", "uses", "times": n|null, "used": bool, "line", "cassette"}]}
+         {"interactions": [{"agent", "name", "uses", "times": n|null, "used": bool, "line",
+                            "cassette"}]}
     GET  /_mockagent/deliveries
          {"deliveries": [{"agent", "seq", "url", "taskId", "configId", "event", "status": n|null,
                           "error": text|null, "ok": bool}]}
     POST /_mockagent/reset                  body {} or {"agent": NAME}   → {"reset": [names]}
-    POST /_mockagent/clock/advance          body {"ms": N, "agent"?}     → {"advancedMs": N, "agents": [names]}
+    POST /_mockagent/clock/advance          body {"ms": N, "agent"?}
+         → {"advancedMs": N, "agents": [names]}
     POST /_mockagent/tasks/{id}/polls       body {"polls": N, "agent"?}  → {"task": task as above}
     POST /_mockagent/cassettes/load         body {"path": "relative/name.yaml", "agent"?: NAME}
          → {"agent", "cassette", "replaced": bool, "url", "interactions"}
          The path is relative to the cassette folder; absolute paths, `..` and symlinks that
          lead out are refused. A new agent name adds an agent (folders only); a known one is
-         replaced (its streams end). The agent defaults to the file's stem ("" for a single cassette).
+         replaced (its streams end). The agent defaults to the file's stem ("" for a single
+         cassette).
 
 Errors: {"error": {"code": 400|404|405, "message": text}} with that status.
 """

@@ -39,7 +39,8 @@ from mockagent.server.wsgi import (
 )
 
 MAX_BODY = 4 * 1024 * 1024
-"""Default limit of a request body in bytes; a larger body is answered 413 in the protocol's shape."""
+"""Default limit of a request body in bytes; a larger body is answered 413 in the protocol's
+shape."""
 log = logging.getLogger("mockagent")
 
 
@@ -113,7 +114,8 @@ class Mounts:
 
 
 def flask_response(answer: HttpResponse) -> Response:
-    """A dialect's answer as a Flask response (the recording proxy); a streamed body stays streamed."""
+    """A dialect's answer as a Flask response (the recording proxy); a streamed body stays
+    streamed."""
     body = answer.body if isinstance(answer.body, bytes) else droppable(answer.body)
     return Response(body, status=answer.status, headers=answer.headers)
 

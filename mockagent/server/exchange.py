@@ -37,13 +37,15 @@ NO_BODY = {204, 304}
 
 
 class Exchange:
-    """Reads one request from `rfile`, runs the server's app on it and writes the answer to `conn`."""
+    """Reads one request from `rfile`, runs the server's app on it and writes the answer to
+    `conn`."""
 
     def __init__(
         self, server: Any, conn: Any, rfile: Any, base: dict[str, str], inline: bool = False
     ) -> None:
         self.server, self.conn, self.rfile, self.base = server, conn, rfile, base
-        self.inline = inline  # on the event loop: the whole request is in `rfile` (a BytesIO), one call at a time
+        # on the event loop: the whole request is in `rfile` (a BytesIO), one call at a time
+        self.inline = inline
         self.status: str | None = None
         self.headers: list[tuple[str, str]] = []
         self.version = "HTTP/1.1"
@@ -162,7 +164,8 @@ class Exchange:
             self.conn.sendall(data)
 
     def flush_quietly(self) -> None:
-        """Flush on the way out of a failed answer: what was written still reaches a client that is there."""
+        """Flush on the way out of a failed answer: what was written still reaches a client that
+        is there."""
         try:
             self.flush()
         except OSError:
@@ -212,7 +215,8 @@ class Exchange:
             self.held += data
 
     def refuse(self, status: int, message: str) -> None:
-        """Answer `status` in plain text and close: nothing else can be read from this connection."""
+        """Answer `status` in plain text and close: nothing else can be read from this
+        connection."""
         self.keep_alive = False
         body = message.encode()
         self.conn.sendall(

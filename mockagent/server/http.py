@@ -2,9 +2,10 @@
 
 waitress hands every request from its event-loop thread to a worker thread and the answer
 back again; on two cores that hand-off cost more than a whole replayed call (the figures are in
-bench/README.md and shared/reference/serving-measurements.md). Here the thread that reads a request runs the app and writes the answer:
-the loop's thread for every connection at once, as long as the answer does not wait; a thread
-of the connection's own otherwise (an open stream holds it, and the others go on).
+bench/README.md and shared/reference/serving-measurements.md). Here the thread that reads a
+request runs the app and writes the answer: the loop's thread for every connection at once, as
+long as the answer does not wait; a thread of the connection's own otherwise (an open stream
+holds it, and the others go on).
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ class HttpServer:
                 self.forget(conn)
 
     def shutdown(self) -> None:
-        """Stop accepting and cut every open connection (their threads end on the next read or write)."""
+        """Stop accepting and cut every open connection (their threads end on the next read or
+        write)."""
         self.closing = True
         with self._lock:
             open_now = list(self._open)
@@ -109,7 +111,8 @@ class HttpServer:
             self._open.add(conn)
 
     def thread_name(self, address: tuple[Any, ...] | None = None) -> str:
-        """The name of the thread serving the connection from `address`, or (None) of the event loop's."""
+        """The name of the thread serving the connection from `address`, or (None) of the event
+        loop's."""
         return (
             f"mockagent:{self.port}" if address is None else f"mockagent:{self.port}:{address[1]}"
         )
@@ -126,7 +129,8 @@ class HttpServer:
     def serve_connection(
         self, conn: socket.socket, address: tuple[Any, ...], read: bytes = b""
     ) -> None:
-        """Answer requests on `conn` in this thread until it closes; `read`: bytes already read from it."""
+        """Answer requests on `conn` in this thread until it closes; `read`: bytes already read
+        from it."""
         deaf_to_stops()
         rfile: Any = (
             conn.makefile("rb", buffering=65536)

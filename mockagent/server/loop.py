@@ -128,7 +128,8 @@ class Loop:
         self._more = False  # other connections had something to read when it was
 
     def start(self) -> None:
-        """Run the loop in a new thread: the first, or the next when the one before went off to wait."""
+        """Run the loop in a new thread: the first, or the next when the one before went off to
+        wait."""
         thread = threading.Thread(target=self._run, name=self.server.thread_name(), daemon=True)
         self._owner = thread
         thread.start()

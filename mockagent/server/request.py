@@ -16,7 +16,8 @@ TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
 class BadRequest(Exception):
-    """A request that breaks HTTP/1.x framing: answered with `status`, then the connection closes."""
+    """A request that breaks HTTP/1.x framing: answered with `status`, then the connection
+    closes."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -24,7 +25,8 @@ class BadRequest(Exception):
 
 
 class Body(io.RawIOBase):
-    """`wsgi.input`: the request body, `length` bytes or chunked (None); it never reads past its end."""
+    """`wsgi.input`: the request body, `length` bytes or chunked (None); it never reads past its
+    end."""
 
     def __init__(self, rfile: Any, length: int | None) -> None:
         self._rfile = rfile
@@ -70,7 +72,8 @@ class Body(io.RawIOBase):
 
 @dataclass
 class Request:
-    """A request read up to its body: the WSGI environ, its body reader and how the connection goes on."""
+    """A request read up to its body: the WSGI environ, its body reader and how the connection
+    goes on."""
 
     environ: dict[str, Any]
     body: Body
@@ -108,7 +111,8 @@ SIMPLE = re.compile(
     r"((?:[!#$%&'*+\-.^`|~0-9A-Za-z]+:[^\r\n]{0,8100}\r\n)*)\r\n"
 )
 HEADER = re.compile(r"([^:]+):([^\r\n]*)\r\n")
-HEADERS = "mockagent.headers"  # the environ key of the headers by lowercased name, where the loop parsed them
+# the environ key of the headers by lowercased name, where the loop parsed them
+HEADERS = "mockagent.headers"
 
 
 def parse_request(rfile: io.BytesIO, base: dict[str, str]) -> Request | None:
@@ -185,7 +189,8 @@ def read_headers(rfile: Any, environ: dict[str, Any]) -> None:
 
 
 def add_header(environ: dict[str, Any], name: str, value: str) -> str:
-    """Put a header into `environ` as its CGI key (a repeated one joined with a comma); its value there."""
+    """Put a header into `environ` as its CGI key (a repeated one joined with a comma); its value
+    there."""
     key = name.upper().replace("-", "_")
     if key != "CONTENT_TYPE" and key != "CONTENT_LENGTH":
         key = "HTTP_" + key

@@ -90,7 +90,8 @@ def _spawn(app: Flask, sock: socket.socket, threads: int, pipe: tuple[int, int])
 
 
 def _work(app: Flask, sock: socket.socket, threads: int, pipe: tuple[int, int]) -> NoReturn:
-    """A worker: serve until SIGTERM, end its streams, exit without running the parent's exit code."""
+    """A worker: serve until SIGTERM, end its streams, exit without running the parent's exit
+    code."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)

@@ -108,7 +108,8 @@ def host_url(environ: dict[str, Any]) -> str:
 
 class _Dropped(ConnectionResetError):
     """A scripted drop as the WSGI servers understand it: a ConnectionError is the client having
-    gone, so neither our server nor werkzeug's sends the final chunk of the stream or logs a traceback."""
+    gone, so neither our server nor werkzeug's sends the final chunk of the stream or logs a
+    traceback."""
 
 
 def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:

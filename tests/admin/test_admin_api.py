@@ -1,4 +1,5 @@
-"""The admin API under /_mockagent/: views, filters, control actions, runtime loads, switching off."""
+"""The admin API under /_mockagent/: views, filters, control actions, runtime loads, switching
+off."""
 
 from __future__ import annotations
 

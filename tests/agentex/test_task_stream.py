@@ -1,4 +1,5 @@
-"""`GET /tasks/{id}/stream` and `GET /tasks/name/{name}/stream`: a task's updates as SSE, over real HTTP.
+"""`GET /tasks/{id}/stream` and `GET /tasks/name/{name}/stream`: a task's updates as SSE, over
+real HTTP.
 
 The bundled async agent (cassettes/agentex/async-agent.yaml, mounted at /async-agent/) and a small
 cassette written here for deltas and failures. A reader thread collects the frames (`data:` JSON,

@@ -414,7 +414,8 @@ def test_concurrent_subscribers_get_identical_events(agent: Agent, server: Serve
 
 
 def test_subscription_stays_open_through_input_required(agent: Agent, http: httpx.Client) -> None:
-    """STREAM-SUB-002: subscribe to an INPUT_REQUIRED task, complete it, see COMPLETED, then close."""
+    """STREAM-SUB-002: subscribe to an INPUT_REQUIRED task, complete it, see COMPLETED, then
+    close."""
     task = agent.task(new_id("tck-input-required"))
     other = Agent(http, agent.binding)
     with agent.stream("SubscribeToTask", {"id": task["id"]}) as events:

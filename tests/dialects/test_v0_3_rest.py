@@ -41,7 +41,8 @@ def events_of(response) -> list[dict[str, Any]]:
 
 
 def assert_v03_proto(value: Any) -> None:
-    """No v0.3 JSON-RPC or v1.0-only shapes: no `kind`, no `parts` in messages, no lowercase states."""
+    """No v0.3 JSON-RPC or v1.0-only shapes: no `kind`, no `parts` in messages, no lowercase
+    states."""
     text = json.dumps(value)
     assert '"kind"' not in text and 'TASK_STATE_CANCELED"' not in text, text
     for state in ("submitted", "working", "completed"):

@@ -1,8 +1,8 @@
 """README.md runs: each code block meant to run is run here, and what the README shows is compared
 with what comes back. The cassette examples are in test_readme_cassettes.py.
 
-Blocks are taken from the README itself (see tests/helpers/readme.py), with the README's host and port
-replaced by the test server's. The curl calls need a real `curl` and skip without one.
+Blocks are taken from the README itself (see tests/helpers/readme.py), with the README's host and
+port replaced by the test server's. The curl calls need a real `curl` and skip without one.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Fuzzing every endpoint of every dialect: never a 5xx, never a traceback, always the protocol's error.
+"""Fuzzing every endpoint of every dialect: never a 5xx, never a traceback, always the protocol's
+error.
 
 Three apps in process: the kit folder (A2A, several mounts), the Agentex folder, and the TCK
 cassette (one A2A agent at `/`, tenant prefixes). Bodies are random JSON, random bytes (bad
@@ -21,8 +22,8 @@ from hypothesis import strategies as st
 from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.agentex import RPC_ROUTES
 from mockagent.dialects.agentex.rpc import METHOD_TABLE as AGENTEX_METHODS
-from mockagent.vocabulary import A2A_OPERATIONS as OPERATIONS
 from mockagent.server.app import create_app
+from mockagent.vocabulary import A2A_OPERATIONS as OPERATIONS
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))

@@ -1,4 +1,5 @@
-"""The official `agentex-client` against the bundled Agentex cassettes, sync and async clients alike.
+"""The official `agentex-client` against the bundled Agentex cassettes, sync and async clients
+alike.
 
 `serve_in_thread("cassettes/agentex")` mounts each cassette at /NAME/, so a client's base_url is
 `server.url + "/sync-agent"` or `… + "/async-agent"`. Every scenario is written once as a coroutine

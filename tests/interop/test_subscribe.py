@@ -143,7 +143,7 @@ def test_concurrent_subscribers_to_a_waiting_deploy_see_identical_events(kit: Ki
             openings = [asyncio.Event(), asyncio.Event()]
             listening = [
                 asyncio.create_task(_subscriber(c, waiting.id, o))
-                for c, o in zip((client, other), openings)
+                for c, o in zip((client, other), openings, strict=True)
             ]
             await asyncio.wait_for(asyncio.gather(*(o.wait() for o in openings)), STREAM_TIMEOUT)
             approval = kit.message(None, data_part({"approved": True}), task_id=waiting.id)

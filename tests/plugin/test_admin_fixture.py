@@ -147,22 +147,26 @@ def post_json(url, body):
 
 
 def rpc(url, method, params):
-    request = urllib.request.Request(url, data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
-        "params": params}).encode(), headers={"Content-Type": "application/json", "A2A-Version": "1.0"})
+    request = urllib.request.Request(url, data=json.dumps({"jsonrpc": "2.0", "id": 1,
+        "method": method, "params": params}).encode(),
+        headers={"Content-Type": "application/json", "A2A-Version": "1.0"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)
 
 
-@pytest.mark.mockagent("two.yaml", pace="recorded")  # the fixture's instant pace would finish the build
+# the fixture's instant pace would finish the build
+@pytest.mark.mockagent("two.yaml", pace="recorded")
 def test_same_data(mockagent):
     admin = mockagent.server.url + "/_mockagent/"
     send(mockagent.url, "Ready?")
-    task = rpc(mockagent.url, "SendMessage", {"message": {"messageId": "m2", "role": "ROLE_USER",
-        "parts": [{"text": "build"}]}, "configuration": {"returnImmediately": True}})["result"]["task"]
+    task = rpc(mockagent.url, "SendMessage", {
+        "message": {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "build"}]},
+        "configuration": {"returnImmediately": True}})["result"]["task"]
     assert mockagent.calls_for() == mockagent.journal  # the same typed entries
     assert [(c.seq, c.operation, c.interaction) for c in mockagent.calls_for()] == [
         (c["seq"], c["operation"], c["interaction"]) for c in get_json(admin + "calls")["calls"]]
-    assert [c.interaction for c in mockagent.calls_for("SendMessage", matched=True)] == ["question", "build"]
+    assert [c.interaction for c in mockagent.calls_for("SendMessage", matched=True)] == [
+        "question", "build"]
     assert mockagent.calls_for("GetTask") == []
     assert mockagent.tasks == get_json(admin + "tasks")["tasks"]
     assert [(t["id"], t["state"]) for t in mockagent.tasks] == [(task["id"], "working")]

@@ -27,7 +27,8 @@ def text(value: str) -> dict[str, Any]:
 def record_and_replay(
     cassette: str, scenario: Callable[[Agentex], Any], tmp_path: Path
 ) -> tuple[Any, Any, Path]:
-    """(what the client saw through the proxy, what it saw from the replay, the written cassette)."""
+    """(what the client saw through the proxy, what it saw from the replay, the written
+    cassette)."""
     path = tmp_path / "rec.yaml"
     with serve_in_thread(str(CASSETTES / cassette), pace="instant") as upstream:
         app = create_recording_app(upstream.url, path, "all")

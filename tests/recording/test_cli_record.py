@@ -115,7 +115,8 @@ def test_record_prints_the_ready_line_and_records(tmp_path: Path) -> None:
         assert ready_root.startswith("http://127.0.0.1:")
         assert int(ready_root.rsplit(":", 1)[1]) not in (0, 8000)
         assert recorder.printed == [
-            f"recording {upstream.url} into {path}; point clients at {ready_root}/ (card: {ready_root}{CARD})\n"
+            f"recording {upstream.url} into {path}; point clients at {ready_root}/ "
+            f"(card: {ready_root}{CARD})\n"
         ]
         card = HTTP.get(ready_root + CARD).json()
         assert card["name"] == "test-runner"

@@ -34,11 +34,13 @@ def send(url, text):
 
 
 def call(request, mockagent, text):
-    with urllib.request.urlopen(mockagent.card_url, timeout=10) as response:  # clients read the card first
+    # clients read the card first
+    with urllib.request.urlopen(mockagent.card_url, timeout=10) as response:
         assert json.load(response)["name"] == "test-runner"
     reply = send(mockagent.url, text)
     status = reply["result"]["task"]["status"]
-    print(f"\\n{request.node.name} recording={mockagent.recording} {status['message']['parts'][0]['text']}")
+    print(f"\\n{request.node.name} recording={mockagent.recording} "
+          f"{status['message']['parts'][0]['text']}")
 """
 
 
@@ -224,7 +226,8 @@ def test_leaks(mockagent):
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
         "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}}
     request = urllib.request.Request(mockagent.url, data=json.dumps(body).encode(), headers={
-        "Content-Type": "application/json", "A2A-Version": "1.0", "Authorization": "Bearer tok-5150-leaked"})
+        "Content-Type": "application/json", "A2A-Version": "1.0",
+        "Authorization": "Bearer tok-5150-leaked"})
     urllib.request.urlopen(request, timeout=10).close()
 """
         )

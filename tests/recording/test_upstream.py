@@ -255,7 +255,8 @@ def test_start_and_stop_leave_no_threads_behind() -> None:
 
 
 def test_stop_ends_an_open_subscription_promptly() -> None:
-    """A subscription to a task waiting for input never ends by itself; stop() must not hang on it."""
+    """A subscription to a task waiting for input never ends by itself; stop() must not hang on
+    it."""
     before = set(threading.enumerate())
     upstream = UpstreamAgent().start()
     agent = Agent(upstream, "JSONRPC")

@@ -1,6 +1,6 @@
 """The shared store going away while serving: every protocol answers in its own shape (REST 503
-UNAVAILABLE, try again; JSON-RPC an internal error in a 200), never a traceback or a 500; the password in the store's URL is never shown; and calls
-work again once the store is back."""
+UNAVAILABLE, try again; JSON-RPC an internal error in a 200), never a traceback or a 500; the
+password in the store's URL is never shown; and calls work again once the store is back."""
 
 from __future__ import annotations
 

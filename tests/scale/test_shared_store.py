@@ -146,7 +146,8 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
 
 @pytest.fixture
 def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The names of the commands of each pipeline sent to Redis (each one a round trip) from now on."""
+    """The names of the commands of each pipeline sent to Redis (each one a round trip) from now
+    on."""
     sent: list[list[str]] = []
     pipeline = Connection.pipeline
 

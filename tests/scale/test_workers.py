@@ -1,4 +1,5 @@
-"""`mockagent serve --workers 2 --store redis://…`, and streams that follow a task another server moves."""
+"""`mockagent serve --workers 2 --store redis://…`, and streams that follow a task another server
+moves."""
 
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ def ready(server: subprocess.Popen[str]) -> int:
 
 
 def stopped(server: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tuple[str, str]:
-    """Stop `server` with `signum` (to its whole group for SIGINT, as Ctrl-C does); its stdout and stderr."""
+    """Stop `server` with `signum` (to its whole group for SIGINT, as Ctrl-C does); its stdout and
+    stderr."""
     if signum == signal.SIGINT:
         os.killpg(server.pid, signum)
     else:
@@ -136,7 +138,8 @@ def stopped(server: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tupl
 
 
 def workers(server: subprocess.Popen[str], count: int = 2, without: int = 0) -> list[int]:
-    """The pids of the server's worker processes, once there are `count` of them and `without` is gone."""
+    """The pids of the server's worker processes, once there are `count` of them and `without` is
+    gone."""
     children = Path(f"/proc/{server.pid}/task/{server.pid}/children")  # Linux
     deadline = time.monotonic() + 10
     while len(pids := [int(p) for p in children.read_text().split()]) != count or without in pids:
@@ -165,7 +168,8 @@ def answerer(port: int, connection: http.client.HTTPConnection, pids: list[int])
 
 
 def answerers(port: int, pids: list[int]) -> set[int | None]:
-    """Who answers new connections: each asks for a card and stays open, until every one of `pids` has one."""
+    """Who answers new connections: each asks for a card and stays open, until every one of `pids`
+    has one."""
     connections, seen = [], set()
     while set(pids) - seen and len(connections) < 40:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -398,7 +402,8 @@ def test_calls_the_loop_has_ready_at_once_share_one_lease_that_ends_when_it_rest
             {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": run["id"]}}
         )
         request = (
-            f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0"
+            f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"A2A-Version: 1.0"
             f"\r\nContent-Length: {len(body)}\r\n\r\n{body}"
         ).encode()
         locks_before = blpops(monitor)

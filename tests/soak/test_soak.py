@@ -89,7 +89,8 @@ class Client(threading.Thread):
         self.check(len(frames) == 9, f"stream: {len(frames)} frames")
         ids = {frames[0]["task"]["id"]} | {next(iter(f.values())).get("taskId") for f in frames[1:]}
         self.check(len(ids) == 1, "cross-talk in a stream")
-        # subscribe to a waiting task, then cancel it from this client: the subscription ends CANCELED
+        # subscribe to a waiting task, then cancel it from this client: the subscription ends
+        # CANCELED
         reviewer = f"{self.base}/code-reviewer"
         asked = http.post(
             f"{reviewer}/message:send",
@@ -140,7 +141,8 @@ def test_soak(tmp_path: Path) -> None:
                 client.start()
             for client in clients:
                 client.join(SECONDS + 60)
-            server.reset()  # the tasks and the journal are kept by design: forget them, then measure
+            # the tasks and the journal are kept by design: forget them, then measure
+            server.reset()
             end = time.monotonic() + 10
             while request_threads() and time.monotonic() < end:
                 time.sleep(0.05)

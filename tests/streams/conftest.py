@@ -26,11 +26,21 @@ interactions:
   - name: drop
     match: {text: drop}
     fault: {dropAfter: 2}
-    reply: {task: {steps: [{state: TASK_STATE_SUBMITTED}, {state: TASK_STATE_WORKING}, {state: TASK_STATE_COMPLETED}]}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_SUBMITTED
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_COMPLETED
   - name: error
     match: {text: error}
     fault: {errorAfter: 1, error: {name: InvalidAgentResponse, message: the agent broke}}
-    reply: {task: {steps: [{state: TASK_STATE_SUBMITTED}, {state: TASK_STATE_WORKING}, {state: TASK_STATE_COMPLETED}]}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_SUBMITTED
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_COMPLETED
   - name: unavailable
     match: {text: unavailable}
     fault: {status: 503}

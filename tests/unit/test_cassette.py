@@ -282,8 +282,8 @@ def test_a_step_with_state_and_artifact_is_rejected(load: Load) -> None:
     """)
     error = errors_of(load, text)
     assert (
-        "interaction 'both' (#1): reply.task.steps[0]: a step has one of `state`, `artifact` or `say`"
-        in str(error)
+        "interaction 'both' (#1): reply.task.steps[0]: "
+        "a step has one of `state`, `artifact` or `say`" in str(error)
     )
     assert error.line == line_of(text, "state: TASK_STATE_WORKING")
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from freezegun import freeze_time
 
 from mockagent.engine.clock import Clock, format_timestamp
 from mockagent.engine.ids import IdFactory
 
-START = datetime(2026, 10, 6, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 10, 6, 9, 0, tzinfo=UTC)
 TCK_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 

@@ -68,4 +68,4 @@ def test_a_journal_entry_reads_back_equal(make_engine: Callable[..., Engine]) ->
 
 def test_compact_json_keeps_order_and_non_ascii_and_turns_the_unknown_into_text() -> None:
     assert compact_json({"b": [1, 2.5, None], "a": "ü"}) == '{"b":[1,2.5,null],"a":"ü"}'
-    assert compact_json({"when": Engine}, default=str) == '{"when":"%s"}' % Engine
+    assert compact_json({"when": Engine}, default=str) == f'{{"when":"{Engine}"}}'

@@ -59,7 +59,8 @@ class _RecordingServer(ThreadingHTTPServer):
 
 @pytest.fixture
 def make_receiver() -> Iterator[Callable[[], Receiver]]:
-    """`make_receiver()` → a running Receiver on 127.0.0.1:<free port>; all stopped after the test."""
+    """`make_receiver()` → a running Receiver on 127.0.0.1:<free port>; all stopped after the
+    test."""
     servers: list[_RecordingServer] = []
 
     def make() -> Receiver:

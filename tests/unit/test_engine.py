@@ -495,7 +495,8 @@ def test_cancel_of_an_unknown_task_is_not_found(engine: Engine) -> None:
 
 @pytest.fixture
 def three(engine: Engine) -> list[str]:
-    """Task ids, oldest first: review (new context, INPUT_REQUIRED), quick and build (ctx-a, COMPLETED)."""
+    """Task ids, oldest first: review (new context, INPUT_REQUIRED), quick and build (ctx-a,
+    COMPLETED)."""
     review = task_of(send(engine, "review this")).id
     quick = task_of(send(engine, "quick", context_id="ctx-a")).id
     build = task_of(send(engine, "build it", context_id="ctx-a")).id

@@ -191,7 +191,8 @@ def test_a_head_trickling_in_is_searched_once():
 @pytest.mark.parametrize(
     "data",
     [
-        b"POST /a%20b?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+        b"POST /a%20b?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 2\r\n\r\n{}",
         b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nX-Two: 1\r\nx-two:  2 \r\n\r\n",
         b"GET / HTTP/1.1\r\nX_Under: dropped\r\nHost: x\r\n\r\n",
         b"GET http://example/abs?q HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -235,7 +236,10 @@ def test_the_loops_parser_reads_what_the_line_by_line_parser_reads(data):
 
 
 def test_the_loops_parser_hands_the_app_its_headers_by_lowercased_name():
-    data = b"GET / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-Two: 1\r\nX-Two: 2\r\nContent-Type: text/plain\r\n\r\n"
+    data = (
+        b"GET / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-Two: 1\r\nX-Two: 2\r\n"
+        b"Content-Type: text/plain\r\n\r\n"
+    )
     request = parse_request(io.BytesIO(data), {})
     assert (
         request.environ[HEADERS]

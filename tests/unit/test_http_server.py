@@ -102,7 +102,8 @@ def test_pipelined_requests_are_answered_in_order(serve):
     server = serve()
     data = raw(
         server,
-        b"GET /one HTTP/1.1\r\nHost: x\r\n\r\nPOST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+        b"GET /one HTTP/1.1\r\nHost: x\r\n\r\n"
+        b"POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
         b"\r\nabcGET /three HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     )
     assert data.count(b"HTTP/1.1 200 OK") == 3
@@ -152,7 +153,8 @@ def test_a_stream_goes_out_piece_by_piece_chunked(serve):
         def pieces():
             try:
                 yield b"data: 1\n\n"
-                waiting.before_wait()  # as every wait in mockagent's app does: what was written goes out
+                # as every wait in mockagent's app does: what was written goes out
+                waiting.before_wait()
                 assert go_on.wait(5)
                 yield b"data: 2\n\n"
             finally:
@@ -354,7 +356,8 @@ def test_an_unread_body_is_skipped_when_small_and_closes_the_connection_when_lar
     server = serve(ignores_body)
     small = raw(
         server,
-        b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
+        b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n",
     )
     assert small.count(b"200 OK") == 2
     with socket.create_connection((server.host, server.port), timeout=5) as sock:

@@ -1,4 +1,5 @@
-"""`mockagent lint`: each check finds its mistake, at the right line, and stays quiet on clean cassettes."""
+"""`mockagent lint`: each check finds its mistake, at the right line, and stays quiet on clean
+cassettes."""
 
 from __future__ import annotations
 
@@ -520,8 +521,9 @@ def test_lint_command_findings(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["lint", str(path), str(clean)])
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        f"{path}:{line_of(path, '@never')}: interaction 'never': shadowed can never match: interaction "
-        "'catch-all' (line 9) comes first, has no `times` limit and matches every call this one does",
+        f"{path}:{line_of(path, '@never')}: interaction 'never': shadowed can never match: "
+        "interaction 'catch-all' (line 9) comes first, has no `times` limit and matches every call "
+        "this one does",
         "1 finding in 2 cassettes",
     ]
     quiet = CliRunner().invoke(main, ["lint", "--quiet", str(path)])

@@ -79,7 +79,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return list(a) == list(b) and all(a[k] is a or same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(x is a or same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(x is a or same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 
@@ -123,7 +123,10 @@ def test_a_big_cassette_without_aliases_is_not_an_alias_bomb(tmp_path: Path) -> 
     path.write_text(
         cassette(f"""
         - name: big
-          reply: {{task: {{steps: [{{state: TASK_STATE_COMPLETED}}], metadata: {{many: [{items}]}}}}}}
+          reply:
+            task:
+              steps: [{{state: TASK_STATE_COMPLETED}}]
+              metadata: {{many: [{items}]}}
     """)
         + "# R&D: an ampersand, so the alias check runs\n",
         encoding="utf-8",

@@ -476,7 +476,8 @@ def test_hint_when_the_cassette_is_empty() -> None:
 
 def test_hint_for_a_used_up_interaction() -> None:
     assert report_of(Candidate("once", 1, [], used_up=True, uses=1)).hint() == (
-        "Interaction 'once' matches but was already used 1 time: raise its `times` or add another interaction."
+        "Interaction 'once' matches but was already used 1 time: raise its `times` or add another "
+        "interaction."
     )
     assert "used 2 times:" in report_of(Candidate("twice", 1, [], used_up=True, uses=2)).hint()
 
@@ -516,7 +517,8 @@ def test_report_text_is_pinned() -> None:
     report = near_miss("cassettes/reviewer.yaml", "once", call, candidates)
     assert report.text() == "\n".join(
         [
-            "No interaction in cassettes/reviewer.yaml matches this SendMessage call (record mode: once).",
+            "No interaction in cassettes/reviewer.yaml matches this SendMessage call "
+            "(record mode: once).",
             "Call: SendMessage over JSONRPC, text 'Please review', 1 part",
             "Closest interactions:",
             "  1. once (line 20)",
@@ -525,8 +527,8 @@ def test_report_text_is_pinned() -> None:
             '       message.parts[0].text: endswith "?" ≠ "Please review"',
             "  3. review",
             "       operation: in ['GetTask'] ≠ \"SendMessage\"",
-            "Hint: Interaction 'once' matches but was already used 2 times: raise its `times` or add "
-            "another interaction.",
+            "Hint: Interaction 'once' matches but was already used 2 times: "
+            "raise its `times` or add another interaction.",
         ]
     )
 

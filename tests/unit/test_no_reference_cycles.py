@@ -44,7 +44,8 @@ class Sink:
 def call(server: Any, path: str, body: Any, headers: str = "A2A-Version: 1.0\r\n") -> bytes:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     request = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\n{headers}"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
+        f"Content-Type: application/json\r\n{headers}"
         f"Content-Length: {len(raw)}\r\n\r\n"
     ).encode() + raw
     sink = Sink()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -56,7 +57,7 @@ def played_gaps(load: Any, pace: Pace | str | None = None, cap: float | None = N
     finally:
         engine.close()
     times = [stream.task.events[0].at_ms] + [e.at_ms for e in events]  # type: ignore[union-attr]
-    return [round(b - a, 6) for a, b in zip(times, times[1:])]
+    return [round(b - a, 6) for a, b in itertools.pairwise(times)]
 
 
 def test_recorded_pace_replays_the_scripted_gaps_exactly(load):

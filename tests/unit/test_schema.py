@@ -105,7 +105,8 @@ def test_the_committed_schema_is_what_mockagent_schema_prints() -> None:
     )
     # The copy installed with the package, which recorded cassettes point editors at.
     assert SCHEMA_FILE.read_text(encoding="utf-8") == printed, (
-        "mockagent/cassette/schema.json is stale: run `mockagent schema > mockagent/cassette/schema.json`"
+        "mockagent/cassette/schema.json is stale: "
+        "run `mockagent schema > mockagent/cassette/schema.json`"
     )
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from mockagent import errors
 from mockagent.dialects.a2a import jsonrpc, rest
 from mockagent.dialects.a2a.card import card_response
-from mockagent.vocabulary import CARD_PATH
 from mockagent.dialects.a2a.push import PushNotifier
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
+from mockagent.vocabulary import CARD_PATH
 
 __all__ = ["A2AAgent"]
 

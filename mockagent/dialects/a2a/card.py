@@ -1,4 +1,5 @@
-"""The agent card, built from the cassette's `agent:` with interface URLs pointing at this server."""
+"""The agent card, built from the cassette's `agent:` with interface URLs pointing at this
+server."""
 
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
 from mockagent.dialects.a2a.service import A2AService
-from mockagent.vocabulary import A2A_OPERATIONS
 from mockagent.dialects.a2a.wire import normalise
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
+from mockagent.vocabulary import A2A_OPERATIONS
 
 BINDING = "JSONRPC"
 

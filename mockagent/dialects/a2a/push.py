@@ -19,7 +19,8 @@ from mockagent.engine.tasks import Task
 
 
 def webhook_headers(config: dict[str, Any]) -> dict[str, str]:
-    """`Authorization: <scheme> <credentials>` and `X-A2A-Notification-Token`, as the config says."""
+    """`Authorization: <scheme> <credentials>` and `X-A2A-Notification-Token`, as the config
+    says."""
     headers = {}
     auth = config.get("authentication")
     if isinstance(auth, dict) and auth.get("scheme"):

@@ -138,12 +138,14 @@ class A2AService:
         )
         if (operation in PUSH_OPERATIONS or inline_push) and not capabilities.pushNotifications:
             raise errors.PushNotificationNotSupported(
-                "Push notifications are not supported: this agent's card says pushNotifications: false"
+                "Push notifications are not supported: "
+                "this agent's card says pushNotifications: false"
             )
         if operation == "GetExtendedAgentCard":
             if not capabilities.extendedAgentCard:
                 raise errors.UnsupportedOperation(
-                    "GetExtendedAgentCard is not supported: this agent's card says extendedAgentCard: false"
+                    "GetExtendedAgentCard is not supported: "
+                    "this agent's card says extendedAgentCard: false"
                 )
             if self.agent.extendedCard is None:
                 raise errors.ExtendedAgentCardNotConfigured(

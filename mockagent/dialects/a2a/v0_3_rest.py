@@ -202,7 +202,8 @@ def rest_task_out(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def rest_push_config_out(config: dict[str, Any]) -> dict[str, Any]:
-    """A flat v1.0 config → v0.3 proto `{name: tasks/{t}/pushNotificationConfigs/{c}, pushNotificationConfig}`."""
+    """A flat v1.0 config → v0.3 proto
+    `{name: tasks/{t}/pushNotificationConfigs/{c}, pushNotificationConfig}`."""
     inner = push_config_out(config)["pushNotificationConfig"]
     return {
         "name": f"tasks/{config.get('taskId', '')}/pushNotificationConfigs/{config.get('id', '')}",

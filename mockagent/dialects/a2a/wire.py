@@ -1,4 +1,5 @@
-"""A2A v1.0 ProtoJSON in and out: camelCase and snake_case in, camelCase out, unset fields omitted."""
+"""A2A v1.0 ProtoJSON in and out: camelCase and snake_case in, camelCase out, unset fields
+omitted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Agentex dialect (Scale AI Agentex platform API), replay only: JSON-RPC per agent, REST around it.
+"""The Agentex dialect (Scale AI Agentex platform API), replay only: JSON-RPC per agent, REST
+around it.
 
 Routes hang off the mount's root, as they do off the platform's base URL:
 `POST /agents/{agent_id}/rpc` and `POST /agents/name/{agent_name}/rpc` (task/create, message/send,
@@ -26,7 +27,8 @@ RPC_ROUTES = [
 
 
 class AgentexAgent:
-    """Routes the requests to one Agentex cassette: its agents' RPC endpoints and the REST routes."""
+    """Routes the requests to one Agentex cassette: its agents' RPC endpoints and the REST
+    routes."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine

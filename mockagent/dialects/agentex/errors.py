@@ -1,4 +1,5 @@
-"""The Agentex error table: one row per neutral error kind, for JSON-RPC and for the platform's REST.
+"""The Agentex error table: one row per neutral error kind, for JSON-RPC and for the platform's
+REST.
 
 Inside `/rpc` every failure is HTTP 200 with `error: {code, message, data: null}`: -32602 when the
 request or its params fail validation, -32603 for everything else (reference §1.6). The REST routes
@@ -39,7 +40,8 @@ TABLE: dict[str, Row] = {
 }
 DEFAULT = Row(INTERNAL, 500)
 RETRIED = frozenset({408, 409, 429})
-"""Statuses the client retries besides 5xx; a scripted fault must not be retried behind the test's back."""
+"""Statuses the client retries besides 5xx; a scripted fault must not be retried behind the
+test's back."""
 
 
 def rpc_error(exc: ProtocolError, request_id: Any) -> dict[str, Any]:

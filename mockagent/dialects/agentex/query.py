@@ -1,4 +1,5 @@
-"""Reading tasks through the engine: polls (GetTask) and quiet reads (ListTasks, which move nothing).
+"""Reading tasks through the engine: polls (GetTask) and quiet reads (ListTasks, which move
+nothing).
 
 GET /tasks/{id} and GET /messages are a client polling its task, so they go through GetTask and
 may pass `after: {polls: N}` gates. Reads that are not polls (GET /tasks, GET /events, numbering

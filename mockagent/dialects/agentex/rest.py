@@ -40,9 +40,8 @@ class Platform:
             (a for a in self.agents if (a.id == id if id is not None else a.name == name)), None
         )
         if found is None:
-            raise not_found(
-                f"Agent {'with id ' + repr(id) if id is not None else 'named ' + repr(name)} not found"
-            )
+            which = "with id " + repr(id) if id is not None else "named " + repr(name)
+            raise not_found(f"Agent {which} not found")
         return found
 
 
@@ -66,7 +65,8 @@ def _required(request: HttpRequest, key: str) -> str:
 
 
 def _page(items: list[Any], request: HttpRequest) -> list[Any]:
-    """`order_direction=desc` reverses the natural order; `limit` and `page_number` (from 1) page."""
+    """`order_direction=desc` reverses the natural order; `limit` and `page_number` (from 1)
+    page."""
     if request.query.get("order_direction", "").lower() == "desc":
         items = items[::-1]
     limit = _int(request, "limit")

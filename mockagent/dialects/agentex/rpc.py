@@ -74,7 +74,8 @@ def _content(p: Params, required: bool) -> dict[str, Any] | None:
 
 
 def _task_ref(p: Params, required: bool) -> Params:
-    """`{id}` or `{name}` of the task a call names; not both (-32602), one if `required` (-32603)."""
+    """`{id}` or `{name}` of the task a call names; not both (-32602), one if `required`
+    (-32603)."""
     task_id, task_name = _optional(p, "task_id", str), _optional(p, "task_name", str)
     if task_id and task_name:
         raise errors.InvalidParams("Provide either task_id or task_name, not both")

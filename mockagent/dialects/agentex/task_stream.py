@@ -46,7 +46,8 @@ def resolve(engine: Engine, path: dict[str, str], headers: dict[str, str]) -> st
 
 
 def stream_response(engine: Engine, path: dict[str, str], headers: dict[str, str]) -> HttpResponse:
-    """The SSE answer; raises a ProtocolError (or HttpFault) before any byte for a refused stream."""
+    """The SSE answer; raises a ProtocolError (or HttpFault) before any byte for a refused
+    stream."""
     task_id = resolve(engine, path, headers)
     try:
         stream = engine.stream(query.call("SubscribeToTask", {"id": task_id}, "REST", headers))

@@ -183,7 +183,8 @@ def render_agent(agent: AgentexAgent, when: str) -> dict[str, Any]:
 
 
 def delta(content: dict[str, Any], piece: Any) -> Any:
-    """One cassette delta on the wire: a mapping as written, a string as the content type's delta."""
+    """One cassette delta on the wire: a mapping as written, a string as the content type's
+    delta."""
     if isinstance(piece, dict):
         return piece
     return STRING_DELTA.get(content.get("type", "text"), STRING_DELTA["text"])(content, str(piece))
