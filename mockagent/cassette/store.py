@@ -21,9 +21,9 @@ from mockagent.cassette.schema import json_schema
 from mockagent.cassette.yaml_reader import (
     MAX_NODES,
     Loc,
-    _deepest_line,
-    _line_map,
-    _parse,
+    deepest_line,
+    line_map,
+    parse,
     parse_yaml,
 )
 from mockagent.errors import CassetteError
@@ -70,7 +70,7 @@ class LoadedCassette:
 
     def line_of(self, loc: Loc) -> int | None:
         """The line of the deepest node on `loc` that the file has (1-based)."""
-        return _deepest_line(self.lines, loc)
+        return deepest_line(self.lines, loc)
 
     def locate(self, loc: Loc, message: str) -> CassetteError:
         """A CassetteError for `loc`, naming the interaction and the field."""
@@ -99,7 +99,7 @@ def collector_paused() -> Iterator[None]:
 
     Nodes, data and models of a big cassette are hundreds of thousands of new objects, none of
     them cyclic garbage, and the collector's passes over them cost several times the parse
-    itself (10,000 interactions, measured: 1.3 s to compose with it, 0.25 s without). The switch
+    itself (the load-time row of bench/README.md measures it). The switch
     is process-wide: another thread's load may resume it early, which costs only time.
     """
     enabled = gc.isenabled()
@@ -131,7 +131,7 @@ def load_cassette(path: str | Path) -> LoadedCassette:
 
 
 def _validated(text: str, path: str) -> Cassette:
-    data, node = _parse(text, path)
+    data, node = parse(text, path)
     if not isinstance(data, dict):
         raise CassetteError(
             "a cassette is a mapping with `version: 1`, `agent:` and `interactions:`",
@@ -142,9 +142,9 @@ def _validated(text: str, path: str) -> Cassette:
         return Cassette.model_validate(data)
     except ValidationError as exc:
         loc, message = first_problem(Cassette, data, exc.errors())
-        lines = _line_map(node) if node is not None else {}
+        lines = line_map(node) if node is not None else {}
         raise CassetteError(
-            describe(_names(data), loc, message), path=path, line=_deepest_line(lines, loc)
+            describe(_names(data), loc, message), path=path, line=deepest_line(lines, loc)
         ) from None
 
 

@@ -71,7 +71,7 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _line_map(root: yaml.Node) -> dict[Loc, int]:
+def line_map(root: yaml.Node) -> dict[Loc, int]:
     """Location → line of every node, walking each aliased node once (its first location)."""
     out: dict[Loc, int] = {}
     seen: set[int] = set()
@@ -92,7 +92,7 @@ def _line_map(root: yaml.Node) -> dict[Loc, int]:
     return out
 
 
-def _deepest_line(lines: dict[Loc, int], loc: Loc) -> int | None:
+def deepest_line(lines: dict[Loc, int], loc: Loc) -> int | None:
     """The line of `loc` in `lines`, else of the nearest node above it that the file has."""
     for end in range(len(loc), -1, -1):
         line = lines.get(tuple(loc[:end]))
@@ -167,7 +167,7 @@ def _construct(loader: Any, root: yaml.Node) -> Any:
     return data
 
 
-def _parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
+def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
     """Parse with the safe loader only; return the data and the root node."""
     try:
         loader = _LOADER(text)  # the pure-Python reader refuses control characters here already
@@ -197,5 +197,5 @@ def _parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
 
 def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:
     """Parse with the safe loader only; return the data and a map of location → line."""
-    data, node = _parse(text, path)
-    return data, _line_map(node) if node is not None else {}
+    data, node = parse(text, path)
+    return data, line_map(node) if node is not None else {}
