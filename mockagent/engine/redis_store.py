@@ -65,6 +65,7 @@ class RedisStore(TaskStore):
         self.begin(counters)  # joining: the counters now hold what the store had, if anything
         if self._fresh:
             self._wipe()
+            self._redis.call("DEL", NUMBERING_KEY)  # every agent does so as the server starts
             clock, counters.ids.count, counters.generation = fresh
             counters.clock.restore(*clock)
         self.commit(counters)
@@ -295,8 +296,20 @@ class RedisUses(Sequence[int]):
         return commands
 
 
+NUMBERING_KEY = "mockagent:journal:seq"
+"""The count every agent's journal in one Redis database numbers its calls from."""
+
+# Numbers the entries and appends them in one step on the server, so that the agents of a folder
+# (and every process and host sharing the store) number their calls in one sequence.
+APPEND_NUMBERED = (
+    "local last = redis.call('INCRBY', KEYS[2], #ARGV) - #ARGV "
+    "for i, entry in ipairs(ARGV) do redis.call('RPUSH', KEYS[1], (last + i) .. ' ' .. entry) end"
+)
+
+
 class RedisJournal(Journal):
-    """Journal entries in a Redis list; webhook deliveries stay with the process that sent them."""
+    """Journal entries in a Redis list, each with its number in NUMBERING_KEY's sequence; webhook
+    deliveries stay with the process that sent them."""
 
     def __init__(self, client: Redis, key: str) -> None:
         self.deliveries: list[Delivery] = []  # not Journal.__init__: the entries live in Redis
@@ -307,26 +320,26 @@ class RedisJournal(Journal):
         self._pending = []
 
     def record(self, call: Call, seq: int | None = None, **outcome: Any) -> JournalEntry:
-        # `seq` is not kept: the processes sharing the store number entries by their place here.
-        entry = JournalEntry(
-            0, call.operation, call.binding, call.params, **outcome
-        )  # seq: its place
+        # `seq` is not kept: Redis numbers the entry as the transaction commits.
+        entry = JournalEntry(0, call.operation, call.binding, call.params, **outcome)
         self._pending.append(entry)
         return entry
 
     @property
     def entries(self) -> list[JournalEntry]:
-        stored = [
-            load_entry(text, seq)
-            for seq, text in enumerate(self._redis.call("LRANGE", self._key, 0, -1), 1)
-        ]
-        return stored + [
-            replace(entry, seq=len(stored) + i) for i, entry in enumerate(self._pending, 1)
-        ]
+        stored = []
+        for text in self._redis.call("LRANGE", self._key, 0, -1):
+            seq, _, entry = (text.decode() if isinstance(text, bytes) else text).partition(" ")
+            stored.append(load_entry(entry, int(seq)))
+        # Not committed yet, so not numbered yet: after the last number this journal knows.
+        last = stored[-1].seq if stored else 0
+        return stored + [replace(entry, seq=last + i) for i, entry in enumerate(self._pending, 1)]
 
     def flush(self) -> list[Command]:
         entries, self._pending = [dump_entry(e) for e in self._pending], []
-        return [("RPUSH", self._key, *entries)] if entries else []
+        if not entries:
+            return []
+        return [("EVAL", APPEND_NUMBERED, 2, self._key, NUMBERING_KEY, *entries)]
 
 
 def redis_store(url: str, fresh: bool = True) -> StoreFactory:

@@ -92,6 +92,27 @@ def test_the_journal_and_uses_are_shared(redis_url):
         assert sum(uses) == 1
 
 
+def test_the_agents_of_a_folder_number_their_calls_in_one_sequence(redis_url):
+    a = create_app(KIT, store=store_from_url(redis_url), pace="instant")
+    b = create_app(KIT, store=store_from_url(redis_url, join=True), pace="instant")
+    question = {"message": message("what does this do?")}
+    rpc(a.test_client(), "code-reviewer", "SendMessage", question)
+    rpc(b.test_client(), "test-runner", "SendMessage", {"message": message("Run the suite")})
+    rpc(b.test_client(), "code-reviewer", "SendMessage", question)
+    for app in (a, b):
+        agents = app.extensions["mockagent"].agents
+        seqs = {}
+        for name in ("code-reviewer", "test-runner"):
+            with agents[name].locked():
+                seqs[name] = [e.seq for e in agents[name].journal.entries]
+        assert seqs == {"code-reviewer": [1, 3], "test-runner": [2]}  # each counted alone: [1, 2]
+    restarted = create_app(KIT, store=store_from_url(redis_url), pace="instant")  # not joining
+    rpc(restarted.test_client(), "test-runner", "SendMessage", {"message": message("Run it")})
+    runner = restarted.extensions["mockagent"].agents["test-runner"]
+    with runner.locked():
+        assert [e.seq for e in runner.journal.entries] == [1]
+
+
 def test_a_reset_on_one_server_forgets_on_the_other(redis_url):
     a = create_app(KIT, store=store_from_url(redis_url), pace="instant")
     b = client(store_from_url(redis_url, join=True))
