@@ -34,6 +34,20 @@ READY = "mockagent ready"
 """Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
 
 
+def listening(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The --host and --port options of a command that listens (serve, record)."""
+    command = click.option(
+        "--port",
+        default=8000,
+        show_default=True,
+        type=click.IntRange(0, 65535),
+        help="Port to listen on; 0 picks a free one (the real port is printed).",
+    )(command)
+    return click.option(
+        "--host", default="127.0.0.1", show_default=True, help="Interface to listen on."
+    )(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mockagent")
 def main() -> None:
@@ -42,14 +56,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option(
-    "--port",
-    default=8000,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port to listen on; 0 picks a free one (the real port is printed).",
-)
+@listening
 @click.option(
     "--pace",
     metavar="recorded|instant|scale=F",
@@ -234,14 +241,7 @@ def _run(
     type=click.Path(dir_okay=False, path_type=Path),
     help="The cassette file to write.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option(
-    "--port",
-    default=8000,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port to listen on; 0 picks a free one (the real port is printed).",
-)
+@listening
 @click.option(
     "--mode",
     type=click.Choice(["once", "new_episodes", "all"]),
