@@ -70,6 +70,7 @@ __all__ = [
     "Interaction",
     "Match",
     "Model",
+    "Opening",
     "Reply",
     "Skill",
     "Step",
@@ -127,11 +128,23 @@ class Step(Model):
         return None if self.state is None else TaskState(self.state)
 
 
+Opening = Literal["task", "task-as-is", "update"]
+"""How a stream answering a message opens (`TaskReply.first`)."""
+
+
 class TaskReply(Model):
     """A task script: the steps run in order, gated by their `after`."""
 
     steps: list[Step] = Field(min_length=1)
     metadata: dict[str, Any] | None = None
+    first: Opening | None = Field(
+        None,
+        description=(
+            "A2A streams: what opens a SendStreamingMessage stream. `task` (unset): a Task "
+            "showing the first step; `task-as-is`: a Task as it was when the call came, "
+            "before any step; `update`: no Task, the first step's update opens the stream"
+        ),
+    )
 
 
 class ErrorReply(Model):
@@ -292,6 +305,11 @@ class Cassette(Model):
                 Absent(
                     ("interactions", "*", "reply", "message"),
                     "an Agentex reply is a task script: write the agent's messages as `say` steps",
+                ),
+                Absent(
+                    ("interactions", "*", "reply", "task", "first"),
+                    "`first` says how an A2A stream opens; "
+                    "an Agentex stream opens with what the first steps say",
                 ),
                 _operations_not_of("agentex"),
             ),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mockagent import errors
-from mockagent.cassette.models import Interaction, Reply
+from mockagent.cassette.models import Interaction, Opening, Reply
 from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
@@ -331,7 +331,7 @@ class Engine:
 
         `block` runs to a terminal or interrupted state; `immediate` shows the first step and
         those right after it with no `after`; `stream` shows the first step only (the player
-        plays the rest).
+        plays the rest), or none when the reply's `first` opens the stream otherwise.
         """
         config = call.params.get("configuration") or {}
         history_length = history_length_of(config.get("historyLength"))
@@ -366,12 +366,15 @@ class Engine:
             self.runner.run_to_stop(task)
         elif mode == "immediate":
             self.runner.run_first(task)
+        elif opening(reply) != "task":  # no step yet: a new task is shown as old as it is
+            task.timestamp = task.timestamp or task.created
         elif task.script:
             self.runner.apply(task, task.script.popleft())
         return TaskResult(task.view(history_length), said=tuple(task.history[mark:])), task
 
     def _open_stream(self, call: Call, index: int | None, task: Task | None) -> Stream:
         fault = None
+        opens: Opening = "task"  # a subscription opens with the current Task, as the spec says
         if call.operation == "SubscribeToTask":
             if index is not None:  # an interaction may script an error or a fault for it
                 self._scripted_reply(index)
@@ -393,12 +396,14 @@ class Engine:
             )
             self.tasks.use(index)
             fault = self.interactions[index].fault
+            opens = opening(reply)
         cursor = len(task.events) if task else 0  # before playing: steps due now are played at once
         if isinstance(first, TaskResult) and task is not None and self.player is not None:
             self.player.play(task)
         return Stream(
             first=first,
             task=task if isinstance(first, TaskResult) else None,
+            opening=opens,
             cursor=cursor,
             close_on_interrupt=call.operation != "SubscribeToTask",
             close_when_idle=call.operation != "SubscribeToTask",
@@ -409,3 +414,8 @@ class Engine:
             fetch=self.tasks.peek,
             poll_s=self.tasks.poll_s,
         )
+
+
+def opening(reply: Reply) -> Opening:
+    """How a stream answering `reply` opens: its task's `first`, `task` when unset."""
+    return (reply.task.first if reply.task is not None else None) or "task"

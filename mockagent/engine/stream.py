@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from mockagent.cassette.models import Fault
+from mockagent.cassette.models import Fault, Opening
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.tasks import Task
 from mockagent.waiting import before_wait, flush
@@ -23,7 +23,9 @@ class Stream:
 
     Every reader of a task reads the same event list, so concurrent subscribers see identical
     events in identical order. `close_on_interrupt`: SendStreamingMessage ends at INPUT_REQUIRED or
-    AUTH_REQUIRED; a subscription stays open until a terminal state.
+    AUTH_REQUIRED; a subscription stays open until a terminal state. `opening` is the reply's
+    `first`: with `task-as-is` the first answer shows the task before any step (its state ends
+    nothing); with `update` a binding sends no first answer, the first event opens the stream.
     """
 
     first: MessageResult | TaskResult
@@ -37,6 +39,7 @@ class Stream:
     close_when_idle: bool = False  # a message's stream also ends when its script has run out
     fetch: Callable[[str], Task | None] | None = None  # the task now (from a shared store)
     poll_s: float | None = None  # a shared store tells no one of events: look this often
+    opening: Opening = "task"  # the reply's `first`
     _left: int = -1  # events of the batch being read still to come; -1 before the first read
 
     def ready(self) -> bool:
@@ -110,4 +113,6 @@ class Stream:
         state = first.task.state if isinstance(first, TaskResult) else task.state
         with self.condition:
             idle = self._idle(task)
+        if self.opening != "task":  # the first answer showed no step of this call
+            return idle
         return idle or state.terminal or (self.close_on_interrupt and state.interrupted)

@@ -69,7 +69,7 @@ class StreamRecording:
             )
         task = self.task
         if snapshot is not None:
-            steps = recorder.diff(task, snapshot)
+            steps = self._snapshot_steps(task, snapshot)
             if not steps and not task.state:  # a new task always starts with its state
                 steps = [recorder.state_step(task, snapshot.get("status") or {})]
             if (
@@ -79,7 +79,25 @@ class StreamRecording:
             recorder.add_steps(task, steps, at_ms)
         self.last_ms = at_ms
         if update is not None:
+            self._opened_with("update")
             self.event(result, at_ms)
+
+    def _snapshot_steps(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+        """The steps a first snapshot shows. A follow-up's that shows the task as it was (the
+        same state, nothing new said or made; a status message moved to history is no news) is
+        no step: the answer opened with the task as it is, and the reply says so."""
+        before = task.state
+        steps = self.recorder.diff(task, snapshot)
+        if self.follow_up is None or not before or any(s != {"state": before} for s in steps):
+            return steps
+        self._opened_with("task-as-is")
+        return []
+
+    def _opened_with(self, opening: str) -> None:
+        """Write how the answer to a message opened as its reply's `first` (`task` is unset)."""
+        reply = (self.interaction or {}).get("reply") or {}
+        if self.message is not None and "task" in reply:
+            reply["task"] = {"first": opening, **reply["task"]}  # the same `steps` list
 
     def _open_task(self, upstream_id: str) -> RecordedTask:
         """The interaction this message starts: a new task's, or a follow-up's on a known task."""

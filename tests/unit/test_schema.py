@@ -222,6 +222,11 @@ VALID = {
           reply: {message: {parts: [{text: hi}, {data: {a: 1}}], metadata: {m: 1}}}
     """,
     "whole numbers written as floats": "- {name: n, times: 2.0, reply: {message: hi}}",
+    "how a stream opens": """
+        - {name: a, reply: {task: {first: task, steps: [{state: working}]}}}
+        - {name: b, reply: {task: {first: task-as-is, steps: [{state: working}]}}}
+        - {name: c, reply: {task: {first: update, steps: [{state: working}]}}}
+    """,
 }
 
 
@@ -380,6 +385,16 @@ INVALID: list[tuple[str, str, str]] = [  # (what, cassette, what the loader's me
         "direct reply in Agentex",
         _one("{name: r, reply: {message: hi}}", AGENTEX_HEAD),
         "an Agentex reply is a task script",
+    ),
+    (
+        "unknown stream opening",
+        _one("{name: r, reply: {task: {first: snapshot, steps: [{state: working}]}}}"),
+        "reply.task.first: ",
+    ),
+    (
+        "stream opening in Agentex",
+        _one("{name: r, reply: {task: {first: update, steps: [{say: hi}]}}}", AGENTEX_HEAD),
+        "`first` says how an A2A stream opens",
     ),
     ("Agentex without agents", "version: 1\nprotocol: agentex\nagents: []\n", "needs `agents:`"),
     ("A2A without agent", "version: 1\n", "needs `agent:`"),

@@ -16,6 +16,7 @@ from mockagent.dialects import sse
 from mockagent.dialects.a2a.wire import render_event, render_result
 from mockagent.dialects.faults import delay, faulty
 from mockagent.dialects.http import HttpResponse
+from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE, Stream
 
 Wrap = Callable[[Any], Any]
@@ -39,23 +40,26 @@ def fault_response(fault: Fault) -> HttpResponse:
 
 
 def stream_response(stream: Stream, wrap: Wrap, wrap_error: WrapError) -> HttpResponse:
-    """SSE: the first answer, then each event when it happens; faults as the interaction scripts."""
-    first = render_result("SendStreamingMessage", stream.first)
+    """SSE: the first answer, then each event when it happens; faults as the interaction scripts.
+    A reply whose `first` is `update` has no first answer: its first event opens the stream."""
+    first = (
+        [] if stream.opening == "update" else [render_result("SendStreamingMessage", stream.first)]
+    )
     return HttpResponse(200, _frames(stream, first, wrap, wrap_error), dict(sse.HEADERS))
 
 
-def _frames(stream: Stream, first: Any, wrap: Wrap, wrap_error: WrapError) -> Iterator[bytes]:
+def _frames(stream: Stream, first: list[Any], wrap: Wrap, wrap_error: WrapError) -> Iterator[bytes]:
     fault = stream.fault
     ready: list[
         bytes
     ] = []  # events already there go out in one write (not with a fault: it counts writes)
-    for n, item in enumerate(faulty(chain([first], stream.events()), fault)):
+    for item in faulty(chain(first, stream.events()), fault):
         if item is KEEPALIVE:
             frame = sse.KEEPALIVE
         elif isinstance(item, errors.ProtocolError):
             frame = sse.frame(wrap_error(item), event="error")
         else:
-            frame = sse.frame(wrap(item if n == 0 else render_event(item)))
+            frame = sse.frame(wrap(render_event(item) if isinstance(item, TaskEvent) else item))
         ready.append(frame)
         if fault is not None or item is KEEPALIVE or not stream.ready():
             yield b"".join(ready)
