@@ -16,11 +16,12 @@ from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
+from mockagent.proxy.push import PushCalls, error_text
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
-from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH
+from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class RecordingProxy:
         self._card: dict[str, Any] | None = None
         self._protocol: str | None = None
         self.agentex = AgentexRecording(self)
+        self.push = PushCalls()
 
     # -- the card -----------------------------------------------------------------------------
 
@@ -226,19 +228,25 @@ class RecordingProxy:
     ) -> errors.ProtocolError | None:
         """Record one answer; an answer that is not the protocol's is an error for the client."""
         try:
-            payload = parse_json(body)
+            payload = parse_json(body) if body.strip() or not 200 <= status < 300 else {}
         except ValueError:
             return errors.InvalidAgentResponse(
                 "the upstream answered with a body that is not JSON", http_status=502
             )
         result, kind = self._outcome(call.binding, status, payload)
-        if result is None and kind is None:
+        empty = isinstance(payload, dict) and "result" in payload  # JSON-RPC `result: null`
+        if result is None and kind is None and not empty:
             return errors.InvalidAgentResponse(
                 "the upstream answered with neither a result nor an error", http_status=502
             )
         with self.session.lock:
             recorder = self.session.recorder
-            if recording is not None and call.operation in ("SendMessage", "SendStreamingMessage"):
+            if call.operation in PUSH_OPERATIONS:
+                self.push.record(recorder, call.operation, call.params, kind, error_text(payload))
+            elif recording is not None and call.operation in (
+                "SendMessage",
+                "SendStreamingMessage",
+            ):
                 if kind is not None:
                     recording.error(kind)
                 else:
