@@ -21,7 +21,8 @@ from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, 
 from mockagent.errors import CassetteError
 from mockagent.proxy.recorder import Recorder
 
-ITEM = re.compile(r"^( *)- name: (.*)$")
+ITEM = re.compile(r"^( *)- name: (.*)$")  # an interaction starts (at the first one's indent)
+NOTE = "# recorded: "
 
 
 class LeakError(CassetteError):
@@ -55,7 +56,7 @@ class Session:
         # Streams whose answer is still being recorded, and how to cut each off when the
         # recording stops; why an interaction got a fault, written above it as a comment.
         self.open_streams: dict[int, Callable[[], None]] = {}
-        self.notes: dict[str, str] = {}
+        self.notes = notes_of(self.path.read_text(encoding="utf-8")) if existing else {}
         self.finished = False  # a stream that ends later must not write PATH.partial again
 
     def _text(self, data: dict[str, Any]) -> str:
@@ -118,7 +119,21 @@ def with_notes(text: str, notes: dict[str, str]) -> str:
             name = yaml.safe_load(item.group(2))
             note = notes.get(name) if isinstance(name, str) else None
         elif note and line.startswith(" " * (indent + 2) + "fault:"):
-            out.append(" " * (indent + 2) + f"# recorded: {note}")
+            out.append(" " * (indent + 2) + NOTE + note)
             note = None
         out.append(line)
     return head + found + "\n".join(out)
+
+
+def notes_of(text: str) -> dict[str, str]:
+    """The notes `with_notes` wrote into a cassette's text, by interaction (new_episodes keeps
+    them when it writes the cassette anew)."""
+    notes: dict[str, str] = {}
+    name, indent = None, None
+    for line in text.partition("\ninteractions:\n")[2].split("\n"):
+        item = ITEM.match(line)
+        if item and indent in (None, len(item.group(1))):
+            indent, name = len(item.group(1)), yaml.safe_load(item.group(2))
+        elif isinstance(name, str) and line.lstrip().startswith(NOTE):
+            notes[name] = line.lstrip()[len(NOTE) :]
+    return notes

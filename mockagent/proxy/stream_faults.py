@@ -89,6 +89,8 @@ class TeedStream:
 
     def end(self) -> None:
         """The stream is over, however: its answer is complete as far as it was recorded."""
+        if self.over:
+            return
         self.session.open_streams.pop(id(self), None)
         if self.recording is not None:
             self.recording.close()

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from mockagent.proxy.session import partial_path, with_notes
+from mockagent.proxy.stream_faults import stream_error
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.faulty_upstream import ERROR_INFO, ERROR_MESSAGE, faulty_upstream
 from tests.helpers.recording import (
@@ -159,6 +160,29 @@ def test_a_stream_open_when_the_recording_stops_replays_as_dropped(tmp_path: Pat
     comment = "# recorded: the recording was stopped while the stream was open, after 3 events"
     assert comment in path.read_text()
     assert seen(*replayed(path, "JSONRPC", "hold on")) == seen(got, "dropped")
+
+
+def test_new_episodes_keeps_the_comments_of_the_faults_recorded_before(tmp_path: Path) -> None:
+    path = tmp_path / "episodes.yaml"
+    with faulty_upstream() as upstream:
+        with recording(upstream.url, path) as rec:
+            stream(rec.url, "JSONRPC", "drop it")
+            rec.finish()
+        with recording(upstream.url, path, mode="new_episodes") as rec:
+            stream(rec.url, "JSONRPC", "error please")
+            rec.finish()
+    text = path.read_text()
+    assert "# recorded: the upstream closed the stream after 3 events\n" in text
+    assert "# recorded: the upstream sent an error event (InvalidAgentResponse) after 3" in text
+
+
+def test_error_events_name_the_kind_of_the_code_or_reason() -> None:
+    internal = {"error": {"code": -32603, "message": "boom"}}
+    assert stream_error("JSONRPC", "message", internal) == ("Internal", "boom")  # not Unavailable
+    status = {"error": {"code": 400, "message": "no", "details": [{"reason": "INVALID_PARAMS"}]}}
+    assert stream_error("HTTP+JSON", "error", status) == ("InvalidParams", "no")
+    assert stream_error("HTTP+JSON", "message", status) is None  # REST errors are `event: error`
+    assert stream_error("JSONRPC", "message", {"result": {"task": {}}}) is None
 
 
 def test_notes_become_comments_above_the_fault_of_their_interaction_only() -> None:
