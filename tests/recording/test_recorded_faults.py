@@ -18,8 +18,11 @@ import httpx
 import pytest
 import yaml
 
-from mockagent.proxy.session import partial_path, with_notes
-from mockagent.proxy.stream_faults import stream_error
+from mockagent.proxy.forward import RecordingProxy
+from mockagent.proxy.session import Session, partial_path, with_notes
+from mockagent.proxy.stream_faults import TeedStream, stream_error
+from mockagent.proxy.turns import open_turn
+from mockagent.proxy.upstream import Upstream
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.faulty_upstream import ERROR_INFO, ERROR_MESSAGE, faulty_upstream
 from tests.helpers.recording import (
@@ -174,6 +177,27 @@ def test_new_episodes_keeps_the_comments_of_the_faults_recorded_before(tmp_path:
     text = path.read_text()
     assert "# recorded: the upstream closed the stream after 3 events\n" in text
     assert "# recorded: the upstream sent an error event (InvalidAgentResponse) after 3" in text
+
+
+@pytest.mark.parametrize(
+    ("state", "fault"),
+    [("TASK_STATE_WORKING", {"dropAfter": 1}), ("TASK_STATE_COMPLETED", None)],
+)
+def test_a_client_that_leaves_before_the_answer_ended_sees_a_drop_on_replay(
+    tmp_path: Path, state: str, fault: dict[str, Any] | None
+) -> None:
+    session = Session(tmp_path / "left.yaml", "all")
+    proxy = RecordingProxy(Upstream("http://127.0.0.1:9"), session)
+    recording = open_turn(session.recorder, {"message": message("go")}, 0.0)
+    recording.first({"task": {"id": "t1", "status": {"state": state}}}, 0.0)
+    teed = TeedStream(session, recording, sent=1)
+    chunks = proxy._watched(iter([b"event 1", b"event 2"]), teed)
+    next(chunks)
+    chunks.close()  # what the server does when the client's side is gone
+    proxy.upstream.close()
+    [recorded] = session.recorder.interactions
+    assert recorded.get("fault") == fault
+    assert not session.open_streams
 
 
 def test_error_events_name_the_kind_of_the_code_or_reason() -> None:
