@@ -12,19 +12,16 @@ import httpx
 
 from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, rest
-from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
+from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
+from mockagent.proxy.push import PushCalls, error_text
 from mockagent.proxy.session import Session
+from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
-from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH
-
-KIND_BY_CODE = {row.code: kind for kind, row in TABLE.items() if kind != "NoMatch"}
-KIND_BY_REASON = {
-    row.reason: kind for kind, row in TABLE.items() if kind != "NoMatch" and row.reason
-}
+from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
 
 
 @dataclass(frozen=True)
@@ -50,6 +47,7 @@ class RecordingProxy:
         self._card: dict[str, Any] | None = None
         self._protocol: str | None = None
         self.agentex = AgentexRecording(self)
+        self.push = PushCalls()
 
     # -- the card -----------------------------------------------------------------------------
 
@@ -230,19 +228,25 @@ class RecordingProxy:
     ) -> errors.ProtocolError | None:
         """Record one answer; an answer that is not the protocol's is an error for the client."""
         try:
-            payload = parse_json(body)
+            payload = parse_json(body) if body.strip() or not 200 <= status < 300 else {}
         except ValueError:
             return errors.InvalidAgentResponse(
                 "the upstream answered with a body that is not JSON", http_status=502
             )
         result, kind = self._outcome(call.binding, status, payload)
-        if result is None and kind is None:
+        empty = isinstance(payload, dict) and "result" in payload  # JSON-RPC `result: null`
+        if result is None and kind is None and not empty:
             return errors.InvalidAgentResponse(
                 "the upstream answered with neither a result nor an error", http_status=502
             )
         with self.session.lock:
             recorder = self.session.recorder
-            if recording is not None and call.operation in ("SendMessage", "SendStreamingMessage"):
+            if call.operation in PUSH_OPERATIONS:
+                self.push.record(recorder, call.operation, call.params, kind, error_text(payload))
+            elif recording is not None and call.operation in (
+                "SendMessage",
+                "SendStreamingMessage",
+            ):
                 if kind is not None:
                     recording.error(kind)
                 else:
@@ -277,30 +281,46 @@ class RecordingProxy:
     def _tee(
         self, response: httpx.Response, call: Classified | None, recording: StreamRecording | None
     ) -> Iterator[bytes]:
-        """Pass each chunk on as it arrives; record each complete SSE event with its time."""
-        seen = 0
+        """Pass each chunk on as it arrives; record each complete SSE event with its time, and a
+        stream cut off or broken by an error event as that fault."""
+        teed = TeedStream(self.session, recording)
 
         def on_block(block: bytes) -> None:
-            nonlocal seen
             event = _sse_event(block)
-            if event is None or recording is None or call is None:
+            if event is None or call is None:
                 return
             name, payload = event
-            result, kind = self._outcome(call.binding, 200, payload)
+            error = stream_error(call.binding, name, payload)
+            result = None if error is not None else self._outcome(call.binding, 200, payload)[0]
             with self.session.lock:
-                if seen == 0 and kind is not None and name != "error":
-                    recording.error(kind)
-                elif result is not None and name != "error":
-                    (recording.first if seen == 0 else recording.event)(result, now_ms())
-            seen += 1
+                if teed.over or recording is None:
+                    pass
+                elif error is not None and teed.sent == 0:
+                    recording.error(error[0])
+                elif error is not None:
+                    teed.errored(*error)
+                elif result is not None:
+                    (recording.first if teed.sent == 0 else recording.event)(result, now_ms())
+                teed.sent += 1
 
-        def on_close() -> None:
-            if recording is not None:
-                with self.session.lock:
-                    recording.close()
+        return self._watched(tee(response, b"\n\n", on_block, lambda: None), teed)
+
+    def _watched(self, chunks: Iterator[bytes], teed: TeedStream) -> Iterator[bytes]:
+        """The teed chunks; how the stream ended decides how its answer is recorded."""
+        try:
+            yield from chunks
+        except httpx.HTTPError as exc:  # the upstream broke off: so does the client's stream
+            with self.session.lock:
+                teed.dropped()
+            raise errors.DropConnection(f"the upstream broke the stream off: {exc}") from None
+        except GeneratorExit:
+            with self.session.lock:
+                teed.left()
+            raise
+        finally:
+            with self.session.lock:
+                teed.end()
             self.session.save_partial()
-
-        return tee(response, b"\n\n", on_block, on_close)
 
 
 def _sse_event(block: bytes) -> tuple[str, Any] | None:

@@ -7,15 +7,22 @@ cassette, scans it for every secret seen, and only then renames it into place.
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.recorder import Recorder
+
+ITEM = re.compile(r"^( *)- name: (.*)$")  # an interaction starts (at the first one's indent)
+NOTE = "# recorded: "
 
 
 class LeakError(CassetteError):
@@ -46,14 +53,19 @@ class Session:
         existing = read_existing(self.path) if mode == "new_episodes" else None
         self.recorder = Recorder(self.path.stem, self.redactor, existing)
         self.lock = threading.RLock()
+        # Streams whose answer is still being recorded, and how to cut each off when the
+        # recording stops; why an interaction got a fault, written above it as a comment.
+        self.open_streams: dict[int, Callable[[], None]] = {}
+        self.notes = notes_of(self.path.read_text(encoding="utf-8")) if existing else {}
+        self.finished = False  # a stream that ends later must not write PATH.partial again
 
     def _text(self, data: dict[str, Any]) -> str:
-        return schema_comment(self.path) + dump_cassette(data)
+        return schema_comment(self.path) + with_notes(dump_cassette(data), self.notes)
 
     def save_partial(self) -> None:
         """Keep what was recorded so far in PATH.partial, secrets scrubbed."""
         with self.lock:
-            if self.recorder.recorded:
+            if self.recorder.recorded and not self.finished:
                 text = self.redactor.scrub(self._text(self.recorder.cassette()))
                 write_atomic(partial_path(self.path), text)
 
@@ -61,6 +73,8 @@ class Session:
         """Write the cassette (None when nothing was recorded); LeakError or CassetteError if it
         cannot be kept, in which case PATH.partial holds the recording, secrets scrubbed."""
         with self.lock:
+            for stop in list(self.open_streams.values()):  # cut off where the client was cut off
+                stop()
             if not self.recorder.recorded:
                 return None
             data = self.recorder.cassette()
@@ -86,4 +100,40 @@ class Session:
                 ) from None
             write_atomic(self.path, text)
             partial_path(self.path).unlink(missing_ok=True)
+            self.finished = True
             return self.path
+
+
+def with_notes(text: str, notes: dict[str, str]) -> str:
+    """The YAML text of a cassette with each note as a `# recorded:` comment above the `fault:`
+    of the interaction it names (the interactions are the last top-level key)."""
+    head, found, body = text.partition("\ninteractions:\n")
+    if not notes or not found:
+        return text
+    out: list[str] = []
+    indent, note = 0, None
+    for line in body.split("\n"):
+        item = ITEM.match(line)
+        if item and (not out or len(item.group(1)) == indent):  # an interaction starts
+            indent = len(item.group(1))
+            name = yaml.safe_load(item.group(2))
+            note = notes.get(name) if isinstance(name, str) else None
+        elif note and line.startswith(" " * (indent + 2) + "fault:"):
+            out.append(" " * (indent + 2) + NOTE + note)
+            note = None
+        out.append(line)
+    return head + found + "\n".join(out)
+
+
+def notes_of(text: str) -> dict[str, str]:
+    """The notes `with_notes` wrote into a cassette's text, by interaction (new_episodes keeps
+    them when it writes the cassette anew)."""
+    notes: dict[str, str] = {}
+    name, indent = None, None
+    for line in text.partition("\ninteractions:\n")[2].split("\n"):
+        item = ITEM.match(line)
+        if item and indent in (None, len(item.group(1))):
+            indent, name = len(item.group(1)), yaml.safe_load(item.group(2))
+        elif isinstance(name, str) and line.lstrip().startswith(NOTE):
+            notes[name] = line.lstrip()[len(NOTE) :]
+    return notes
