@@ -60,6 +60,8 @@ class StreamRecording:
         recorder = self.recorder
         if "message" in result:
             self._answer({"message": content(result["message"])})
+            if self.follow_up is not None:  # the replay keeps a reply on a task in its history
+                self.follow_up.said.append(content(result["message"]))
             return
         update = result.get("statusUpdate") or result.get("artifactUpdate")
         snapshot = None if update is not None else result.get("task", result)
