@@ -43,6 +43,7 @@ class RecordedTask:
     since_ms: float = 0.0  # when the last change was seen
     message: dict[str, Any] | None = None  # the status message, as a step writes it
     said: list[dict[str, Any]] = field(default_factory=list)  # every agent message the replay shows
+    placeholder: dict[str, Any] | None = None  # a script's only step until the task changes
 
 
 def content(message: dict[str, Any]) -> dict[str, Any]:
@@ -305,7 +306,12 @@ class Recorder:
         return archived + state_steps + artifact_steps
 
     def add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
-        """Append `steps` (redacted) to the task's script, as seen at `at_ms`."""
+        """Append `steps` (redacted) to the task's script, as seen at `at_ms`; they replace a
+        placeholder that only said the task stayed as it was."""
+        if steps and task.placeholder is not None:
+            if len(task.steps) == 1 and task.steps[0] is task.placeholder:
+                task.steps.clear()
+            task.placeholder = None
         task.steps.extend(self.redactor.redact(steps))
         task.polls = 0
         task.since_ms = at_ms

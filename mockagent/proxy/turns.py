@@ -71,7 +71,10 @@ class StreamRecording:
             )
         task = self.task
         if snapshot is not None:
-            steps = recorder.diff(task, snapshot)
+            if self.follow_up is not None:
+                steps = self._follow_up_steps(snapshot)
+            else:
+                steps = recorder.diff(task, snapshot)
             if not steps and not task.state:  # a new task always starts with its state
                 steps = [recorder.state_step(task, snapshot.get("status") or {})]
             if (
@@ -82,6 +85,21 @@ class StreamRecording:
         self.last_ms = at_ms
         if update is not None:
             self.event(result, at_ms)
+
+    def _follow_up_steps(self, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+        """What changed since the task asked for this message, as the replay would see it.
+
+        The engine, as agents do, moves the status message into history when the message
+        arrives. A snapshot that shows the task as it was (a returnImmediately answer, before
+        the agent moves on) is no step: restating INPUT_REQUIRED would stop the replay there."""
+        task = self.follow_up
+        assert task is not None
+        state, asked = task.state, task.status
+        task.status = task.message = None
+        steps = self.recorder.diff(task, snapshot)
+        if len(steps) == 1 and steps[0].get("state") == state and task.status in (None, asked):
+            steps = []
+        return steps
 
     def _open_task(self, upstream_id: str) -> RecordedTask:
         """The interaction this message starts: a new task's, or a follow-up's on a known task."""
@@ -126,10 +144,20 @@ class StreamRecording:
         self.last_ms = at_ms
 
     def close(self) -> None:
-        """The answer is complete: a script that got no step at all shows the task's state."""
+        """The answer is complete: a script that got no step at all shows the task's state.
+
+        On a follow-up that step is a placeholder: the first change a later poll sees replaces
+        it, so the script does not restate the state the task is already in."""
         reply = (self.interaction or {}).get("reply") or {}
-        if "task" in reply and not reply["task"]["steps"] and self.task is not None:
-            reply["task"]["steps"].append({"state": self.task.state or "TASK_STATE_WORKING"})
+        task = self.task
+        if "task" in reply and not reply["task"]["steps"] and task is not None:
+            step: dict[str, Any] = {"state": task.state or "TASK_STATE_WORKING"}
+            if task.message is not None:
+                step["message"] = task.message
+            step = self.recorder.redactor.redact(step)
+            reply["task"]["steps"].append(step)
+            if self.follow_up is not None:
+                task.placeholder = step
 
 
 def open_turn(recorder: Recorder, params: dict[str, Any], at_ms: float) -> StreamRecording:

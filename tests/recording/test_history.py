@@ -1,6 +1,6 @@
-"""Record a raw agent whose answers skip states (issue 17, problem 1), replay the cassette, and
-compare what the client saw, history included: status messages the client only ever saw in
-`history`."""
+"""Record a raw agent whose answers skip states (issue 17, problems 1 and 3), replay the cassette,
+and compare what the client saw, history included: status messages the client only ever saw in
+`history`, and a returnImmediately follow-up answered with the task as it was, then polled."""
 
 from __future__ import annotations
 
@@ -63,6 +63,14 @@ def blocking_turns(client: A2A) -> list[Any]:
     return out
 
 
+def polled_follow_up(client: A2A) -> list[Any]:
+    """Problem 3: a returnImmediately follow-up, answered INPUT_REQUIRED, then polled."""
+    ok, asked = client.send(message("ask me", message_id="u1"))
+    task_id = task_id_of(ok, asked)
+    answer = client.send(message("main", task_id=task_id, message_id="u2"), True)
+    return [seen(ok, asked), seen(*answer), poll_to_the_end(client, task_id)]
+
+
 def sdk_turns(client: A2A) -> list[Any]:
     """The a2a-sdk agent: a blocking build (WORKING "Building" is only in history), a question
     and its answer, each looked at again with GetTask."""
@@ -103,6 +111,23 @@ def test_history_keeps_the_status_messages_a_blocking_answer_skipped(
     assert texts == ["ask me", "Working on it", "Which branch?", "main", "Checking out main"]
     assert live[0]["history"][1]["metadata"] == {"phase": "prepare"}
     assert live[5]["state"] == "TASK_STATE_INPUT_REQUIRED" and len(live[5]["history"]) == 2
+    assert views["replayed"][binding] == live
+    assert lint(path) == []
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_polled_follow_up_that_first_shows_the_task_as_it_was_finishes(
+    tmp_path: Path, binding: str
+) -> None:
+    path, views = record_and_replay(tmp_path, polled_follow_up)
+    live = views["live"][binding]
+    assert live[1]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert live[1]["history"][-1]["parts"] == [{"text": "main"}]
+    assert [p["state"] for p in live[2]] == [
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+    ]
     assert views["replayed"][binding] == live
     assert lint(path) == []
 
