@@ -10,6 +10,10 @@ Each finding names file, line and interaction and carries a short code:
 * `illegal-transition`: back to SUBMITTED, a follow-up that starts SUBMITTED, a follow-up
   matcher on a terminal state (messages to terminal tasks are refused);
 * `append-without-artifact`, `chunk-after-last`: artifact `append`/`lastChunk` out of order;
+* `unreachable-steps`: steps after an INPUT_REQUIRED or AUTH_REQUIRED stop that no follow-up
+  (an interaction with `task: {from: …}` that fits the task) can continue, and a follow-up
+  whose first step restates the interrupted state it finds the task in, so that it stops there
+  again at once and its later steps wait;
 * `streaming-off`, `push-off`: interactions the card's capabilities make unreachable;
 * `shadowed`: an earlier interaction with no `times` limit always wins.
 
@@ -26,6 +30,8 @@ from mockagent.cassette.models import Interaction, Match, Step, TaskState
 from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
+
+INTERRUPTED = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,7 @@ class _Checker:
     def run(self) -> Iterator[Finding]:
         for i, interaction in enumerate(self.interactions):
             yield from self.script(i, interaction)
+            yield from self.unreachable(i, interaction)
             yield from self.matchers(i, interaction)
             yield from self.capabilities(i, interaction)
             yield from self.shadowed(i, interaction)
@@ -178,6 +185,61 @@ class _Checker:
                     seen.add(artifact_id)
                 if step.lastChunk:
                     closed.add(artifact_id)
+
+    def unreachable(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        """The first interrupted stop of a script that its later steps can never get past."""
+        steps = _steps(interaction)
+        task = interaction.match.task
+        origin = interaction.name if task is None else task.from_
+        found = [j for j, s in enumerate(steps[:-1]) if s.task_state in INTERRUPTED]
+        if not found:
+            return
+        j, state = found[0], steps[found[0]].task_state
+        assert state is not None
+        one = j + 2 == len(steps)
+        later = f"step {j + 2}" if one else f"steps {j + 2}-{len(steps)}"
+        live = _task_states(interaction.match)
+        if j == 0 and steps[0].message is None and live and all(s is state for s in live):
+            yield self.finding(
+                ("interactions", i, "reply", "task", "steps", 0),
+                interaction,
+                "unreachable-steps",
+                f"step 1 restates {state.name}, the state this follow-up finds the task in: "
+                f"the task stops there again at once, and {later} {'waits' if one else 'wait'} "
+                "for another message; leave step 1 out (a returnImmediately answer then shows "
+                "the task as it is)",
+            )
+        elif not self.continued(interaction, origin, state):
+            yield self.finding(
+                ("interactions", i, "reply", "task", "steps", j + 1),
+                interaction,
+                "unreachable-steps",
+                f"{later} {'comes' if one else 'come'} after {state.name} (step {j + 1}), and "
+                f"no follow-up continues the task: add an interaction that matches "
+                f"`task: {{from: {origin or 'ORIGIN'}}}`, or end the script at step {j + 1}",
+            )
+
+    def continued(self, stopped: Interaction, origin: str | None, state: TaskState) -> bool:
+        """Whether a follow-up may answer a message to a task that `stopped` left in `state`
+        (interactions without a `task` matcher are taken to start tasks of their own)."""
+        for other in self.interactions:
+            task = other.match.task
+            if task is None or not operations(other.match) & MESSAGE_OPERATIONS:
+                continue
+            if (
+                other.reply is None
+                or other.reply.error is not None
+                or (other.fault is not None and other.fault.status is not None)
+            ):
+                continue  # an error or an HTTP fault answers without touching the task
+            if other is stopped and other.times == 1:
+                continue  # it was used up bringing the task here
+            states = _task_states(other.match)
+            if (task.from_ is None or origin is None or task.from_ == origin) and (
+                states is None or state in states
+            ):
+                return True
+        return False
 
     def known_artifacts(self, follow_up: Interaction) -> set[str] | None:
         """Artifacts a follow-up's task may already have: those of its origin and of the origin's

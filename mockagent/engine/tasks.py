@@ -190,9 +190,18 @@ class Runner:
                 return
 
     def run_first(self, task: Task) -> None:
-        """returnImmediately: the next step and the ungated steps right after it."""
+        """returnImmediately: the next step and the ungated steps right after it.
+
+        A follow-up whose script waits for polls first (a recorded agent that answered with the
+        task as it was, then moved on) answers with the task as it is; its polls count from now.
+        """
         if task.script:
-            self.apply(task, task.script.popleft())
+            after = task.script[0].after
+            if task.events and after is not None and after.polls:
+                task.polls = 0
+                task.follow_polls = True  # a client that polls, even after a stream
+            else:
+                self.apply(task, task.script.popleft())
         self._run_due(task)
 
     def poll(self, task: Task) -> None:

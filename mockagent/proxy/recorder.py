@@ -41,6 +41,9 @@ class RecordedTask:
     artifacts: dict[str, list[Any]] = field(default_factory=dict)  # upstream artifact id → parts
     polls: int = 0  # polls since the last change
     since_ms: float = 0.0  # when the last change was seen
+    message: dict[str, Any] | None = None  # the status message, as a step writes it
+    said: list[dict[str, Any]] = field(default_factory=list)  # every agent message the replay shows
+    placeholder: dict[str, Any] | None = None  # a script's only step until the task changes
 
 
 def content(message: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +52,10 @@ def content(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("metadata"):
         out["metadata"] = message["metadata"]
     return out
+
+
+def from_user(message: dict[str, Any]) -> bool:
+    return message.get("role") in ("ROLE_USER", "user")
 
 
 def slug(text: str) -> str:
@@ -238,13 +245,41 @@ class Recorder:
         task.state = status.get("state", "TASK_STATE_WORKING")
         message = status.get("message")
         task.status = (message or {}).get("parts")
+        task.message = content(message) if message else None
         step: dict[str, Any] = {"state": task.state}
-        if message:
-            step["message"] = content(message)
+        if task.message is not None:
+            step["message"] = task.message
+            task.said.append(task.message)
         return step
 
+    @staticmethod
+    def unseen(task: RecordedTask, history: list[Any]) -> list[dict[str, Any]]:
+        """The agent messages of `history` that the task's script never said, in order.
+
+        The history may be cut short (historyLength) or leave messages out: a message counts
+        as said when it matches, in order, one the script said."""
+        said, start, new = task.said, 0, []
+        for message in history:
+            if not isinstance(message, dict) or from_user(message):
+                continue
+            said_as = content(message)
+            found = next((k for k in range(start, len(said)) if said[k] == said_as), None)
+            if found is None:
+                new.append(message)
+            else:
+                start = found + 1
+        return new
+
     def diff(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
-        """Steps from the last sighting of a task to `snapshot`."""
+        """Steps from the last sighting of a task to `snapshot`.
+
+        Status messages the agent moved into the task's history while nobody looked (a blocking
+        answer, a poll that skipped a state) become WORKING steps first: the engine archives a
+        superseded status message into history, so the replay's history gets them in order."""
+        archived = [
+            self.state_step(task, {"state": "TASK_STATE_WORKING", "message": message})
+            for message in self.unseen(task, snapshot.get("history") or [])
+        ]
         artifact_steps = []
         for artifact in snapshot.get("artifacts") or []:
             upstream_id = str(artifact.get("artifactId", ""))
@@ -267,11 +302,16 @@ class Recorder:
             state_steps.append(self.state_step(task, status))
         # A terminal or interrupted state ends the script: the artifacts must come before it.
         if status.get("state") in TERMINAL + INTERRUPTED:
-            return artifact_steps + state_steps
-        return state_steps + artifact_steps
+            return archived + artifact_steps + state_steps
+        return archived + state_steps + artifact_steps
 
     def add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
-        """Append `steps` (redacted) to the task's script, as seen at `at_ms`."""
+        """Append `steps` (redacted) to the task's script, as seen at `at_ms`; they replace a
+        placeholder that only said the task stayed as it was."""
+        if steps and task.placeholder is not None:
+            if len(task.steps) == 1 and task.steps[0] is task.placeholder:
+                task.steps.clear()
+            task.placeholder = None
         task.steps.extend(self.redactor.redact(steps))
         task.polls = 0
         task.since_ms = at_ms

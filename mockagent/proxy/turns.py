@@ -60,6 +60,8 @@ class StreamRecording:
         recorder = self.recorder
         if "message" in result:
             self._answer({"message": content(result["message"])})
+            if self.follow_up is not None:  # the replay keeps a reply on a task in its history
+                self.follow_up.said.append(content(result["message"]))
             return
         update = result.get("statusUpdate") or result.get("artifactUpdate")
         snapshot = None if update is not None else result.get("task", result)
@@ -86,18 +88,33 @@ class StreamRecording:
         """The steps a first snapshot shows. A follow-up's that shows the task as it was (the
         same state, nothing new said or made; a status message moved to history is no news) is
         no step: the answer opened with the task as it is, and the reply says so."""
-        before = task.state
-        steps = self.recorder.diff(task, snapshot)
-        if self.follow_up is None or not before or any(s != {"state": before} for s in steps):
-            return steps
-        self._opened_with("task-as-is")
-        return []
+        if self.follow_up is None:
+            return self.recorder.diff(task, snapshot)
+        steps = self._follow_up_steps(snapshot)
+        if not steps:
+            self._opened_with("task-as-is")
+        return steps
 
     def _opened_with(self, opening: str) -> None:
         """Write how the answer to a message opened as its reply's `first` (`task` is unset)."""
         reply = (self.interaction or {}).get("reply") or {}
         if self.message is not None and "task" in reply:
             reply["task"] = {"first": opening, **reply["task"]}  # the same `steps` list
+
+    def _follow_up_steps(self, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+        """What changed since the task asked for this message, as the replay would see it.
+
+        The engine, as agents do, moves the status message into history when the message
+        arrives. A snapshot that shows the task as it was (a returnImmediately answer, before
+        the agent moves on) is no step: restating INPUT_REQUIRED would stop the replay there."""
+        task = self.follow_up
+        assert task is not None
+        state, asked = task.state, task.status
+        task.status = task.message = None
+        steps = self.recorder.diff(task, snapshot)
+        if len(steps) == 1 and steps[0].get("state") == state and task.status in (None, asked):
+            steps = []
+        return steps
 
     def _open_task(self, upstream_id: str) -> RecordedTask:
         """The interaction this message starts: a new task's, or a follow-up's on a known task."""
@@ -142,10 +159,20 @@ class StreamRecording:
         self.last_ms = at_ms
 
     def close(self) -> None:
-        """The answer is complete: a script that got no step at all shows the task's state."""
+        """The answer is complete: a script that got no step at all shows the task's state.
+
+        On a follow-up that step is a placeholder: the first change a later poll sees replaces
+        it, so the script does not restate the state the task is already in."""
         reply = (self.interaction or {}).get("reply") or {}
-        if "task" in reply and not reply["task"]["steps"] and self.task is not None:
-            reply["task"]["steps"].append({"state": self.task.state or "TASK_STATE_WORKING"})
+        task = self.task
+        if "task" in reply and not reply["task"]["steps"] and task is not None:
+            step: dict[str, Any] = {"state": task.state or "TASK_STATE_WORKING"}
+            if task.message is not None:
+                step["message"] = task.message
+            step = self.recorder.redactor.redact(step)
+            reply["task"]["steps"].append(step)
+            if self.follow_up is not None:
+                task.placeholder = step
 
 
 def open_turn(recorder: Recorder, params: dict[str, Any], at_ms: float) -> StreamRecording:

@@ -238,6 +238,122 @@ def test_a_follow_up_appends_to_its_origins_artifact_but_not_to_another(tmp_path
     assert "'theirs'" in finding.message
 
 
+def test_steps_after_a_stop_that_no_follow_up_continues(tmp_path: Path) -> None:
+    path = cassette(
+        tmp_path,
+        """\
+  - name: lonely
+    match: {text: lonely}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED
+          - state: TASK_STATE_WORKING        # @lonely
+          - state: TASK_STATE_COMPLETED
+  - name: wrong-state
+    match: {text: wrong}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_AUTH_REQUIRED
+          - state: TASK_STATE_COMPLETED      # @wrong
+  - name: answered
+    match: {text: answered}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED
+          - state: TASK_STATE_COMPLETED
+  - name: answer
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: answered}}
+    times: 1
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED
+            message: And which commit?
+          - state: TASK_STATE_COMPLETED
+  - name: elsewhere
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: wrong-state}}
+    reply: {message: not at AUTH_REQUIRED}
+  - name: refused
+    match: {task: {from: wrong-state}}
+    reply: {error: UnsupportedOperation}
+""",
+    )
+    findings = lint(path)
+    assert codes(findings) == [
+        ("lonely", "unreachable-steps"),
+        ("wrong-state", "unreachable-steps"),
+        ("answer", "unreachable-steps"),
+    ]
+    assert [f.line for f in findings[:2]] == [line_of(path, "@lonely"), line_of(path, "@wrong")]
+    assert findings[0].message == (
+        "steps 2-3 come after INPUT_REQUIRED (step 1), and no follow-up continues the task: "
+        "add an interaction that matches `task: {from: lonely}`, or end the script at step 1"
+    )
+    assert "step 3 comes after AUTH_REQUIRED (step 2)" in findings[1].message
+    assert "step 2 comes after INPUT_REQUIRED (step 1)" in findings[2].message
+    assert "`task: {from: answered}`" in findings[2].message
+    # `answered` stops where `answer` picks up; `answer`, once usable again, continues itself
+    again = path.read_text().split("interactions:\n", 1)[1].replace("    times: 1\n", "")
+    assert codes(lint(cassette(tmp_path, again, name="again.yaml"))) == [
+        ("lonely", "unreachable-steps"),
+        ("wrong-state", "unreachable-steps"),
+    ]
+
+
+def test_a_follow_up_that_restates_the_state_it_answers(tmp_path: Path) -> None:
+    # what a recording of a polled follow-up used to write (issue 17, problem 3)
+    path = cassette(
+        tmp_path,
+        """\
+  - name: ask
+    match: {text: ask}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_INPUT_REQUIRED
+            message: Which branch?
+  - name: main
+    match: {text: main, task: {state: TASK_STATE_INPUT_REQUIRED, from: ask}}
+    times: 1
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED   # @restated
+          - state: TASK_STATE_WORKING
+            after: {polls: 2}
+          - state: TASK_STATE_COMPLETED
+            after: {polls: 1}
+  - name: reminder
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: ask}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED
+            message: Still waiting for a branch
+""",
+    )
+    [finding] = lint(path)  # `reminder` asks again and stops there: nothing after it is lost
+    assert (finding.interaction, finding.code, finding.line) == (
+        "main",
+        "unreachable-steps",
+        line_of(path, "@restated"),
+    )
+    assert finding.message == (
+        "step 1 restates INPUT_REQUIRED, the state this follow-up finds the task in: the task "
+        "stops there again at once, and steps 2-3 wait for another message; leave step 1 out "
+        "(a returnImmediately answer then shows the task as it is)"
+    )
+    fixed = path.read_text().replace(
+        "          - state: TASK_STATE_INPUT_REQUIRED   # @restated\n", ""
+    )
+    assert lint(cassette(tmp_path, fixed.split("interactions:\n", 1)[1], name="fixed.yaml")) == []
+
+
 def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     path = cassette(
         tmp_path,
