@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import httpx
 
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
@@ -28,6 +29,7 @@ from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.http import HttpServer, listen, root_url
 from mockagent.server.workers import run_workers
+from mockagent.verify import verify_cassette
 from mockagent.vocabulary import CARD_PATH
 
 READY = "mockagent ready"
@@ -310,6 +312,43 @@ def record(
 def schema() -> None:
     """Print the JSON Schema of the cassette format (for editors and linters)."""
     click.echo(json_schema(), nl=False)
+
+
+@main.command()
+@click.argument("cassette", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--upstream",
+    required=True,
+    metavar="URL",
+    help="The live agent: its JSON-RPC URL, or the root of its HTTP+JSON routes.",
+)
+@click.option(
+    "--binding",
+    type=click.Choice(["JSONRPC", "HTTP+JSON"]),
+    default="JSONRPC",
+    show_default=True,
+    help="How to call both the agent and the cassette.",
+)
+def verify(cassette: Path, upstream: str, binding: str) -> None:
+    """Is CASSETTE stale? Send its recorded requests to the live agent at --upstream and to the
+    cassette, and compare the answers on everything but ids and timestamps.
+
+    Prints `ok NAME` or `drift NAME` (then each difference, the live answer first) per
+    interaction; exits 0 when every interaction still matches, 1 otherwise.
+    """
+    try:
+        verdicts = verify_cassette(cassette, upstream, binding)
+    except (CassetteError, httpx.HTTPError) as exc:
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(1) from None
+    for verdict in verdicts:
+        if verdict.skipped:
+            click.echo(f"skip {verdict.name} ({verdict.skipped})")
+            continue
+        click.echo(f"{'ok' if verdict.ok else 'drift'} {verdict.name}")
+        for line in verdict.differences:
+            click.echo(f"    {line}")
+    raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
 
 
 @main.command(name="lint")

@@ -65,8 +65,13 @@ STOP_TIMEOUT = 10.0
 class UpstreamExecutor(AgentExecutor):
     """The agent's behaviour, by the text of the user's message."""
 
-    def __init__(self, delay: float = DEFAULT_DELAY) -> None:
+    def __init__(
+        self, delay: float = DEFAULT_DELAY, app_factory: Callable[[str], Starlette] | None = None
+    ) -> None:
         self.delay = delay
+        # Another agent's app (given the URL its card must advertise) on the same server: its
+        # `state.handler.aclose()` must end its open streams, as the SDK handler's does.
+        self.app_factory = app_factory
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
@@ -206,8 +211,13 @@ class UpstreamAgent:
     from the first request on.
     """
 
-    def __init__(self, delay: float = DEFAULT_DELAY) -> None:
+    def __init__(
+        self, delay: float = DEFAULT_DELAY, app_factory: Callable[[str], Starlette] | None = None
+    ) -> None:
         self.delay = delay
+        # Another agent's app (given the URL its card must advertise) on the same server: its
+        # `state.handler.aclose()` must end its open streams, as the SDK handler's does.
+        self.app_factory = app_factory
         self.url = ""
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -229,7 +239,9 @@ class UpstreamAgent:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
-        self._app = create_app(self.url, self.delay)
+        self._app = (
+            self.app_factory(self.url) if self.app_factory else create_app(self.url, self.delay)
+        )
         config = uvicorn.Config(
             self._app,
             host="127.0.0.1",

@@ -1,0 +1,105 @@
+"""`Exchange` records from HTTP traffic: which operation a request was, and what came back.
+
+Used by the fidelity tests (a capturing httpx transport under the official client) and by
+`mockagent verify`, so both compare the same thing: what was on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mockagent.compare import Event, Exchange
+
+# HTTP+JSON routes, by method and the end of the path (a tenant or /v1 prefix may come first).
+REST_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (method, re.compile(pattern), operation)
+    for method, pattern, operation in (
+        ("POST", r"/message:send$", "SendMessage"),
+        ("POST", r"/message:stream$", "SendStreamingMessage"),
+        ("POST", r"/tasks/[^/]+:cancel$", "CancelTask"),
+        ("GET", r"/tasks/[^/]+:subscribe$", "SubscribeToTask"),
+        ("POST", r"/tasks/[^/]+:subscribe$", "SubscribeToTask"),
+        ("POST", r"/tasks/[^/]+/pushNotificationConfigs$", "CreateTaskPushNotificationConfig"),
+        ("GET", r"/tasks/[^/]+/pushNotificationConfigs$", "ListTaskPushNotificationConfigs"),
+        ("GET", r"/tasks/[^/]+/pushNotificationConfigs/[^/]+$", "GetTaskPushNotificationConfig"),
+        (
+            "DELETE",
+            r"/tasks/[^/]+/pushNotificationConfigs/[^/]+$",
+            "DeleteTaskPushNotificationConfig",
+        ),
+        ("GET", r"/tasks/[^/:]+$", "GetTask"),
+        ("GET", r"/tasks$", "ListTasks"),
+        ("GET", r"/(extendedAgentCard|card)$", "GetExtendedAgentCard"),
+        ("GET", r"/agent-card\.json$", "AgentCard"),
+    )
+)
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON in `raw`, or its text when it is not JSON (a malformed body is a difference)."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text) if text.strip() else None
+    except ValueError:
+        return text
+
+
+def parse_sse(raw: bytes) -> tuple[Event, ...]:
+    """The events of a text/event-stream body; comments (`: ping`) are not events."""
+    events: list[Event] = []
+    name = "message"
+    data: list[str] = []
+    for line in raw.decode("utf-8", errors="replace").splitlines() + [""]:
+        if not line:
+            if data:
+                events.append(Event(name, parse_json("\n".join(data).encode())))
+            name, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+    return tuple(events)
+
+
+def binding_of(method: str, body: Any) -> str:
+    """`JSONRPC` for a JSON-RPC envelope, else `HTTP+JSON`."""
+    is_rpc = method == "POST" and isinstance(body, dict) and "jsonrpc" in body
+    return "JSONRPC" if is_rpc else "HTTP+JSON"
+
+
+def operation_of(method: str, path: str, body: Any) -> str:
+    """The A2A operation of a request: the JSON-RPC method, or the REST route's operation."""
+    if binding_of(method, body) == "JSONRPC":
+        return str(body.get("method"))
+    path = path.split("?", 1)[0].rstrip("/")
+    for verb, pattern, operation in REST_ROUTES:
+        if verb == method.upper() and pattern.search(path):
+            return operation
+    return f"{method.upper()} {path or '/'}"
+
+
+def exchange_from_http(
+    method: str,
+    path: str,
+    request_body: bytes,
+    status: int,
+    content_type: str,
+    response_body: bytes,
+    dropped: bool = False,
+) -> Exchange:
+    """One call as the client saw it on the wire."""
+    request = parse_json(request_body)
+    operation = operation_of(method, path, request)
+    binding = binding_of(method, request)
+    if "text/event-stream" in content_type:
+        return Exchange(
+            operation, binding, status, events=parse_sse(response_body), dropped=dropped
+        )
+    return Exchange(operation, binding, status, body=parse_json(response_body), dropped=dropped)
