@@ -34,9 +34,13 @@ Runs = dict[str, dict[tuple[str, str], tuple[Any, str]]]  # run -> (binding, sce
 
 # The cases today's recorder and engine get wrong, with the problem of issue 17 each shows.
 # strict: a case passes once all its problems are fixed, and then its mark must go.
-HISTORY = "issue 17 problem 1: the recording drops status messages from the task's history"
-FIRST_EVENT = "issue 17 problem 2: a follow-up stream does not start with the recorded event"
-POLLED = "issue 17 problem 3: a polled follow-up replays INPUT_REQUIRED forever"
+# Problems 1-3 as the issue states them are fixed (the a2a-sdk cases pass). The quirky agent keeps
+# a status message in the history from the moment it sets it, and keeps it as the status after
+# the user's answer: the replay's engine moves it to history only when it is superseded.
+STATUS_IN_HISTORY = (
+    "issue 17, found here: an agent whose history holds its status message as soon as it is set "
+    "(and keeps it as the status after the user's answer) replays with a second copy of it"
+)
 CANCEL = (
     "issue 17, found here: CancelTask is answered by the replay's task store, not as recorded "
     "(the agent's cancel status message and its TaskNotCancelable error text are lost)"
@@ -49,16 +53,14 @@ RACE = (
     "blocking follow-up's answer are not recorded (depends on timing)"
 )
 KNOWN: dict[tuple[str, str], tuple[str, ...]] = {
-    ("a2a-sdk", "blocking"): (HISTORY,),  # "Building" moves to the history when "Build done"
-    ("a2a-sdk", "follow-up-streamed"): (FIRST_EVENT,),  # a bare statusUpdate first, no Task
     ("a2a-sdk", "cancel"): (CANCEL,),
-    ("quirky", "blocking"): (HISTORY,),
-    ("quirky", "polled"): (HISTORY,),
-    ("quirky", "follow-up-blocking"): (HISTORY,),
-    ("quirky", "follow-up-polled"): (HISTORY, POLLED),
-    ("quirky", "follow-up-streamed"): (FIRST_EVENT,),
-    ("quirky", "subscribe"): (HISTORY,),
-    ("quirky", "cancel"): (HISTORY, CANCEL),
+    ("quirky", "blocking"): (STATUS_IN_HISTORY,),
+    ("quirky", "polled"): (STATUS_IN_HISTORY,),
+    ("quirky", "follow-up-blocking"): (STATUS_IN_HISTORY,),
+    ("quirky", "follow-up-polled"): (STATUS_IN_HISTORY,),
+    ("quirky", "follow-up-streamed"): (STATUS_IN_HISTORY,),
+    ("quirky", "subscribe"): (STATUS_IN_HISTORY,),
+    ("quirky", "cancel"): (STATUS_IN_HISTORY, CANCEL),
 }
 
 
