@@ -27,7 +27,8 @@ class ProtocolError(MockagentError):
 
     `kind` is the neutral name each binding's error table maps to a code and a status.
     `metadata` lands in `google.rpc.ErrorInfo.metadata` (strings only); `details` are extra
-    typed detail objects (already JSON) appended after the ErrorInfo.
+    typed detail objects (already JSON) appended after the ErrorInfo. `own_info=False` leaves
+    that ErrorInfo out: the `details` are all there is (a recorded agent's, as it sent them).
     """
 
     kind = "Internal"
@@ -40,12 +41,14 @@ class ProtocolError(MockagentError):
         metadata: dict[str, str] | None = None,
         details: list[dict[str, Any]] | None = None,
         http_status: int | None = None,
+        own_info: bool = True,
     ) -> None:
         super().__init__(message or self.default_message)
         self.message = message or self.default_message
         self.metadata = metadata or {}
         self.details = details or []
         self.http_status = http_status  # overrides the table's status where a binding needs it
+        self.own_info = own_info
 
 
 # The protocol's errors. The class names end in Error (as a2a-sdk's do, and as clients see them);
@@ -219,3 +222,11 @@ ERROR_KINDS: dict[str, type[ProtocolError]] = {
     )
 }
 """Neutral error kinds by name, for cassettes that script an error reply (`error: TaskNotFound`)."""
+
+
+def scripted(
+    name: str, message: str | None = None, details: list[dict[str, Any]] | None = None
+) -> ProtocolError:
+    """The error a cassette's `error:` names. Its `details`, when given, are every detail the
+    client gets (what a recorded agent sent), in place of mockagent's own ErrorInfo."""
+    return ERROR_KINDS[name](message, details=details, own_info=details is None)

@@ -263,7 +263,7 @@ class _Checker:
         loc = ("interactions", i)
         states = _task_states(match) or []
         dead = [s.name for s in states if s.terminal]
-        if dead:
+        if dead and operations(match) & MESSAGE_OPERATIONS:  # a task operation may match them
             yield self.finding(
                 loc,
                 interaction,

@@ -152,6 +152,14 @@ class ErrorReply(Model):
 
     name: ErrorName
     message: str | None = None
+    details: list[dict[str, Any]] | None = Field(
+        None,
+        description=(
+            "every detail the error carries (google.rpc detail objects: JSON-RPC `data`, "
+            "REST `details`), in place of mockagent's own ErrorInfo; a recording writes "
+            "them when the agent's differ from that"
+        ),
+    )
 
 
 def _error_name(value: Any) -> Any:

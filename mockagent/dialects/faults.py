@@ -23,7 +23,7 @@ def scripted_error(fault: Fault) -> errors.ProtocolError:
     """The error an `errorAfter` fault sends (Internal unless the fault names one)."""
     if fault.error is None:
         return errors.InternalError("mockagent: scripted error mid-stream")
-    return errors.ERROR_KINDS[fault.error.name](fault.error.message)
+    return errors.scripted(fault.error.name, fault.error.message, fault.error.details)
 
 
 def faulty(items: Iterable[Any], fault: Fault | None) -> Iterator[Any]:

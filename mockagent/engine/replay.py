@@ -290,12 +290,21 @@ class Engine:
                 self._background(self.ops.find(call.params))
             return outcome
         interaction = self.interactions[index]
-        reply = self._scripted_reply(index)
+        reply = self._scripted_reply(
+            index, call.params.get("id") if call.operation == "CancelTask" else None
+        )
+        fault = interaction.fault
+        if call.operation == "CancelTask" and reply.task is not None:
+            # a recorded cancel: the task ends as the agent ended it, not as the store would
+            outcome = self.ops.cancel_as_scripted(self.ops.find(call.params), reply.task.steps)
+            self.tasks.use(index)
+            return outcome if fault is None else replace(outcome, fault=fault)
         if call.operation not in MESSAGE_OPERATIONS:
             raise errors.InternalError(
                 f"interaction {interaction.name!r} answers {call.operation} "
                 "with a message or task; "
-                "only `error` replies and faults fit that operation"
+                "only `error` replies and faults fit that operation "
+                "(CancelTask also takes a task script)"
             )
         immediate = (call.params.get("configuration") or {}).get("returnImmediately")
         mode = (
@@ -312,16 +321,19 @@ class Engine:
         if self.player is not None and task.due_ms is None:
             self.player.play(task, streamed=False)
 
-    def _scripted_reply(self, index: int) -> Reply:
-        """The interaction's reply; scripted errors and HTTP faults are raised here (one use)."""
+    def _scripted_reply(self, index: int, task_id: Any = None) -> Reply:
+        """The interaction's reply; scripted errors and HTTP faults are raised here (one use).
+        An error answering a CancelTask on `task_id` names that task where it says `{taskId}`."""
         interaction = self.interactions[index]
         if interaction.fault is not None and interaction.fault.status is not None:
             self.tasks.use(index)
             raise errors.HttpFault(interaction.fault)
         assert interaction.reply is not None  # the model requires a reply without a status fault
-        if interaction.reply.error is not None:
+        error = interaction.reply.error
+        if error is not None:
             self.tasks.use(index)
-            raise errors.ERROR_KINDS[interaction.reply.error.name](interaction.reply.error.message)
+            message, details = naming(task_id, (error.message, error.details))
+            raise errors.scripted(error.name, message, details)
         return interaction.reply
 
     def _reply_to_message(
@@ -419,3 +431,20 @@ class Engine:
 def opening(reply: Reply) -> Opening:
     """How a stream answering `reply` opens: its task's `first`, `task` when unset."""
     return (reply.task.first if reply.task is not None else None) or "task"
+
+
+TASK_ID = "{taskId}"
+
+
+def naming(task_id: Any, value: Any) -> Any:
+    """`value` (JSON) with `{taskId}` in its strings made `task_id`: a recorded agent's refusal
+    names the task it refused, and the replay's task has an id of its own."""
+    if not isinstance(task_id, str) or not task_id:
+        return value
+    if isinstance(value, str):
+        return value.replace(TASK_ID, task_id)
+    if isinstance(value, list | tuple):
+        return type(value)(naming(task_id, item) for item in value)
+    if isinstance(value, dict):
+        return {key: naming(task_id, item) for key, item in value.items()}
+    return value

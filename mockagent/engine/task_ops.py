@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -111,12 +112,18 @@ class TaskOperations:
     def CancelTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
         task = self.find(p)
         if task.state.terminal:
-            raise errors.TaskNotCancelable(
-                f"Task {task.id} is in terminal state {task.state.name}",
-                metadata={"taskId": task.id},
-            )
+            raise not_cancelable(task.id, task.state)
         task.script.clear()
         self.runner.apply(task, CANCEL)
+        return TaskResult(task.view())
+
+    def cancel_as_scripted(self, task: Task, steps: Sequence[Step]) -> Outcome:
+        """CancelTask answered by an interaction's script (a recorded agent's cancel): the task
+        drops its own script and plays `steps` to their end, whatever state it is in, as the
+        agent's answer showed it (CANCELED with its message, and anything else it said)."""
+        task.script.clear()
+        task.script.extend(steps)
+        self.runner.run_to_stop(task)
         return TaskResult(task.view())
 
     def ListTasks(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
@@ -176,6 +183,13 @@ class TaskOperations:
     def DeleteTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
         self.known(p.get("taskId")).push_configs.pop(p.get("id"), None)  # type: ignore[arg-type]
         return Empty()
+
+
+def not_cancelable(task_id: str, state: TaskState) -> errors.TaskNotCancelable:
+    """How the task store refuses to cancel a task that has ended."""
+    return errors.TaskNotCancelable(
+        f"Task {task_id} is in terminal state {state.name}", metadata={"taskId": task_id}
+    )
 
 
 def history_length_of(value: Any) -> int | None:

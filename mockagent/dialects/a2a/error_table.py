@@ -49,7 +49,7 @@ TABLE: dict[str, Row] = {
 
 def _details(exc: ProtocolError, row: Row) -> list[dict[str, Any]]:
     details = []
-    if row.reason is not None:
+    if row.reason is not None and exc.own_info:
         metadata = dict(exc.metadata)
         if exc.kind == "NoMatch":
             metadata["mockagent"] = "NO_MATCHING_INTERACTION"
