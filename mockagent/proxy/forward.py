@@ -16,6 +16,7 @@ from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
+from mockagent.proxy.cancel import record_cancel
 from mockagent.proxy.push import PushCalls, error_text
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
@@ -254,8 +255,8 @@ class RecordingProxy:
                 recording.close()
             elif call.operation == "GetTask" and isinstance(result, dict):
                 recorder.poll(result, now_ms())
-            elif call.operation == "CancelTask" and kind is None:
-                recorder.cancelled(str(call.params.get("id", "")))
+            elif call.operation == "CancelTask":
+                record_cancel(recorder, call.binding, call.params, result, kind, payload)
             elif (
                 call.operation == "GetExtendedAgentCard" and isinstance(result, dict) and self._card
             ):

@@ -106,6 +106,7 @@ class Recorder:
             "tick": {"ms": 250},
         }
         self.tasks: dict[str, RecordedTask] = {}
+        self.canceled: dict[str, RecordedTask] = {}  # upstream task id → a task canceled since
         self._names = {i.get("name") for i in self.interactions}
         self._artifact_ids: dict[str, str] = {}
         self.recorded = 0  # interactions and steps added by this recording
@@ -153,9 +154,13 @@ class Recorder:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def cancelled(self, task_id: str) -> None:
-        """A CancelTask went through: what polls show after it is the cancel, not the script."""
-        self.tasks.pop(task_id, None)
+    def cancelled(self, task_id: str) -> RecordedTask | None:
+        """A CancelTask went through: what polls show after it is the cancel, not the script.
+        The task is remembered as canceled (a later CancelTask on it may be refused)."""
+        task = self.tasks.pop(task_id, None)
+        if task is not None:
+            self.canceled[task_id] = task
+        return task
 
     def poll(self, snapshot: dict[str, Any], at_ms: float) -> None:
         """A GetTask: whatever changed since the last sighting becomes steps gated by the polls."""

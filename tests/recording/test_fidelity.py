@@ -41,10 +41,6 @@ STATUS_IN_HISTORY = (
     "issue 17, found here: an agent whose history holds its status message as soon as it is set "
     "(and keeps it as the status after the user's answer) replays with a second copy of it"
 )
-CANCEL = (
-    "issue 17, found here: CancelTask is answered by the replay's task store, not as recorded "
-    "(the agent's cancel status message and its TaskNotCancelable error text are lost)"
-)
 # Not strict: it depends on which of two connections the proxy hears first. When the blocking
 # follow-up's answer reaches the recorder before the subscription's WORKING event, the recorder
 # takes the subscriber for one "running behind" and drops the event the live client saw.
@@ -53,14 +49,13 @@ RACE = (
     "blocking follow-up's answer are not recorded (depends on timing)"
 )
 KNOWN: dict[tuple[str, str], tuple[str, ...]] = {
-    ("a2a-sdk", "cancel"): (CANCEL,),
     ("quirky", "blocking"): (STATUS_IN_HISTORY,),
     ("quirky", "polled"): (STATUS_IN_HISTORY,),
     ("quirky", "follow-up-blocking"): (STATUS_IN_HISTORY,),
     ("quirky", "follow-up-polled"): (STATUS_IN_HISTORY,),
     ("quirky", "follow-up-streamed"): (STATUS_IN_HISTORY,),
     ("quirky", "subscribe"): (STATUS_IN_HISTORY,),
-    ("quirky", "cancel"): (STATUS_IN_HISTORY, CANCEL),
+    ("quirky", "cancel"): (STATUS_IN_HISTORY,),
 }
 
 

@@ -1,0 +1,114 @@
+"""CancelTask in a recording (both bindings): the agent's answer, to replay as it was.
+
+The replay's task store answers a CancelTask by itself: the task ends CANCELED with no status
+message, and a task that has ended is refused with mockagent's own text. A recorded agent may
+answer otherwise, so its answer on a task the recording knows becomes an interaction that matches
+`operation: CancelTask` on that task (`task: {from: …}`) once, where the store would answer
+differently:
+
+* an accepted cancel whose snapshot shows more than the bare CANCELED state (a status message,
+  an artifact, a message said meanwhile) replies with a script of what it shows;
+* a refused cancel replies with the error: its kind, its message unless the kind's default, its
+  details unless what the replay sends for the kind by itself. The upstream's task id in them is
+  written `{taskId}`: the replay names its own task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockagent import errors
+from mockagent.cassette.states import TaskState
+from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.engine.replay import TASK_ID
+from mockagent.engine.task_ops import not_cancelable
+from mockagent.proxy.recorder import MINTED, RecordedTask, Recorder
+
+CANCELED = "TASK_STATE_CANCELED"
+
+
+def record_cancel(
+    recorder: Recorder,
+    binding: str,
+    params: dict[str, Any],
+    result: Any,
+    kind: str | None,
+    payload: Any,
+) -> None:
+    """One answered CancelTask: `result` (the task) when accepted, else the error `kind` and
+    the answer's `payload` that carries the error."""
+    task_id = str(params.get("id", ""))
+    if kind is None:
+        task = recorder.cancelled(task_id)
+        if task is not None and isinstance(result, dict):
+            _accepted(recorder, task, result)
+        return
+    canceled = recorder.canceled.get(task_id)
+    task = recorder.tasks.get(task_id) or canceled
+    if task is None:  # an unknown task: the replay's store refuses it as unknown too
+        return
+    error = recorded_error(binding, kind, payload, task_id)
+    if error != _store_refusal(task):
+        # A canceled task is refused in that state: the cancel before, answered by the store
+        # (no interaction), must not take this refusal on replay. Other refusals go in order
+        # (the recording may not have seen the state the agent refused in).
+        _add(recorder, task, {"error": error}, CANCELED if task is canceled else "")
+
+
+def _accepted(recorder: Recorder, task: RecordedTask, snapshot: dict[str, Any]) -> None:
+    steps = recorder.diff(task, snapshot) or [  # the task as it was: a script restates it
+        recorder.state_step(task, snapshot.get("status") or {})
+    ]
+    if steps != [{"state": CANCELED}]:  # else the store answers the same
+        _add(recorder, task, {"task": {"steps": steps}})
+
+
+def _add(recorder: Recorder, task: RecordedTask, reply: dict[str, Any], state: str = "") -> None:
+    """An interaction answering one CancelTask on `task` (in `state`, when given)."""
+    on = {"state": state, "from": task.origin} if state else {"from": task.origin}
+    match = {"operation": "CancelTask", "task": on}
+    recorder.add_interaction({"parts": [{"text": f"cancel {task.origin}"}]}, reply, match=match)
+
+
+def _store_refusal(task: RecordedTask) -> dict[str, Any] | None:
+    """The store's refusal on replay, as `recorded_error` writes an error; None if it accepts."""
+    try:
+        state = TaskState.parse(task.state)
+    except ValueError:
+        return None
+    if not state.terminal:
+        return None
+    payload = jsonrpc_error(not_cancelable(TASK_ID, state), None)
+    return recorded_error("JSONRPC", "TaskNotCancelable", payload, TASK_ID)
+
+
+def recorded_error(binding: str, kind: str, payload: Any, task_id: str) -> dict[str, Any]:
+    """An error answer as a cassette's `error:`: the kind, and the message and details the
+    agent sent where they differ from what the replay sends for `kind` by itself, with
+    `task_id` written `{taskId}`."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    error = _unnamed(error if isinstance(error, dict) else {}, task_id)
+    own = jsonrpc_error(errors.scripted(kind), None)["error"]
+    out: dict[str, Any] = {"name": kind}
+    message = error.get("message")
+    if isinstance(message, str) and message and message != own["message"]:
+        out["message"] = message
+    details = error.get("data" if binding == "JSONRPC" else "details") or []
+    written = isinstance(details, list) and all(isinstance(d, dict) for d in details)
+    if written and details != own.get("data", []):
+        out["details"] = details
+    return out
+
+
+def _unnamed(value: Any, task_id: str) -> Any:
+    """`value` with the upstream's task id written `{taskId}` (only an id that looks minted: a
+    short one could be any word)."""
+    if not MINTED.search(task_id) or task_id == TASK_ID:
+        return value
+    if isinstance(value, str):
+        return value.replace(task_id, TASK_ID)
+    if isinstance(value, list):
+        return [_unnamed(item, task_id) for item in value]
+    if isinstance(value, dict):
+        return {key: _unnamed(item, task_id) for key, item in value.items()}
+    return value
