@@ -91,12 +91,13 @@ def differences(live: Sequence[Exchange], replay: Sequence[Exchange]) -> list[st
 
 
 def event_kind(event: Event) -> str:
-    """What an event is: `task`, `message`, `statusUpdate`, `artifactUpdate` or `error`."""
+    """What an event is: `task`, `message`, `statusUpdate`, `artifactUpdate` or `error` (A2A), or
+    an Agentex update's type (`start`, `delta`, `full`, `done`)."""
     data = event.data
     if event.name == "error":
         return "error"
     if isinstance(data, dict) and "jsonrpc" in data:
-        if "error" in data:
+        if data.get("error") is not None:  # an Agentex envelope carries `"error": null`
             return "error"
         data = data.get("result")
     if isinstance(data, dict):
@@ -104,6 +105,8 @@ def event_kind(event: Event) -> str:
             return "error"
         if "kind" in data and isinstance(data["kind"], str):  # A2A v0.3
             return data["kind"]
+        if "type" in data and isinstance(data["type"], str):  # Agentex: start, delta, full, done
+            return data["type"]
         if len(data) == 1:
             return next(iter(data))
     return type(data).__name__
