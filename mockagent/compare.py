@@ -191,12 +191,13 @@ class _Names:
             self.names[key] = f"<{kind}-{self.counts[kind]}>"
 
     def _collect(self, value: Any) -> None:
-        """Name every id in `value`, walking it in document order."""
+        """Name every id in `value`, walking it in document order, an object's keys sorted: the
+        order of an object's keys is no content (a v0.3 Task may put `history` before `status`)."""
         if isinstance(value, list):
             for item in value:
                 self._collect(item)
         elif isinstance(value, dict):
-            for key, item in value.items():
+            for key, item in sorted(value.items()):
                 kind = _id_kind(value, key, item)
                 if kind is not None:
                     for one in item if isinstance(item, list) else [item]:

@@ -269,3 +269,16 @@ def test_an_agentex_error_envelope_is_an_error_and_a_null_error_is_not():
     assert event_kind(Event("message", {**failed, "error": None, "result": {"type": "done"}})) == (
         "done"
     )
+
+
+def test_the_order_of_an_objects_keys_is_no_difference():
+    def answer(task_id: str, user: str, agent: str, status_first: bool) -> Exchange:
+        history = [{"messageId": user, "parts": [{"text": "hi"}]}]
+        status = {"state": "input-required", "message": {"messageId": agent, "parts": []}}
+        pairs = [("history", history), ("status", status)]
+        body = {"id": task_id, **dict(pairs[::-1] if status_first else pairs)}
+        return Exchange("message/send", "JSONRPC", 200, body={"jsonrpc": "2.0", "result": body})
+
+    live = answer(T1, R1, R2, status_first=False)
+    replay = answer(T2, "user-turn-0000000000000001", "agent-turn-00000000000000002", True)
+    assert differences([live], [replay]) == []
