@@ -91,12 +91,13 @@ def differences(live: Sequence[Exchange], replay: Sequence[Exchange]) -> list[st
 
 
 def event_kind(event: Event) -> str:
-    """What an event is: `task`, `message`, `statusUpdate`, `artifactUpdate` or `error`."""
+    """What an event is: `task`, `message`, `statusUpdate`, `artifactUpdate` or `error` (A2A), or
+    an Agentex update's type (`start`, `delta`, `full`, `done`)."""
     data = event.data
     if event.name == "error":
         return "error"
     if isinstance(data, dict) and "jsonrpc" in data:
-        if "error" in data:
+        if data.get("error") is not None:  # an Agentex envelope carries `"error": null`
             return "error"
         data = data.get("result")
     if isinstance(data, dict):
@@ -104,6 +105,8 @@ def event_kind(event: Event) -> str:
             return "error"
         if "kind" in data and isinstance(data["kind"], str):  # A2A v0.3
             return data["kind"]
+        if "type" in data and isinstance(data["type"], str):  # Agentex: start, delta, full, done
+            return data["type"]
         if len(data) == 1:
             return next(iter(data))
     return type(data).__name__
@@ -188,12 +191,13 @@ class _Names:
             self.names[key] = f"<{kind}-{self.counts[kind]}>"
 
     def _collect(self, value: Any) -> None:
-        """Name every id in `value`, walking it in document order."""
+        """Name every id in `value`, walking it in document order, an object's keys sorted: the
+        order of an object's keys is no content (a v0.3 Task may put `history` before `status`)."""
         if isinstance(value, list):
             for item in value:
                 self._collect(item)
         elif isinstance(value, dict):
-            for key, item in value.items():
+            for key, item in sorted(value.items()):
                 kind = _id_kind(value, key, item)
                 if kind is not None:
                     for one in item if isinstance(item, list) else [item]:

@@ -35,6 +35,9 @@ REST_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("GET", r"/agent-card\.json$", "AgentCard"),
     )
 )
+# Agentex: the RPC endpoint of an agent, by id or by name; its operation is the RPC method.
+AGENTEX_RPC = re.compile(r"/agents/(name/)?[^/]+/rpc/?$")
+AGENTEX = "Agentex"
 
 
 def parse_json(raw: bytes) -> Any:
@@ -68,16 +71,26 @@ def parse_sse(raw: bytes) -> tuple[Event, ...]:
     return tuple(events)
 
 
-def binding_of(method: str, body: Any) -> str:
-    """`JSONRPC` for a JSON-RPC envelope, else `HTTP+JSON`."""
+def parse_ndjson(raw: bytes) -> tuple[Event, ...]:
+    """The lines of an application/x-ndjson body (Agentex), each one event named "message"; the
+    optional `data:` prefix the Agentex client tolerates is dropped, blank lines skipped."""
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    texts = [line.strip().removeprefix("data:").strip() for line in lines]
+    return tuple(Event("message", parse_json(text.encode())) for text in texts if text)
+
+
+def binding_of(method: str, body: Any, path: str = "") -> str:
+    """`JSONRPC` for a JSON-RPC envelope, `Agentex` for an Agentex agent's RPC, else `HTTP+JSON`."""
+    if method == "POST" and AGENTEX_RPC.search(path.split("?", 1)[0]):
+        return AGENTEX  # the Agentex client sends neither `jsonrpc` nor `id`
     is_rpc = method == "POST" and isinstance(body, dict) and "jsonrpc" in body
     return "JSONRPC" if is_rpc else "HTTP+JSON"
 
 
 def operation_of(method: str, path: str, body: Any) -> str:
-    """The A2A operation of a request: the JSON-RPC method, or the REST route's operation."""
-    if binding_of(method, body) == "JSONRPC":
-        return str(body.get("method"))
+    """The operation of a request: the JSON-RPC (or Agentex RPC) method, or the REST route's."""
+    if binding_of(method, body, path) in ("JSONRPC", AGENTEX):
+        return str(body.get("method") if isinstance(body, dict) else None)
     path = path.split("?", 1)[0].rstrip("/")
     for verb, pattern, operation in REST_ROUTES:
         if verb == method.upper() and pattern.search(path):
@@ -97,7 +110,10 @@ def exchange_from_http(
     """One call as the client saw it on the wire."""
     request = parse_json(request_body)
     operation = operation_of(method, path, request)
-    binding = binding_of(method, request)
+    binding = binding_of(method, request, path)
+    if "application/x-ndjson" in content_type:
+        events = parse_ndjson(response_body)
+        return Exchange(operation, binding, status, events=events, dropped=dropped)
     if "text/event-stream" in content_type:
         return Exchange(
             operation, binding, status, events=parse_sse(response_body), dropped=dropped

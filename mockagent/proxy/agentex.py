@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 AGENTS_PATH = "/agents"
 AGENT_FIELDS = ("id", "name", "description", "acp_type")
 TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?$")
-PLAIN_TEXT = {"type": "text", "author": "agent", "format": "plain", "style": "static"}
+# What a string `say` step stands for (cassette.models.Step): no other field, not even `style`.
+PLAIN_TEXT_SAY = {"type": "text", "author": "agent", "format": "plain"}
+ENDED = ("COMPLETED", "FAILED", "CANCELED", "TERMINATED", "TIMED_OUT", "DELETED")
 
 
 @dataclass
@@ -54,17 +56,14 @@ class AgentexTask:
 
 
 def say(content: dict[str, Any]) -> Any:
-    """A TaskMessageContent as a `say` step writes it: plain agent text as a string."""
-    content = {k: v for k, v in content.items() if v is not None}
-    if (
-        set(content) - {"content"} <= set(PLAIN_TEXT)
-        and all(content.get(k, v) == v for k, v in PLAIN_TEXT.items())
-        and isinstance(content.get("content"), str)
+    """A TaskMessageContent as a `say` step writes it: a string when the replay expands that
+    string to exactly this content, else the mapping as the agent sent it (its `null` fields too:
+    the client saw them), the default `author: agent` left out."""
+    if content == {**PLAIN_TEXT_SAY, "content": content.get("content")} and isinstance(
+        content.get("content"), str
     ):
         return content["content"]
-    return {
-        k: v for k, v in content.items() if k != "author" or v != "agent"
-    }  # agent is the default
+    return {k: v for k, v in content.items() if k != "author" or v != "agent"}
 
 
 def turn_match(
@@ -215,7 +214,9 @@ class AgentexRecording:
             elif path == "/messages" and isinstance(payload, list):
                 self._poll(request.query.get("task_id", ""), messages=payload)
             elif (found := TASK_PATH.match(path)) and isinstance(payload, dict):
-                self._poll(found["id"], status=payload.get("status"))
+                self._poll(
+                    found["id"], status=payload.get("status"), reason=payload.get("status_reason")
+                )
             return
         agent, method, params, _ = call
         if not isinstance(payload, dict) or payload.get("error") or "result" not in payload:
@@ -283,7 +284,13 @@ class AgentexRecording:
         if task.record is not None and not task.record.steps:
             task.record.steps.append({"state": task.state})
 
-    def _poll(self, task_id: str, messages: list[Any] | None = None, status: Any = None) -> None:
+    def _poll(
+        self,
+        task_id: str,
+        messages: list[Any] | None = None,
+        status: Any = None,
+        reason: Any = None,
+    ) -> None:
         """A GET /messages or GET /tasks/{id}: what is new since the last one becomes steps gated by
         the polls (the replay counts both as polls, as the platform's clients use either)."""
         task = self.tasks.get(task_id)
@@ -303,7 +310,12 @@ class AgentexRecording:
                 steps.append({"say": say(content)})
         if isinstance(status, str) and status != task.state:
             task.state = status
-            steps.append({"state": status})
+            step: dict[str, Any] = {"state": status}
+            if status in ENDED and isinstance(reason, str) and reason:
+                # the replay's `status_reason` is the text of the status message; only a final
+                # one: a superseded status message moves into the history (GET /messages)
+                step["message"] = reason
+            steps.append(step)
             if status not in ("RUNNING", "INTERRUPTED"):
                 task.scripted = False
         if steps:

@@ -22,6 +22,7 @@ from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
+from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
 from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
 
 
@@ -34,6 +35,7 @@ class Classified:
     params: dict[str, Any]
     route: str  # the path our own routes would see ("/" for JSON-RPC)
     request_id: Any = None
+    v0_3: bool = False  # an A2A v0.3 call, recorded as its v1.0 operation
 
 
 class RecordingProxy:
@@ -100,13 +102,20 @@ class RecordingProxy:
                     "/",
                     payload.get("id"),
                 )
+            v0_3 = request_in(payload.get("method"), payload.get("params"))
+            if isinstance(payload, dict) and v0_3 is not None:
+                return Classified("JSONRPC", *v0_3, "/", payload.get("id"), v0_3=True)
         for base in rest_bases:
             if request.path.startswith(base + "/") or request.path == base:
                 routed = replace(request, path=request.path[len(base) :])
                 try:
                     found = rest.route(routed)
                     if found is not None and found.v0_3:
-                        return None  # v0.3 REST is passed through, not recorded (its shapes differ)
+                        params, _ = rest.request_params(routed, found.path_params)
+                        params = rest_request_in(found.operation, params)
+                        return Classified(
+                            "HTTP+JSON", found.operation, params, routed.path, v0_3=True
+                        )
                     if found is not None:
                         params, _ = rest.request_params(routed, found.path_params)
                         return Classified("HTTP+JSON", found.operation, params, routed.path)
@@ -235,6 +244,7 @@ class RecordingProxy:
                 "the upstream answered with a body that is not JSON", http_status=502
             )
         result, kind = self._outcome(call.binding, status, payload)
+        result = result_in(call.operation, result, call.binding) if call.v0_3 else result
         empty = isinstance(payload, dict) and "result" in payload  # JSON-RPC `result: null`
         if result is None and kind is None and not empty:
             return errors.InvalidAgentResponse(
@@ -293,6 +303,7 @@ class RecordingProxy:
             name, payload = event
             error = stream_error(call.binding, name, payload)
             result = None if error is not None else self._outcome(call.binding, 200, payload)[0]
+            result = result_in(call.operation, result, call.binding) if call.v0_3 else result
             with self.session.lock:
                 if teed.over or recording is None:
                     pass

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 
-from mockagent.compare import Event, Exchange, differences
+from mockagent.compare import Event, Exchange, differences, event_kind
 from mockagent.observe import exchange_from_http, operation_of, parse_sse
 
 T1, T2 = "3f2b8c1e-0000-4000-8000-000000000001", "3f2b8c1e-0000-4000-8000-000000000002"
@@ -237,3 +238,47 @@ def test_a_recorded_artifact_n_stands_for_a_minted_artifact_id():
         "call 1 (SendStreamingMessage) event 1 artifactUpdate.artifact.artifactId: "
         '"<artifact-1>" ≠ "<artifact-2>"'
     ]
+
+
+def agentex_line(update: dict[str, Any], task_id: str, when: str) -> bytes:
+    parent = {"id": f"{task_id[:8]}-m", "task_id": task_id, "created_at": when}
+    result = {**update, "index": 0, "parent_task_message": parent}
+    return json.dumps({"jsonrpc": "2.0", "id": None, "result": result, "error": None}).encode()
+
+
+def agentex_stream(task_id: str, when: str, *kinds: str) -> Exchange:
+    body = b"\n".join(agentex_line({"type": k}, task_id, when) for k in kinds) + b"\n"
+    request = json.dumps({"method": "message/send", "params": {"stream": True}}).encode()
+    path = "/agents/name/echo-bot/rpc"
+    return exchange_from_http("POST", path, request, 200, "application/x-ndjson", body)
+
+
+def test_an_agentex_ndjson_stream_is_compared_line_by_line():
+    live = agentex_stream(T1, "2026-10-06T09:00:00Z", "start", "delta", "done")
+    assert (live.operation, live.binding) == ("message/send", "Agentex")
+    assert [event_kind(e) for e in live.events or ()] == ["start", "delta", "done"]
+    same = agentex_stream(T2, "2026-12-01T10:00:00.123456+00:00", "start", "delta", "done")
+    assert differences([live], [same]) == []
+    other = agentex_stream(T2, "2026-10-06T09:00:00Z", "start", "full", "done")
+    assert differences([live], [other]) == ["call 1 (message/send) event 1: kind delta ≠ full"]
+
+
+def test_an_agentex_error_envelope_is_an_error_and_a_null_error_is_not():
+    failed = {"jsonrpc": "2.0", "id": None, "result": None, "error": {"code": -32603}}
+    assert event_kind(Event("message", failed)) == "error"
+    assert event_kind(Event("message", {**failed, "error": None, "result": {"type": "done"}})) == (
+        "done"
+    )
+
+
+def test_the_order_of_an_objects_keys_is_no_difference():
+    def answer(task_id: str, user: str, agent: str, status_first: bool) -> Exchange:
+        history = [{"messageId": user, "parts": [{"text": "hi"}]}]
+        status = {"state": "input-required", "message": {"messageId": agent, "parts": []}}
+        pairs = [("history", history), ("status", status)]
+        body = {"id": task_id, **dict(pairs[::-1] if status_first else pairs)}
+        return Exchange("message/send", "JSONRPC", 200, body={"jsonrpc": "2.0", "result": body})
+
+    live = answer(T1, R1, R2, status_first=False)
+    replay = answer(T2, "user-turn-0000000000000001", "agent-turn-00000000000000002", True)
+    assert differences([live], [replay]) == []

@@ -1,0 +1,194 @@
+"""The official `agentex` client driving an Agentex platform through scenarios, wire captured.
+
+`AgentexWire` is an httpx transport under the client that keeps every call as a
+`mockagent.compare.Exchange` (an NDJSON stream line by line), as `tests/helpers/fidelity.py` does
+for A2A. Each scenario runs on its own client and wire, so its ids are renamed on their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from agentex import Agentex
+
+from mockagent.compare import Exchange
+from mockagent.observe import exchange_from_http
+
+TIMEOUT = 8.0  # a replay that never ends a stream must not hang the suite
+MAX_POLLS = 12  # the worker's script ends within four polls; more means a replay is stuck
+ENDED = {"COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT"}
+
+
+@dataclass
+class _Call:
+    method: str
+    path: str
+    body: bytes
+    exchange: Exchange | None = None
+
+
+class AgentexWire(httpx.BaseTransport):
+    """Forwards to the network and keeps each call, in the order the requests left."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.calls: list[_Call] = []
+
+    def exchanges(self) -> list[Exchange]:
+        """Every call; one whose answer was never read counts as cut off."""
+        return [
+            c.exchange or exchange_from_http(c.method, c.path, c.body, 0, "", b"", True)
+            for c in self.calls
+        ]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        call = _Call(request.method, request.url.raw_path.decode(), request.read())
+        self.calls.append(call)
+        response = self.inner.handle_request(request)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_Tee(response, call),
+            extensions=response.extensions,
+        )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _Tee(httpx.SyncByteStream):
+    """The body as it goes to the client; the exchange is complete when it closes."""
+
+    def __init__(self, response: httpx.Response, call: _Call) -> None:
+        self.response, self.call = response, call
+        self.chunks: list[bytes] = []
+        self.dropped = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for chunk in self.response.stream:  # type: ignore[union-attr]
+                self.chunks.append(chunk)
+                yield chunk
+        except httpx.TransportError:
+            self.dropped = True
+            raise
+
+    def close(self) -> None:
+        self.response.close()
+        call = self.call
+        call.exchange = exchange_from_http(
+            call.method,
+            call.path,
+            call.body,
+            self.response.status_code,
+            self.response.headers.get("content-type", ""),
+            b"".join(self.chunks),
+            self.dropped,
+        )
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "author": "user", "content": value}
+
+
+def poll(client: Agentex, task_id: str) -> None:
+    """GET /messages and GET /tasks/{id} until the task ends (or MAX_POLLS), as a client would."""
+    for _ in range(MAX_POLLS):
+        client.messages.list(task_id=task_id)
+        if client.tasks.retrieve(task_id).status in ENDED:
+            return
+
+
+def sync_blocking(client: Agentex) -> None:
+    client.agents.list()
+    task = client.agents.create_task(agent_name="echo-bot", params={"name": "chat"}).result
+    assert task is not None
+    client.agents.send_message(
+        agent_name="echo-bot", params={"content": text("What is up?"), "task_id": task.id}
+    )
+    client.agents.send_message(
+        agent_name="echo-bot", params={"content": text("thanks"), "task_id": task.id}
+    )
+    client.messages.list(task_id=task.id)
+    client.tasks.retrieve(task.id)
+
+
+def sync_streamed(client: Agentex) -> None:
+    first = list(
+        client.agents.send_message_stream(
+            agent_name="echo-bot", params={"content": text("Can you stream?")}
+        )
+    )
+    task_id = first[-1].result.parent_task_message.task_id  # type: ignore[union-attr]
+    list(
+        client.agents.send_message_stream(
+            agent_name="echo-bot", params={"content": text("again"), "task_id": task_id}
+        )
+    )
+    client.messages.list(task_id=task_id)
+
+
+def async_polled(client: Agentex) -> None:
+    task = client.agents.create_task(agent_name="worker", params={}).result
+    assert task is not None
+    client.agents.send_event(
+        agent_name="worker", params={"task_id": task.id, "content": text("research it")}
+    )
+    poll(client, task.id)
+
+
+def async_cancel(client: Agentex) -> None:
+    task = client.agents.create_task(agent_name="worker", params={"name": "nightly"}).result
+    assert task is not None
+    client.agents.send_event(
+        agent_name="worker", params={"task_name": "nightly", "content": text("long job")}
+    )
+    client.messages.list(task_id=task.id)
+    client.agents.cancel_task(agent_name="worker", params={"task_id": task.id})
+    with contextlib.suppress(Exception):  # refused: the wire keeps the error envelope
+        client.agents.cancel_task(agent_name="worker", params={"task_id": task.id})
+    client.tasks.retrieve(task.id)
+    client.messages.list(task_id=task.id)
+
+
+def refused(client: Agentex) -> None:
+    """Methods the agents' ACP types do not allow: error envelopes in HTTP 200 (the client's
+    typed result then fails to parse; the wire keeps what came)."""
+    with contextlib.suppress(Exception):
+        client.agents.send_event(agent_name="echo-bot", params={"task_name": "x"})
+    with contextlib.suppress(Exception):
+        client.agents.send_message(agent_name="worker", params={"content": text("hello")})
+
+
+SCENARIOS: dict[str, Callable[[Agentex], None]] = {
+    "sync-blocking": sync_blocking,
+    "sync-streamed": sync_streamed,
+    "async-polled": async_polled,
+    "async-cancel": async_cancel,
+    "refused": refused,
+}
+
+
+def run_scenario(url: str, name: str) -> tuple[list[Exchange], str]:
+    """Drive scenario `name` against the platform at `url`: (the exchanges, the error or "")."""
+    wire = AgentexWire()
+    http = httpx.Client(transport=wire, timeout=TIMEOUT, trust_env=False)
+    client = Agentex(base_url=url, http_client=http, max_retries=0)
+    error = ""
+    try:
+        SCENARIOS[name](client)
+    except Exception as exc:  # a replay that goes wrong shows in the exchanges
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        with contextlib.suppress(Exception):
+            client.close()
+    return wire.exchanges(), error
+
+
+def run_all(url: str) -> dict[str, tuple[list[Exchange], str]]:
+    """Every scenario, in one fixed order (a replay must see the same)."""
+    return {name: run_scenario(url, name) for name in SCENARIOS}
