@@ -32,6 +32,31 @@ class Capabilities(Model):
     extensions: list[dict[str, Any]] | None = None
 
 
+StatusMessageJoins = Literal["when-replaced", "when-set"]
+StatusAfterAnswer = Literal["archived", "kept"]
+
+
+class History(Model):
+    """How the agent keeps its status messages in a task's history (agents differ, within what
+    the A2A specification allows). The defaults are a2a-sdk's task manager, and mockagent's."""
+
+    statusMessage: StatusMessageJoins = Field(
+        "when-replaced",
+        description=(
+            "when a status message joins the history: when the next status replaces it, or "
+            "as soon as it is set (the same message then stands in the status and in history)"
+        ),
+    )
+    afterAnswer: StatusAfterAnswer = Field(
+        "archived",
+        description=(
+            "a user's message on the task: the status message is `archived` (it leaves the "
+            "status, in history before the user's message) or `kept` as the status until the "
+            "next status step"
+        ),
+    )
+
+
 class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
@@ -59,6 +84,9 @@ class Agent(Model):
     v03Card: bool = Field(
         False,
         description="also publish the A2A v0.3 card fields (url, preferredTransport…)",
+    )
+    history: History | None = Field(
+        None, description="how the agent keeps status messages in history (not in the card)"
     )
 
 

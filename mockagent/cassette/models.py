@@ -22,6 +22,7 @@ from mockagent.cassette.header import (
     Capabilities,
     Clock,
     Duration,
+    History,
     Ids,
     Skill,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "Duration",
     "ErrorReply",
     "Fault",
+    "History",
     "Ids",
     "Interaction",
     "Match",

@@ -99,7 +99,14 @@ class Engine:
         clock = self.cassette.clock
         self.clock = self._clock_factory(clock.start, clock.tick.ms)
         self.ids = IdFactory(self.cassette.ids.seed or self.cassette.name)
-        self.runner = Runner(self.clock, self.ids, on_event=self._on_event, gap=self.pace.gap)
+        agent = self.cassette.agent
+        self.runner = Runner(
+            self.clock,
+            self.ids,
+            on_event=self._on_event,
+            gap=self.pace.gap,
+            history=agent.history if agent is not None else None,
+        )
         self.ops = TaskOperations(self.tasks, self.runner)
         self.player = Player(
             self.changed,
@@ -363,7 +370,7 @@ class Engine:
             task.version = call.version
         message = json_copy(call.message or {})  # kept in the task's history: the task's own copy
         message.update(taskId=task.id, contextId=task.context_id)
-        task.add_user_message(message)
+        task.add_user_message(message, self.runner.history)
         mark = len(task.history)
         if reply.message is not None:  # a direct reply within a task's conversation
             answer = self.runner.agent_message(reply.message, task.context_id, task.id)

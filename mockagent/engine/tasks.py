@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockagent.cassette.models import Step, TaskState
+from mockagent.cassette.models import History, Step, TaskState
 from mockagent.engine.call import TaskEvent, TaskView
 from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
+
+ARCHIVING = History()  # a2a-sdk's task manager: a status message is history once it is replaced
 
 
 @dataclass
@@ -51,10 +53,17 @@ class Task:
             self.history.append(self.status_message)
             self.status_message = None
 
-    def add_user_message(self, message: dict[str, Any]) -> None:
+    def add_user_message(self, message: dict[str, Any], history: History = ARCHIVING) -> None:
         """A client turn: after the agent's question it answers, in chronological order. It
-        resumes a waiting task, even before the script's next state step says so."""
-        self.archive_status_message()
+        resumes a waiting task, even before the script's next state step says so.
+
+        `history` is the agent's way with its status message: archived (into history, unless it
+        went there when set) or kept as the status until the next state step."""
+        if history.afterAnswer == "archived":
+            if history.statusMessage == "when-set":
+                self.status_message = None  # in history already, since it was set
+            else:
+                self.archive_status_message()
         self.history.append(message)
         self.waiting = False
         if self.state is TaskState.INTERRUPTED:  # an interrupted task runs again on the next turn
@@ -99,9 +108,11 @@ class Runner:
         ids: IdFactory,
         on_event: Callable[[Task, TaskEvent], None] | None = None,
         gap: Callable[[Step], float] | None = None,
+        history: History | None = None,
     ) -> None:
         self.clock = clock
         self.ids = ids
+        self.history = history or ARCHIVING  # how the agent keeps status messages in history
         self.on_event = on_event  # the engine wakes streams and queues webhooks here
         self.gap = gap or (
             lambda step: float((step.after.ms or 0) if step.after else 0)
@@ -139,7 +150,9 @@ class Runner:
             task.history.append(said)
             facts: dict[str, Any] = {"said": said, "deltas": step.deltas}
         elif state is not None:
-            task.archive_status_message()  # a superseded status message is history
+            when_set = self.history.statusMessage == "when-set"
+            if not when_set:
+                task.archive_status_message()  # a superseded status message is history
             task.state = state
             task.waiting = state.interrupted
             task.timestamp = self.clock.stamp()
@@ -148,6 +161,8 @@ class Runner:
                 if step.message is None
                 else self.agent_message(step.message, task.context_id, task.id)
             )
+            if when_set and task.status_message is not None:  # the same message, the same id
+                task.history.append(task.status_message)
             facts = {
                 "state": state,
                 "timestamp": task.timestamp,

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mockagent.cassette.redact import Redactor
+from mockagent.proxy.status_history import StatusHistory
 
 AGENT_FIELDS = ("name", "description", "version", "provider", "documentationUrl", "iconUrl")
 SKILL_FIELDS = ("id", "name", "description", "tags", "examples", "inputModes", "outputModes")
@@ -107,6 +108,7 @@ class Recorder:
         }
         self.tasks: dict[str, RecordedTask] = {}
         self.canceled: dict[str, RecordedTask] = {}  # upstream task id → a task canceled since
+        self.status_history = StatusHistory.of(self.agent)  # the agent's way, as seen so far
         self._names = {i.get("name") for i in self.interactions}
         self._artifact_ids: dict[str, str] = {}
         self.recorded = 0  # interactions and steps added by this recording
@@ -280,10 +282,13 @@ class Recorder:
 
         Status messages the agent moved into the task's history while nobody looked (a blocking
         answer, a poll that skipped a state) become WORKING steps first: the engine archives a
-        superseded status message into history, so the replay's history gets them in order."""
+        superseded status message into history, so the replay's history gets them in order. A
+        status message that is in the history already (an agent that puts it there when it sets
+        it, as `agent.history` then says) is the state step's, not one more archived message."""
+        history = self.status_history.history_before_status(snapshot)
         archived = [
             self.state_step(task, {"state": "TASK_STATE_WORKING", "message": message})
-            for message in self.unseen(task, snapshot.get("history") or [])
+            for message in self.unseen(task, history)
         ]
         artifact_steps = []
         for artifact in snapshot.get("artifacts") or []:
@@ -329,7 +334,7 @@ class Recorder:
             out["protocol"] = "agentex"
             out["agents"] = self.agents
         elif self.agent is not None:
-            out["agent"] = self.agent
+            out["agent"] = {**self.agent, **self.status_history.section()}
         out["clock"] = self.clock
         out["ids"] = self.existing.get("ids") or {"seed": self.seed}
         out["interactions"] = self.interactions

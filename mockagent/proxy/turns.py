@@ -104,13 +104,16 @@ class StreamRecording:
     def _follow_up_steps(self, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         """What changed since the task asked for this message, as the replay would see it.
 
-        The engine, as agents do, moves the status message into history when the message
-        arrives. A snapshot that shows the task as it was (a returnImmediately answer, before
-        the agent moves on) is no step: restating INPUT_REQUIRED would stop the replay there."""
+        The engine, as a2a-sdk's agents do, moves the status message into history when the
+        message arrives, unless this answer shows the agent kept it as the status. A snapshot
+        that shows the task as it was (a returnImmediately answer, before the agent moves on) is
+        no step: restating INPUT_REQUIRED would stop the replay there."""
         task = self.follow_up
         assert task is not None
         state, asked = task.state, task.status
-        task.status = task.message = None
+        task_id = str((self.message or {}).get("taskId", ""))
+        if not self.recorder.status_history.kept_after_answer(task_id, snapshot):
+            task.status = task.message = None
         steps = self.recorder.diff(task, snapshot)
         if len(steps) == 1 and steps[0].get("state") == state and task.status in (None, asked):
             steps = []
@@ -143,7 +146,10 @@ class StreamRecording:
         if task is None or (self.message is None and task.state in TERMINAL):
             return  # a subscriber running behind a blocking answer that already showed the end
         if "statusUpdate" in payload:
-            step = self.recorder.state_step(task, payload["statusUpdate"].get("status") or {})
+            update = payload["statusUpdate"]
+            status = update.get("status") or {}
+            self.recorder.status_history.saw_status(str(update.get("taskId", "")), status)
+            step = self.recorder.state_step(task, status)
         elif "artifactUpdate" in payload:
             update = payload["artifactUpdate"]
             step = self.recorder.artifact_step(

@@ -32,43 +32,24 @@ AGENTS: dict[str, Callable[[], AbstractContextManager[UpstreamAgent]]] = {
 Runs = dict[str, dict[tuple[str, str], tuple[Any, str]]]  # run -> (binding, scenario) -> answer
 
 
-# The cases today's recorder and engine get wrong, with the problem of issue 17 each shows.
-# strict: a case passes once all its problems are fixed, and then its mark must go.
-# Problems 1-3 as the issue states them are fixed (the a2a-sdk cases pass). The quirky agent keeps
-# a status message in the history from the moment it sets it, and keeps it as the status after
-# the user's answer: the replay's engine moves it to history only when it is superseded.
-STATUS_IN_HISTORY = (
-    "issue 17, found here: an agent whose history holds its status message as soon as it is set "
-    "(and keeps it as the status after the user's answer) replays with a second copy of it"
-)
-# Not strict: it depends on which of two connections the proxy hears first. When the blocking
-# follow-up's answer reaches the recorder before the subscription's WORKING event, the recorder
-# takes the subscriber for one "running behind" and drops the event the live client saw.
+# Every case replays as it ran live (issue 17's problems 1-3, the quirky agent's way with status
+# messages in history, and recorded cancels), but for one race, so that mark is not strict: it
+# depends on which of two connections the proxy hears first. When the blocking follow-up's answer
+# reaches the recorder before the subscription's WORKING event, the recorder takes the subscriber
+# for one "running behind" and drops the event the live client saw. Both agents' subscribe cases
+# show it (the quirky agent's about one run in five).
 RACE = (
     "issue 17, found here: a subscription's events that reach the recorder after a concurrent "
     "blocking follow-up's answer are not recorded (depends on timing)"
 )
-KNOWN: dict[tuple[str, str], tuple[str, ...]] = {
-    ("quirky", "blocking"): (STATUS_IN_HISTORY,),
-    ("quirky", "polled"): (STATUS_IN_HISTORY,),
-    ("quirky", "follow-up-blocking"): (STATUS_IN_HISTORY,),
-    ("quirky", "follow-up-polled"): (STATUS_IN_HISTORY,),
-    ("quirky", "follow-up-streamed"): (STATUS_IN_HISTORY,),
-    ("quirky", "subscribe"): (STATUS_IN_HISTORY,),
-    ("quirky", "cancel"): (STATUS_IN_HISTORY,),
-}
 
 
 def cases() -> Iterator[Any]:
     for agent in AGENTS:
         for binding in BINDINGS:
             for scenario in SCENARIOS:
-                reasons = KNOWN.get((agent, scenario))
-                marks = (
-                    [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
-                )
-                if (agent, scenario) == ("a2a-sdk", "subscribe"):
-                    marks = [pytest.mark.xfail(strict=False, reason=RACE)]
+                race = scenario == "subscribe"
+                marks = [pytest.mark.xfail(strict=False, reason=RACE)] if race else []
                 yield pytest.param(agent, binding, scenario, marks=marks)
 
 

@@ -1,0 +1,85 @@
+"""How a recorded agent keeps its status messages in a task's history, found from what it answers.
+
+Agents differ here, all within the A2A specification. a2a-sdk's task manager moves a status
+message into the history when the next status replaces it, and when the user answers. Others
+append a status message to the history as soon as they set it (the same message, the same
+messageId, in the status and as the history's last agent message), and keep it as the status
+after the user's answer. The engine plays either way (`agent.history` in a cassette); the
+recorder learns which from the snapshots it sees and writes what it learned, so a replay does not
+show a second copy of a status message, nor lose one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def status_message_id(status: dict[str, Any] | None) -> str | None:
+    """The messageId of a status's message, if it has one."""
+    message = (status or {}).get("message")
+    return message.get("messageId") if isinstance(message, dict) else None
+
+
+def last_agent_message(history: list[Any]) -> tuple[int, dict[str, Any]] | None:
+    """The index and the last message of `history` that is not the user's."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if isinstance(message, dict) and message.get("role") not in ("ROLE_USER", "user"):
+            return index, message
+    return None
+
+
+@dataclass
+class StatusHistory:
+    """What the recording has seen of the agent's way with status messages in history."""
+
+    when_set: bool = False  # a status message stood in the history while it was the status
+    kept: bool = False  # a status message was still the status after the user's answer
+    status_ids: dict[str, str | None] = field(default_factory=dict)  # task id → last status's
+
+    @classmethod
+    def of(cls, agent: dict[str, Any] | None) -> StatusHistory:
+        """What an existing cassette's `agent.history` already says (a recording that adds)."""
+        written = (agent or {}).get("history") or {}
+        return cls(
+            when_set=written.get("statusMessage") == "when-set",
+            kept=written.get("afterAnswer") == "kept",
+        )
+
+    def history_before_status(self, snapshot: dict[str, Any]) -> list[Any]:
+        """The snapshot's history without its status message, which a step says. An agent that
+        shows its status message as the history's last agent message put it there when it set
+        it: the recording says so, and the engine then does the same."""
+        status = snapshot.get("status") or {}
+        self.saw_status(str(snapshot.get("id", "")), status)
+        history = list(snapshot.get("history") or [])
+        wanted = status_message_id(status)
+        last = last_agent_message(history)
+        if wanted is None or last is None or last[1].get("messageId") != wanted:
+            return history
+        self.when_set = True
+        del history[last[0]]
+        return history
+
+    def saw_status(self, task_id: str, status: dict[str, Any]) -> None:
+        """A task's status, in a snapshot or an update: remember its message's id."""
+        if task_id:
+            self.status_ids[task_id] = status_message_id(status)
+
+    def kept_after_answer(self, task_id: str, snapshot: dict[str, Any]) -> bool:
+        """Whether the first snapshot answering a user's message on the task still has, as its
+        status message, the one the task had when the message went (the agent's question)."""
+        asked = self.status_ids.get(task_id)
+        kept = asked is not None and status_message_id(snapshot.get("status")) == asked
+        self.kept = self.kept or kept
+        return kept
+
+    def section(self) -> dict[str, Any]:
+        """The cassette's `agent.history`, when the agent differs from the default."""
+        history: dict[str, str] = {}
+        if self.when_set:
+            history["statusMessage"] = "when-set"
+        if self.kept:
+            history["afterAnswer"] = "kept"
+        return {"history": history} if history else {}
