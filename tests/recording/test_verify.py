@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mockagent.cassette import load_cassette
 from mockagent.cli import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread
+from mockagent.verify_update import replacement, rewrite
 from tests.helpers.recording import A2A, closed_port, message, task_id_of, wait_for
 from tests.helpers.upstream import UpstreamAgent, serve_upstream
 
@@ -223,3 +225,58 @@ def test_update_without_drift_writes_nothing(cassette, agent, tmp_path):
     code, output = verify(path, agent.url, "--update")
     assert (code, output.splitlines()[-1]) == (0, "ok main")
     assert path.stat().st_mtime_ns == before and list(tmp_path.iterdir()) == [path]
+
+
+INDENTED = """\
+version: 1
+agent: {name: a, description: A., skills: [{id: s, name: S, description: S.}]}
+interactions:
+  # the first
+  - name: one
+    reply: {message: one}
+
+  # the second, re-recorded
+  - name: two   # a comment on it goes with it
+    match: {text: two}
+    times: 2
+    reply:
+      message: |
+        two
+        lines
+  # the third
+  - name: three
+    reply: {message: three}
+"""
+
+
+def test_a_rerecorded_interaction_replaces_its_own_lines_only(tmp_path):
+    path = tmp_path / "indented.yaml"
+    path.write_text(INDENTED)
+    written = {"name": "two", "match": {"text": "two"}, "times": 2}
+    recorded = {"name": "two-2", "reply": {"task": {"steps": [{"state": "TASK_STATE_WORKING"}]}}}
+    new = replacement(written, {**recorded, "fault": {"dropAfter": 1}})
+    text = rewrite(load_cassette(path), {1: new}, {"two": "the upstream closed the stream"})
+    assert text == INDENTED.replace(
+        """\
+  - name: two   # a comment on it goes with it
+    match: {text: two}
+    times: 2
+    reply:
+      message: |
+        two
+        lines
+""",
+        """\
+  - name: two
+    match:
+      text: two
+    reply:
+      task:
+        steps:
+        - state: TASK_STATE_WORKING
+    # recorded: the upstream closed the stream
+    fault:
+      dropAfter: 1
+    times: 2
+""",
+    )
