@@ -30,6 +30,7 @@ from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.http import HttpServer, listen, root_url
 from mockagent.server.workers import run_workers
 from mockagent.verify import verify_cassette
+from mockagent.verify_update import update_cassette
 from mockagent.vocabulary import CARD_PATH
 
 READY = "mockagent ready"
@@ -329,26 +330,45 @@ def schema() -> None:
     show_default=True,
     help="How to call both the agent and the cassette.",
 )
-def verify(cassette: Path, upstream: str, binding: str) -> None:
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Re-record the interactions that drifted, keeping the others as written.",
+)
+def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent at --upstream and to the
     cassette, and compare the answers on everything but ids and timestamps.
 
+    A script recorded from a stream is verified with SendStreamingMessage, event by event; one
+    recorded from polls with returnImmediately and GetTask polls; any other message blocking.
     Prints `ok NAME` or `drift NAME` (then each difference, the live answer first) per
-    interaction; exits 0 when every interaction still matches, 1 otherwise.
+    interaction; exits 0 when every interaction still matches, 1 otherwise. With --update, the
+    interactions that drifted are re-recorded from the live agent (their names, matchers and
+    `times` kept, every other interaction left as written) and the cassette is rewritten
+    atomically: it prints `updated NAME` for each and exits 0 once written.
     """
     try:
-        verdicts = verify_cassette(cassette, upstream, binding)
+        if update:
+            result = update_cassette(cassette, upstream, binding)
+            verdicts = result.verdicts
+        else:
+            verdicts = verify_cassette(cassette, upstream, binding)
     except (CassetteError, httpx.HTTPError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(1) from None
     for verdict in verdicts:
-        if verdict.skipped:
-            click.echo(f"skip {verdict.name} ({verdict.skipped})")
-            continue
-        click.echo(f"{'ok' if verdict.ok else 'drift'} {verdict.name}")
+        click.echo(str(verdict))
         for line in verdict.differences:
             click.echo(f"    {line}")
-    raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
+    if not update:
+        raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
+    for name in result.updated:
+        click.echo(f"updated {name}")
+    for name in result.missed:
+        click.echo(f"not updated {name}: the live agent's answer could not be recorded")
+    if result.written is not None:
+        click.echo(f"wrote {result.written}")
+    raise SystemExit(1 if result.missed else 0)
 
 
 @main.command(name="lint")

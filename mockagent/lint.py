@@ -13,7 +13,11 @@ Each finding names file, line and interaction and carries a short code:
 * `unreachable-steps`: steps after an INPUT_REQUIRED or AUTH_REQUIRED stop that no follow-up
   (an interaction with `task: {from: …}` that fits the task) can continue, and a follow-up
   whose first step restates the interrupted state it finds the task in, so that it stops there
-  again at once and its later steps wait;
+  again at once and its later steps wait; and a script that stops more often than the `times`
+  of the follow-ups that can continue it allow messages;
+* `unreachable-follow-up`: a follow-up whose task can never exist: its `from` creates no task
+  (it answers with a message or an error, or is a follow-up itself), or no script of that
+  origin (or of its follow-ups) ever reaches the INPUT_REQUIRED or AUTH_REQUIRED it answers in;
 * `streaming-off`, `push-off`: interactions the card's capabilities make unreachable;
 * `shadowed`: an earlier interaction with no `times` limit always wins.
 
@@ -26,12 +30,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockagent.cassette.models import Interaction, Match, Step, TaskState
+from mockagent.cassette.models import Interaction, Match, TaskState
 from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
 from mockagent.errors import CassetteError
-from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
+from mockagent.lint_tasks import (
+    INTERRUPTED,
+    continues,
+    creates_no_task,
+    fits,
+    messages_left,
+    operations,
+    reachable_states,
+    stops,
+)
+from mockagent.lint_tasks import steps_of as _steps
+from mockagent.lint_tasks import task_states as _task_states
+from mockagent.vocabulary import PUSH_OPERATIONS, STREAMING_OPERATIONS
 
-INTERRUPTED = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
+__all__ = ["Finding", "cassette_files", "lint", "lint_file", "operations"]
 
 
 @dataclass(frozen=True)
@@ -79,25 +95,6 @@ def lint_file(path: str | Path) -> list[Finding]:
     return sorted(_Checker(loaded).run(), key=lambda f: f.line or 0)
 
 
-def operations(match: Match) -> frozenset[str]:
-    """The operations an interaction answers (message operations when unset), as the engine
-    reads it."""
-    ops = match.operation
-    return frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
-
-
-def _steps(interaction: Interaction) -> list[Step]:
-    reply = interaction.reply
-    return list(reply.task.steps) if reply is not None and reply.task is not None else []
-
-
-def _task_states(match: Match) -> list[TaskState] | None:
-    if match.task is None or match.task.state is None:
-        return None
-    states = match.task.state
-    return [TaskState(s) for s in ([states] if isinstance(states, str) else states)]
-
-
 class _Checker:
     def __init__(self, loaded: LoadedCassette) -> None:
         self.loaded = loaded
@@ -111,6 +108,7 @@ class _Checker:
         for i, interaction in enumerate(self.interactions):
             yield from self.script(i, interaction)
             yield from self.unreachable(i, interaction)
+            yield from self.never_matches(i, interaction)
             yield from self.matchers(i, interaction)
             yield from self.capabilities(i, interaction)
             yield from self.shadowed(i, interaction)
@@ -191,7 +189,7 @@ class _Checker:
         steps = _steps(interaction)
         task = interaction.match.task
         origin = interaction.name if task is None else task.from_
-        found = [j for j, s in enumerate(steps[:-1]) if s.task_state in INTERRUPTED]
+        found = stops(steps)
         if not found:
             return
         j, state = found[0], steps[found[0]].task_state
@@ -218,28 +216,74 @@ class _Checker:
                 f"no follow-up continues the task: add an interaction that matches "
                 f"`task: {{from: {origin or 'ORIGIN'}}}`, or end the script at step {j + 1}",
             )
+        else:
+            yield from self.too_few_messages(i, interaction, origin, found)
+
+    def too_few_messages(
+        self, i: int, interaction: Interaction, origin: str | None, found: list[int]
+    ) -> Iterator[Finding]:
+        """A script that stops more often than its follow-ups' `times` let messages continue it:
+        each stop takes one message, and each message uses up one `times` of the follow-up it
+        matches."""
+        steps = _steps(interaction)
+        states = [s for j in found if (s := steps[j].task_state) is not None]
+        left = messages_left(self.interactions, interaction, origin, states)
+        if left is None or left >= len(found):
+            return
+        j = found[left]
+        state = steps[j].task_state
+        assert state is not None
+        later = f"step {j + 2}" if j + 2 == len(steps) else f"steps {j + 2}-{len(steps)}"
+        yield self.finding(
+            ("interactions", i, "reply", "task", "steps", j + 1),
+            interaction,
+            "unreachable-steps",
+            f"{later} come after {state.name} (step {j + 1}), stop {left + 1} of "
+            f"{len(found)} in this script, but the follow-ups that continue the task answer "
+            f"{left} message{'' if left == 1 else 's'} in all (their `times`): raise a "
+            f"`times`, or end the script at step {j + 1}",
+        )
+
+    def never_matches(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        """A follow-up whose task can never exist: its `from` creates no task, or no script of
+        that origin (or of the follow-ups that continue it) reaches the state it waits for."""
+        task = interaction.match.task
+        if task is None or self.cassette.protocol != "a2a":
+            return
+        by_name = {x.name: x for x in self.interactions}
+        origin = by_name.get(task.from_) if task.from_ is not None else None
+        why = creates_no_task(origin) if origin is not None else None
+        if why is not None:
+            yield self.finding(
+                ("interactions", i, "match", "task", "from"),
+                interaction,
+                "unreachable-follow-up",
+                f"can never match: its task would come from {task.from_!r}, which {why}",
+            )
+            return
+        states = _task_states(interaction.match)
+        if not states or not all(s in INTERRUPTED for s in states):
+            return  # terminal states are `illegal-transition`; SUBMITTED and WORKING are reached
+        reached = reachable_states(self.interactions, task.from_)
+        if not reached & set(states):
+            names = " or ".join(s.name for s in states)
+            scripts = f"of {task.from_!r} or its follow-ups" if task.from_ else "in this cassette"
+            yield self.finding(
+                ("interactions", i, "match", "task", "state"),
+                interaction,
+                "unreachable-follow-up",
+                f"can never match: no script {scripts} reaches {names}, the state it answers in",
+            )
 
     def continued(self, stopped: Interaction, origin: str | None, state: TaskState) -> bool:
         """Whether a follow-up may answer a message to a task that `stopped` left in `state`
         (interactions without a `task` matcher are taken to start tasks of their own)."""
-        for other in self.interactions:
-            task = other.match.task
-            if task is None or not operations(other.match) & MESSAGE_OPERATIONS:
-                continue
-            if (
-                other.reply is None
-                or other.reply.error is not None
-                or (other.fault is not None and other.fault.status is not None)
-            ):
-                continue  # an error or an HTTP fault answers without touching the task
-            if other is stopped and other.times == 1:
-                continue  # it was used up bringing the task here
-            states = _task_states(other.match)
-            if (task.from_ is None or origin is None or task.from_ == origin) and (
-                states is None or state in states
-            ):
-                return True
-        return False
+        return any(
+            continues(other, origin)
+            and fits(other, [state])
+            and not (other is stopped and other.times == 1)  # used up bringing the task here
+            for other in self.interactions
+        )
 
     def known_artifacts(self, follow_up: Interaction) -> set[str] | None:
         """Artifacts a follow-up's task may already have: those of its origin and of the origin's

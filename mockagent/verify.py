@@ -3,36 +3,38 @@
 Each interaction's request is rebuilt from its matchers (the text, and the parts' data, media
 types and file names a recording keeps) and sent, in the cassette's order, both to the live agent
 and to the cassette served in-process; a follow-up (`match.task.from`) goes to the task that
-side answered for the interaction it follows. The two answers are compared with
-`compare.differences`: everything but ids and timestamps. Messages are sent as blocking
-SendMessage calls; interactions for other operations, or with nothing recorded to send, are
-skipped.
+side answered for the interaction it follows. The answers are compared with
+`compare.differences`: everything but ids and timestamps. A message is sent the way its script
+was recorded: streamed (SendStreamingMessage, compared event by event) when the script has
+`after: {ms}` gaps or a `first:`; with returnImmediately, then GetTask polls (as many as the
+script's polls gates need; the poll that passes a gate is compared) when it has `after: {polls}`
+gates; else blocking. Interactions for other operations, or with nothing recorded to send, are
+skipped. `mockagent.verify_update` re-records the interactions that drifted.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from mockagent.cassette import Interaction, load_cassette
-from mockagent.compare import Exchange, differences
+from mockagent.cassette.models import Step
+from mockagent.compare import differences
 from mockagent.errors import CassetteError
-from mockagent.observe import exchange_from_http
 from mockagent.server.app import create_app
+from mockagent.verify_calls import Side, http_sender, wsgi_sender
 
-HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 TIMEOUT = 60.0
+SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
+HOW = {"stream": "streamed", "polls": "polled"}  # how a verdict says it was verified
 CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
 # predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
 EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
-Send = Callable[[str, bytes], tuple[int, str, bytes]]  # (path, body) -> (status, type, body)
 
 
 @dataclass
@@ -43,10 +45,19 @@ class Verdict:
     name: str
     differences: list[str] = field(default_factory=list)
     skipped: str = ""
+    mode: str = "block"  # how its message was sent: block, stream or polls
 
     @property
     def ok(self) -> bool:
         return not self.differences
+
+    def __str__(self) -> str:
+        """`ok NAME`, `drift NAME` or `skip NAME (why)`, saying how a message that was not
+        blocking was sent: `ok NAME (streamed)`."""
+        if self.skipped:
+            return f"skip {self.name} ({self.skipped})"
+        how = f" ({HOW[self.mode]})" if self.mode in HOW else ""
+        return f"{'ok' if self.ok else 'drift'} {self.name}{how}"
 
 
 def example(predicate: Any) -> Any:
@@ -76,86 +87,137 @@ def request_message(interaction: Interaction) -> dict[str, Any] | None:
     return {"role": "ROLE_USER", "parts": sent} if sent else None
 
 
-class Side:
-    """One side of the comparison (the live agent, or the cassette) and what it answered."""
+def operations(interaction: Interaction) -> frozenset[str]:
+    """The message operations an interaction answers that verify can send."""
+    ops = interaction.match.operation
+    return SENT if ops is None else SENT & frozenset([ops] if isinstance(ops, str) else ops)
 
-    def __init__(self, send: Send, binding: str) -> None:
-        self.send, self.binding = send, binding
-        self.exchanges: list[Exchange] = []
-        # interaction name -> the task this side answered for it: its id and context id
-        self.tasks: dict[str, dict[str, str]] = {}
 
-    def call(self, name: str, message: dict[str, Any], number: int) -> None:
-        params = {"message": {**message, "messageId": f"verify-{number}"}}
-        if self.binding == "JSONRPC":
-            path = "/"
-            body: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": number,
-                "method": "SendMessage",
-                "params": params,
-            }
-        else:
-            path, body = "/message:send", params
-        raw = json.dumps(body).encode()
-        status, content_type, answer = self.send(path, raw)
-        exchange = exchange_from_http("POST", path, raw, status, content_type, answer)
-        self.exchanges.append(exchange)
-        result = exchange.body if isinstance(exchange.body, dict) else {}
-        result = result.get("result", result) if self.binding == "JSONRPC" else result
-        task = result.get("task") if isinstance(result, dict) else None
-        if isinstance(task, dict) and isinstance(task.get("id"), str):
-            self.tasks[name] = {"taskId": task["id"]}
-            if isinstance(task.get("contextId"), str):
-                self.tasks[name]["contextId"] = task["contextId"]
+def _steps(interaction: Interaction) -> list[Step]:
+    reply = interaction.reply
+    return list(reply.task.steps) if reply is not None and reply.task is not None else []
+
+
+def mode_of(interaction: Interaction) -> str:
+    """How to send an interaction's message: `stream` for a script recorded from a stream (its
+    steps have `after: {ms}` gaps, or it says how its stream opens with `first:`), `polls` for one
+    recorded from polls (`after: {polls}` gates), else `block`."""
+    ops = operations(interaction)
+    reply = interaction.reply
+    steps = _steps(interaction)
+    first = reply is not None and reply.task is not None and reply.task.first is not None
+    gaps = any(s.after is not None and s.after.ms is not None and not s.after.polls for s in steps)
+    if "SendMessage" not in ops or ((first or gaps) and "SendStreamingMessage" in ops):
+        return "stream"
+    return "polls" if gates(interaction) else "block"
+
+
+def gates(interaction: Interaction) -> list[int]:
+    """The polls each polls gate of the script waits for, up to where the script stops."""
+    out = []
+    for step in _steps(interaction):
+        if step.after is not None and step.after.polls:
+            out.append(step.after.polls)
+        state = step.task_state
+        if state is not None and (state.terminal or state.interrupted):
+            break
+    return out
+
+
+def _poll(interaction: Interaction, live: Side, replay: Side) -> None:
+    """GetTask on both sides, gate by gate. The cassette is polled as often as each gate waits
+    for and the poll that passes it is compared: a poll that saw no change saw the recorded
+    agent's pace, not what it answers. The live agent is polled until it shows the same, stops,
+    or takes too long."""
+    for polls in gates(interaction):
+        tasks = live.tasks.get(interaction.name), replay.tasks.get(interaction.name)
+        if tasks[0] is None or tasks[1] is None:
+            return  # one side answered with no task: the first call's difference says so
+        for _ in range(polls - 1):
+            replay.get_task(tasks[1]["taskId"])
+        expected = replay.get_task(tasks[1]["taskId"])
+        replay.exchanges.append(expected)
+        live.poll(tasks[0]["taskId"], expected)
+
+
+class Watch(Protocol):
+    """Told when an interaction's calls begin and end (a recording of the live side)."""
+
+    def begin(self) -> None: ...
+
+    def end(self, name: str) -> None: ...
 
 
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
     """Send the requests of the cassette at `path` to `upstream` and to the cassette; a verdict
     per interaction. Raises CassetteError for an unreadable or Agentex cassette."""
+    with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
+        return run(path, Side(http_sender(http, upstream), binding), binding)
+
+
+def run(path: str | Path, live: Side, binding: str, watch: Watch | None = None) -> list[Verdict]:
+    """Verify the cassette at `path` against `live`; `watch` sees each interaction's calls."""
     loaded = load_cassette(path)
     if loaded.cassette.protocol != "a2a":
         raise CassetteError("verify speaks A2A; this is an Agentex cassette", path=str(path))
     app = create_app(path, pace="instant", admin=False)
-    replay_client = app.test_client()
-
-    def to_replay(route: str, body: bytes) -> tuple[int, str, bytes]:
-        response = replay_client.post(route, data=body, headers=HEADERS)
-        return response.status_code, response.content_type or "", response.get_data()
-
-    with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
-        root = upstream.rstrip("/")
-
-        def to_live(route: str, body: bytes) -> tuple[int, str, bytes]:
-            url = upstream if route == "/" else root + route
-            response = http.post(url, content=body, headers=HEADERS)
-            return response.status_code, response.headers.get("content-type", ""), response.content
-
-        return _run(loaded.cassette.interactions, Side(to_live, binding), Side(to_replay, binding))
+    try:
+        replay = Side(wsgi_sender(app), binding)
+        return _run(loaded.cassette.interactions, live, replay, watch)
+    finally:
+        app.extensions["mockagent"].close()
 
 
-def _run(interactions: list[Interaction], live: Side, replay: Side) -> list[Verdict]:
+def _run(
+    interactions: list[Interaction], live: Side, replay: Side, watch: Watch | None
+) -> list[Verdict]:
     verdicts: list[Verdict] = []
-    sent: list[int] = []  # the verdict index of each call made, in order
+    spans: dict[str, range] = {}  # interaction name -> the numbers of its calls (from 0)
     for interaction in interactions:
-        operations = interaction.match.operation
         message = request_message(interaction)
-        if operations not in (None, "SendMessage", "SendStreamingMessage"):
+        if not operations(interaction):
             verdicts.append(Verdict(interaction.name, skipped="not a message"))
             continue
         if message is None:
             verdicts.append(Verdict(interaction.name, skipped="no recorded request to send"))
             continue
-        origin = interaction.match.task.from_ if interaction.match.task else None
+        origin = _origin(interaction)
+        mode = mode_of(interaction)
+        made = len(live.exchanges)
+        if watch is not None:
+            watch.begin()
         for side in (live, replay):
             # both ids, as the official clients send them on a follow-up
             follow_up = side.tasks.get(origin or "", {})
-            side.call(interaction.name, {**message, **follow_up}, len(sent) + 1)
-        sent.append(len(verdicts))
-        verdicts.append(Verdict(interaction.name))
-    # One comparison over the whole conversation, so ids stay consistent across follow-ups.
-    for line in differences(live.exchanges, replay.exchanges):
-        found = CALL.match(line)
-        if found:
-            verdicts[sent[int(found[1]) - 1]].differences.append(line[found.end() :])
+            side.message(interaction.name, {**message, **follow_up}, mode)
+        if mode == "polls":
+            _poll(interaction, live, replay)
+        if watch is not None:
+            watch.end(interaction.name)
+        spans[interaction.name] = range(made, len(live.exchanges))
+        verdict = Verdict(interaction.name, mode=mode)
+        verdict.differences = _compare(live, replay, spans.get(origin or ""), spans[verdict.name])
+        verdicts.append(verdict)
     return verdicts
+
+
+def _origin(interaction: Interaction) -> str | None:
+    return interaction.match.task.from_ if interaction.match.task else None
+
+
+def _compare(live: Side, replay: Side, before: range | None, calls: range) -> list[str]:
+    """The differences of an interaction's calls, compared after those of the interaction that
+    created its task (a follow-up must answer on the same task): ids are named in order over
+    those calls only, so a drift elsewhere does not rename this interaction's ids."""
+    numbers = [*(before or []), *calls]
+    lines = differences(
+        [live.exchanges[n] for n in numbers], [replay.exchanges[n] for n in numbers]
+    )
+    own = len(numbers) - len(calls)  # the origin's calls come first
+    out = []
+    for line in lines:
+        found = CALL.match(line)
+        k = int(found[1]) - 1 - own if found else -1
+        if found and k >= 0:
+            out.append(f"poll {k}: " * bool(k) + line[found.end() :])
+    return out

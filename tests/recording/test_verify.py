@@ -1,5 +1,7 @@
 """`mockagent verify CASSETTE --upstream URL`: a fresh recording of the a2a-sdk agent still
-matches it (exit 0); an edited cassette drifts (exit 1) and the diff names the field."""
+matches it (exit 0); an edited cassette drifts (exit 1) and the diff names the field. Scripts
+recorded from streams are verified streamed, event by event, and those recorded from polls with
+returnImmediately and GetTask. `--update` re-records what drifted and keeps everything else."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mockagent.cassette import load_cassette
 from mockagent.cli import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread
-from tests.helpers.recording import A2A, closed_port, message, task_id_of
+from mockagent.verify_update import replacement, rewrite
+from tests.helpers.recording import A2A, closed_port, message, task_id_of, wait_for
 from tests.helpers.upstream import UpstreamAgent, serve_upstream
 
 
@@ -38,6 +42,42 @@ def cassette(agent: UpstreamAgent, tmp_path_factory: pytest.TempPathFactory) -> 
         proxy.stop()
     assert finish_recording(app) == path
     return path
+
+
+@pytest.fixture(scope="module")
+def streamed(agent: UpstreamAgent, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recording of streams (a build, a question and its follow-up, which a2a-sdk opens with a
+    bare statusUpdate) and of a task polled after a returnImmediately answer."""
+    path = tmp_path_factory.mktemp("verify-streams") / "agent.yaml"
+    app = create_recording_app(agent.url, path, "all")
+    proxy = ServerThread(app).start()
+    try:
+        client = A2A(proxy.url, "JSONRPC")
+        client.stream(message("build it"))
+        asked = client.stream(message("ask me"))[0][1]["task"]["id"]
+        client.stream(message("main", task_id=asked, message_id="m2"))
+        polled = task_id_of(*client.send(message("hello polls"), return_immediately=True))
+        wait_for(
+            lambda: client.get_task(polled)[1]["status"]["state"] == "TASK_STATE_COMPLETED",
+            what="the polled task to complete",
+        )
+    finally:
+        proxy.stop()
+    assert finish_recording(app) == path
+    text = path.read_text()
+    assert "first: update" in text and "polls: " in text and "ms: " in text
+    return path
+
+
+def edited(path: Path, tmp_path: Path, *changes: tuple[str, str]) -> Path:
+    """A copy of the cassette at `path` with each (old, new) text replaced, once each."""
+    text = path.read_text()
+    for old, new in changes:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    out = tmp_path / "edited.yaml"
+    out.write_text(text)
+    return out
 
 
 def verify(path: Path, url: str, *options: str) -> tuple[int, str]:
@@ -73,6 +113,170 @@ def test_an_edited_cassette_drifts_and_the_diff_names_the_field(cassette, agent,
     ]
 
 
-def test_an_agent_that_is_not_there_is_an_error(cassette, tmp_path):
-    code, output = verify(cassette, f"http://127.0.0.1:{closed_port()}")
-    assert code == 1 and "mockagent:" in output
+@pytest.mark.parametrize("options", [(), ("--update",)])
+def test_an_agent_that_is_not_there_is_an_error(cassette, tmp_path, options):
+    before = cassette.read_text()
+    code, output = verify(cassette, f"http://127.0.0.1:{closed_port()}", *options)
+    assert code == 1 and output.startswith("mockagent:")
+    assert cassette.read_text() == before
+
+
+STREAMED_OK = ["ok build-it (streamed)", "ok ask-me (streamed)", "ok main (streamed)"]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_streams_and_polls_are_verified_as_they_were_recorded(streamed, agent, binding):
+    code, output = verify(streamed, agent.url, "--binding", binding)
+    assert output.splitlines() == [*STREAMED_OK, "ok hello-polls (polled)"]
+    assert code == 0
+
+
+def test_a_stream_that_opens_otherwise_drifts_event_by_event(streamed, agent, tmp_path):
+    # the same task in the end, but the replay would open the stream with a Task
+    path = edited(streamed, tmp_path, ("      first: update\n", ""))
+    code, output = verify(path, agent.url)
+    assert code == 1
+    assert output.splitlines() == [
+        *STREAMED_OK[:2],
+        "drift main (streamed)",
+        "    event 0: kind statusUpdate ≠ task",
+        "ok hello-polls (polled)",
+    ]
+
+
+def test_a_polled_answer_that_shows_another_state_drifts(streamed, agent, tmp_path):
+    # blocking, the task completes the same; returnImmediately shows its first state
+    step = "      - state: TASK_STATE_SUBMITTED\n      - state: TASK_STATE_COMPLETED\n"
+    path = edited(
+        streamed,
+        tmp_path,
+        (step, step.replace("SUBMITTED", "WORKING")),
+        ("text: 'Done: hello polls'", "text: 'Done: goodbye polls'"),
+    )
+    code, output = verify(path, agent.url)
+    assert code == 1
+    assert output.splitlines() == [
+        *STREAMED_OK,
+        "drift hello-polls (polled)",
+        '    body.result.task.status.state: "TASK_STATE_SUBMITTED" ≠ "TASK_STATE_WORKING"',
+        '    poll 1: body.result.status.message.parts[0].text: "Done: hello polls" ≠ '
+        '"Done: goodbye polls"',
+    ]
+
+
+def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, agent, tmp_path):
+    # comments on the interactions around the drifted one, and on it, stay where they are
+    written = cassette.read_text().replace(
+        "- name: what-time-is-it\n", "# asks the time\n- name: what-time-is-it  # a message\n"
+    )
+    written = written.replace("- name: hello\n", "# the plain task\n- name: hello\n")
+    path = edited(cassette, tmp_path, ("Done: hello", "Done: goodbye"))
+    path.write_text(written.replace("Done: hello", "Done: goodbye"))
+    mode = path.stat().st_mode
+    code, output = verify(path, agent.url, "--update")
+    assert output.splitlines() == [
+        "ok what-time-is-it",
+        "drift hello",
+        '    body.result.task.status.message.parts[0].text: "Done: hello" ≠ "Done: goodbye"',
+        "ok ask-me",
+        "ok main",
+        "updated hello",
+        f"wrote {path}",
+    ]
+    assert code == 0
+    assert path.read_text() == written  # the recording of `hello` as it was, comments kept
+    assert path.stat().st_mode == mode and list(tmp_path.iterdir()) == [path]
+    assert verify(path, agent.url) == (0, "ok what-time-is-it\nok hello\nok ask-me\nok main\n")
+
+
+def test_update_keeps_the_name_matchers_and_times_of_a_rerecorded_stream(streamed, agent, tmp_path):
+    # `main` renamed, its matcher widened and its times dropped by hand; its stream edited
+    path = edited(
+        streamed,
+        tmp_path,
+        (
+            "- name: main\n  match:\n    text: main\n",
+            "- name: branch\n  match:\n    text:\n      startswith: main\n",
+        ),
+        ("      first: update\n", ""),
+        ("Using branch main", "Using branch master"),
+    )
+    text = path.read_text()
+    start, end = text.index("- name: branch\n"), text.index("- name: hello-polls\n")
+    text = text[:start] + text[start:end].replace("  times: 1\n", "") + text[end:]
+    path.write_text(text)
+    code, output = verify(path, agent.url, "--update")
+    assert code == 0, output
+    assert "drift branch (streamed)" in output and "updated branch" in output.splitlines()
+    assert output.count("updated") == 1
+    new = path.read_text()
+    block = new[start : new.index("- name: hello-polls\n")]
+    after = text[text.index("- name: hello-polls\n") :]
+    assert (new[:start], new[start + len(block) :]) == (text[:start], after)
+    assert block.startswith("- name: branch\n  match:\n    text:\n      startswith: main\n")
+    assert "first: update" in block and "Using branch main" in block
+    assert "times:" not in block
+    assert verify(path, agent.url)[0] == 0
+
+
+def test_update_without_drift_writes_nothing(cassette, agent, tmp_path):
+    path = edited(cassette, tmp_path)
+    before = path.stat().st_mtime_ns
+    code, output = verify(path, agent.url, "--update")
+    assert (code, output.splitlines()[-1]) == (0, "ok main")
+    assert path.stat().st_mtime_ns == before and list(tmp_path.iterdir()) == [path]
+
+
+INDENTED = """\
+version: 1
+agent: {name: a, description: A., skills: [{id: s, name: S, description: S.}]}
+interactions:
+  # the first
+  - name: one
+    reply: {message: one}
+
+  # the second, re-recorded
+  - name: two   # a comment on it goes with it
+    match: {text: two}
+    times: 2
+    reply:
+      message: |
+        two
+        lines
+  # the third
+  - name: three
+    reply: {message: three}
+"""
+
+
+def test_a_rerecorded_interaction_replaces_its_own_lines_only(tmp_path):
+    path = tmp_path / "indented.yaml"
+    path.write_text(INDENTED)
+    written = {"name": "two", "match": {"text": "two"}, "times": 2}
+    recorded = {"name": "two-2", "reply": {"task": {"steps": [{"state": "TASK_STATE_WORKING"}]}}}
+    new = replacement(written, {**recorded, "fault": {"dropAfter": 1}})
+    text = rewrite(load_cassette(path), {1: new}, {"two": "the upstream closed the stream"})
+    assert text == INDENTED.replace(
+        """\
+  - name: two   # a comment on it goes with it
+    match: {text: two}
+    times: 2
+    reply:
+      message: |
+        two
+        lines
+""",
+        """\
+  - name: two
+    match:
+      text: two
+    reply:
+      task:
+        steps:
+        - state: TASK_STATE_WORKING
+    # recorded: the upstream closed the stream
+    fault:
+      dropAfter: 1
+    times: 2
+""",
+    )

@@ -140,6 +140,7 @@ def test_back_to_submitted_and_a_follow_up_that_starts_submitted(tmp_path: Path)
         steps:
           - state: TASK_STATE_WORKING
           - state: TASK_STATE_SUBMITTED      # @back
+          - state: TASK_STATE_INPUT_REQUIRED
   - name: next
     match: {task: {state: TASK_STATE_INPUT_REQUIRED}}
     reply:
@@ -287,6 +288,7 @@ def test_steps_after_a_stop_that_no_follow_up_continues(tmp_path: Path) -> None:
         ("lonely", "unreachable-steps"),
         ("wrong-state", "unreachable-steps"),
         ("answer", "unreachable-steps"),
+        ("elsewhere", "unreachable-follow-up"),  # `wrong-state` stops at AUTH_REQUIRED only
     ]
     assert [f.line for f in findings[:2]] == [line_of(path, "@lonely"), line_of(path, "@wrong")]
     assert findings[0].message == (
@@ -301,6 +303,7 @@ def test_steps_after_a_stop_that_no_follow_up_continues(tmp_path: Path) -> None:
     assert codes(lint(cassette(tmp_path, again, name="again.yaml"))) == [
         ("lonely", "unreachable-steps"),
         ("wrong-state", "unreachable-steps"),
+        ("elsewhere", "unreachable-follow-up"),
     ]
 
 
@@ -352,6 +355,89 @@ def test_a_follow_up_that_restates_the_state_it_answers(tmp_path: Path) -> None:
         "          - state: TASK_STATE_INPUT_REQUIRED   # @restated\n", ""
     )
     assert lint(cassette(tmp_path, fixed.split("interactions:\n", 1)[1], name="fixed.yaml")) == []
+
+
+def test_a_script_that_stops_more_often_than_its_follow_ups_answer(tmp_path: Path) -> None:
+    # two stops need two messages; `branch` answers one, so steps 5-6 are never played
+    interactions = """\
+  - name: deploy
+    match: {text: deploy}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED
+            message: Which branch?
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_AUTH_REQUIRED
+            message: Sign in first
+          - state: TASK_STATE_WORKING        # @second
+          - state: TASK_STATE_COMPLETED
+  - name: branch
+    match: {task: {state: [TASK_STATE_INPUT_REQUIRED, TASK_STATE_AUTH_REQUIRED], from: deploy}}
+    times: 1
+    reply: {message: noted}
+"""
+    path = cassette(tmp_path, interactions)
+    [finding] = lint(path)
+    assert (finding.interaction, finding.code, finding.line) == (
+        "deploy",
+        "unreachable-steps",
+        line_of(path, "@second"),
+    )
+    assert finding.message == (
+        "steps 4-5 come after AUTH_REQUIRED (step 3), stop 2 of 2 in this script, but the "
+        "follow-ups that continue the task answer 1 message in all (their `times`): raise a "
+        "`times`, or end the script at step 3"
+    )
+    for times in ("    times: 2\n", ""):  # enough messages, or no limit
+        fixed = interactions.replace("    times: 1\n", times)
+        assert lint(cassette(tmp_path, fixed, name="fixed.yaml")) == []
+
+
+def test_a_follow_up_whose_task_can_never_exist(tmp_path: Path) -> None:
+    path = cassette(
+        tmp_path,
+        """\
+  - name: question
+    match: {text: question}
+    reply: {message: an answer}
+  - name: on-a-message
+    match: {task: {from: question}}          # @message
+    reply: {message: never}
+  - name: ask
+    match: {text: ask}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_INPUT_REQUIRED
+  - name: answer
+    match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: ask}}
+    reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
+  - name: on-a-follow-up
+    match: {task: {from: answer}}            # @follow-up
+    reply: {message: never}
+  - name: signed-in
+    match: {task: {state: TASK_STATE_AUTH_REQUIRED, from: ask}}   # @state
+    reply: {message: never}
+""",
+    )
+    findings = lint(path)
+    assert codes(findings) == [
+        ("on-a-message", "unreachable-follow-up"),
+        ("on-a-follow-up", "unreachable-follow-up"),
+        ("signed-in", "unreachable-follow-up"),
+    ]
+    assert [f.line for f in findings] == [
+        line_of(path, m) for m in ("@message", "@follow-up", "@state")
+    ]
+    assert [f.message for f in findings] == [
+        "can never match: its task would come from 'question', which answers with a message, "
+        "not a task",
+        "can never match: its task would come from 'answer', which is a follow-up itself: it "
+        "answers on a task another interaction created",
+        "can never match: no script of 'ask' or its follow-ups reaches AUTH_REQUIRED, the state "
+        "it answers in",
+    ]
 
 
 def test_streaming_off_and_push_off(tmp_path: Path) -> None:

@@ -1,0 +1,164 @@
+"""The calls `mockagent verify` makes on each side (the live agent, the cassette) and what came
+back, as `compare.Exchange` records.
+
+A side sends a message blocking, streamed or with `returnImmediately`, and polls a task with
+GetTask, over JSON-RPC or HTTP+JSON. A stream is read to its end; one cut off is marked
+`dropped`. JSON-RPC request ids and message ids count the side's calls, so both sides send the
+same requests.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from flask import Flask
+
+from mockagent.compare import Exchange, differences
+from mockagent.observe import exchange_from_http
+
+HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+HALTED = (
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+    "TASK_STATE_INPUT_REQUIRED",
+    "TASK_STATE_AUTH_REQUIRED",
+)
+POLL_GAP_S = 0.02
+POLL_TIMEOUT_S = 5.0  # a live task that never shows what the cassette shows: how long to poll
+
+Answer = tuple[int, str, bytes, bool]  # status, content type, body, cut off
+Send = Callable[[str, str, bytes | None], Answer]  # (method, path, body) -> answer
+
+
+def http_sender(client: httpx.Client, upstream: str) -> Send:
+    """Calls to a live agent: JSON-RPC at `upstream`, HTTP+JSON routes below it."""
+    root = upstream.rstrip("/")
+
+    def send(method: str, route: str, body: bytes | None) -> Answer:
+        url = upstream if route == "/" else root + route
+        chunks, dropped = [], False
+        with client.stream(method, url, content=body, headers=HEADERS) as response:
+            try:
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+            except httpx.HTTPError:  # the agent cut the answer off: that is part of the answer
+                dropped = True
+        content_type = response.headers.get("content-type", "")
+        return response.status_code, content_type, b"".join(chunks), dropped
+
+    return send
+
+
+def wsgi_sender(app: Flask) -> Send:
+    """Calls to an app in this process (the cassette served, or a recording proxy)."""
+    client = app.test_client()
+
+    def send(method: str, route: str, body: bytes | None) -> Answer:
+        response = client.open(route, method=method, data=body, headers=HEADERS, buffered=False)
+        chunks, dropped = [], False
+        try:
+            for chunk in response.iter_encoded():
+                chunks.append(chunk)
+        except ConnectionError:  # a scripted drop, as the WSGI servers see it
+            dropped = True
+        finally:
+            response.close()
+        return response.status_code, response.content_type or "", b"".join(chunks), dropped
+
+    return send
+
+
+def _result(exchange: Exchange, data: Any) -> Any:
+    if exchange.binding == "JSONRPC" and isinstance(data, dict):
+        return data.get("result")
+    return data
+
+
+def task_of(exchange: Exchange) -> dict[str, str] | None:
+    """The task an answer is about, as a follow-up names it: {taskId, contextId}."""
+    payloads = [exchange.body] if exchange.events is None else [e.data for e in exchange.events]
+    for payload in payloads:
+        result = _result(exchange, payload)
+        if not isinstance(result, dict):
+            continue
+        task = result.get("task", result if "status" in result else None)
+        if isinstance(task, dict) and isinstance(task.get("id"), str):
+            ids = {"taskId": task["id"], "contextId": task.get("contextId")}
+            return {k: v for k, v in ids.items() if isinstance(v, str)}
+        update = result.get("statusUpdate") or result.get("artifactUpdate")
+        if isinstance(update, dict) and isinstance(update.get("taskId"), str):
+            ids = {"taskId": update["taskId"], "contextId": update.get("contextId")}
+            return {k: v for k, v in ids.items() if isinstance(v, str)}
+    return None
+
+
+def halted(exchange: Exchange) -> bool:
+    """Whether a GetTask answer shows a task that moves on no more by itself (or no task)."""
+    result = _result(exchange, exchange.body)
+    status = result.get("status") if isinstance(result, dict) else None
+    return not isinstance(status, dict) or status.get("state") in HALTED
+
+
+class Side:
+    """One side of the comparison and what it answered, call by call."""
+
+    def __init__(self, send: Send, binding: str) -> None:
+        self.send, self.binding = send, binding
+        self.exchanges: list[Exchange] = []
+        # interaction name -> the task this side answered it with: its id and context id
+        self.tasks: dict[str, dict[str, str]] = {}
+
+    def _call(self, method: str, route: str, operation: str, params: dict[str, Any]) -> Exchange:
+        number = len(self.exchanges) + 1
+        if self.binding == "JSONRPC":
+            method, route = "POST", "/"
+            envelope = {"jsonrpc": "2.0", "id": number, "method": operation, "params": params}
+            raw: bytes | None = json.dumps(envelope).encode()
+        else:
+            raw = json.dumps(params).encode() if method == "POST" else None
+        status, content_type, answer, dropped = self.send(method, route, raw)
+        return exchange_from_http(
+            method, route, raw or b"", status, content_type, answer, dropped=dropped
+        )
+
+    def message(self, name: str, message: dict[str, Any], mode: str) -> None:
+        """Send `message` blocking (`block`), streamed (`stream`) or with returnImmediately
+        (`polls`); remember the task it answered `name` with."""
+        params: dict[str, Any] = {
+            "message": {**message, "messageId": f"verify-{len(self.exchanges) + 1}"}
+        }
+        if mode == "polls":
+            params["configuration"] = {"returnImmediately": True}
+        streamed = mode == "stream"
+        operation = "SendStreamingMessage" if streamed else "SendMessage"
+        route = "/message:stream" if streamed else "/message:send"
+        exchange = self._call("POST", route, operation, params)
+        self.exchanges.append(exchange)
+        task = task_of(exchange)
+        if task is not None:
+            self.tasks[name] = task
+
+    def get_task(self, task_id: str) -> Exchange:
+        """One GetTask; the caller decides whether it is kept."""
+        return self._call("GET", f"/tasks/{task_id}", "GetTask", {"id": task_id})
+
+    def poll(self, task_id: str, expected: Exchange | None = None) -> None:
+        """Poll a task once; with `expected`, poll again until the answer is the expected one,
+        the task stops, or POLL_TIMEOUT_S passes (a live agent works at its own pace)."""
+        deadline = time.monotonic() + POLL_TIMEOUT_S
+        answer = self.get_task(task_id)
+        while (
+            expected is not None
+            and differences([answer], [expected])
+            and not halted(answer)
+            and time.monotonic() < deadline
+        ):
+            time.sleep(POLL_GAP_S)
+            answer = self.get_task(task_id)
+        self.exchanges.append(answer)

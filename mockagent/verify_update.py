@@ -1,0 +1,169 @@
+"""`mockagent verify --update`: re-record the interactions that drifted, and only those.
+
+The live side's calls go through a recording proxy (`mockagent.proxy`), so what the agent answers
+now is recorded as `mockagent record` records it. An interaction that drifted gets the recorded
+reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay. Every other
+interaction stays as written, comments included: the new YAML replaces the lines of the drifted
+interaction only (a cassette whose interactions are not written as `- name: …` blocks is written
+anew instead, without its comments). The result is validated, scanned for the secrets the
+recording saw, and written atomically.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mockagent.cassette.models import Cassette
+from mockagent.cassette.store import (
+    LoadedCassette,
+    dump_cassette,
+    load_cassette,
+    parse_yaml,
+    schema_comment,
+    write_atomic,
+)
+from mockagent.errors import CassetteError
+from mockagent.proxy.app import RECORDING, create_recording_app
+from mockagent.proxy.session import ITEM, with_notes
+from mockagent.verify import TIMEOUT, Verdict, run
+from mockagent.verify_calls import Side, wsgi_sender
+from mockagent.vocabulary import CARD_PATH
+
+
+@dataclass
+class Update:
+    """What `update_cassette` found and did."""
+
+    verdicts: list[Verdict]
+    updated: list[str] = field(default_factory=list)  # re-recorded, in the cassette's order
+    missed: list[str] = field(default_factory=list)  # drifted, but no answer was recorded
+    written: Path | None = None
+
+
+class LiveRecording:
+    """The recording of the live side: which recorded interaction answers which of ours."""
+
+    def __init__(self, recorder: Any) -> None:
+        self.recorder = recorder
+        self.recorded: dict[str, dict[str, Any]] = {}
+        self._mark = 0
+
+    def begin(self) -> None:
+        self._mark = len(self.recorder.interactions)
+
+    def end(self, name: str) -> None:
+        new = self.recorder.interactions[self._mark :]
+        if len(new) == 1:  # polls add steps to it; an unanswered message adds nothing
+            self.recorded[name] = new[0]
+
+
+def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> Update:
+    """Verify the cassette at `path` against `upstream` and re-record, in place, the interactions
+    that drifted. Raises CassetteError when the cassette cannot be read or the result kept, and
+    httpx.HTTPError when the agent does not answer."""
+    path = Path(path)
+    with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
+        http.get(upstream.rstrip("/") + CARD_PATH)  # an agent not there: httpx.HTTPError, as verify
+    with tempfile.TemporaryDirectory(prefix="mockagent-verify-") as scratch:
+        app = create_recording_app(upstream, Path(scratch) / path.name, "all")
+        proxy = app.extensions[RECORDING]
+        live = LiveRecording(proxy.session.recorder)
+        try:
+            verdicts = run(path, Side(wsgi_sender(app), binding), binding, live)
+        finally:
+            proxy.upstream.close()
+    update = Update(verdicts)
+    loaded = load_cassette(path)
+    written = parse_yaml(loaded.source, loaded.path)[0]["interactions"]
+    new: dict[int, dict[str, Any]] = {}
+    notes: dict[str, str] = {}
+    for index, verdict in enumerate(verdicts):
+        recorded = live.recorded.get(verdict.name)
+        if verdict.ok:
+            continue
+        if recorded is None:
+            update.missed.append(verdict.name)
+            continue
+        new[index] = replacement(written[index], recorded)
+        if recorded["name"] in proxy.session.notes:
+            notes[verdict.name] = proxy.session.notes[recorded["name"]]
+        update.updated.append(verdict.name)
+    if new:
+        text = rewrite(loaded, new, notes)
+        _check(text, loaded.path, proxy.session.redactor.leaks(text))
+        write_atomic(path, text)
+        update.written = path
+    return update
+
+
+def replacement(written: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """The interaction as written, with the reply (and fault) the agent gives now."""
+    out: dict[str, Any] = {"name": written["name"]}
+    if "match" in written:
+        out["match"] = written["match"]
+    out["reply"] = recorded["reply"]
+    if "fault" in recorded:
+        out["fault"] = recorded["fault"]
+    if "times" in written:
+        out["times"] = written["times"]
+    return out
+
+
+def rewrite(loaded: LoadedCassette, new: dict[int, dict[str, Any]], notes: dict[str, str]) -> str:
+    """The cassette's text with interaction `i` replaced by `new[i]`, everything else as it was."""
+    lines = loaded.source.splitlines(keepends=True)
+    for index in sorted(new, reverse=True):
+        span = _lines_of(loaded, lines, index)
+        if span is None:  # not a block this can cut out: write the whole cassette anew
+            data = parse_yaml(loaded.source, loaded.path)[0]
+            for i, interaction in new.items():
+                data["interactions"][i] = interaction
+            return schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
+        start, end, indent = span
+        text = "\n" + dump_cassette({"interactions": [new[index]]})
+        block = with_notes(text, notes).split("\n", 2)[2]  # after `interactions:`
+        lines[start:end] = [
+            " " * indent + line if line.strip() else line
+            for line in block.splitlines(keepends=True)
+        ]
+    return "".join(lines)
+
+
+def _lines_of(loaded: LoadedCassette, lines: list[str], index: int) -> tuple[int, int, int] | None:
+    """(first, end, indent) of interaction `index`'s lines: from its `- name:` line to its last
+    line indented deeper (comments and blank lines after it belong to what follows)."""
+    line = loaded.line_of(("interactions", index))
+    found = ITEM.match(lines[line - 1].rstrip("\n")) if line else None
+    if line is None or found is None:
+        return None
+    indent = len(found[1])
+    end = line
+    for k in range(line, len(lines)):
+        text = lines[k]
+        if not text.strip():
+            continue
+        if len(text) - len(text.lstrip(" ")) <= indent:
+            break
+        end = k + 1
+    return line - 1, end, indent
+
+
+def _check(text: str, path: str, leaks: list[str]) -> None:
+    """CassetteError unless `text` is a valid cassette with no secret the recording saw."""
+    if leaks:
+        raise CassetteError(
+            f"the re-recorded interactions hold {len(leaks)} secret value(s) "
+            f"({', '.join(leaks)}); the cassette was not changed",
+            path=path,
+        )
+    try:
+        Cassette.model_validate(parse_yaml(text, path)[0])
+    except ValueError as exc:
+        raise CassetteError(
+            f"the updated cassette does not validate ({exc}); it was not changed", path=path
+        ) from None
