@@ -45,7 +45,7 @@ from mockagent.lint_tasks import (
 )
 from mockagent.lint_tasks import steps_of as _steps
 from mockagent.lint_tasks import task_states as _task_states
-from mockagent.vocabulary import PUSH_OPERATIONS, STREAMING_OPERATIONS
+from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
 
 __all__ = ["Finding", "cassette_files", "lint", "lint_file", "operations"]
 
