@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -206,12 +207,12 @@ def write_atomic(path: str | Path, text: str) -> None:
     # os.open applies the umask itself; mkstemp would make the file 0600, readable by us only.
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        if target.exists():
-            os.chmod(handle, target.stat().st_mode & 0o7777)
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
+        if target.exists():  # by path: changing the mode of an open descriptor is POSIX-only
+            os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
