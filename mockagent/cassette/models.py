@@ -97,12 +97,26 @@ class Step(Model):
 
     state: StateName | None = None
     message: MessageContent | None = Field(None, description="status message")
+    statusReason: str | None = Field(
+        None,
+        description=(
+            "Agentex: the task's `status_reason` from this state on (a field, not a message: "
+            "it never joins the history); unset, it is the `message` text"
+        ),
+    )
     artifact: ArtifactContent | None = None
     say: str | dict[str, Any] | None = Field(
         None, description="Agentex: an agent message (TaskMessageContent, or a string for text)"
     )
     deltas: list[Any] | None = Field(
         None, description="Agentex: streamed as these deltas (text pieces or delta objects) first"
+    )
+    start: bool = Field(
+        True,
+        description=(
+            "Agentex streams: false when the message went out without a `start` update "
+            "(its `full`, or its first delta, opens it)"
+        ),
     )
     append: bool = False
     lastChunk: bool = False
@@ -112,6 +126,8 @@ class Step(Model):
         ExactlyOne(("state", "artifact", "say"), "a step has one of `state`, `artifact` or `say`"),
         Needs("deltas", "say", "`deltas` belong to a `say` step"),
         Needs("message", "state", "`message` belongs to a `state` step"),
+        Needs("statusReason", "state", "`statusReason` belongs to a `state` step"),
+        Needs("start", "say", "`start: false` belongs to a `say` step", when=False),
         Needs("append", "artifact", _ARTIFACT_ONLY, when=True),
         Needs("lastChunk", "artifact", _ARTIFACT_ONLY, when=True),
     )
@@ -328,6 +344,10 @@ class Cassette(Model):
                 Absent(
                     ("interactions", "*", "reply", "task", "steps", "*", "say"),
                     "`say` steps are Agentex messages; an A2A task speaks through `state` messages",
+                ),
+                Absent(
+                    ("interactions", "*", "reply", "task", "steps", "*", "statusReason"),
+                    "`statusReason` is an Agentex task's; an A2A status speaks through `message`",
                 ),
                 NoneOf(
                     ("interactions", "*", "reply", "task", "steps", "*", "state"),

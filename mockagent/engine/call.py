@@ -80,6 +80,7 @@ class TaskView:
     name: str | None = None
     params: dict[str, Any] | None = None
     created: str = ""
+    status_reason: str | None = None  # Agentex: a state step's `statusReason`
 
 
 @dataclass(slots=True)
@@ -101,6 +102,8 @@ class TaskEvent:
         None  # an agent message (a `say` step), for dialects that have them
     )
     deltas: list[Any] | None = None  # how that message is streamed, piece by piece
+    start: bool = True  # Agentex: that message opens with a `start` update
+    status_reason: str | None = None  # a status event's `statusReason` (Agentex)
 
     def closes(self, on_interrupt: bool) -> bool:
         """Whether a stream ends after this event: a terminal state, or an interrupted one."""

@@ -225,6 +225,8 @@ class Engine:
 
     def _task_facts(self, call: Call) -> TaskFacts | None:
         task = self.tasks.get(self._task_id(call))
+        if task is None and call.operation == "CancelTask" and call.params.get("name"):
+            task = self.tasks.named(call.params["name"])  # Agentex cancels by name too
         return None if task is None else TaskFacts(task.state, task.origin)
 
     def _find(self, call: Call) -> int | None:
@@ -306,12 +308,19 @@ class Engine:
             outcome = self.ops.cancel_as_scripted(self.ops.find(call.params), reply.task.steps)
             self.tasks.use(index)
             return outcome if fault is None else replace(outcome, fault=fault)
+        if call.operation == "CreateTask" and reply.task is not None:
+            # a recorded platform's new task: its state and status reason as it answered
+            created = self.ops.create_as_scripted(call.params, interaction.name, reply.task.steps)
+            if created is None:  # the name is taken: that task, and the interaction stays unused
+                return self.ops.CreateTask(call.params)
+            self.tasks.use(index)
+            return created if fault is None else replace(created, fault=fault)
         if call.operation not in MESSAGE_OPERATIONS:
             raise errors.InternalError(
                 f"interaction {interaction.name!r} answers {call.operation} "
                 "with a message or task; "
                 "only `error` replies and faults fit that operation "
-                "(CancelTask also takes a task script)"
+                "(CancelTask and CreateTask also take a task script)"
             )
         immediate = (call.params.get("configuration") or {}).get("returnImmediately")
         mode = (

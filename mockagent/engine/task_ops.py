@@ -92,6 +92,22 @@ class TaskOperations:
             task.params = copy.deepcopy(p["params"])
         return TaskResult(task.view())
 
+    def create_as_scripted(
+        self, p: dict[str, Any], origin: str, steps: Sequence[Step]
+    ) -> Outcome | None:
+        """CreateTask answered by an interaction's script (a recorded platform's answer): a new
+        task, its `origin` the interaction, plays `steps` to their end (its state and status
+        reason as recorded). None when the name is taken: get-or-create then returns that task,
+        as CreateTask does."""
+        if p.get("name") and self.tasks.named(p["name"]) is not None:
+            return None
+        task = self.new_task(
+            origin, name=p.get("name"), params=p.get("params"), metadata=p.get("taskMetadata")
+        )
+        task.script.extend(steps)
+        self.runner.run_to_stop(task)
+        return TaskResult(task.view())
+
     def InterruptTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
         """A running task pauses (INTERRUPTED) until the next message or event resumes it."""
         task = self.find(p)

@@ -26,6 +26,7 @@ class Task:
     state: TaskState = TaskState.SUBMITTED
     timestamp: str = ""
     status_message: dict[str, Any] | None = None
+    status_reason: str | None = None  # Agentex: the last state step's `statusReason`
     artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] | None = None
@@ -87,6 +88,7 @@ class Task:
             name=self.name,
             params=self.params,
             created=self.created,
+            status_reason=self.status_reason,
         )
 
 
@@ -148,7 +150,7 @@ class Runner:
                 "timestamp": self.clock.stamp(),
             }
             task.history.append(said)
-            facts: dict[str, Any] = {"said": said, "deltas": step.deltas}
+            facts: dict[str, Any] = {"said": said, "deltas": step.deltas, "start": step.start}
         elif state is not None:
             when_set = self.history.statusMessage == "when-set"
             if not when_set:
@@ -163,10 +165,12 @@ class Runner:
             )
             if when_set and task.status_message is not None:  # the same message, the same id
                 task.history.append(task.status_message)
+            task.status_reason = step.statusReason
             facts = {
                 "state": state,
                 "timestamp": task.timestamp,
                 "status_message": task.status_message,
+                "status_reason": task.status_reason,
             }
         else:
             facts = {

@@ -9,8 +9,9 @@ becomes an Agentex cassette (`protocol: agentex`).
 * `event/send` becomes an interaction with `operation: SendEvent`; the agent messages the client
   then sees through `GET /messages?task_id=` become `say` steps gated by `after: {polls: N}`,
   status changes seen through `GET /tasks/{id}` become `state` steps;
-* `task/create`, `task/cancel`, `task/interrupt` are answered by the engine on replay: only the
-  task's id, name and state are remembered.
+* `task/create` and `task/cancel` are answered by the engine on replay, except where the platform
+  answered otherwise (a `status_reason`, a refusal's text): see `agentex_tasks`; of
+  `task/interrupt` only the task's state is remembered.
 
 A follow-up naming a task by `task_id` that a recorded message created matches
 `task: {from: <that interaction>}`. Upstream task and message ids are never written.
@@ -29,6 +30,7 @@ from mockagent import errors
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
+from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step
 from mockagent.proxy.recorder import RecordedTask
 from mockagent.proxy.upstream import UpstreamUnreachable, forwardable, now_ms, read, tee
 
@@ -40,7 +42,6 @@ AGENT_FIELDS = ("id", "name", "description", "acp_type")
 TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?$")
 # What a string `say` step stands for (cassette.models.Step): no other field, not even `style`.
 PLAIN_TEXT_SAY = {"type": "text", "author": "agent", "format": "plain"}
-ENDED = ("COMPLETED", "FAILED", "CANCELED", "TERMINATED", "TIMED_OUT", "DELETED")
 
 
 @dataclass
@@ -52,7 +53,9 @@ class AgentexTask:
     from_message: bool = False  # created by a recorded message/send: follow-ups match `task.from`
     seen: set[str] = field(default_factory=set)  # message ids the client has seen
     state: str = "RUNNING"
+    reason: str | None = None  # its `status_reason`, as the client last saw it
     scripted: bool = True  # polls still add to the script (not after a cancel)
+    origin: str = ""  # the interaction that creates it on replay ("": the task store)
 
 
 def say(content: dict[str, Any]) -> Any:
@@ -219,14 +222,17 @@ class AgentexRecording:
                 )
             return
         agent, method, params, _ = call
+        if method == "task/cancel":  # refused too: the refusal's text is the platform's
+            record_cancel(self, agent, params, payload)
+            return
         if not isinstance(payload, dict) or payload.get("error") or "result" not in payload:
             return  # a refused call: the engine answers it by itself
         result = payload["result"]
-        if method in ("task/create", "task/cancel", "task/interrupt") and isinstance(result, dict):
-            task = self._task(str(result.get("id", "")), result.get("name"))
+        if method == "task/create" and isinstance(result, dict):
+            record_create(self, agent, result)
+        elif method == "task/interrupt" and isinstance(result, dict):
+            task = self.task(str(result.get("id", "")), result.get("name"))
             task.state = str(result.get("status") or task.state)
-            if method == "task/cancel":
-                task.scripted = False
         elif method == "message/send" and isinstance(result, list):
             contents: list[dict[str, Any]] = [
                 m["content"]
@@ -246,7 +252,8 @@ class AgentexRecording:
         elif method == "event/send" and isinstance(result, dict):
             self.open_turn(agent, params, "SendEvent", str(result.get("task_id") or ""))
 
-    def _task(self, task_id: str, name: Any = None) -> AgentexTask:
+    def task(self, task_id: str, name: Any = None) -> AgentexTask:
+        """What the recording knows of the upstream task `task_id` (known by `name` too)."""
         task = self.tasks.setdefault(task_id, AgentexTask())
         if isinstance(name, str) and name:
             self.names[name] = task_id
@@ -268,7 +275,9 @@ class AgentexRecording:
         interaction = recorder.add_interaction(
             {"parts": [{"text": text}]}, {"task": {"steps": []}}, follow_up, match=match
         )
-        task = self._task(task_id, ref_name)
+        task = self.task(task_id, ref_name)
+        if known is None:  # first seen in this turn: on replay, this interaction creates it
+            task.origin = interaction["name"]
         steps = interaction["reply"]["task"]["steps"]
         if task.record is None:
             task.from_message = known is None and operation is None
@@ -282,7 +291,8 @@ class AgentexRecording:
         """A script must have a step: a turn in which the agent said nothing shows the task's
         state."""
         if task.record is not None and not task.record.steps:
-            task.record.steps.append({"state": task.state})
+            task.record.placeholder = state_step(task.state, task.reason)
+            task.record.steps.append(task.record.placeholder)
 
     def _poll(
         self,
@@ -308,20 +318,13 @@ class AgentexRecording:
             task.seen.add(str(message.get("id")))
             if isinstance(content, dict) and content.get("author") == "agent":
                 steps.append({"say": say(content)})
-        if isinstance(status, str) and status != task.state:
-            task.state = status
-            step: dict[str, Any] = {"state": status}
-            if status in ENDED and isinstance(reason, str) and reason:
-                # the replay's `status_reason` is the text of the status message; only a final
-                # one: a superseded status message moves into the history (GET /messages)
-                step["message"] = reason
-            steps.append(step)
+        reason = reason if isinstance(reason, str) else None
+        if isinstance(status, str) and (status, reason) != (task.state, task.reason):
+            task.state, task.reason = status, reason
+            steps.append(state_step(status, reason))  # a reason, not a message: no history
             if status not in ("RUNNING", "INTERRUPTED"):
                 task.scripted = False
         if steps:
-            empty = not record.steps or record.steps == [{"state": "RUNNING"}]
-            if empty:
-                record.steps.clear()
             steps[0]["after"] = {"polls": record.polls}
             self.session.recorder.add_steps(record, steps, 0.0)
 
@@ -346,6 +349,7 @@ class StreamTurn:
         self.task_id = ""
         self.message_ids: set[str] = set()
         self.failed = False
+        self.started: set[int] = set()  # the indexes whose message opened with `start`
 
     def line(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").strip().removeprefix("data:").strip()
@@ -376,6 +380,8 @@ class StreamTurn:
             self.steps.append(step)
             entry = self.messages[update["index"]] = {"step": step, "content": None, "deltas": []}
         kind = update.get("type")
+        if kind == "start":
+            self.started.add(update["index"])
         if kind in ("start", "full") and isinstance(update.get("content"), dict):
             entry["content"] = dict(update["content"])
         elif kind == "delta" and isinstance(update.get("delta"), dict):
@@ -391,8 +397,10 @@ class StreamTurn:
             with owner.session.lock:
                 if self.failed and not self.steps:
                     return
-                for entry in self.messages.values():
+                for index, entry in self.messages.items():
                     self._finish(entry)
+                    if index not in self.started:  # opened by its `full` or a delta
+                        entry["step"]["start"] = False
                 agent, _, params, _ = self.call
                 task = owner.open_turn(agent, params, None, self.task_id)
                 if task is None:

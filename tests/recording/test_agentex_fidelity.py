@@ -22,34 +22,11 @@ from tests.helpers.agentex_platform import create_platform_app
 
 Runs = dict[str, tuple[Any, str]]  # scenario -> (exchanges, error)
 
-# What today's engine and cassette format cannot replay, and the differences each one makes.
-# strict: a scenario passes once its causes are fixed, and then its mark must go.
-CREATED = (
-    "issue 17, found here: task/create is answered by the replay's task store, so the "
-    "platform's `status_reason` of a new task ('Task created, forwarding to ACP server') is null "
-    "on replay; an Agentex cassette has no place for it (a CreateTask interaction takes only "
-    "`error` replies: engine/cassette change)",
-    r"\((task/create|GetTask)\) body(\.result)?\.status_reason: \"Task created",
-)
-FULL_ONLY = (
-    "issue 17, found here: a streamed message the agent sent as `full` without a `start` "
-    "replays as start, full, done: a `say` step cannot say how its message opened (a new Step "
-    "field is a cassette/models.py change)",
-    r"\(message/send\)(: 6 events live| event [45]: kind (full|done) ≠)",
-)
-CANCEL = (
-    "issue 17, found here: task/cancel is answered by the replay's task store, not as recorded: "
-    "the platform's `status_reason` of the cancel and the text of its refusal of a second "
-    "cancel are lost (as CANCEL of tests/recording/test_fidelity.py for A2A)",
-    r"\((task/cancel|GetTask)\) body\.(result\.status_reason: \"Canceled|status_reason: \"Canceled"
-    r"|error\.message: \"Task <task-1> is CANCELED)",
-)
-KNOWN: dict[str, tuple[tuple[str, str], ...]] = {
-    "sync-blocking": (CREATED,),
-    "sync-streamed": (FULL_ONLY,),
-    "async-polled": (CREATED,),
-    "async-cancel": (CREATED, CANCEL),
-}
+# What today's engine and cassette format cannot replay, as (reason, pattern of the differences
+# it makes) per scenario; strict: a scenario passes once its causes are fixed, and then its mark
+# must go. None left: task/create's and task/cancel's `status_reason` and a refused cancel's
+# text are recorded interactions, and a message that opened with `full` is `start: false`.
+KNOWN: dict[str, tuple[tuple[str, str], ...]] = {}
 
 
 def cases() -> list[Any]:

@@ -73,38 +73,40 @@ def _batches(stream: Stream) -> Iterator[Sequence[Update]]:
     if isinstance(first, MessageResult):  # a direct reply: one message, no script
         yield wire.updates(next(index), first.message, None)
         return
-    deltas = _first_deltas(stream, first)
-    opening: list[Update] = [
-        update
-        for said in first.said
-        for update in wire.updates(next(index), said, deltas.get(said["messageId"]))
-    ]
+    said_as = _first_events(stream, first)
+    opening: list[Update] = []
+    for said in first.said:
+        event = said_as.get(said["messageId"])
+        deltas, start = (event.deltas, event.start) if event is not None else (None, True)
+        opening += wire.updates(next(index), said, deltas, start)
     if first.task.state is TaskState.FAILED:
-        yield [*opening, _failure(first.task.id, first.task.status_message)]
+        view = first.task
+        yield [*opening, _failure(view.id, view.status_reason, view.status_message)]
         return
     yield opening
     for event in turn_events(stream):
         if event.said is not None:
-            yield wire.updates(next(index), event.said, event.deltas)
+            yield wire.updates(next(index), event.said, event.deltas, event.start)
         elif event.state is TaskState.FAILED:
-            yield [_failure(event.task_id, event.status_message)]
+            yield [_failure(event.task_id, event.status_reason, event.status_message)]
             return
 
 
-def _failure(task_id: str, status_message: dict[str, Any] | None) -> errors.ProtocolError:
-    content = wire.content_of(status_message) if status_message else None
-    reason = content.get("content") if content and content.get("type") == "text" else None
-    return errors.InternalError(reason or f"Task {task_id} failed")
+def _failure(
+    task_id: str, reason: str | None, status_message: dict[str, Any] | None
+) -> errors.ProtocolError:
+    return errors.InternalError(wire.reason_of(reason, status_message) or f"Task {task_id} failed")
 
 
-def _first_deltas(stream: Stream, first: TaskResult) -> dict[str, list[Any] | None]:
-    """The deltas of the messages the first step said. TaskResult.said carries the messages only;
-    their deltas are on the task's events before the stream's cursor."""
+def _first_events(stream: Stream, first: TaskResult) -> dict[str, TaskEvent]:
+    """The events of the messages the first step said. TaskResult.said carries the messages
+    only; how they stream (deltas, a start) is on the task's events before the stream's
+    cursor."""
     if stream.task is None or not first.said:
         return {}
     with stream.condition:
         earlier = stream.task.events[: stream.cursor]
-    return {e.said["messageId"]: e.deltas for e in earlier if e.said is not None}
+    return {e.said["messageId"]: e for e in earlier if e.said is not None}
 
 
 def turn_events(stream: Stream) -> Iterator[TaskEvent]:

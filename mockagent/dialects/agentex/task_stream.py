@@ -87,12 +87,13 @@ def _payloads(stream: Stream) -> Iterator[dict[str, Any] | None]:
         if event is KEEPALIVE:
             yield KEEPALIVE
         elif event.said is not None:
-            yield from wire.updates(next(index), event.said, event.deltas)
+            yield from wire.updates(next(index), event.said, event.deltas, event.start)
         elif event.state is not None:
             view = dataclasses.replace(
                 view,
                 state=event.state,
                 status_message=event.status_message,
+                status_reason=event.status_reason,
                 timestamp=event.timestamp or view.timestamp,
             )
             if _status(view) != shown:  # WORKING after SUBMITTED is RUNNING either way: no change

@@ -149,7 +149,14 @@ def events(view: TaskView) -> list[dict[str, Any]]:
 
 
 def status_reason(view: TaskView) -> str | None:
-    content = content_of(view.status_message) if view.status_message else None
+    """The state step's `statusReason`, else the text of the status message."""
+    return reason_of(view.status_reason, view.status_message)
+
+
+def reason_of(reason: str | None, status_message: dict[str, Any] | None) -> str | None:
+    if reason is not None:
+        return reason
+    content = content_of(status_message) if status_message else None
     return content.get("content") if content and content.get("type") == "text" else None
 
 
@@ -190,14 +197,19 @@ def delta(content: dict[str, Any], piece: Any) -> Any:
     return STRING_DELTA.get(content.get("type", "text"), STRING_DELTA["text"])(content, str(piece))
 
 
-def updates(index: int, said: dict[str, Any], deltas: list[Any] | None) -> list[dict[str, Any]]:
-    """One agent message as TaskMessageUpdates: start, a delta per piece (or one full), done."""
+def updates(
+    index: int, said: dict[str, Any], deltas: list[Any] | None, start: bool = True
+) -> list[dict[str, Any]]:
+    """One agent message as TaskMessageUpdates: start (unless the step says `start: false`), a
+    delta per piece (or one full), done."""
     content = content_of(said) or {}
     initial = {**content, **EMPTY.get(content.get("type", "text"), {})}
     opening = said_message(said, "IN_PROGRESS", initial)
-    out: list[dict[str, Any]] = [
-        {"type": "start", "index": index, "content": initial, "parent_task_message": opening}
-    ]
+    out: list[dict[str, Any]] = (
+        [{"type": "start", "index": index, "content": initial, "parent_task_message": opening}]
+        if start
+        else []
+    )
     if deltas:
         out += [
             {

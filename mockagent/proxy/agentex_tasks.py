@@ -1,0 +1,128 @@
+"""task/create and task/cancel in an Agentex recording: the platform's answers, to replay as they
+were.
+
+The replay's task store answers both by itself: a new task is RUNNING with no `status_reason`, a
+cancel ends it CANCELED with none, and a cancel of a task that has ended is refused with
+mockagent's own text. Where the platform answered otherwise, its answer becomes an interaction
+the engine plays instead (as proxy/cancel.py does for A2A), each usable once (`times: 1`):
+
+* a new task: `operation: CreateTask, where: {agent: …}` whose script is one state step,
+  `{state: RUNNING, statusReason: …}`. On replay that interaction is the task's origin, so a
+  later cancel can name the task by `task: {from: …}`;
+* an accepted cancel: `operation: CancelTask, task: {from: …}` with the state step it showed;
+* a refused cancel: the same match, with the state the task was refused in, replying with an
+  `error:` that carries the platform's message (the task's id in it written `{taskId}`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mockagent import errors
+from mockagent.cassette.states import TaskState
+from mockagent.dialects.agentex.errors import INVALID_PARAMS
+from mockagent.engine.replay import TASK_ID
+from mockagent.engine.task_ops import not_cancelable
+from mockagent.proxy.recorder import MINTED
+
+if TYPE_CHECKING:
+    from mockagent.proxy.agentex import AgentexRecording, AgentexTask
+
+
+def state_step(status: str, reason: Any) -> dict[str, Any]:
+    """A state step as the platform showed the task: its status, and its `status_reason`."""
+    step: dict[str, Any] = {"state": status}
+    if isinstance(reason, str):
+        step["statusReason"] = reason
+    return step
+
+
+def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, Any]) -> None:
+    """An answered task/create: a new task the store would show otherwise is an interaction."""
+    task_id = str(result.get("id", ""))
+    new = task_id not in owner.tasks
+    task = owner.task(task_id, result.get("name"))
+    status, reason = str(result.get("status") or task.state), result.get("status_reason")
+    if not new:  # get-or-create by name: the task as it is, the store's answer too
+        return
+    task.state, task.reason = status, reason if isinstance(reason, str) else None
+    if status == "RUNNING" and task.reason is None:
+        return  # the store answers the same
+    match: dict[str, Any] = {"operation": "CreateTask"}
+    if agent:
+        match["where"] = {"agent": agent}
+    reply = {"task": {"steps": [state_step(status, reason)]}}
+    text = f"create {agent or 'task'}"
+    interaction = owner.session.recorder.add_interaction(
+        {"parts": [{"text": text}]}, reply, match=match
+    )
+    task.origin = interaction["name"]
+
+
+def record_cancel(
+    owner: AgentexRecording, agent: str | None, params: dict[str, Any], payload: Any
+) -> None:
+    """An answered task/cancel (`payload`: its envelope, a result or an error) on a task the
+    recording knows; an unknown task is refused by the replay's store as unknown too."""
+    ref_id, ref_name = params.get("task_id"), params.get("task_name")
+    task_id = ref_id if isinstance(ref_id, str) and ref_id else owner.names.get(str(ref_name), "")
+    task = owner.tasks.get(task_id)
+    if task is None or not isinstance(payload, dict):
+        return
+    error, result = payload.get("error"), payload.get("result")
+    if isinstance(error, dict):
+        refusal = _refusal(error, task_id, task.state)
+        if refusal is not None:
+            _add(owner, agent, task, {"error": refusal}, task.state)
+        return
+    if not isinstance(result, dict):
+        return
+    status, reason = str(result.get("status") or "CANCELED"), result.get("status_reason")
+    before = task.state
+    task.state, task.reason = status, reason if isinstance(reason, str) else None
+    task.scripted = False  # what polls show from now on is the cancel, not the script
+    if status != "CANCELED" or task.reason is not None:  # else the store answers the same
+        _add(owner, agent, task, {"task": {"steps": [state_step(status, reason)]}}, before, True)
+
+
+def _add(
+    owner: AgentexRecording,
+    agent: str | None,
+    task: AgentexTask,
+    reply: dict[str, Any],
+    state: str,
+    accepted: bool = False,
+) -> None:
+    """An interaction answering one task/cancel on `task`: by its origin, and in `state` for a
+    refusal (an accepted cancel came first and answered in another). A task the replay's store
+    created with no interaction has no origin: its state alone narrows the match."""
+    on: dict[str, Any] = {} if accepted and task.origin else {"state": state}
+    if task.origin:
+        on["from"] = task.origin
+    match: dict[str, Any] = {"operation": "CancelTask"}
+    if agent:
+        match["where"] = {"agent": agent}
+    match["task"] = on
+    text = f"cancel {task.origin or agent or 'task'}"
+    owner.session.recorder.add_interaction({"parts": [{"text": text}]}, reply, match=match)
+
+
+def _refusal(error: dict[str, Any], task_id: str, state: str) -> dict[str, Any] | None:
+    """A refused cancel as a cassette's `error:`; None when the replay's store refuses alike."""
+    message = error.get("message")
+    if not isinstance(message, str):
+        return None
+    if MINTED.search(task_id):  # an id, not a word: the replay names its own task there
+        message = message.replace(task_id, TASK_ID)
+    kind = "InvalidParams" if error.get("code") == INVALID_PARAMS else "TaskNotCancelable"
+    try:
+        known = TaskState.parse(state)
+    except ValueError:
+        known = None
+    if kind == "TaskNotCancelable" and known is not None and known.terminal:
+        if message == not_cancelable(TASK_ID, known).message:
+            return None
+    out: dict[str, Any] = {"name": kind}
+    if message != errors.scripted(kind).message:
+        out["message"] = message
+    return out
