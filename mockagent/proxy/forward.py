@@ -252,6 +252,8 @@ class RecordingProxy:
             )
         with self.session.lock:
             recorder = self.session.recorder
+            if call.v0_3:
+                recorder.v03.answer(call.binding, status, payload)
             if call.operation in PUSH_OPERATIONS:
                 self.push.record(recorder, call.operation, call.params, kind, error_text(payload))
             elif recording is not None and call.operation in (
@@ -305,6 +307,8 @@ class RecordingProxy:
             result = None if error is not None else self._outcome(call.binding, 200, payload)[0]
             result = result_in(call.operation, result, call.binding) if call.v0_3 else result
             with self.session.lock:
+                if call.v0_3:
+                    self.session.recorder.v03.event(call.binding, call.operation, payload)
                 if teed.over or recording is None:
                     pass
                 elif error is not None and teed.sent == 0:
