@@ -225,8 +225,14 @@ ERROR_KINDS: dict[str, type[ProtocolError]] = {
 
 
 def scripted(
-    name: str, message: str | None = None, details: list[dict[str, Any]] | None = None
+    name: str,
+    message: str | None = None,
+    details: list[dict[str, Any]] | None = None,
+    http_status: int | None = None,
 ) -> ProtocolError:
     """The error a cassette's `error:` names. Its `details`, when given, are every detail the
-    client gets (what a recorded agent sent), in place of mockagent's own ErrorInfo."""
-    return ERROR_KINDS[name](message, details=details, own_info=details is None)
+    client gets (what a recorded agent sent), in place of mockagent's own ErrorInfo; its
+    `http_status`, the REST status in place of the kind's own (what a recorded agent answered)."""
+    return ERROR_KINDS[name](
+        message, details=details, own_info=details is None, http_status=http_status
+    )

@@ -57,6 +57,31 @@ class History(Model):
     )
 
 
+class V03Wire(Model):
+    """How the agent speaks A2A v0.3 where agents differ, within what v0.3 allows. The defaults
+    are mockagent's own v0.3 rendering; a recording writes what the agent did otherwise."""
+
+    interruptedFinal: bool = Field(
+        True,
+        description=(
+            "message/stream: the status update that stops at INPUT_REQUIRED or AUTH_REQUIRED "
+            "says `final: true`; false: `final: false` (JSON-RPC) or no `final` (REST), as "
+            "a2a-sdk 1.x's v0.3 compat does (final at terminal states only)"
+        ),
+    )
+    errorData: Literal["omitted", "null"] = Field(
+        "omitted",
+        description="JSON-RPC: an error answer without details has no `data`, or `data: null`",
+    )
+    restErrors: Literal["type", "status"] = Field(
+        "type",
+        description=(
+            "REST: errors as `{message, type}` (a2a-sdk 0.3), or `status`: the "
+            "`google.rpc.Status` body of v1.0 (a2a-sdk 1.x's v0.3 compat)"
+        ),
+    )
+
+
 class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
@@ -87,6 +112,9 @@ class Agent(Model):
     )
     history: History | None = Field(
         None, description="how the agent keeps status messages in history (not in the card)"
+    )
+    v03: V03Wire | None = Field(
+        None, description="how the agent speaks A2A v0.3 where agents differ (not in the card)"
     )
 
 

@@ -178,6 +178,13 @@ class ErrorReply(Model):
             "them when the agent's differ from that"
         ),
     )
+    status: ErrorStatus | None = Field(
+        None,
+        description=(
+            "REST: the HTTP status of the error answer (unset: the error's own, 404 for "
+            "TaskNotFound…); a recording writes the agent's where it differs"
+        ),
+    )
 
 
 def _error_name(value: Any) -> Any:

@@ -349,7 +349,7 @@ class Engine:
         if error is not None:
             self.tasks.use(index)
             message, details = naming(task_id, (error.message, error.details))
-            raise errors.scripted(error.name, message, details)
+            raise errors.scripted(error.name, message, details, error.status)
         return interaction.reply
 
     def _reply_to_message(

@@ -19,7 +19,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.states import TaskState
-from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable
 from mockagent.proxy.recorder import MINTED, RecordedTask, Recorder
@@ -34,9 +34,10 @@ def record_cancel(
     result: Any,
     kind: str | None,
     payload: Any,
+    status: int = 200,
 ) -> None:
     """One answered CancelTask: `result` (the task) when accepted, else the error `kind` and
-    the answer's `payload` that carries the error."""
+    the answer's `payload` (with its HTTP `status`) that carries the error."""
     task_id = str(params.get("id", ""))
     if kind is None:
         task = recorder.cancelled(task_id)
@@ -47,7 +48,7 @@ def record_cancel(
     task = recorder.tasks.get(task_id) or canceled
     if task is None:  # an unknown task: the replay's store refuses it as unknown too
         return
-    error = recorded_error(binding, kind, payload, task_id)
+    error = recorded_error(binding, kind, payload, task_id, status)
     if error != _store_refusal(task):
         # A canceled task is refused in that state: the cancel before, answered by the store
         # (no interaction), must not take this refusal on replay. Other refusals go in order
@@ -82,10 +83,12 @@ def _store_refusal(task: RecordedTask) -> dict[str, Any] | None:
     return recorded_error("JSONRPC", "TaskNotCancelable", payload, TASK_ID)
 
 
-def recorded_error(binding: str, kind: str, payload: Any, task_id: str) -> dict[str, Any]:
-    """An error answer as a cassette's `error:`: the kind, and the message and details the
-    agent sent where they differ from what the replay sends for `kind` by itself, with
-    `task_id` written `{taskId}`."""
+def recorded_error(
+    binding: str, kind: str, payload: Any, task_id: str, status: int | None = None
+) -> dict[str, Any]:
+    """An error answer as a cassette's `error:`: the kind, and the message, details and (REST)
+    HTTP `status` the agent sent where they differ from what the replay sends for `kind` by
+    itself, with `task_id` written `{taskId}`."""
     error = payload.get("error") if isinstance(payload, dict) else None
     error = _unnamed(error if isinstance(error, dict) else {}, task_id)
     own = jsonrpc_error(errors.scripted(kind), None)["error"]
@@ -97,6 +100,8 @@ def recorded_error(binding: str, kind: str, payload: Any, task_id: str) -> dict[
     written = isinstance(details, list) and all(isinstance(d, dict) for d in details)
     if written and details != own.get("data", []):
         out["details"] = details
+    if binding != "JSONRPC" and status in range(400, 600) and status != TABLE[kind].http:
+        out["status"] = status  # JSON-RPC errors go with HTTP 200 whatever the agent's kind
     return out
 
 

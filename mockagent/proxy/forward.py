@@ -17,7 +17,7 @@ from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.cancel import record_cancel
-from mockagent.proxy.push import PushCalls, error_text
+from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
@@ -252,8 +252,12 @@ class RecordingProxy:
             )
         with self.session.lock:
             recorder = self.session.recorder
+            if call.v0_3:
+                recorder.v03.answer(call.binding, status, payload)
             if call.operation in PUSH_OPERATIONS:
-                self.push.record(recorder, call.operation, call.params, kind, error_text(payload))
+                self.push.record(
+                    recorder, call.operation, call.params, kind, payload, call.binding, status
+                )
             elif recording is not None and call.operation in (
                 "SendMessage",
                 "SendStreamingMessage",
@@ -266,7 +270,7 @@ class RecordingProxy:
             elif call.operation == "GetTask" and isinstance(result, dict):
                 recorder.poll(result, now_ms())
             elif call.operation == "CancelTask":
-                record_cancel(recorder, call.binding, call.params, result, kind, payload)
+                record_cancel(recorder, call.binding, call.params, result, kind, payload, status)
             elif (
                 call.operation == "GetExtendedAgentCard" and isinstance(result, dict) and self._card
             ):
@@ -305,6 +309,8 @@ class RecordingProxy:
             result = None if error is not None else self._outcome(call.binding, 200, payload)[0]
             result = result_in(call.operation, result, call.binding) if call.v0_3 else result
             with self.session.lock:
+                if call.v0_3:
+                    self.session.recorder.v03.event(call.binding, call.operation, payload)
                 if teed.over or recording is None:
                     pass
                 elif error is not None and teed.sent == 0:

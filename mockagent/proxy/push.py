@@ -4,13 +4,16 @@ A replay answers these from its own task store, as a stateful agent does: a conf
 creates on a replayed task is there for Get, List and Delete, with the client's own id, URL and
 token (so no token needs to be in the cassette). What the store cannot know is where the
 recorded agent refused a call: each refusal is recorded as an interaction that matches the
-operation (and the config id) once, and answers the recorded error with its message.
+operation (and the config id) once, and answers the recorded error as a CancelTask refusal is
+(`recorded_error`): its kind, and its message, details and REST status where they are not the
+kind's own.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mockagent.proxy.cancel import recorded_error
 from mockagent.proxy.recorder import Recorder
 
 VERBS = {
@@ -19,13 +22,6 @@ VERBS = {
     "ListTaskPushNotificationConfigs": "list",
     "DeleteTaskPushNotificationConfig": "delete",
 }
-
-
-def error_text(payload: Any) -> str | None:
-    """The message of an error answer (JSON-RPC error object or google.rpc.Status), if any."""
-    error = payload.get("error") if isinstance(payload, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) and message else None
 
 
 class PushCalls:
@@ -40,7 +36,9 @@ class PushCalls:
         operation: str,
         params: dict[str, Any],
         kind: str | None,
-        message: str | None,
+        payload: Any = None,
+        binding: str = "JSONRPC",
+        status: int = 200,
     ) -> None:
         """One answered call: a success is the replay's store's to give; an error becomes an
         interaction, unless the same call once succeeded (then the sequence of calls, not their
@@ -55,6 +53,6 @@ class PushCalls:
         match: dict[str, Any] = {"operation": operation}
         if config_id:
             match["where"] = {"id": config_id}
-        error = {"name": kind, **({"message": message} if message else {})}
+        error = recorded_error(binding, kind, payload, "", status)  # replies name no task
         words = f"{VERBS.get(operation, operation)} push config {config_id}"
         recorder.add_interaction({"parts": [{"text": words}]}, {"error": error}, match=match)

@@ -17,6 +17,7 @@ from typing import Any
 
 from mockagent.cassette.redact import Redactor
 from mockagent.proxy.status_history import StatusHistory
+from mockagent.proxy.v0_3_wire import V03Seen
 
 AGENT_FIELDS = ("name", "description", "version", "provider", "documentationUrl", "iconUrl")
 SKILL_FIELDS = ("id", "name", "description", "tags", "examples", "inputModes", "outputModes")
@@ -109,6 +110,7 @@ class Recorder:
         self.tasks: dict[str, RecordedTask] = {}
         self.canceled: dict[str, RecordedTask] = {}  # upstream task id → a task canceled since
         self.status_history = StatusHistory.of(self.agent)  # the agent's way, as seen so far
+        self.v03 = V03Seen.of(self.agent)  # how it speaks v0.3, as seen so far
         self._names = {i.get("name") for i in self.interactions}
         self._artifact_ids: dict[str, str] = {}
         self.recorded = 0  # interactions and steps added by this recording
@@ -334,7 +336,11 @@ class Recorder:
             out["protocol"] = "agentex"
             out["agents"] = self.agents
         elif self.agent is not None:
-            out["agent"] = {**self.agent, **self.status_history.section()}
+            out["agent"] = {
+                **self.agent,
+                **self.status_history.section(),
+                **self.v03.section(),
+            }
         out["clock"] = self.clock
         out["ids"] = self.existing.get("ids") or {"seed": self.seed}
         out["interactions"] = self.interactions

@@ -146,3 +146,39 @@ def test_a_refusal_that_names_the_task_names_the_replayed_task(
     assert error["reply"] == {
         "error": {"name": "TaskNotCancelable", "message": "Task {taskId} was canceled already"}
     }
+
+
+STATUS_409 = """\
+version: 1
+agent:
+  name: conflicted
+  description: Refuses a second cancel with 409, as spec 1.0.0 and the TCK have it.
+  skills: [{id: s, name: S, description: A skill.}]
+clock: {start: 2026-10-06T09:00:00Z, tick: {ms: 250}}
+ids: {seed: conflicted}
+interactions:
+- name: wait
+  match: {text: wait}
+  reply: {task: {steps: [{state: TASK_STATE_WORKING}]}}
+- name: refuse
+  match: {operation: CancelTask, task: {state: TASK_STATE_CANCELED}}
+  fault:
+    status: 409
+    body: >-
+      {"error": {"code": 409, "status": "FAILED_PRECONDITION",
+      "message": "Task cannot be canceled", "details": [{"@type":
+      "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_CANCELABLE",
+      "domain": "a2a-protocol.org"}]}}
+"""
+
+
+def test_a_rest_refusal_replays_with_the_agents_http_status(tmp_path: Path) -> None:
+    agent = tmp_path / "conflicted.yaml"
+    agent.write_text(STATUS_409)
+    live, again, cassette = record_and_replay(
+        lambda: upstream_agent(agent), tmp_path, "HTTP+JSON", "wait"
+    )
+    assert live[1][0] == 409 and live[1][1]["code"] == 409
+    assert again == live  # not the table's 400
+    (refusal,) = cancels(cassette)
+    assert refusal["reply"] == {"error": {"name": "TaskNotCancelable", "status": 409}}

@@ -2,7 +2,7 @@
 
 The upstream is the a2a-sdk agent (tests/helpers/upstream.py). On replay the engine keeps the
 configs a client creates on a replayed task; what the recording must add is where the agent
-refused a call, with its error and message. Tokens never reach the cassette.
+refused a call, with its error, message and details. Tokens never reach the cassette.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.recording import BINDINGS, HEADERS, HTTP, message, recording
@@ -105,3 +106,27 @@ def test_push_config_calls_replay_as_the_agent_answered(tmp_path: Path, binding:
     with serve_in_thread(path) as server:
         replayed = conversation(PushClient(server.url, binding))
     assert replayed == live
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_push_config_refusal_replays_with_the_agents_details(
+    tmp_path: Path, binding: str
+) -> None:
+    path = tmp_path / "push.yaml"
+    with serve_upstream() as upstream, recording(upstream.url, path) as rec:
+        client = PushClient(rec.url, binding)
+        live = client.get(client.task(), "cfg-missing")
+        rec.finish()
+    with serve_in_thread(path) as server:
+        client = PushClient(server.url, binding)
+        replayed = client.get(client.task(), "cfg-missing")
+    assert live[0] == "error"
+    details = live[1]["data" if binding == "JSONRPC" else "details"]
+    assert details[0]["metadata"] == {}  # a2a-sdk's ErrorInfo, not quite mockagent's own
+    assert replayed == live  # the whole error: code, message, every detail as sent
+    (refusal,) = [
+        i
+        for i in yaml.safe_load(path.read_text())["interactions"]
+        if i["match"].get("operation") == "GetTaskPushNotificationConfig"
+    ]
+    assert refusal["reply"]["error"]["details"] == details

@@ -23,21 +23,10 @@ from tests.helpers import fidelity
 from tests.helpers.v0_3_agent import run_all, run_scenario, serve_v0_3
 
 BINDINGS = ("JSONRPC", "HTTP+JSON")
-FINAL = (
-    "issue 17, found here: the a2a-sdk v0.3 agent ends a message/stream at INPUT_REQUIRED with a "
-    "status update whose `final` is false (JSON-RPC) or absent (REST); the replay renders `final` "
-    "itself (true), as v1.0 has no such field to record (a cassette/dialect change)"
-)
-CANCEL = (
-    "issue 17, found here: CancelTask is answered by the replay's task store, not as recorded "
-    "(the agent's cancel status message and its refusal's error text are lost; over v0.3 REST "
-    "the a2a-sdk agent answers the refusal as google.rpc.Status, the replay as {message, type})"
-)
 RACE = (
     "issue 17, as in test_fidelity.py: a subscription's events that reach the recorder after a "
     "concurrent blocking follow-up's answer are not recorded (depends on timing)"
 )
-KNOWN = {"follow-up-streamed": FINAL, "cancel": CANCEL}
 
 
 def cases() -> list[Any]:
@@ -45,12 +34,8 @@ def cases() -> list[Any]:
     for binding in BINDINGS:
         for scenario in fidelity.SCENARIOS:
             marks = (
-                [pytest.mark.xfail(strict=True, reason=KNOWN[scenario])]
-                if scenario in KNOWN
-                else []
+                [pytest.mark.xfail(strict=False, reason=RACE)] if scenario == "subscribe" else []
             )
-            if scenario == "subscribe":
-                marks = [pytest.mark.xfail(strict=False, reason=RACE)]
             out.append(pytest.param(binding, scenario, marks=marks))
     return out
 
@@ -119,6 +104,12 @@ def test_v0_3_calls_are_recorded_as_v1_0_interactions(recorded):
     names = [i["name"] for i in data["interactions"]]
     assert len(names) >= 2 * len(fidelity.SCENARIOS)
     assert any("task" in i["match"] for i in data["interactions"])
+    # the a2a-sdk agent's v0.3 ways, which a v1.0 interaction has no field for
+    assert data["agent"]["v03"] == {
+        "interruptedFinal": False,
+        "errorData": "null",
+        "restErrors": "status",
+    }
 
 
 def test_a_v1_0_client_sees_a_v0_3_recording_as_the_agent_answers_v1_0(recorded):

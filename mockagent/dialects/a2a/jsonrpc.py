@@ -85,6 +85,7 @@ def _handle_v0_3(
 ) -> HttpResponse:
     """A v0.3 method: v0.3 params in, v0.3 shapes out; streams answer in SSE even when refused."""
     streaming = method in v0_3.STREAMING_METHODS
+    wire = v0_3.wire_of(service.agent)
     try:
         params = v0_3.params_in(method, normalise(v0_3.check_params(params)))
         answer = service.call(
@@ -97,10 +98,12 @@ def _handle_v0_3(
             return HttpResponse(
                 200, iter([sse.frame(v0_3.error_out(exc, request_id))]), dict(sse.HEADERS)
             )
-        return HttpResponse.json(v0_3.error_out(exc, request_id))
+        return HttpResponse.json(
+            v0_3.error_out(exc, request_id, null_data=wire.errorData == "null")
+        )
 
     if answer.stream is not None:
-        close_on_interrupt = method == "message/stream"
+        close_on_interrupt = method == "message/stream" and wire.interruptedFinal
 
         def wrap(result: Any) -> dict[str, Any]:
             event = v0_3.stream_event_out(result, close_on_interrupt=close_on_interrupt)

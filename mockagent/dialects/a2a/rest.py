@@ -179,7 +179,10 @@ def error_response(exc: errors.ProtocolError) -> HttpResponse:
 def _handle_v0_3(
     service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]
 ) -> HttpResponse:
-    """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`."""
+    """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`
+    (or as `google.rpc.Status`, where the cassette's agent answered so: `agent.v03`)."""
+    wire = v0_3.wire_of(service.agent)
+    status_errors = wire.restErrors == "status"
     try:
         params, _ = request_params(request, path_params)
         params = v0_3_rest.rest_params_in(
@@ -189,13 +192,13 @@ def _handle_v0_3(
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return _v03_error_response(exc)
+        return _v03_error_response(exc, status_errors)
     if answer.stream is not None:
-        close_on_interrupt = operation == "SendStreamingMessage"
+        close_on_interrupt = operation == "SendStreamingMessage" and wire.interruptedFinal
         return stream_response(
             answer.stream,
             lambda result: v0_3_rest.rest_event_out(result, close_on_interrupt=close_on_interrupt),
-            v0_3_rest.rest_error_out,
+            (lambda exc: rest_error(exc)[0]) if status_errors else v0_3_rest.rest_error_out,
         )
     delay(answer.fault)
     result = v0_3_rest.rest_result_out(operation, answer.result)
@@ -204,6 +207,8 @@ def _handle_v0_3(
     return HttpResponse.json(result)
 
 
-def _v03_error_response(exc: errors.ProtocolError) -> HttpResponse:
+def _v03_error_response(exc: errors.ProtocolError, status_errors: bool = False) -> HttpResponse:
+    if status_errors:
+        return error_response(exc)
     _, status = rest_error(exc)
     return HttpResponse.json(v0_3_rest.rest_error_out(exc), status)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mockagent import errors
+from mockagent.cassette.header import Agent, V03Wire
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE
 
@@ -300,12 +301,22 @@ def result_out(method: str, result: Any) -> Any:
     return result  # delete: null; the extended card: as built
 
 
-def error_out(exc: errors.ProtocolError, request_id: Any) -> dict[str, Any]:
-    """A JSON-RPC error for a v0.3 caller: A2A codes newer than v0.3 become -32603."""
+def error_out(
+    exc: errors.ProtocolError, request_id: Any, null_data: bool = False
+) -> dict[str, Any]:
+    """A JSON-RPC error for a v0.3 caller: A2A codes newer than v0.3 become -32603. `null_data`:
+    an error without details says `data: null` (the agent's way, `agent.v03.errorData`)."""
     reply = jsonrpc_error(exc, request_id)
     if reply["error"]["code"] not in V03_CODES:
         reply["error"]["code"] = -32603
+    if null_data:
+        reply["error"].setdefault("data", None)
     return reply
+
+
+def wire_of(agent: Agent | None) -> V03Wire:
+    """How the cassette's agent speaks v0.3 (mockagent's own way where it says nothing)."""
+    return (agent.v03 if agent is not None else None) or V03Wire()
 
 
 def check_params(params: Any) -> dict[str, Any]:
