@@ -16,7 +16,7 @@ from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
-from mockagent.proxy.cancel import record_cancel
+from mockagent.proxy.cancel import record_cancel, recorded_error
 from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
@@ -263,7 +263,7 @@ class RecordingProxy:
                 "SendStreamingMessage",
             ):
                 if kind is not None:
-                    recording.error(kind)
+                    recording.error(recorded_error(call.binding, kind, payload, "", status))
                 else:
                     recording.first(result, now_ms())
                 recording.close()
@@ -313,8 +313,8 @@ class RecordingProxy:
                     self.session.recorder.v03.event(call.binding, call.operation, payload)
                 if teed.over or recording is None:
                     pass
-                elif error is not None and teed.sent == 0:
-                    recording.error(error[0])
+                elif error is not None and teed.sent == 0:  # an SSE error, HTTP 200
+                    recording.error(recorded_error(call.binding, error[0], payload, ""))
                 elif error is not None:
                     teed.errored(*error)
                 elif result is not None:

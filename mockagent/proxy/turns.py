@@ -51,9 +51,10 @@ class StreamRecording:
         elif self.message is not None:
             self.recorder.add_interaction(self.message, reply, self.follow_up)
 
-    def error(self, kind: str) -> None:
-        """The upstream answered the message with a protocol error."""
-        self._answer({"error": kind})
+    def error(self, error: dict[str, Any]) -> None:
+        """The upstream answered the message with a protocol error (`recorded_error`'s `error:`:
+        written as the bare name when nothing else in it is the agent's own)."""
+        self._answer({"error": error["name"] if set(error) == {"name"} else error})
 
     def first(self, result: dict[str, Any], at_ms: float) -> None:
         """The first answer: a Message, a Task snapshot, or (a2a-sdk on a follow-up) an update."""
