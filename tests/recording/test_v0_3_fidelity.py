@@ -33,10 +33,6 @@ CANCEL = (
     "(the agent's cancel status message and its refusal's error text are lost; over v0.3 REST "
     "the a2a-sdk agent answers the refusal as google.rpc.Status, the replay as {message, type})"
 )
-RACE = (
-    "issue 17, as in test_fidelity.py: a subscription's events that reach the recorder after a "
-    "concurrent blocking follow-up's answer are not recorded (depends on timing)"
-)
 KNOWN = {"follow-up-streamed": FINAL, "cancel": CANCEL}
 
 
@@ -49,8 +45,6 @@ def cases() -> list[Any]:
                 if scenario in KNOWN
                 else []
             )
-            if scenario == "subscribe":
-                marks = [pytest.mark.xfail(strict=False, reason=RACE)]
             out.append(pytest.param(binding, scenario, marks=marks))
     return out
 
