@@ -281,9 +281,20 @@ class Interaction(Model):
     times: Positive | None = None
 
     rules = (
-        AnyGiven(
-            (("reply",), ("fault", "status")),
-            "an interaction needs a `reply` (or a `fault` with a `status`)",
+        When(
+            ("match", "operation"),
+            "SubscribeToTask",
+            default=None,
+            # a subscription answers with the task as it is: a fault alone may cut it off
+            then=(
+                AnyGiven((("reply",), ("fault",)), "an interaction needs a `reply` or a `fault`"),
+            ),
+            otherwise=(
+                AnyGiven(
+                    (("reply",), ("fault", "status")),
+                    "an interaction needs a `reply` (or a `fault` with a `status`)",
+                ),
+            ),
         ),
     )
 

@@ -213,23 +213,28 @@ class NoneOf:
 
 @dataclass(frozen=True)
 class When:
-    """`then` holds where `field` equals `value` (also when absent, if that is its `default`),
-    `otherwise` elsewhere."""
+    """`then` holds where `field` (a name, or a path of names) equals `value` (also when
+    absent, if that is its `default`), `otherwise` elsewhere."""
 
-    field: str
+    field: str | tuple[str, ...]
     value: Any
     default: Any
     then: tuple[Rule, ...]
     otherwise: tuple[Rule, ...]
 
     def violations(self, model: BaseModel) -> Found:
-        rules = self.then if attribute(model, self.field) == self.value else self.otherwise
+        path = (self.field,) if isinstance(self.field, str) else self.field
+        [(_, value)] = values_at(model, path) or [((), None)]
+        rules = self.then if value == self.value else self.otherwise
         return [found for rule in rules for found in rule.violations(model)]
 
     def schema(self) -> dict[str, Any]:
-        condition: dict[str, Any] = {"properties": {self.field: {"const": self.value}}}
+        path = (self.field,) if isinstance(self.field, str) else self.field
+        condition: dict[str, Any] = {"properties": {path[-1]: {"const": self.value}}}
         if self.default != self.value:
-            condition["required"] = [self.field]
+            condition["required"] = [path[-1]]
+        for name in reversed(path[:-1]):  # each field on the way is there, an object
+            condition = {"required": [name], "properties": {name: {"type": "object", **condition}}}
         return {
             "if": condition,
             "then": {"allOf": [r.schema() for r in self.then]},

@@ -405,8 +405,7 @@ class Engine:
         opens: Opening = "task"  # a subscription opens with the current Task, as the spec says
         if call.operation == "SubscribeToTask":
             if index is not None:  # an interaction may script an error or a fault for it
-                self._scripted_reply(index)
-                fault = self.interactions[index].fault
+                self._subscription_error(index)
             task = self.ops.known(call.params.get("id"))
             if task.state.terminal:
                 raise errors.UnsupportedOperation(
@@ -414,6 +413,9 @@ class Engine:
                     "nothing to subscribe to",
                     metadata={"taskId": task.id},
                 )
+            if index is not None:  # its fault (a recorded cut-off) cuts one subscription off
+                fault = self.interactions[index].fault
+                self.tasks.use(index)
             first: MessageResult | TaskResult = TaskResult(task.view())
         elif index is None:
             raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
@@ -442,6 +444,14 @@ class Engine:
             fetch=self.tasks.peek,
             poll_s=self.tasks.poll_s,
         )
+
+    def _subscription_error(self, index: int) -> None:
+        """A SubscribeToTask interaction's scripted error or HTTP fault, raised; one with only
+        a fault (a recorded subscription that was cut off) has no reply."""
+        interaction = self.interactions[index]
+        status = interaction.fault.status if interaction.fault is not None else None
+        if interaction.reply is not None or status is not None:
+            self._scripted_reply(index)
 
 
 def opening(reply: Reply) -> Opening:

@@ -2,6 +2,7 @@
 
 A stream the upstream cut off, or that was still open when the recording stopped, becomes
 `fault: {dropAfter: N}`; an error event in the middle of it `fault: {errorAfter: N, error: …}`.
+A subscription's fault goes on an interaction of its own (mockagent/proxy/subscriptions.py).
 N counts the events the client got, as a replayed fault counts the events it sends (the first
 answer included). Why the fault is there goes into the written cassette as a comment above it:
 the session keeps one note per interaction and writes it into the YAML text.
@@ -15,6 +16,7 @@ from typing import Any
 from mockagent.dialects.a2a.error_table import TABLE
 from mockagent.proxy.recorder import INTERRUPTED, TERMINAL
 from mockagent.proxy.session import Session
+from mockagent.proxy.subscriptions import subscription_fault
 from mockagent.proxy.turns import StreamRecording
 
 KIND_BY_CODE = {row.code: kind for kind, row in reversed(TABLE.items()) if kind != "NoMatch"}
@@ -98,6 +100,8 @@ class TeedStream:
 
     def _complete(self) -> bool:
         recording = self.recording
+        if recording is not None and recording.message is None:  # a subscription: at a final state
+            return recording.seen in TERMINAL
         if recording is None or recording.interaction is None:
             return True
         task = recording.task
@@ -109,8 +113,13 @@ class TeedStream:
         if self.over:
             return
         self.end()
-        interaction = None if self.recording is None else self.recording.interaction
-        if interaction is None:  # a subscription records steps on a task, not an interaction
+        recording = self.recording
+        interaction = None if recording is None else recording.interaction
+        if recording is not None and recording.message is None and recording.task is not None:
+            # a subscription has no interaction of its own: one that cuts the replayed one off
+            interaction = subscription_fault(self.session.recorder, recording.task, fault)
+        elif interaction is not None:
+            interaction["fault"] = self.session.redactor.redact(fault)
+        else:
             return
-        interaction["fault"] = self.session.redactor.redact(fault)
         self.session.notes[interaction["name"]] = note

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockagent.proxy.recorder import TERMINAL, RecordedTask, Recorder, content
+from mockagent.proxy.recorder import RecordedTask, Recorder, content
+from mockagent.proxy.subscriptions import Place, merge
 
 
 class StreamRecording:
@@ -32,6 +33,11 @@ class StreamRecording:
         follow_up = (message or {}).get("taskId")
         self.follow_up = recorder.tasks.get(follow_up) if follow_up else None
         self._previous_steps: list[dict[str, Any]] | None = None
+        # A subscription's place in its task's scripts: the script and the index of the next
+        # step it has not seen. Steps past it were seen by others first (a blocking answer, a
+        # poll): the subscription's events are merged into them, not appended after them.
+        self.place: Place | None = None
+        self.seen = ""  # the last state this subscription showed its client
         if self.follow_up is not None:
             self.task = self._open_task("")
 
@@ -78,8 +84,11 @@ class StreamRecording:
             if (
                 steps and self.message is None
             ):  # a subscription: what happened since the last sighting
-                steps[0]["after"] = self._after(at_ms - task.since_ms)
+                steps[0]["after"] = self.after(at_ms - task.since_ms)
             recorder.add_steps(task, steps, at_ms)
+            self.seen = str((snapshot.get("status") or {}).get("state", ""))
+        if self.message is None:
+            self.place = (task.steps, len(task.steps))
         self.last_ms = at_ms
         if update is not None:
             self._opened_with("update")
@@ -135,7 +144,9 @@ class StreamRecording:
         task.steps = self.interaction["reply"]["task"]["steps"]
         return task
 
-    def _after(self, ms: float) -> dict[str, Any]:
+    def after(self, ms: float) -> dict[str, Any]:
+        """The `after` of a step seen `ms` after the one before (a subscriber's first waits for
+        the client)."""
         if self.gate_next:
             self.gate_next = False
             return {"polls": 1, "ms": round(ms)}
@@ -144,13 +155,18 @@ class StreamRecording:
     def event(self, payload: dict[str, Any], at_ms: float) -> None:
         """A statusUpdate or artifactUpdate after the first answer."""
         task = self.task
-        if task is None or (self.message is None and task.state in TERMINAL):
-            return  # a subscriber running behind a blocking answer that already showed the end
+        if task is None:
+            return
+        behind = self._behind(task)
+        if behind is not None:  # others saw this task further already: merge, do not append
+            merge(self, behind, payload, at_ms)
+            return
         if "statusUpdate" in payload:
             update = payload["statusUpdate"]
             status = update.get("status") or {}
             self.recorder.status_history.saw_status(str(update.get("taskId", "")), status)
             step = self.recorder.state_step(task, status)
+            self.seen = task.state
         elif "artifactUpdate" in payload:
             update = payload["artifactUpdate"]
             step = self.recorder.artifact_step(
@@ -161,9 +177,27 @@ class StreamRecording:
             )
         else:  # a Task resent mid-stream changes nothing a step could say
             return
-        step["after"] = self._after(at_ms - self.last_ms)
+        step["after"] = self.after(at_ms - self.last_ms)
         self.recorder.add_steps(task, [step], at_ms)
         self.last_ms = at_ms
+        if self.place is not None:
+            self.place = (task.steps, len(task.steps))
+
+    def _behind(self, task: RecordedTask) -> Place | None:
+        """A subscription's place when steps it has not seen are recorded already, else None.
+
+        A subscription at the end of a script the task has left (a follow-up opened a new
+        one) goes on at the start of the task's current script."""
+        if self.place is None:
+            return None
+        script, at = self.place
+        if at >= len(script) and script is not task.steps:
+            script, at = task.steps, 0
+            self.place = (script, at)
+        rest = script[at:]
+        if not rest or (len(rest) == 1 and rest[0] is task.placeholder):
+            return None  # a placeholder only restates the state: the event replaces it
+        return script, at
 
     def close(self) -> None:
         """The answer is complete: a script that got no step at all shows the task's state.

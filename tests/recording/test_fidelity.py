@@ -32,25 +32,13 @@ AGENTS: dict[str, Callable[[], AbstractContextManager[UpstreamAgent]]] = {
 Runs = dict[str, dict[tuple[str, str], tuple[Any, str]]]  # run -> (binding, scenario) -> answer
 
 
-# Every case replays as it ran live (issue 17's problems 1-3, the quirky agent's way with status
-# messages in history, and recorded cancels), but for one race, so that mark is not strict: it
-# depends on which of two connections the proxy hears first. When the blocking follow-up's answer
-# reaches the recorder before the subscription's WORKING event, the recorder takes the subscriber
-# for one "running behind" and drops the event the live client saw. Both agents' subscribe cases
-# show it (the quirky agent's about one run in five).
-RACE = (
-    "issue 17, found here: a subscription's events that reach the recorder after a concurrent "
-    "blocking follow-up's answer are not recorded (depends on timing)"
-)
-
-
+# Every case replays as it ran live, subscribe too whichever of its two connections the proxy
+# hears first (test_recorded_subscriptions.py holds the order that once lost events).
 def cases() -> Iterator[Any]:
     for agent in AGENTS:
         for binding in BINDINGS:
             for scenario in SCENARIOS:
-                race = scenario == "subscribe"
-                marks = [pytest.mark.xfail(strict=False, reason=RACE)] if race else []
-                yield pytest.param(agent, binding, scenario, marks=marks)
+                yield pytest.param(agent, binding, scenario)
 
 
 @pytest.fixture(scope="module")

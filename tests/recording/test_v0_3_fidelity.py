@@ -23,21 +23,10 @@ from tests.helpers import fidelity
 from tests.helpers.v0_3_agent import run_all, run_scenario, serve_v0_3
 
 BINDINGS = ("JSONRPC", "HTTP+JSON")
-RACE = (
-    "issue 17, as in test_fidelity.py: a subscription's events that reach the recorder after a "
-    "concurrent blocking follow-up's answer are not recorded (depends on timing)"
-)
 
 
 def cases() -> list[Any]:
-    out = []
-    for binding in BINDINGS:
-        for scenario in fidelity.SCENARIOS:
-            marks = (
-                [pytest.mark.xfail(strict=False, reason=RACE)] if scenario == "subscribe" else []
-            )
-            out.append(pytest.param(binding, scenario, marks=marks))
-    return out
+    return [(binding, scenario) for binding in BINDINGS for scenario in fidelity.SCENARIOS]
 
 
 @pytest.fixture(scope="module")

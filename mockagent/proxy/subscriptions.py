@@ -1,0 +1,116 @@
+"""A subscription in a recording: its events whatever order the proxy hears them in, and its end.
+
+A SubscribeToTask stream and a blocking follow-up (or a poll) on the same task travel on two
+connections, and the proxy may hear the follow-up's answer first: its snapshot is recorded as the
+steps it shows (the artifact and COMPLETED, say), and the subscription's WORKING event comes
+after the task has ended. The subscription's events are what its client saw, one by one, so they
+are merged into the steps recorded before them: an event that a recorded step already says
+takes that step's place in the order the subscription saw it (with its flags and timing), a
+chunk of a recorded artifact splits it, and an event nothing recorded says is inserted where the
+subscription saw it. The replayed subscription then shows each event, and the blocking answer
+still ends where it did.
+
+A subscription cut off (the upstream drops it, the client leaves before the task ended, the
+recording stops) becomes an interaction of its own, matching `operation: SubscribeToTask` on the
+task once, with no reply and the `fault` that cuts the replayed subscription at the same event.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mockagent.proxy.recorder import RecordedTask, Recorder
+
+if TYPE_CHECKING:
+    from mockagent.proxy.turns import StreamRecording
+
+Place = tuple[list[dict[str, Any]], int]  # a script, and the index of the next step not seen
+
+
+def merge(recording: StreamRecording, place: Place, payload: dict[str, Any], at_ms: float) -> None:
+    """A subscription's event when steps it has not seen are recorded already (see above)."""
+    script, at = place
+    recorder = recording.recorder
+    step = step_of(recorder, payload)
+    if step is None:  # a Task resent mid-stream changes nothing a step could say
+        return
+    after = recording.after(at_ms - recording.last_ms)
+    recording.last_ms = at_ms
+    recording.seen = step.get("state", recording.seen)
+    found = _said(script, at, step)
+    if found is None:  # a change the snapshots never showed: where the subscription saw it
+        step["after"] = after
+        script.insert(at, step)
+        recorder.recorded += 1
+    else:
+        j, rest = found
+        known = script.pop(j)
+        if rest is not None:  # a chunk of an artifact recorded whole: the rest appends to it
+            remainder = {**known, "artifact": {**known["artifact"], "parts": rest}, "append": True}
+            script.insert(j, remainder)
+            known = {}  # the chunk is a step of its own, before the rest
+            recorder.recorded += 1
+        for key in ("append", "lastChunk"):
+            known.pop(key, None)
+        known.update(step)
+        known.setdefault("after", after)
+        script.insert(at, known)
+    recording.place = (script, at + 1)
+
+
+def step_of(recorder: Recorder, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The step an update says, built on a scratch task: the task's own record of what it
+    shows now is ahead of this event and stays so."""
+    scratch = RecordedTask(origin="", steps=[])
+    if "statusUpdate" in payload:
+        step = recorder.state_step(scratch, payload["statusUpdate"].get("status") or {})
+    elif "artifactUpdate" in payload:
+        update = payload["artifactUpdate"]
+        step = recorder.artifact_step(
+            scratch,
+            update.get("artifact") or {},
+            bool(update.get("append")),
+            bool(update.get("lastChunk")),
+        )
+    else:
+        return None
+    redacted: dict[str, Any] = recorder.redactor.redact(step)
+    return redacted
+
+
+def _said(
+    script: list[dict[str, Any]], at: int, step: dict[str, Any]
+) -> tuple[int, list[Any] | None] | None:
+    """The first step from `at` on that says `step`: (its index, None), or (its index, the
+    parts left) when `step` is the first chunk of an artifact the step holds more of."""
+    for j in range(at, len(script)):
+        known = script[j]
+        if "state" in step:
+            if known.get("state") == step["state"] and known.get("message") == step.get("message"):
+                return j, None
+            continue
+        artifact = known.get("artifact")
+        if not isinstance(artifact, dict):
+            continue
+        if artifact.get("artifactId") != step["artifact"].get("artifactId"):
+            continue
+        parts, chunk = artifact.get("parts") or [], step["artifact"].get("parts") or []
+        if parts == chunk:
+            return j, None
+        if len(chunk) < len(parts) and parts[: len(chunk)] == chunk:
+            return j, parts[len(chunk) :]
+    return None
+
+
+def subscription_fault(
+    recorder: Recorder, task: RecordedTask, fault: dict[str, Any]
+) -> dict[str, Any]:
+    """The interaction that cuts off one replayed subscription on `task` as `fault` says."""
+    match = {"operation": "SubscribeToTask", "task": {"from": task.origin}}
+    message = {"parts": [{"text": f"subscribe {task.origin}"}]}
+    interaction = recorder.add_interaction(message, {}, match=match)
+    del interaction["reply"]  # a subscription answers with the task as it is: only the fault
+    times = interaction.pop("times")
+    interaction["fault"] = recorder.redactor.redact(fault)
+    interaction["times"] = times
+    return interaction

@@ -1,0 +1,169 @@
+"""A raw A2A upstream (JSON-RPC) whose subscriptions the test paces, for recording them.
+
+- SendMessage "ask me": a new task, INPUT_REQUIRED "Which branch?".
+- SendMessage on that task: the task goes WORKING, gets the artifact `answer` "Using branch
+  <text>" (one chunk, the last), and COMPLETED; the blocking answer (the Task, COMPLETED) goes at
+  once, and each open subscription is handed the three updates.
+- SubscribeToTask: the Task as it is, then the updates. Before its first update the
+  subscription waits for `release` (set from the start unless `held()`), so a test decides that
+  the follow-up's answer reaches the recording proxy first. With `drop_after = N` the connection
+  is cut after N events; with `hold_at = N` the subscription stays open after N events until
+  the upstream stops, then is cut.
+
+Written with http.server, as tests/helpers/faulty_upstream.py, to break a stream off mid-body.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+WAIT = 10.0  # seconds a paced subscription waits at most
+
+
+@dataclass
+class SubscribedUpstream:
+    url: str
+    release: threading.Event = field(default_factory=threading.Event)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    drop_after: int | None = None
+    hold_at: int | None = None
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queues: dict[str, list[queue.Queue[dict[str, Any]]]] = field(default_factory=dict)
+
+    def held(self) -> SubscribedUpstream:
+        """Subscriptions wait for `release` before their first update."""
+        self.release.clear()
+        return self
+
+
+def _card(url: str) -> dict[str, Any]:
+    return {
+        "name": "subscribed",
+        "description": "An agent whose subscriptions lag",
+        "version": "1.0.0",
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "ask", "name": "ask", "description": "asks", "tags": ["ask"]}],
+    }
+
+
+def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> None:
+    ids = {"taskId": task["id"], "contextId": task["contextId"]}
+    artifact = {"artifactId": "answer", "name": "answer", "parts": [{"text": f"Using {text}"}]}
+    task["status"] = {"state": "TASK_STATE_COMPLETED"}
+    task["artifacts"] = [artifact]
+    updates = [
+        {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_WORKING"}}},
+        {"artifactUpdate": {**ids, "artifact": artifact, "lastChunk": True}},
+        {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}},
+    ]
+    for waiting in up.queues.get(task["id"], []):
+        for update in updates:
+            waiting.put(update)
+
+
+@contextmanager
+def subscribed_upstream() -> Iterator[SubscribedUpstream]:
+    """The upstream on a free port of 127.0.0.1; subscriptions end when the block does."""
+    lock = threading.Lock()
+    state: dict[str, SubscribedUpstream] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _json(self, payload: Any) -> None:
+            body = json.dumps(payload).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._json(_card(state["u"].url))
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+            up, params, rid = state["u"], body.get("params") or {}, body.get("id")
+            if body.get("method") == "SubscribeToTask":
+                self._subscribe(up, str(params.get("id")), rid)
+                return
+            message = params.get("message") or {}
+            text = " ".join(p.get("text", "") for p in message.get("parts") or [])
+            with lock:
+                if message.get("taskId") in up.tasks:
+                    task = up.tasks[message["taskId"]]
+                    task["history"].append(message)
+                    _follow_up(up, task, text)
+                else:
+                    n = len(up.tasks) + 1
+                    task = {"id": f"task-{n}", "contextId": f"ctx-{n}", "history": [message]}
+                    question = {"messageId": f"q-{n}", "role": "ROLE_AGENT"}
+                    question["parts"] = [{"text": "Which branch?"}]
+                    task["status"] = {"state": "TASK_STATE_INPUT_REQUIRED", "message": question}
+                    up.tasks[task["id"]] = task
+                snapshot = json.loads(json.dumps(task))
+            self._json({"jsonrpc": "2.0", "id": rid, "result": {"task": snapshot}})
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        def _subscribe(self, up: SubscribedUpstream, task_id: str, rid: Any) -> None:
+            waiting: queue.Queue[dict[str, Any]] = queue.Queue()
+            with lock:
+                up.queues.setdefault(task_id, []).append(waiting)
+                snapshot = json.loads(json.dumps(up.tasks[task_id]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            event, sent = {"task": snapshot}, 0
+            while True:
+                payload = {"jsonrpc": "2.0", "id": rid, "result": event}
+                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
+                sent += 1
+                if up.hold_at == sent:
+                    up.stopping.wait(WAIT)
+                if sent in (up.drop_after, up.hold_at):
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                state_of = (event.get("statusUpdate") or {}).get("status", {}).get("state")
+                if state_of == "TASK_STATE_COMPLETED":
+                    self.close_connection = True  # no thread left waiting on a kept-alive socket
+                    self._chunk(b"")
+                    return
+                event = waiting.get(timeout=WAIT)
+                up.release.wait(WAIT)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    upstream = SubscribedUpstream(f"http://127.0.0.1:{server.server_address[1]}")
+    upstream.release.set()
+    state["u"] = upstream
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield upstream
+    finally:
+        upstream.stopping.set()
+        upstream.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()

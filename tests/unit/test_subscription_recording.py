@@ -1,0 +1,112 @@
+"""The parts of a recorded subscription, without HTTP: how its events merge into the steps a
+blocking answer recorded first, and the cassette form of a subscription that was cut off (a
+SubscribeToTask interaction with only a `fault`, used up once)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from mockagent.cassette import json_schema, load_cassette
+from mockagent.engine import Engine
+from mockagent.errors import CassetteError
+from mockagent.proxy.recorder import Recorder
+from mockagent.proxy.turns import open_subscription, open_turn
+from tests.helpers.cassette_text import cassette
+from tests.helpers.engine_calls import send, task_call
+
+MakeEngine = Callable[..., Engine]
+TASK = {"id": "t1", "contextId": "c1"}
+
+
+def update(kind: str, **fields: Any) -> dict[str, Any]:
+    return {kind: {"taskId": "t1", "contextId": "c1", **fields}}
+
+
+def chunk(text: str, append: bool = False, last: bool = False) -> dict[str, Any]:
+    artifact = {"artifactId": "log", "parts": [{"text": text}]}
+    return update("artifactUpdate", artifact=artifact, append=append, lastChunk=last)
+
+
+def test_a_subscription_behind_a_blocking_answer_splits_its_artifact_into_the_chunks_seen() -> None:
+    recorder = Recorder("unit")
+    asked = open_turn(recorder, {"message": {"parts": [{"text": "ask me"}]}}, 0.0)
+    asked.first({"task": {**TASK, "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}}, 0.0)
+    asked.close()
+    subscription = open_subscription(recorder, "t1")
+    assert subscription is not None
+    subscription.first({"task": {**TASK, "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}}, 5.0)
+    follow_up = open_turn(recorder, {"message": {"taskId": "t1", "parts": [{"text": "go"}]}}, 6.0)
+    # the blocking answer reaches the recorder first: the whole artifact, COMPLETED
+    artifact = {"artifactId": "log", "parts": [{"text": "a"}, {"text": "b"}]}
+    done = {**TASK, "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [artifact]}
+    follow_up.first({"task": done}, 20.0)
+    follow_up.close()
+    for at, event in enumerate(
+        [
+            update("statusUpdate", status={"state": "TASK_STATE_WORKING"}),
+            chunk("a"),
+            chunk("b", append=True, last=True),
+            update("statusUpdate", status={"state": "TASK_STATE_COMPLETED"}),
+        ]
+    ):
+        subscription.event(event, 30.0 + at)
+    steps = recorder.interactions[-1]["reply"]["task"]["steps"]
+    assert [{k: v for k, v in s.items() if k != "after"} for s in steps] == [
+        {"state": "TASK_STATE_WORKING"},
+        {"artifact": {"artifactId": "log", "parts": [{"text": "a"}]}},
+        {
+            "artifact": {"artifactId": "log", "parts": [{"text": "b"}]},
+            "append": True,
+            "lastChunk": True,
+        },
+        {"state": "TASK_STATE_COMPLETED"},
+    ]
+    assert steps[0]["after"]["polls"] == 1  # as when the subscription is heard first
+
+
+SUBSCRIPTION_FAULT = """
+    - name: ask-me
+      match: {text: ask me}
+      reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED}]}}
+    - name: subscribe-ask-me
+      match: {operation: SubscribeToTask, task: {from: ask-me}}
+      fault: {dropAfter: 2}
+      times: 1
+"""
+
+
+def refusals(tmp_path: Path, interactions: str) -> tuple[list[str], str | None]:
+    """What the JSON Schema and the loader say of a cassette with these interactions."""
+    text = cassette(interactions)
+    data = json.loads(json.dumps(yaml.safe_load(text), default=lambda d: d.isoformat()))
+    validator = Draft202012Validator(json.loads(json_schema()))
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        load_cassette(path)
+    except CassetteError as exc:
+        return [e.message for e in validator.iter_errors(data)], str(exc)
+    return [e.message for e in validator.iter_errors(data)], None
+
+
+def test_a_fault_alone_answers_a_subscription_and_nothing_else(tmp_path: Path) -> None:
+    assert refusals(tmp_path, SUBSCRIPTION_FAULT) == ([], None)
+    for operation in ("SendStreamingMessage", "[SubscribeToTask, SendStreamingMessage]"):
+        interaction = f"- {{name: s, match: {{operation: {operation}}}, fault: {{dropAfter: 2}}}}"
+        schema, loader = refusals(tmp_path, interaction)
+        assert schema != [] and loader is not None and "an interaction needs a `reply`" in loader
+
+
+def test_a_recorded_subscription_fault_cuts_off_one_subscription(make_engine: MakeEngine) -> None:
+    engine = make_engine(SUBSCRIPTION_FAULT)
+    task_id = send(engine, "ask me").task.id  # type: ignore[union-attr]
+    first = engine.stream(task_call("SubscribeToTask", id=task_id))
+    second = engine.stream(task_call("SubscribeToTask", id=task_id))
+    assert first.fault is not None and first.fault.dropAfter == 2
+    assert second.fault is None  # `times: 1`: the live client's next subscription was whole
