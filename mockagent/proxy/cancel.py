@@ -23,6 +23,7 @@ from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable
 from mockagent.proxy.recorder import MINTED, RecordedTask, Recorder
+from mockagent.proxy.v0_3_wire import rest_error_body
 
 CANCELED = "TASK_STATE_CANCELED"
 
@@ -89,7 +90,9 @@ def recorded_error(
     """An error answer as a cassette's `error:`: the kind, and the message, details and (REST)
     HTTP `status` the agent sent where they differ from what the replay sends for `kind` by
     itself, with `task_id` written `{taskId}`."""
+    typed = rest_error_body(payload)  # v0.3 REST `{message, type}`: it has no details to keep
     error = payload.get("error") if isinstance(payload, dict) else None
+    error = typed if error is None else error
     error = _unnamed(error if isinstance(error, dict) else {}, task_id)
     own = jsonrpc_error(errors.scripted(kind), None)["error"]
     out: dict[str, Any] = {"name": kind}
@@ -98,7 +101,7 @@ def recorded_error(
         out["message"] = message
     details = error.get("data" if binding == "JSONRPC" else "details") or []
     written = isinstance(details, list) and all(isinstance(d, dict) for d in details)
-    if written and details != own.get("data", []):
+    if written and details != own.get("data", []) and typed is None:
         out["details"] = details
     if binding != "JSONRPC" and status in range(400, 600) and status != TABLE[kind].http:
         out["status"] = status  # JSON-RPC errors go with HTTP 200 whatever the agent's kind

@@ -23,6 +23,7 @@ from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStre
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
 from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
+from mockagent.proxy.v0_3_wire import rest_error_kind
 from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
 
 
@@ -289,6 +290,9 @@ class RecordingProxy:
             return (payload["result"], None) if "result" in payload else (None, None)
         if 200 <= status < 300:
             return payload, None
+        typed = rest_error_kind(payload)  # v0.3 REST: `{message, type}`, not google.rpc.Status
+        if typed is not None:
+            return None, typed
         details = (payload.get("error") or {}).get("details") if isinstance(payload, dict) else None
         reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
         return None, next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")

@@ -12,9 +12,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mockagent.dialects.a2a.v0_3_rest import REST_ERROR_TYPES
+
 INTERRUPTED = frozenset(
     {"input-required", "auth-required", "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
 )
+
+
+# The neutral kind of each a2a-sdk error class name; the first kind of a name wins (NoMatch, the
+# replay's own miss, is sent as UnsupportedOperationError: that name means UnsupportedOperation).
+KIND_OF_REST_TYPE = {
+    name: kind for kind, name in reversed(REST_ERROR_TYPES.items()) if kind != "NoMatch"
+}
+
+
+def rest_error_kind(payload: Any) -> str | None:
+    """The kind of a v0.3 REST error body `{message, type}` (a2a-sdk 0.3's way); None for
+    another body. A `type` no kind has is `Internal`, as the sdk's client reads it."""
+    if not isinstance(payload, dict) or "error" in payload:
+        return None
+    name, message = payload.get("type"), payload.get("message")
+    if not isinstance(name, str) or not isinstance(message, str):
+        return None
+    return KIND_OF_REST_TYPE.get(name, "Internal")
+
+
+def rest_error_body(payload: Any) -> dict[str, Any] | None:
+    """The `{message}` of a v0.3 REST error body, as a google.rpc.Status `error` would carry it;
+    None for another body."""
+    if rest_error_kind(payload) is None:
+        return None
+    return {"message": payload["message"]}
 
 
 @dataclass

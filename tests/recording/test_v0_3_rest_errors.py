@@ -1,0 +1,96 @@
+"""An A2A v0.3 agent refusing over the `/v1` REST binding answers `{message, type}` (a2a-sdk 0.3's
+error class names), not google.rpc.Status. The recording keeps the refusal's kind and words, so
+the replay answers the same body and status (issue 17: "errors, status codes" field for field).
+
+The upstream is mockagent itself, whose v0.3 REST errors are `{message, type}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mockagent.server.thread import serve_in_thread
+from tests.helpers.recording import HTTP, recording
+
+REFUSER = {
+    "version": 1,
+    "agent": {
+        "name": "refuser",
+        "description": "Refuses what is not a diff, and any cancel.",
+        "capabilities": {"streaming": True},
+        "skills": [{"id": "s", "name": "S", "description": "S."}],
+    },
+    "interactions": [
+        {
+            "name": "refuse",
+            "match": {"text": {"contains": "please"}},
+            "reply": {
+                "error": {
+                    "name": "UnsupportedOperation",
+                    "message": "I only review diffs",
+                    "status": 409,
+                }
+            },
+        },
+        {
+            "name": "ask",
+            "match": {"text": {"contains": "ask"}},
+            "reply": {
+                "task": {
+                    "steps": [{"state": "TASK_STATE_INPUT_REQUIRED", "message": "Which branch?"}]
+                }
+            },
+        },
+        {
+            "name": "keep",
+            "match": {"operation": "CancelTask"},
+            "reply": {"error": {"name": "TaskNotCancelable", "message": "Too late to stop"}},
+        },
+    ],
+}
+
+Answer = tuple[int, Any]
+
+
+def v0_3_message(text: str) -> dict[str, Any]:
+    """A v0.3 REST SendMessageRequest (the proto's JSON: `content`, `ROLE_USER`)."""
+    return {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": text}]},
+        "configuration": {"blocking": True},
+    }
+
+
+def refused_twice(url: str) -> list[Answer]:
+    """A message refused, then a cancel refused on a task waiting for input: (status, body)."""
+    base = url.rstrip("/") + "/v1"
+    refused = HTTP.post(f"{base}/message:send", json=v0_3_message("please look"))
+    sent = HTTP.post(f"{base}/message:send", json=v0_3_message("ask me"))
+    assert sent.status_code == 200, sent.text
+    task_id = sent.json()["task"]["id"]
+    kept = HTTP.post(f"{base}/tasks/{task_id}:cancel", json={})
+    return [(r.status_code, r.json()) for r in (refused, kept)]
+
+
+def test_a_v0_3_rest_refusal_replays_with_its_type_message_and_status(tmp_path: Path) -> None:
+    upstream = tmp_path / "refuser.yaml"
+    upstream.write_text(yaml.safe_dump(REFUSER, sort_keys=False))
+    path = tmp_path / "recorded.yaml"
+    with serve_in_thread(upstream, pace="instant") as agent, recording(agent.url, path) as rec:
+        live = refused_twice(rec.url)
+        assert rec.finish() == path
+    assert live == [
+        (409, {"message": "I only review diffs", "type": "UnsupportedOperationError"}),
+        (400, {"message": "Too late to stop", "type": "TaskNotCancelableError"}),
+    ]  # the agent's answers, as a2a-sdk 0.3 writes them, reached the client
+    with serve_in_thread(path, pace="instant") as replay:
+        again = refused_twice(replay.url)
+    assert again == live  # before: {"message": "Internal error", "type": "InternalError"}, 500
+    cassette = yaml.safe_load(path.read_text())
+    errors = [i["reply"].get("error") for i in cassette["interactions"]]
+    assert {"name": "UnsupportedOperation", "message": "I only review diffs", "status": 409} in (
+        errors
+    )
+    assert "v03" not in cassette["agent"]  # `{message, type}` is the default v0.3 REST shape
