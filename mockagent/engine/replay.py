@@ -223,6 +223,13 @@ class Engine:
         """The task a call names: a message's taskId, or the id of a task operation."""
         return (call.message or {}).get("taskId") or call.params.get("id")
 
+    def _canceled_id(self, call: Call) -> Any:
+        """The id of the task a CancelTask names, by id or (Agentex) by name; None otherwise."""
+        if call.operation != "CancelTask":
+            return None
+        named = self.tasks.named(call.params["name"]) if call.params.get("name") else None
+        return call.params.get("id") or (named.id if named is not None else None)
+
     def _task_facts(self, call: Call) -> TaskFacts | None:
         task = self.tasks.get(self._task_id(call))
         if task is None and call.operation == "CancelTask" and call.params.get("name"):
@@ -299,9 +306,7 @@ class Engine:
                 self._background(self.ops.find(call.params))
             return outcome
         interaction = self.interactions[index]
-        reply = self._scripted_reply(
-            index, call.params.get("id") if call.operation == "CancelTask" else None
-        )
+        reply = self._scripted_reply(index, self._canceled_id(call))
         fault = interaction.fault
         if call.operation == "CancelTask" and reply.task is not None:
             # a recorded cancel: the task ends as the agent ended it, not as the store would

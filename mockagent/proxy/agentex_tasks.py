@@ -12,6 +12,9 @@ the engine plays instead (as proxy/cancel.py does for A2A), each usable once (`t
 * an accepted cancel: `operation: CancelTask, task: {from: …}` with the state step it showed;
 * a refused cancel: the same match, with the state the task was refused in, replying with an
   `error:` that carries the platform's message (the task's id in it written `{taskId}`).
+
+A get-or-create that finds a task (an existing name) is answered by the store with the task as
+its script left it: a state the platform reached without a poll showing it becomes a step.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
     new = task_id not in owner.tasks
     task = owner.task(task_id, result.get("name"))
     status, reason = str(result.get("status") or task.state), result.get("status_reason")
-    if not new:  # get-or-create by name: the task as it is, the store's answer too
+    if not new:  # get-or-create by name: the task as it is now
+        _seen_again(owner, task, status, reason)
         return
     task.state, task.reason = status, reason if isinstance(reason, str) else None
     if status == "RUNNING" and task.reason is None:
@@ -57,6 +61,25 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
         {"parts": [{"text": text}]}, reply, match=match
     )
     task.origin = interaction["name"]
+
+
+def _seen_again(owner: AgentexRecording, task: AgentexTask, status: str, reason: Any) -> None:
+    """A get-or-create that found `task`: the replay's store answers with the task as its script
+    left it, so a state the platform reached unseen (no poll showed it) becomes a state step of
+    the script, played as soon as the polls seen since the last step allow."""
+    reason = reason if isinstance(reason, str) else None
+    if (status, reason) == (task.state, task.reason):
+        return
+    task.state, task.reason = status, reason
+    record = task.record
+    if record is None or not task.scripted:
+        return  # no script to say it in: the view is right for what is recorded next
+    step = state_step(status, reason)
+    if record.polls:
+        step["after"] = {"polls": record.polls}
+    owner.session.recorder.add_steps(record, [step], 0.0)
+    if status not in ("RUNNING", "INTERRUPTED"):
+        task.scripted = False
 
 
 def record_cancel(
