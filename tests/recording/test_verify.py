@@ -16,8 +16,12 @@ from mockagent.cli import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread
 from mockagent.verify_update import replacement, rewrite
+from tests.helpers.history_agent import serve_history_agent
+from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import A2A, closed_port, message, task_id_of, wait_for
 from tests.helpers.upstream import UpstreamAgent, serve_upstream
+
+POLLED_AGENTS = {"quirky": serve_quirky, "history": serve_history_agent}  # move on polls
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,31 @@ def streamed(agent: UpstreamAgent, tmp_path_factory: pytest.TempPathFactory) -> 
     text = path.read_text()
     assert "first: update" in text and "polls: " in text and "ms: " in text
     return path
+
+
+@pytest.fixture(scope="module", params=sorted(POLLED_AGENTS))
+def polled(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """(the agent's url, a recording of a question and its follow-up sent with returnImmediately
+    and polled to the end) for an agent that moves on polls, not on wall time."""
+    with POLLED_AGENTS[request.param]() as agent:
+        path = tmp_path_factory.mktemp(f"verify-{request.param}") / "agent.yaml"
+        app = create_recording_app(agent.url, path, "all")
+        proxy = ServerThread(app).start()
+        try:
+            client = A2A(proxy.url, "JSONRPC")
+            asked = task_id_of(*client.send(message("ask me")))
+            client.send(message("main", task_id=asked, message_id="m2"), return_immediately=True)
+            wait_for(
+                lambda: client.get_task(asked)[1]["status"]["state"] == "TASK_STATE_COMPLETED",
+                what="the follow-up to complete",
+            )
+        finally:
+            proxy.stop()
+        assert finish_recording(app) == path
+        assert "from: ask-me" in path.read_text() and "polls: " in path.read_text()
+        yield agent.url, path
 
 
 def edited(path: Path, tmp_path: Path, *changes: tuple[str, str]) -> Path:
@@ -162,6 +191,36 @@ def test_a_polled_answer_that_shows_another_state_drifts(streamed, agent, tmp_pa
         '    poll 1: body.result.status.message.parts[0].text: "Done: hello polls" ≠ '
         '"Done: goodbye polls"',
     ]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_a_polled_follow_up_is_verified_poll_by_poll(polled, binding):
+    url, path = polled
+    for _ in range(3):  # the same verdict every time: the agent moves on polls, not on time
+        assert verify(path, url, "--binding", binding) == (0, "ok ask-me\nok main (polled)\n")
+
+
+def test_a_polled_follow_up_whose_poll_step_was_edited_drifts_at_that_poll(polled, tmp_path):
+    url, path = polled
+    # the first step the polls show gets a status message the agent does not send
+    text = path.read_text()
+    follow_up = text.index("- name: main\n")
+    working = text.index("      - state: TASK_STATE_WORKING\n", follow_up)
+    end = working + len("      - state: TASK_STATE_WORKING\n")
+    message_lines = "        message:\n          parts:\n          - text: Edited by hand\n"
+    if text[end:].startswith("        message:\n"):  # the agent says something: drop it instead
+        message_lines, end = "", text.index("        after:\n", end)
+    edit = tmp_path / "edited.yaml"
+    edit.write_text(
+        text[:working] + "      - state: TASK_STATE_WORKING\n" + message_lines + text[end:]
+    )
+    code, output = verify(edit, url)
+    lines = output.splitlines()
+    assert code == 1 and lines[:2] == ["ok ask-me", "drift main (polled)"], output
+    # the live agent is compared at the poll that was edited, not polled on past it to the end
+    assert lines[2].startswith("    poll 1: body.result.status.message"), output
+    assert "TASK_STATE_COMPLETED" not in output
+    assert verify(edit, url) == (code, output)  # and the same report every time
 
 
 def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, agent, tmp_path):
