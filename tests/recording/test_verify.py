@@ -278,6 +278,35 @@ def test_update_keeps_the_name_matchers_and_times_of_a_rerecorded_stream(streame
     assert verify(path, agent.url)[0] == 0
 
 
+def test_update_moves_a_follow_up_to_the_state_its_rerecorded_origin_stops_at(
+    cassette, agent, tmp_path
+):
+    # the question stopped at AUTH_REQUIRED and its answer waited for that; the agent asks for input
+    text = cassette.read_text()
+    assert text.count("state: TASK_STATE_INPUT_REQUIRED\n") == 2  # the step, the follow-up
+    path = tmp_path / "edited.yaml"
+    path.write_text(text.replace("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"))
+    code, output = verify(path, agent.url, "--update")
+    lines = output.splitlines()
+    assert "drift ask-me" in lines and "updated ask-me" in lines, output
+    assert (
+        "updated main: match.task.state is now TASK_STATE_INPUT_REQUIRED, where its origin stops"
+        in lines
+    ), output
+    assert code == 0
+    assert path.read_text() == text  # as recorded: the follow-up's own line changed, nothing else
+    assert verify(path, agent.url) == (0, "ok what-time-is-it\nok hello\nok ask-me\nok main\n")
+
+
+def test_update_reports_a_follow_up_whose_origin_no_longer_stops(cassette, agent, tmp_path):
+    # the follow-up waits on `hello`, which the agent completes: no state lets it match
+    path = edited(cassette, tmp_path, ("from: ask-me", "from: hello"), ("Done: hello", "Done: bye"))
+    code, output = verify(path, agent.url, "--update")
+    assert "updated hello" in output.splitlines()
+    assert "check main: its origin no longer stops for a follow-up; it cannot match" in output
+    assert code == 1
+
+
 def test_update_without_drift_writes_nothing(cassette, agent, tmp_path):
     path = edited(cassette, tmp_path)
     before = path.stat().st_mtime_ns
