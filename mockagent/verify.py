@@ -99,17 +99,20 @@ def _steps(interaction: Interaction) -> list[Step]:
 
 
 def mode_of(interaction: Interaction) -> str:
-    """How to send an interaction's message: `stream` for a script recorded from a stream (its
-    steps have `after: {ms}` gaps, or it says how its stream opens with `first:`), `polls` for one
-    recorded from polls (`after: {polls}` gates), else `block`."""
+    """How to send an interaction's message: `polls` for a script recorded from polls (`after:
+    {polls}` gates), `stream` for one recorded from a stream (its steps have `after: {ms}` gaps, or
+    it says how its stream opens with `first:`), else `block`."""
     ops = operations(interaction)
     reply = interaction.reply
     steps = _steps(interaction)
     first = reply is not None and reply.task is not None and reply.task.first is not None
     gaps = any(s.after is not None and s.after.ms is not None and not s.after.polls for s in steps)
+    if "SendMessage" in ops and gates(interaction):
+        # polls gates win over `first:`: a returnImmediately answer is recorded as `task-as-is`
+        return "polls"
     if "SendMessage" not in ops or ((first or gaps) and "SendStreamingMessage" in ops):
         return "stream"
-    return "polls" if gates(interaction) else "block"
+    return "block"
 
 
 def gates(interaction: Interaction) -> list[int]:
@@ -127,8 +130,8 @@ def gates(interaction: Interaction) -> list[int]:
 def _poll(interaction: Interaction, live: Side, replay: Side) -> None:
     """GetTask on both sides, gate by gate. The cassette is polled as often as each gate waits
     for and the poll that passes it is compared: a poll that saw no change saw the recorded
-    agent's pace, not what it answers. The live agent is polled until it shows the same, stops,
-    or takes too long."""
+    agent's pace, not what it answers. The live agent is polled while it is on its way to the
+    same (see `Side.poll`): an agent that moves on polls is not polled on past a drift."""
     for polls in gates(interaction):
         tasks = live.tasks.get(interaction.name), replay.tasks.get(interaction.name)
         if tasks[0] is None or tasks[1] is None:

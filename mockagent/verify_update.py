@@ -5,7 +5,10 @@ now is recorded as `mockagent record` records it. An interaction that drifted ge
 reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay. Every other
 interaction stays as written, comments included: the new YAML replaces the lines of the drifted
 interaction only (a cassette whose interactions are not written as `- name: …` blocks is written
-anew instead, without its comments). The result is validated, scanned for the secrets the
+anew instead, without its comments). A follow-up (`match.task.from`) of a re-recorded
+interaction whose `task.state` is not where the new script stops for a follow-up gets that state,
+on its own line where it can be found there; one whose origin no longer stops for a follow-up is
+reported as stranded. The result is validated, scanned for the secrets the
 recording saw, and written atomically.
 """
 
@@ -18,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from mockagent.cassette.models import Cassette
+from mockagent.cassette.models import Cassette, Step
 from mockagent.cassette.store import (
     LoadedCassette,
     dump_cassette,
@@ -42,6 +45,9 @@ class Update:
     verdicts: list[Verdict]
     updated: list[str] = field(default_factory=list)  # re-recorded, in the cassette's order
     missed: list[str] = field(default_factory=list)  # drifted, but no answer was recorded
+    # follow-up name -> the `task.state` it now waits for (its origin was re-recorded)
+    retargeted: dict[str, str] = field(default_factory=dict)
+    stranded: list[str] = field(default_factory=list)  # follow-ups whose origin no longer stops
     written: Path | None = None
 
 
@@ -93,12 +99,69 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)
-    if new:
-        text = rewrite(loaded, new, notes)
+    states = _retarget(update, loaded, written, live.recorded, new)
+    if new or states:
+        text = rewrite(loaded, new, notes, states)
         _check(text, loaded.path, proxy.session.redactor.leaks(text))
         write_atomic(path, text)
         update.written = path
     return update
+
+
+def stop_state(recorded: dict[str, Any]) -> str | None:
+    """The state a recorded script stops at for a follow-up (its first interrupted state), or
+    None when it ends, or never stops, first."""
+    for raw in ((recorded.get("reply") or {}).get("task") or {}).get("steps") or []:
+        state = Step.model_validate(raw).task_state
+        if state is not None and (state.interrupted or state.terminal):
+            return str(raw["state"]) if state.interrupted else None
+    return None
+
+
+def _retarget(
+    update: Update,
+    loaded: LoadedCassette,
+    written: list[dict[str, Any]],
+    recorded: dict[str, dict[str, Any]],
+    new: dict[int, dict[str, Any]],
+) -> dict[int, tuple[int, str, str]]:
+    """Point the follow-ups of re-recorded interactions at the state their origin stops at now:
+    in `new` when they are rewritten anyway (or their state cannot be found on one line), else
+    as {index: (line, old, new)} edits. Stranded follow-ups are listed, not changed."""
+    lines = loaded.source.splitlines(keepends=True)
+    edits: dict[int, tuple[int, str, str]] = {}
+    for index, item in enumerate(written):
+        task = (item.get("match") or {}).get("task") or {}
+        origin, old = task.get("from"), task.get("state")
+        if origin not in update.updated or old is None:
+            continue
+        state = stop_state(recorded[origin])
+        if state is None:
+            update.stranded.append(item["name"])
+            continue
+        if state == old or (isinstance(old, list) and state in old):
+            continue
+        update.retargeted[item["name"]] = state
+        line = _state_line(loaded, lines, index, old) if index not in new else None
+        if line is not None and isinstance(old, str):
+            edits[index] = (line, old, state)
+            continue
+        base = new.get(index, item)
+        new[index] = {**base, "match": {**base["match"], "task": {**task, "state": state}}}
+    return edits
+
+
+def _state_line(loaded: LoadedCassette, lines: list[str], index: int, old: Any) -> int | None:
+    """The one line of interaction `index`'s matchers (before its `reply:`) naming `old`."""
+    span = _lines_of(loaded, lines, index)
+    if span is None or not isinstance(old, str):
+        return None
+    found = []
+    for k in range(span[0], span[1]):
+        if lines[k].strip().startswith(("reply:", "- reply:")):
+            break
+        found += [k] * lines[k].count(old)
+    return found[0] if len(found) == 1 else None
 
 
 def replacement(written: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
@@ -114,15 +177,29 @@ def replacement(written: dict[str, Any], recorded: dict[str, Any]) -> dict[str, 
     return out
 
 
-def rewrite(loaded: LoadedCassette, new: dict[int, dict[str, Any]], notes: dict[str, str]) -> str:
-    """The cassette's text with interaction `i` replaced by `new[i]`, everything else as it was."""
+def rewrite(
+    loaded: LoadedCassette,
+    new: dict[int, dict[str, Any]],
+    notes: dict[str, str],
+    states: dict[int, tuple[int, str, str]] | None = None,
+) -> str:
+    """The cassette's text with interaction `i` replaced by `new[i]`, and in line `n` of
+    interaction `j` the state `old` changed to `state` for each `states[j] = (n, old, state)`;
+    everything else as it was."""
     lines = loaded.source.splitlines(keepends=True)
-    for index in sorted(new, reverse=True):
+    states = states or {}
+    for index in sorted({*new, *states}, reverse=True):  # from the end: line numbers hold
+        if index not in new:
+            line, old, state = states[index]
+            lines[line] = lines[line].replace(old, state)
+            continue
         span = _lines_of(loaded, lines, index)
         if span is None:  # not a block this can cut out: write the whole cassette anew
             data = parse_yaml(loaded.source, loaded.path)[0]
             for i, interaction in new.items():
                 data["interactions"][i] = interaction
+            for i, (_, _, state) in states.items():
+                data["interactions"][i]["match"]["task"]["state"] = state
             return schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
         start, end, indent = span
         text = "\n" + dump_cassette({"interactions": [new[index]]})

@@ -16,8 +16,12 @@ from mockagent.cli import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread
 from mockagent.verify_update import replacement, rewrite
+from tests.helpers.history_agent import serve_history_agent
+from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import A2A, closed_port, message, task_id_of, wait_for
 from tests.helpers.upstream import UpstreamAgent, serve_upstream
+
+POLLED_AGENTS = {"quirky": serve_quirky, "history": serve_history_agent}  # move on polls
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,31 @@ def streamed(agent: UpstreamAgent, tmp_path_factory: pytest.TempPathFactory) -> 
     text = path.read_text()
     assert "first: update" in text and "polls: " in text and "ms: " in text
     return path
+
+
+@pytest.fixture(scope="module", params=sorted(POLLED_AGENTS))
+def polled(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """(the agent's url, a recording of a question and its follow-up sent with returnImmediately
+    and polled to the end) for an agent that moves on polls, not on wall time."""
+    with POLLED_AGENTS[request.param]() as agent:
+        path = tmp_path_factory.mktemp(f"verify-{request.param}") / "agent.yaml"
+        app = create_recording_app(agent.url, path, "all")
+        proxy = ServerThread(app).start()
+        try:
+            client = A2A(proxy.url, "JSONRPC")
+            asked = task_id_of(*client.send(message("ask me")))
+            client.send(message("main", task_id=asked, message_id="m2"), return_immediately=True)
+            wait_for(
+                lambda: client.get_task(asked)[1]["status"]["state"] == "TASK_STATE_COMPLETED",
+                what="the follow-up to complete",
+            )
+        finally:
+            proxy.stop()
+        assert finish_recording(app) == path
+        assert "from: ask-me" in path.read_text() and "polls: " in path.read_text()
+        yield agent.url, path
 
 
 def edited(path: Path, tmp_path: Path, *changes: tuple[str, str]) -> Path:
@@ -164,6 +193,36 @@ def test_a_polled_answer_that_shows_another_state_drifts(streamed, agent, tmp_pa
     ]
 
 
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_a_polled_follow_up_is_verified_poll_by_poll(polled, binding):
+    url, path = polled
+    for _ in range(3):  # the same verdict every time: the agent moves on polls, not on time
+        assert verify(path, url, "--binding", binding) == (0, "ok ask-me\nok main (polled)\n")
+
+
+def test_a_polled_follow_up_whose_poll_step_was_edited_drifts_at_that_poll(polled, tmp_path):
+    url, path = polled
+    # the first step the polls show gets a status message the agent does not send
+    text = path.read_text()
+    follow_up = text.index("- name: main\n")
+    working = text.index("      - state: TASK_STATE_WORKING\n", follow_up)
+    end = working + len("      - state: TASK_STATE_WORKING\n")
+    message_lines = "        message:\n          parts:\n          - text: Edited by hand\n"
+    if text[end:].startswith("        message:\n"):  # the agent says something: drop it instead
+        message_lines, end = "", text.index("        after:\n", end)
+    edit = tmp_path / "edited.yaml"
+    edit.write_text(
+        text[:working] + "      - state: TASK_STATE_WORKING\n" + message_lines + text[end:]
+    )
+    code, output = verify(edit, url)
+    lines = output.splitlines()
+    assert code == 1 and lines[:2] == ["ok ask-me", "drift main (polled)"], output
+    # the live agent is compared at the poll that was edited, not polled on past it to the end
+    assert lines[2].startswith("    poll 1: body.result.status.message"), output
+    assert "TASK_STATE_COMPLETED" not in output
+    assert verify(edit, url) == (code, output)  # and the same report every time
+
+
 def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, agent, tmp_path):
     # comments on the interactions around the drifted one, and on it, stay where they are
     written = cassette.read_text().replace(
@@ -217,6 +276,35 @@ def test_update_keeps_the_name_matchers_and_times_of_a_rerecorded_stream(streame
     assert "first: update" in block and "Using branch main" in block
     assert "times:" not in block
     assert verify(path, agent.url)[0] == 0
+
+
+def test_update_moves_a_follow_up_to_the_state_its_rerecorded_origin_stops_at(
+    cassette, agent, tmp_path
+):
+    # the question stopped at AUTH_REQUIRED and its answer waited for that; the agent asks for input
+    text = cassette.read_text()
+    assert text.count("state: TASK_STATE_INPUT_REQUIRED\n") == 2  # the step, the follow-up
+    path = tmp_path / "edited.yaml"
+    path.write_text(text.replace("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"))
+    code, output = verify(path, agent.url, "--update")
+    lines = output.splitlines()
+    assert "drift ask-me" in lines and "updated ask-me" in lines, output
+    assert (
+        "updated main: match.task.state is now TASK_STATE_INPUT_REQUIRED, where its origin stops"
+        in lines
+    ), output
+    assert code == 0
+    assert path.read_text() == text  # as recorded: the follow-up's own line changed, nothing else
+    assert verify(path, agent.url) == (0, "ok what-time-is-it\nok hello\nok ask-me\nok main\n")
+
+
+def test_update_reports_a_follow_up_whose_origin_no_longer_stops(cassette, agent, tmp_path):
+    # the follow-up waits on `hello`, which the agent completes: no state lets it match
+    path = edited(cassette, tmp_path, ("from: ask-me", "from: hello"), ("Done: hello", "Done: bye"))
+    code, output = verify(path, agent.url, "--update")
+    assert "updated hello" in output.splitlines()
+    assert "check main: its origin no longer stops for a follow-up; it cannot match" in output
+    assert code == 1
 
 
 def test_update_without_drift_writes_nothing(cassette, agent, tmp_path):
