@@ -163,6 +163,14 @@ class TaskReply(Model):
             "before any step; `update`: no Task, the first step's update opens the stream"
         ),
     )
+    firstSteps: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "A2A streams opened by a Task (`first: task`): how many steps that Task shows "
+            "together, with no update of their own (unset: 1)"
+        ),
+    )
 
 
 class ErrorReply(Model):
@@ -232,6 +240,9 @@ class Fault(Model):
         None, description="wait this long before answering or the first event"
     )
     dropAfter: Count | None = Field(None, description="streams: drop the connection after N events")
+    closeAfter: Count | None = Field(
+        None, description="streams: end the stream cleanly after N events (a subscription too)"
+    )
     errorAfter: Count | None = Field(
         None, description="streams: an error event after N events, then close"
     )

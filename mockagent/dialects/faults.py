@@ -29,8 +29,8 @@ def scripted_error(fault: Fault) -> errors.ProtocolError:
 def faulty(items: Iterable[Any], fault: Fault | None) -> Iterator[Any]:
     """A stream's items with its fault applied: first the delay; after `dropAfter` items the
     connection drops (DropConnection); after `errorAfter` items the scripted ProtocolError is the
-    last item, also when the stream would end there. Keep-alive ticks pass through and are not
-    counted."""
+    last item, also when the stream would end there; after `closeAfter` items the stream
+    ends. Keep-alive ticks pass through and are not counted."""
     return iter(items) if fault is None else _faulted(items, fault)  # nearly every stream: no layer
 
 
@@ -44,9 +44,13 @@ def _faulted(items: Iterable[Any], fault: Fault) -> Iterator[Any]:
             if fault.errorAfter is not None and sent >= fault.errorAfter:
                 yield scripted_error(fault)
                 return
+            if fault.closeAfter is not None and sent >= fault.closeAfter:
+                return  # a recorded upstream that ended the stream there
         yield item
         if item is not KEEPALIVE:
             sent += 1
+        if fault.closeAfter is not None and sent >= fault.closeAfter:
+            return  # at once: the next event may never come
     # A stream that ends right at its fault still has it: a recorded cut-off stream ends with
     # the last event the client got, and the connection dropped (or the error came) after it.
     if fault.dropAfter is not None and sent == fault.dropAfter:

@@ -401,8 +401,10 @@ class Engine:
             self.runner.run_first(task)
         elif opening(reply) != "task":  # no step yet: a new task is shown as old as it is
             task.timestamp = task.timestamp or task.created
-        elif task.script:
-            self.runner.apply(task, task.script.popleft())
+        else:  # the opening Task shows the first step (or the first few, recorded so)
+            shown = (reply.task.firstSteps if reply.task else None) or 1
+            for _ in range(min(shown, len(task.script))):
+                self.runner.apply(task, task.script.popleft())
         return TaskResult(task.view(history_length), said=tuple(task.history[mark:])), task
 
     def _open_stream(self, call: Call, index: int | None, task: Task | None) -> Stream:
@@ -410,7 +412,7 @@ class Engine:
         opens: Opening = "task"  # a subscription opens with the current Task, as the spec says
         if call.operation == "SubscribeToTask":
             if index is not None:  # an interaction may script an error or a fault for it
-                self._subscription_error(index)
+                self._subscription_error(index, call.params.get("id"))
             task = self.ops.known(call.params.get("id"))
             if task.state.terminal:
                 raise errors.UnsupportedOperation(
@@ -450,13 +452,14 @@ class Engine:
             poll_s=self.tasks.poll_s,
         )
 
-    def _subscription_error(self, index: int) -> None:
-        """A SubscribeToTask interaction's scripted error or HTTP fault, raised; one with only
-        a fault (a recorded subscription that was cut off) has no reply."""
+    def _subscription_error(self, index: int, task_id: Any) -> None:
+        """A SubscribeToTask interaction's scripted error (naming `task_id` where it says
+        `{taskId}`) or HTTP fault, raised; one with only a fault (a recorded subscription that
+        was cut off) has no reply."""
         interaction = self.interactions[index]
         status = interaction.fault.status if interaction.fault is not None else None
         if interaction.reply is not None or status is not None:
-            self._scripted_reply(index)
+            self._scripted_reply(index, task_id)
 
 
 def opening(reply: Reply) -> Opening:

@@ -218,7 +218,8 @@ class RecordingProxy:
         with self.session.lock:
             recorder = self.session.recorder
             if call.operation in ("SendMessage", "SendStreamingMessage"):
-                return open_turn(recorder, call.params, now_ms())
+                streamed = call.operation == "SendStreamingMessage"
+                return open_turn(recorder, call.params, now_ms(), streamed)
             if call.operation == "SubscribeToTask":
                 return open_subscription(recorder, str(call.params.get("id", "")))
         return None
@@ -268,6 +269,9 @@ class RecordingProxy:
                 else:
                     recording.first(result, now_ms())
                 recording.close()
+            elif recording is not None and call.operation == "SubscribeToTask" and kind:
+                task_id = str(call.params.get("id", ""))
+                recording.error(recorded_error(call.binding, kind, payload, task_id, status))
             elif call.operation == "GetTask" and isinstance(result, dict):
                 recorder.poll(result, now_ms())
             elif call.operation == "CancelTask":
@@ -318,7 +322,10 @@ class RecordingProxy:
                 if teed.over or recording is None:
                     pass
                 elif error is not None and teed.sent == 0:  # an SSE error, HTTP 200
-                    recording.error(recorded_error(call.binding, error[0], payload, ""))
+                    subject = (
+                        call.params.get("id", "") if call.operation == "SubscribeToTask" else ""
+                    )
+                    recording.error(recorded_error(call.binding, error[0], payload, str(subject)))
                 elif error is not None:
                     teed.errored(*error)
                 elif result is not None:

@@ -1,7 +1,8 @@
 """Faults a live stream had, recorded as the interaction's `fault:` so that its replay has them.
 
 A stream the upstream cut off, or that was still open when the recording stopped, becomes
-`fault: {dropAfter: N}`; an error event in the middle of it `fault: {errorAfter: N, error: …}`.
+`fault: {dropAfter: N}`; a subscription the upstream ended before its task did, `fault:
+{closeAfter: N}`; an error event in the middle of it `fault: {errorAfter: N, error: …}`.
 A subscription's fault goes on an interaction of its own (mockagent/proxy/subscriptions.py).
 N counts the events the client got, as a replayed fault counts the events it sends (the first
 answer included). Why the fault is there goes into the written cassette as a comment above it:
@@ -90,9 +91,22 @@ class TeedStream:
         )
 
     def end(self) -> None:
-        """The stream is over, however: its answer is complete as far as it was recorded."""
+        """The stream is over, however: its answer is complete as far as it was recorded. A
+        subscription the upstream ended before its task did (a replayed one stays open until
+        then) is recorded as ending there."""
         if self.over:
             return
+        recording = self.recording
+        if recording is not None and recording.message is None and not self._complete():
+            self._fault(
+                {"closeAfter": self.sent},
+                f"the upstream ended the subscription after {self.sent} events, "
+                f"in {recording.seen or 'an unknown state'}",
+            )
+            return
+        self._close()
+
+    def _close(self) -> None:
         self.session.open_streams.pop(id(self), None)
         if self.recording is not None:
             self.recording.close()
@@ -101,7 +115,7 @@ class TeedStream:
     def _complete(self) -> bool:
         recording = self.recording
         if recording is not None and recording.message is None:  # a subscription: at a final state
-            return recording.seen in TERMINAL
+            return recording.refused or recording.seen in TERMINAL
         if recording is None or recording.interaction is None:
             return True
         task = recording.task
@@ -112,7 +126,7 @@ class TeedStream:
     def _fault(self, fault: dict[str, Any], note: str) -> None:
         if self.over:
             return
-        self.end()
+        self._close()
         recording = self.recording
         interaction = None if recording is None else recording.interaction
         if recording is not None and recording.message is None and recording.task is not None:

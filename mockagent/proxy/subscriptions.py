@@ -12,13 +12,23 @@ still ends where it did.
 
 A subscription cut off (the upstream drops it, the client leaves before the task ended, the
 recording stops) becomes an interaction of its own, matching `operation: SubscribeToTask` on the
-task once, with no reply and the `fault` that cuts the replayed subscription at the same event.
+task once, with no reply and the `fault` that cuts the replayed subscription at the same event;
+one the upstream ended cleanly before its task ended, the `fault` that ends it there.
+
+A subscription refused (its first answer an error) on a task the recording knows becomes an
+interaction with that `error:` reply, where the replay's own answer would differ: the replay
+answers a terminal task's with UnsupportedOperation in its own words, any other with the task.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mockagent import errors
+from mockagent.cassette.states import TaskState
+from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.engine.replay import TASK_ID
+from mockagent.proxy.cancel import recorded_error
 from mockagent.proxy.recorder import RecordedTask, Recorder
 
 if TYPE_CHECKING:
@@ -114,3 +124,28 @@ def subscription_fault(
     interaction["fault"] = recorder.redactor.redact(fault)
     interaction["times"] = times
     return interaction
+
+
+def subscription_refused(recorder: Recorder, task: RecordedTask, error: dict[str, Any]) -> None:
+    """A SubscribeToTask on `task` answered with `error` (as `recorded_error` writes it; see
+    above)."""
+    if error == _replay_refusal(task):
+        return
+    match = {"operation": "SubscribeToTask", "task": {"from": task.origin}}
+    message = {"parts": [{"text": f"subscribe {task.origin}"}]}
+    recorder.add_interaction(message, {"error": error}, match=match)
+
+
+def _replay_refusal(task: RecordedTask) -> dict[str, Any] | None:
+    """The replay's own refusal of a subscription to `task`, as `recorded_error` writes it;
+    None where it subscribes."""
+    try:
+        state = TaskState.parse(task.state)
+    except ValueError:
+        return None
+    if not state.terminal:
+        return None
+    text = f"Task {TASK_ID} is in terminal state {state.name}: nothing to subscribe to"
+    refusal = errors.UnsupportedOperation(text, metadata={"taskId": TASK_ID})
+    payload = jsonrpc_error(refusal, None)
+    return recorded_error("JSONRPC", "UnsupportedOperation", payload, TASK_ID)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockagent.proxy.recorder import RecordedTask, Recorder, content
-from mockagent.proxy.subscriptions import Place, merge
+from mockagent.proxy.subscriptions import Place, merge, subscription_refused
 
 
 class StreamRecording:
@@ -21,8 +21,10 @@ class StreamRecording:
         message: dict[str, Any] | None,
         at_ms: float,
         task: RecordedTask | None = None,
+        streamed: bool = False,
     ) -> None:
         self.recorder = recorder
+        self.streamed = streamed  # a SendStreamingMessage: its first answer opens a stream
         self.message = message
         self.task = task
         self.last_ms = at_ms
@@ -38,6 +40,7 @@ class StreamRecording:
         # poll): the subscription's events are merged into them, not appended after them.
         self.place: Place | None = None
         self.seen = ""  # the last state this subscription showed its client
+        self.refused = False  # a subscription answered with an error
         if self.follow_up is not None:
             self.task = self._open_task("")
 
@@ -58,8 +61,14 @@ class StreamRecording:
             self.recorder.add_interaction(self.message, reply, self.follow_up)
 
     def error(self, error: dict[str, Any]) -> None:
-        """The upstream answered the message with a protocol error (`recorded_error`'s `error:`:
-        written as the bare name when nothing else in it is the agent's own)."""
+        """The upstream answered the message (or the subscription) with a protocol error
+        (`recorded_error`'s `error:`: written as the bare name when nothing else in it is the
+        agent's own)."""
+        if self.message is None:
+            self.refused = True
+            if self.task is not None:
+                subscription_refused(self.recorder, self.task, error)
+            return
         self._answer({"error": error["name"] if set(error) == {"name"} else error})
 
     def first(self, result: dict[str, Any], at_ms: float) -> None:
@@ -87,6 +96,8 @@ class StreamRecording:
                 steps[0]["after"] = self.after(at_ms - task.since_ms)
             recorder.add_steps(task, steps, at_ms)
             self.seen = str((snapshot.get("status") or {}).get("state", ""))
+            if self.streamed and len(steps) > 1:  # one Task showed them: so does the replay's
+                self._first_steps(len(steps))
         if self.message is None:
             self.place = (task.steps, len(task.steps))
         self.last_ms = at_ms
@@ -104,6 +115,12 @@ class StreamRecording:
         if not steps:
             self._opened_with("task-as-is")
         return steps
+
+    def _first_steps(self, count: int) -> None:
+        """Write that the Task opening the stream shows `count` steps (`firstSteps`)."""
+        reply = (self.interaction or {}).get("reply") or {}
+        if self.message is not None and "task" in reply and "first" not in reply["task"]:
+            reply["task"]["firstSteps"] = count
 
     def _opened_with(self, opening: str) -> None:
         """Write how the answer to a message opened as its reply's `first` (`task` is unset)."""
@@ -216,10 +233,12 @@ class StreamRecording:
                 task.placeholder = step
 
 
-def open_turn(recorder: Recorder, params: dict[str, Any], at_ms: float) -> StreamRecording:
-    """A SendMessage or SendStreamingMessage as its request leaves: feed it the answer as it
-    comes."""
-    return StreamRecording(recorder, params.get("message") or {}, at_ms)
+def open_turn(
+    recorder: Recorder, params: dict[str, Any], at_ms: float, streamed: bool = False
+) -> StreamRecording:
+    """A SendMessage or SendStreamingMessage (`streamed`) as its request leaves: feed it the
+    answer as it comes."""
+    return StreamRecording(recorder, params.get("message") or {}, at_ms, streamed=streamed)
 
 
 def open_subscription(recorder: Recorder, task_id: str) -> StreamRecording | None:

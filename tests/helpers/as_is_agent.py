@@ -9,6 +9,8 @@ Only SendStreamingMessage, over JSON-RPC (`POST /`) and HTTP+JSON (`POST /messag
 
 `keep_question`: whether that first Task still shows "Which branch?" as its status message, or
 has moved it to history as a2a-sdk's task manager does. Both are what the specification allows.
+`busy`: the new task's first snapshot already shows several changes (WORKING and the artifact
+`plan`), then INPUT_REQUIRED follows.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ def _card(url: str) -> dict[str, Any]:
 class AsIsAgent:
     """The agent's tasks (by id) and its answers, as lists of StreamResponse objects."""
 
-    def __init__(self, keep_question: bool) -> None:
+    def __init__(self, keep_question: bool, busy: bool = False) -> None:
         self.keep_question = keep_question
+        self.busy = busy
         self.tasks: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
 
@@ -83,6 +86,13 @@ class AsIsAgent:
         task: dict[str, Any] = {"id": task_id, "contextId": context_id}
         task["history"] = [{**message, "taskId": task_id, "contextId": context_id}]
         self.tasks[task_id] = task
+        if self.busy:
+            self._status(task, "TASK_STATE_WORKING")
+            task["artifacts"] = [{"artifactId": "plan", "parts": [{"text": "a plan"}]}]
+            return [
+                {"task": copy.deepcopy(task)},
+                self._status(task, "TASK_STATE_INPUT_REQUIRED", "Which branch?"),
+            ]
         self._status(task, "TASK_STATE_SUBMITTED")
         return [
             {"task": copy.deepcopy(task)},
@@ -107,9 +117,9 @@ class AsIsAgent:
         ]
 
 
-def create_app(keep_question: bool) -> Flask:
+def create_app(keep_question: bool, busy: bool = False) -> Flask:
     """The agent as a Flask app; its card's interfaces are at the root it was reached at."""
-    agent = AsIsAgent(keep_question)
+    agent = AsIsAgent(keep_question, busy)
     app = Flask("as_is_agent")
 
     def sse(events: list[dict[str, Any]]) -> Response:
@@ -137,9 +147,9 @@ def create_app(keep_question: bool) -> Flask:
 
 
 @contextmanager
-def serve_as_is_agent(keep_question: bool) -> Iterator[str]:
+def serve_as_is_agent(keep_question: bool, busy: bool = False) -> Iterator[str]:
     """The agent on 127.0.0.1 (a free port) for the block; yields its URL."""
-    server = ServerThread(create_app(keep_question)).start()
+    server = ServerThread(create_app(keep_question, busy)).start()
     try:
         yield server.url
     finally:

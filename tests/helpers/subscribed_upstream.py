@@ -8,7 +8,9 @@
   subscription waits for `release` (set from the start unless `held()`), so a test decides that
   the follow-up's answer reaches the recording proxy first. With `drop_after = N` the connection
   is cut after N events; with `hold_at = N` the subscription stays open after N events until
-  the upstream stops, then is cut.
+  the upstream stops, then is cut; with `close_after = N` the stream ends cleanly after N events.
+With `refuse` set (a JSON-RPC error object) every SubscribeToTask is answered with that error,
+`{id}` in it written as the task's id.
 
 Written with http.server, as tests/helpers/faulty_upstream.py, to break a stream off mid-body.
 """
@@ -19,6 +21,7 @@ import json
 import queue
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,6 +38,9 @@ class SubscribedUpstream:
     stopping: threading.Event = field(default_factory=threading.Event)
     drop_after: int | None = None
     hold_at: int | None = None
+    close_after: int | None = None
+    refuse: dict[str, Any] | None = None
+    minted: bool = False  # task ids that look minted (uuids), as a recording rewrites them
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     queues: dict[str, list[queue.Queue[dict[str, Any]]]] = field(default_factory=dict)
 
@@ -100,6 +106,10 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
         def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
             up, params, rid = state["u"], body.get("params") or {}, body.get("id")
+            if body.get("method") == "SubscribeToTask" and up.refuse is not None:
+                text = json.dumps(up.refuse).replace("{id}", str(params.get("id")))
+                self._json({"jsonrpc": "2.0", "id": rid, "error": json.loads(text)})
+                return
             if body.get("method") == "SubscribeToTask":
                 self._subscribe(up, str(params.get("id")), rid)
                 return
@@ -112,7 +122,8 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
                     _follow_up(up, task, text)
                 else:
                     n = len(up.tasks) + 1
-                    task = {"id": f"task-{n}", "contextId": f"ctx-{n}", "history": [message]}
+                    task_id = str(uuid.uuid4()) if up.minted else f"task-{n}"
+                    task = {"id": task_id, "contextId": f"ctx-{n}", "history": [message]}
                     question = {"messageId": f"q-{n}", "role": "ROLE_AGENT"}
                     question["parts"] = [{"text": "Which branch?"}]
                     task["status"] = {"state": "TASK_STATE_INPUT_REQUIRED", "message": question}
@@ -145,7 +156,7 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 state_of = (event.get("statusUpdate") or {}).get("status", {}).get("state")
-                if state_of == "TASK_STATE_COMPLETED":
+                if state_of == "TASK_STATE_COMPLETED" or sent == up.close_after:
                     self.close_connection = True  # no thread left waiting on a kept-alive socket
                     self._chunk(b"")
                     return

@@ -40,6 +40,10 @@ UPSTREAMS: dict[str, tuple[Callable[[], AbstractContextManager[str]], str]] = {
         "task-as-is",
     ),
     "a2a-sdk: bare statusUpdate": (sdk_agent, "update"),
+    "task-as-is, a new task's first Task already busy": (
+        lambda: serve_as_is_agent(keep_question=True, busy=True),
+        "task-as-is",
+    ),
 }
 
 
@@ -95,6 +99,17 @@ def test_the_recording_says_how_each_follow_up_stream_opened(recorded):
     assert len(follow_ups) == len(BINDINGS)
     assert all(i["reply"]["task"]["first"] == opening for i in follow_ups)
     assert all("first" not in i["reply"]["task"] for i in interactions if i not in follow_ups)
+
+
+def test_a_first_task_showing_several_changes_is_recorded_as_one_opening(recorded):
+    path, live, _ = recorded
+    interactions = yaml.safe_load(path.read_text())["interactions"]
+    asks = [i["reply"]["task"] for i in interactions if "task" not in i["match"]]
+    opened = live[BINDINGS[0]][0][0]  # the first event of the first stream
+    if opened == ("task", "TASK_STATE_WORKING"):  # WORKING and the artifact in one Task
+        assert all(ask.get("firstSteps") == 2 for ask in asks)
+    else:  # one step each: the Task shows the first
+        assert all("firstSteps" not in ask for ask in asks)
 
 
 def test_the_replay_streams_the_events_the_client_saw_live(recorded):

@@ -259,8 +259,8 @@ def test_an_unknown_key_like_no_known_one_lists_them(load: Load) -> None:
           fault: {zzz: 1}
     """)
     assert (
-        "fault.zzz: unknown field; use one of status, body, delayMs, dropAfter, errorAfter, error"
-        in str(errors_of(load, text))
+        "fault.zzz: unknown field; use one of status, body, delayMs, dropAfter, closeAfter, "
+        "errorAfter, error" in str(errors_of(load, text))
     )
 
 
