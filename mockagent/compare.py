@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MINTED = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}|[0-9a-fA-F]{16,}")
+from mockagent.proxy.recorder import MINTED  # what the recorder takes for an id it must re-mint
+
 # A recording names a minted artifact id `artifact-N` (the replay cannot mint the agent's uuids),
 # so that form is an id too.
 MINTED_ARTIFACT = re.compile(MINTED.pattern + r"|^artifact-\d+$")
