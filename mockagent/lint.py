@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockagent.cassette.models import Interaction, Match, TaskState
+from mockagent.cassette.models import Fault, Interaction, Match, TaskState
 from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.lint_tasks import (
@@ -332,14 +332,13 @@ class _Checker:
                     f"matches only {', '.join(sorted(ops))}, but the card says "
                     "capabilities.streaming: false",
                 )
-            elif fault is not None and (
-                fault.dropAfter is not None or fault.errorAfter is not None
-            ):
+            elif fault is not None and (stream_only := stream_faults(fault)):
+                verb = "applies" if len(stream_only) == 1 else "apply"
                 yield self.finding(
                     loc,
                     interaction,
                     "streaming-off",
-                    "fault.dropAfter/errorAfter only apply to streams, but the card says "
+                    f"{', '.join(stream_only)} only {verb} to streams, but the card says "
                     "capabilities.streaming: false",
                 )
         push = sorted(ops & PUSH_OPERATIONS)
@@ -364,6 +363,12 @@ class _Checker:
                     "has no `times` limit and matches every call this one does",
                 )
                 return
+
+
+def stream_faults(fault: Fault) -> list[str]:
+    """The fault's fields that only a stream can play (`fault.dropAfter`, …), in a fixed order."""
+    names = ("dropAfter", "closeAfter", "errorAfter")
+    return [f"fault.{name}" for name in names if getattr(fault, name) is not None]
 
 
 def _always_wins(earlier: Match, later: Match) -> bool:

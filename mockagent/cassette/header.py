@@ -32,7 +32,7 @@ class Capabilities(Model):
     extensions: list[dict[str, Any]] | None = None
 
 
-StatusMessageJoins = Literal["when-replaced", "when-set"]
+StatusMessageJoins = Literal["when-replaced", "when-set", "never"]
 StatusAfterAnswer = Literal["archived", "kept"]
 
 
@@ -44,7 +44,9 @@ class History(Model):
         "when-replaced",
         description=(
             "when a status message joins the history: when the next status replaces it, or "
-            "as soon as it is set (the same message then stands in the status and in history)"
+            "as soon as it is set (the same message then stands in the status and in history), "
+            "or never (the history holds the user's messages and what the agent said, and a "
+            "replaced status message is gone)"
         ),
     )
     afterAnswer: StatusAfterAnswer = Field(

@@ -59,10 +59,11 @@ class Task:
         resumes a waiting task, even before the script's next state step says so.
 
         `history` is the agent's way with its status message: archived (into history, unless it
-        went there when set) or kept as the status until the next state step."""
+        went there when set, or the agent never keeps it) or kept as the status until the next
+        state step."""
         if history.afterAnswer == "archived":
-            if history.statusMessage == "when-set":
-                self.status_message = None  # in history already, since it was set
+            if history.statusMessage in ("when-set", "never"):
+                self.status_message = None  # in history already since it was set, or never
             else:
                 self.archive_status_message()
         self.history.append(message)
@@ -153,7 +154,7 @@ class Runner:
             facts: dict[str, Any] = {"said": said, "deltas": step.deltas, "start": step.start}
         elif state is not None:
             when_set = self.history.statusMessage == "when-set"
-            if not when_set:
+            if self.history.statusMessage == "when-replaced":
                 task.archive_status_message()  # a superseded status message is history
             task.state = state
             task.waiting = state.interrupted

@@ -4,9 +4,10 @@ Agents differ here, all within the A2A specification. a2a-sdk's task manager mov
 message into the history when the next status replaces it, and when the user answers. Others
 append a status message to the history as soon as they set it (the same message, the same
 messageId, in the status and as the history's last agent message), and keep it as the status
-after the user's answer. The engine plays either way (`agent.history` in a cassette); the
-recorder learns which from the snapshots it sees and writes what it learned, so a replay does not
-show a second copy of a status message, nor lose one.
+after the user's answer. A few never put one there: their history holds the user's messages and
+what they said, and a replaced status message is gone. The engine plays each way (`agent.history`
+in a cassette); the recorder learns which from the snapshots it sees and writes what it learned,
+so a replay does not show a second copy of a status message, nor lose one.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ class StatusHistory:
 
     when_set: bool = False  # a status message stood in the history while it was the status
     kept: bool = False  # a status message was still the status after the user's answer
+    never: bool = False  # a replaced status message was missing from the history shown after
     status_ids: dict[str, str | None] = field(default_factory=dict)  # task id → last status's
+    status_parts: dict[str, Any] = field(default_factory=dict)  # task id → its message's parts
 
     @classmethod
     def of(cls, agent: dict[str, Any] | None) -> StatusHistory:
@@ -44,6 +47,7 @@ class StatusHistory:
         written = (agent or {}).get("history") or {}
         return cls(
             when_set=written.get("statusMessage") == "when-set",
+            never=written.get("statusMessage") == "never",
             kept=written.get("afterAnswer") == "kept",
         )
 
@@ -52,8 +56,9 @@ class StatusHistory:
         shows its status message as the history's last agent message put it there when it set
         it: the recording says so, and the engine then does the same."""
         status = snapshot.get("status") or {}
-        self.saw_status(str(snapshot.get("id", "")), status)
         history = list(snapshot.get("history") or [])
+        self._note_dropped(str(snapshot.get("id", "")), status, history)
+        self.saw_status(str(snapshot.get("id", "")), status)
         wanted = status_message_id(status)
         last = last_agent_message(history)
         if wanted is None or last is None or last[1].get("messageId") != wanted:
@@ -62,10 +67,23 @@ class StatusHistory:
         del history[last[0]]
         return history
 
+    def _note_dropped(self, task_id: str, status: dict[str, Any], history: list[Any]) -> None:
+        """An agent that never archives: the status message seen last on the task was replaced,
+        and the history this snapshot shows (it must show one) has no message with its id nor
+        its parts. Conservative: a snapshot without history, or with a copy, tells nothing."""
+        earlier, parts = self.status_ids.get(task_id), self.status_parts.get(task_id)
+        if earlier is None or not history or earlier == status_message_id(status):
+            return
+        messages = [m for m in history if isinstance(m, dict)]
+        if all(m.get("messageId") != earlier and m.get("parts") != parts for m in messages):
+            self.never = True
+
     def saw_status(self, task_id: str, status: dict[str, Any]) -> None:
         """A task's status, in a snapshot or an update: remember its message's id."""
         if task_id:
             self.status_ids[task_id] = status_message_id(status)
+            message = status.get("message")
+            self.status_parts[task_id] = message.get("parts") if isinstance(message, dict) else None
 
     def kept_after_answer(self, task_id: str, snapshot: dict[str, Any]) -> bool:
         """Whether the first snapshot answering a user's message on the task still has, as its
@@ -80,6 +98,8 @@ class StatusHistory:
         history: dict[str, str] = {}
         if self.when_set:
             history["statusMessage"] = "when-set"
+        elif self.never:  # an archived copy seen once outweighs a missing one
+            history["statusMessage"] = "never"
         if self.kept:
             history["afterAnswer"] = "kept"
         return {"history": history} if history else {}

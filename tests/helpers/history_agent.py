@@ -11,6 +11,10 @@ time, so a recording of it is deterministic.
   With returnImmediately the answer is the task as it is (still INPUT_REQUIRED), the first GetTask
   shows it unchanged, the second WORKING, the third COMPLETED.
 - Anything else: COMPLETED "Done: <text>".
+
+`archives=False` makes an agent that never moves a status message into history: its history holds
+only the user's messages, and a replaced status message is gone (`agent.history.statusMessage:
+never` in a recording of it).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ Event = dict[str, Any]  # {"status": …} or {"artifact": …}
 class HistoryAgent:
     """The agent's tasks and what each still has to do, one batch of events per poll."""
 
-    def __init__(self) -> None:
+    def __init__(self, archives: bool = True) -> None:
+        self.archives = archives  # False: a replaced status message is dropped, not history
         self.tasks: dict[str, dict[str, Any]] = {}
         self.plans: dict[str, list[list[Event]]] = {}
         self._ids = itertools.count(1)
@@ -56,10 +61,9 @@ class HistoryAgent:
             status["message"] = self._say(task, text, **metadata)
         return {"status": status}
 
-    @staticmethod
-    def _apply(task: dict[str, Any], event: Event) -> None:
+    def _apply(self, task: dict[str, Any], event: Event) -> None:
         if "status" in event:  # the superseded status message is history
-            if "message" in task["status"]:
+            if "message" in task["status"] and self.archives:
                 task["history"].append(task["status"]["message"])
             task["status"] = {**event["status"], "timestamp": "2026-01-01T00:00:00Z"}
         else:
@@ -99,7 +103,9 @@ class HistoryAgent:
         else:
             message.update(contextId=task["contextId"])
             if "message" in task["status"]:
-                task["history"].append(task["status"].pop("message"))
+                asked = task["status"].pop("message")
+                if self.archives:
+                    task["history"].append(asked)
             task["history"].append(message)
             artifact = {"artifactId": "branch", "name": "branch", "parts": [{"text": text}]}
             self.plans[task["id"]] = [
@@ -118,9 +124,9 @@ class HistoryAgent:
         return task
 
 
-def create_app() -> Flask:
+def create_app(archives: bool = True) -> Flask:
     """The agent at the root of its server: the card, JSON-RPC at `/`, and the REST routes."""
-    agent = HistoryAgent()
+    agent = HistoryAgent(archives)
     app = Flask(__name__)
 
     @app.get("/.well-known/agent-card.json")
@@ -167,9 +173,9 @@ def create_app() -> Flask:
 
 
 @contextmanager
-def serve_history_agent() -> Iterator[ServerThread]:
+def serve_history_agent(archives: bool = True) -> Iterator[ServerThread]:
     """The agent on 127.0.0.1, a free port, for the block."""
-    server = ServerThread(create_app()).start()
+    server = ServerThread(create_app(archives)).start()
     try:
         yield server
     finally:

@@ -66,3 +66,26 @@ def test_a_status_message_in_history_but_cleared_by_the_answer_is_when_set_only(
     history = [said("u-ask me", "ask me", "ROLE_USER"), working, question, main]
     recorder = record(working, question, snapshot("INPUT_REQUIRED", None, history))
     assert recorder.cassette()["agent"]["history"] == {"statusMessage": "when-set"}
+
+
+def test_a_replaced_status_message_missing_from_history_is_never() -> None:
+    working, question = said("w", "Working"), said("q", "Which branch?")
+    user, main = said("u-ask me", "ask me", "ROLE_USER"), said("u-main", "main", "ROLE_USER")
+    recorder = Recorder("seed")
+    recorder.set_card(CARD)
+    turn(recorder, "ask me", snapshot("WORKING", working, [user]))
+    recorder.poll(snapshot("INPUT_REQUIRED", question, [user])["task"], 20.0)
+    turn(recorder, "main", snapshot("COMPLETED", said("d", "Done"), [user, main]), taskId="t1")
+    assert recorder.cassette()["agent"]["history"] == {"statusMessage": "never"}
+
+
+def test_a_snapshot_without_history_or_with_a_copy_is_not_never() -> None:
+    working, question = said("w", "Working"), said("q", "Which branch?")
+    copy = {**question, "messageId": "q-copy"}
+    user, main = said("u-ask me", "ask me", "ROLE_USER"), said("u-main", "main", "ROLE_USER")
+    recorder = Recorder("seed")
+    recorder.set_card(CARD)
+    turn(recorder, "ask me", snapshot("WORKING", working, [user]))
+    turn(recorder, "main", snapshot("INPUT_REQUIRED", question, []), taskId="t1")
+    turn(recorder, "dev", snapshot("COMPLETED", None, [user, copy, main]), taskId="t1")
+    assert "history" not in recorder.cassette()["agent"]

@@ -451,6 +451,10 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     match: {text: drop}
     fault: {errorAfter: 2}
     reply: {message: hi}
+  - name: closed                          # @closed
+    match: {text: close}
+    fault: {closeAfter: 1}
+    reply: {message: hi}
   - name: push                            # @push
     match: {operation: GetTaskPushNotificationConfig}
     reply: {error: TaskNotFound}
@@ -465,11 +469,13 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     assert codes(findings) == [
         ("streamed", "streaming-off"),
         ("dropped", "streaming-off"),
+        ("closed", "streaming-off"),
         ("push", "push-off"),
     ]
     assert [f.line for f in findings] == [
-        line_of(path, m) for m in ("@streamed", "@dropped", "@push")
+        line_of(path, m) for m in ("@streamed", "@dropped", "@closed", "@push")
     ]
+    assert "fault.closeAfter only applies to streams" in findings[2].message
     # the same interactions are fine on a card that streams and pushes
     assert (
         lint(cassette(tmp_path, path.read_text().split("interactions:\n", 1)[1], name="on.yaml"))

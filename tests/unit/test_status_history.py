@@ -4,7 +4,8 @@
 history when the next status replaces it; `when-set` appends it as soon as it is set, the same
 message (the same messageId) in the status and in the history. `afterAnswer: archived` (the
 default) takes the status message out of the status when the user answers; `kept` leaves it
-there until the next status step.
+there until the next status step. `statusMessage: never` keeps only the user's messages and what
+the agent said in the history: a replaced status message is gone.
 """
 
 from __future__ import annotations
@@ -145,3 +146,18 @@ def test_a_replay_with_history_is_the_same_run_to_run(
 def test_an_unknown_history_way_is_refused_naming_the_field(make_engine: MakeEngine) -> None:
     with pytest.raises(CassetteError, match="statusMessage"):
         make_engine(INTERACTIONS, header=header("always", "kept"))
+
+
+@pytest.mark.parametrize("after_answer", ["archived", "kept"])
+def test_never_a_replaced_status_message_is_gone_from_history(
+    make_engine: MakeEngine, after_answer: str
+) -> None:
+    engine = make_engine(INTERACTIONS, header=header("never", after_answer))
+    asked, answer, done = answered(engine)
+    assert texts(asked.history) == ["review this"]
+    assert texts([asked.status_message]) == ["Which branch?"]
+    assert texts(answer.history) == ["review this", "main"]
+    kept = after_answer == "kept"
+    assert answer.status_message == (asked.status_message if kept else None)
+    assert texts(done.history) == ["review this", "main"]
+    assert texts([done.status_message]) == ["Done"]
