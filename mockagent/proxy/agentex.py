@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,7 @@ class AgentexTask:
     reason: str | None = None  # its `status_reason`, as the client last saw it
     scripted: bool = True  # polls still add to the script (not after a cancel)
     origin: str = ""  # the interaction that creates it on replay ("": the task store)
+    turn: dict[str, Any] | None = None  # the interaction of its latest user turn
 
 
 def say(content: dict[str, Any]) -> Any:
@@ -129,13 +131,11 @@ class AgentexRecording:
             turn = (
                 StreamTurn(self, call) if call is not None and call[1] == "message/send" else None
             )
-            lines = tee(
-                response,
-                b"\n",
-                turn.line if turn else lambda _: None,
-                turn.close if turn else self.session.save_partial,
-            )
-            return HttpResponse(response.status_code, lines, headers)
+            if turn is None:
+                lines = tee(response, b"\n", lambda _: None, self.session.save_partial)
+                return HttpResponse(response.status_code, lines, headers)
+            lines = tee(response, b"\n", turn.line, lambda: None)
+            return HttpResponse(response.status_code, turn.watched(lines), headers)
         try:
             body = read(response)
         except httpx.HTTPError as exc:
@@ -276,6 +276,7 @@ class AgentexRecording:
             {"parts": [{"text": text}]}, {"task": {"steps": []}}, follow_up, match=match
         )
         task = self.task(task_id, ref_name)
+        task.turn = interaction
         if known is None:  # first seen in this turn: on replay, this interaction creates it
             task.origin = interaction["name"]
         steps = interaction["reply"]["task"]["steps"]
@@ -350,8 +351,31 @@ class StreamTurn:
         self.message_ids: set[str] = set()
         self.failed = False
         self.started: set[int] = set()  # the indexes whose message opened with `start`
+        self.sent = 0  # lines passed on to the client: a replayed `dropAfter` counts them
+        self.over = False
+        owner.session.open_streams[id(self)] = self.stopped
+
+    def watched(self, lines: Iterator[bytes]) -> Iterator[bytes]:
+        """The teed lines; a stream cut off before the upstream ended it is recorded as
+        `fault: {dropAfter: N}`, N the lines the client got, so that its replay drops there."""
+        try:
+            yield from lines
+        except httpx.HTTPError as exc:  # the upstream broke off: so does the client's stream
+            self.close(f"the upstream closed the stream after {self.sent} lines")
+            raise errors.DropConnection(f"the upstream broke the stream off: {exc}") from None
+        except GeneratorExit:  # the client's side is gone while the upstream's answer goes on
+            self.close(f"the stream was closed after {self.sent} lines, before its answer ended")
+            raise
+        finally:
+            self.close()
+
+    def stopped(self) -> None:
+        """The recording stops while the stream is open."""
+        self.close(f"the recording was stopped while the stream was open, after {self.sent} lines")
 
     def line(self, raw: bytes) -> None:
+        if raw.strip():
+            self.sent += 1
         text = raw.decode("utf-8", "replace").strip().removeprefix("data:").strip()
         try:
             payload = json.loads(text) if text else None
@@ -391,10 +415,15 @@ class StreamTurn:
         ):
             entry["done"] = parent["content"]
 
-    def close(self) -> None:
+    def close(self, cut: str | None = None) -> None:
+        """Record the turn, once; `cut` says why the stream was cut off, if it was."""
         owner = self.owner
         try:
             with owner.session.lock:
+                if self.over:
+                    return
+                self.over = True
+                owner.session.open_streams.pop(id(self), None)
                 if self.failed and not self.steps:
                     return
                 for index, entry in self.messages.items():
@@ -411,6 +440,9 @@ class StreamTurn:
                     task.record, [s for s in self.steps if s["say"] != ""], 0.0
                 )
                 owner.close_turn(task)
+                if cut is not None and task.turn is not None:
+                    task.turn["fault"] = {"dropAfter": self.sent}
+                    owner.session.notes[task.turn["name"]] = cut
         finally:
             owner.session.save_partial()
 

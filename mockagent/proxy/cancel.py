@@ -11,6 +11,12 @@ differently:
 * a refused cancel replies with the error: its kind, its message unless the kind's default, its
   details unless what the replay sends for the kind by itself. The upstream's task id in them is
   written `{taskId}`: the replay names its own task.
+
+A CancelTask (or SubscribeToTask) on a task the recording never saw, an id the client made up, is
+refused by the replay's store with mockagent's TaskNotFound; where the agent refused it in other
+words, details or status, an interaction answers the next such call with the agent's refusal.
+It matches on the operation only (the id is the client's, not one the recording knows), once,
+in the order the calls came.
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ def record_cancel(
         return
     canceled = recorder.canceled.get(task_id)
     task = recorder.tasks.get(task_id) or canceled
-    if task is None:  # an unknown task: the replay's store refuses it as unknown too
+    if task is None:  # an unknown task: the replay's store refuses it as unknown, in its words
+        unknown_refused(recorder, "CancelTask", binding, kind, payload, task_id, status)
         return
     error = recorded_error(binding, kind, payload, task_id, status)
     if error != _store_refusal(task):
@@ -55,6 +62,36 @@ def record_cancel(
         # (no interaction), must not take this refusal on replay. Other refusals go in order
         # (the recording may not have seen the state the agent refused in).
         _add(recorder, task, {"error": error}, CANCELED if task is canceled else "")
+
+
+def unknown_refused(
+    recorder: Recorder,
+    operation: str,
+    binding: str,
+    kind: str,
+    payload: Any,
+    task_id: str,
+    status: int | None = None,
+) -> None:
+    """`operation` on `task_id`, a task this recording never saw, refused by the agent (see
+    above); nothing is recorded where the replay would refuse it the same by itself."""
+    if task_id in recorder.tasks or task_id in recorder.canceled:
+        return
+    error = recorded_error(binding, kind, payload, task_id, status)
+    if error == _not_found(task_id):
+        return
+    verb = "cancel" if operation == "CancelTask" else "subscribe"
+    text = f"{verb} unknown task"
+    recorder.add_interaction(
+        {"parts": [{"text": text}]}, {"error": error}, match={"operation": operation}
+    )
+
+
+def _not_found(task_id: str) -> dict[str, Any]:
+    """The replay store's refusal of an id it does not know (TaskOperations.known), as
+    `recorded_error` writes an error."""
+    refusal = errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": task_id})
+    return recorded_error("JSONRPC", "TaskNotFound", jsonrpc_error(refusal, None), task_id)
 
 
 def _accepted(recorder: Recorder, task: RecordedTask, snapshot: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
-from mockagent.proxy.cancel import record_cancel, recorded_error
+from mockagent.proxy.cancel import record_cancel, recorded_error, unknown_refused
 from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
@@ -269,9 +269,14 @@ class RecordingProxy:
                 else:
                     recording.first(result, now_ms())
                 recording.close()
-            elif recording is not None and call.operation == "SubscribeToTask" and kind:
+            elif call.operation == "SubscribeToTask" and kind:
                 task_id = str(call.params.get("id", ""))
-                recording.error(recorded_error(call.binding, kind, payload, task_id, status))
+                if recording is None:  # a task the recording never saw
+                    unknown_refused(
+                        recorder, call.operation, call.binding, kind, payload, task_id, status
+                    )
+                else:
+                    recording.error(recorded_error(call.binding, kind, payload, task_id, status))
             elif call.operation == "GetTask" and isinstance(result, dict):
                 recorder.poll(result, now_ms())
             elif call.operation == "CancelTask":
@@ -319,13 +324,22 @@ class RecordingProxy:
             with self.session.lock:
                 if call.v0_3:
                     self.session.recorder.v03.event(call.binding, call.operation, payload)
-                if teed.over or recording is None:
+                subject = str(call.params.get("id", ""))
+                if recording is None and error is not None and teed.sent == 0:
+                    if call.operation == "SubscribeToTask":  # on a task the recording never saw
+                        unknown_refused(
+                            self.session.recorder,
+                            call.operation,
+                            call.binding,
+                            error[0],
+                            payload,
+                            subject,
+                        )
+                elif teed.over or recording is None:
                     pass
                 elif error is not None and teed.sent == 0:  # an SSE error, HTTP 200
-                    subject = (
-                        call.params.get("id", "") if call.operation == "SubscribeToTask" else ""
-                    )
-                    recording.error(recorded_error(call.binding, error[0], payload, str(subject)))
+                    subject = subject if call.operation == "SubscribeToTask" else ""
+                    recording.error(recorded_error(call.binding, error[0], payload, subject))
                 elif error is not None:
                     teed.errored(*error)
                 elif result is not None:

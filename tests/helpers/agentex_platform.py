@@ -227,8 +227,17 @@ def stream_lines(platform: Platform, task: Task, replies: list, request_id: Any)
             yield json.dumps(envelope(request_id, result)) + "\n"
 
 
-def create_platform_app() -> Flask:
-    """The platform as a Flask app (one Platform per app)."""
+def cut_off(lines: Iterator[str], after: int) -> Iterator[str]:
+    """The first `after` lines, then the connection breaks, as when the platform goes away."""
+    for sent, line in enumerate(lines):
+        if sent == after:
+            raise ConnectionAbortedError(f"the platform dropped the stream after {after} lines")
+        yield line
+
+
+def create_platform_app(drop_after: int | None = None) -> Flask:
+    """The platform as a Flask app (one Platform per app); with `drop_after`, every streamed
+    message/send breaks off after that many NDJSON lines."""
     platform = Platform()
     app = Flask(__name__)
 
@@ -246,6 +255,8 @@ def create_platform_app() -> Flask:
                 task, replies = send(platform, agent, params)
                 if params.get("stream"):
                     lines = stream_lines(platform, task, replies, request_id)
+                    if drop_after is not None:
+                        lines = cut_off(lines, drop_after)
                     return Response(lines, mimetype="application/x-ndjson")
                 messages = [platform.write(task, content) for content in replies]
                 return envelope(request_id, messages)
