@@ -16,10 +16,11 @@ from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
-from mockagent.proxy.cancel import record_cancel, recorded_error, unknown_refused
+from mockagent.proxy.cancel import record_cancel, recorded_error
 from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
+from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
 from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
@@ -271,10 +272,8 @@ class RecordingProxy:
                 recording.close()
             elif call.operation == "SubscribeToTask" and kind:
                 task_id = str(call.params.get("id", ""))
-                if recording is None:  # a task the recording never saw
-                    unknown_refused(
-                        recorder, call.operation, call.binding, kind, payload, task_id, status
-                    )
+                if recording is None:  # a task the recording never saw, or saw canceled
+                    refused_unopened(recorder, call.binding, kind, payload, task_id, status)
                 else:
                     recording.error(recorded_error(call.binding, kind, payload, task_id, status))
             elif call.operation == "GetTask" and isinstance(result, dict):
@@ -326,14 +325,9 @@ class RecordingProxy:
                     self.session.recorder.v03.event(call.binding, call.operation, payload)
                 subject = str(call.params.get("id", ""))
                 if recording is None and error is not None and teed.sent == 0:
-                    if call.operation == "SubscribeToTask":  # on a task the recording never saw
-                        unknown_refused(
-                            self.session.recorder,
-                            call.operation,
-                            call.binding,
-                            error[0],
-                            payload,
-                            subject,
+                    if call.operation == "SubscribeToTask":  # an unknown or canceled task
+                        refused_unopened(
+                            self.session.recorder, call.binding, error[0], payload, subject
                         )
                 elif teed.over or recording is None:
                     pass

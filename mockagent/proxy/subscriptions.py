@@ -18,6 +18,8 @@ one the upstream ended cleanly before its task ended, the `fault` that ends it t
 A subscription refused (its first answer an error) on a task the recording knows becomes an
 interaction with that `error:` reply, where the replay's own answer would differ: the replay
 answers a terminal task's with UnsupportedOperation in its own words, any other with the task.
+A task canceled during the recording is no longer among the running ones the proxy subscribes
+to, but the recording knows it: its refusal is recorded the same way.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from mockagent import errors
 from mockagent.cassette.states import TaskState
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.engine.replay import TASK_ID
-from mockagent.proxy.cancel import recorded_error
+from mockagent.proxy.cancel import recorded_error, unknown_refused
 from mockagent.proxy.recorder import RecordedTask, Recorder
 
 if TYPE_CHECKING:
@@ -134,6 +136,25 @@ def subscription_refused(recorder: Recorder, task: RecordedTask, error: dict[str
     match = {"operation": "SubscribeToTask", "task": {"from": task.origin}}
     message = {"parts": [{"text": f"subscribe {task.origin}"}]}
     recorder.add_interaction(message, {"error": error}, match=match)
+
+
+def refused_unopened(
+    recorder: Recorder,
+    binding: str,
+    kind: str,
+    payload: Any,
+    task_id: str,
+    status: int | None = None,
+) -> None:
+    """A SubscribeToTask no recording was opened for, refused: on a task canceled during the
+    recording as `subscription_refused` records it, on any other as `unknown_refused` does."""
+    canceled = recorder.canceled.get(task_id)
+    if canceled is None:
+        unknown_refused(recorder, "SubscribeToTask", binding, kind, payload, task_id, status)
+        return
+    subscription_refused(
+        recorder, canceled, recorded_error(binding, kind, payload, task_id, status)
+    )
 
 
 def _replay_refusal(task: RecordedTask) -> dict[str, Any] | None:

@@ -35,9 +35,10 @@ class StreamRecording:
         follow_up = (message or {}).get("taskId")
         self.follow_up = recorder.tasks.get(follow_up) if follow_up else None
         self._previous_steps: list[dict[str, Any]] | None = None
-        # A subscription's place in its task's scripts: the script and the index of the next
-        # step it has not seen. Steps past it were seen by others first (a blocking answer, a
-        # poll): the subscription's events are merged into them, not appended after them.
+        # A stream's place in its task's scripts: the script and the index of the next step it
+        # has not seen. Steps past it were seen by others first (a blocking answer, a poll, a
+        # subscription beside a message stream, or the other way round): the stream's events
+        # are merged into them, not appended after them.
         self.place: Place | None = None
         self.seen = ""  # the last state this subscription showed its client
         self.refused = False  # a subscription answered with an error
@@ -98,7 +99,7 @@ class StreamRecording:
             self.seen = str((snapshot.get("status") or {}).get("state", ""))
             if self.streamed and len(steps) > 1:  # one Task showed them: so does the replay's
                 self._first_steps(len(steps))
-        if self.message is None:
+        if self.message is None or (self.streamed and snapshot is not None):
             self.place = (task.steps, len(task.steps))
         self.last_ms = at_ms
         if update is not None:
@@ -159,6 +160,8 @@ class StreamRecording:
             task = RecordedTask(origin=self.interaction["name"], steps=[])
             recorder.tasks[upstream_id] = task
         task.steps = self.interaction["reply"]["task"]["steps"]
+        if self.streamed:  # a subscription beside this stream may record its events first
+            self.place = (task.steps, 0)
         return task
 
     def after(self, ms: float) -> dict[str, Any]:

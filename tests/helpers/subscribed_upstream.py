@@ -9,6 +9,10 @@
   the follow-up's answer reaches the recording proxy first. With `drop_after = N` the connection
   is cut after N events; with `hold_at = N` the subscription stays open after N events until
   the upstream stops, then is cut; with `close_after = N` the stream ends cleanly after N events.
+- SendStreamingMessage on that task: the same updates as a stream, once `streamed` is set
+  (set from the start), so a test decides which stream reaches the recording proxy first.
+- CancelTask: the task ends CANCELED.
+With `stamped` set, the messages in a task carry its ids.
 With `refuse` set (a JSON-RPC error object) every SubscribeToTask is answered with that error,
 `{id}` in it written as the task's id.
 
@@ -40,6 +44,8 @@ class SubscribedUpstream:
     hold_at: int | None = None
     close_after: int | None = None
     refuse: dict[str, Any] | None = None
+    streamed: threading.Event = field(default_factory=threading.Event)
+    stamped: bool = False  # messages in a task carry its taskId and contextId
     minted: bool = False  # task ids that look minted (uuids), as a recording rewrites them
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     queues: dict[str, list[queue.Queue[dict[str, Any]]]] = field(default_factory=dict)
@@ -65,7 +71,7 @@ def _card(url: str) -> dict[str, Any]:
     }
 
 
-def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> None:
+def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> list[dict[str, Any]]:
     ids = {"taskId": task["id"], "contextId": task["contextId"]}
     artifact = {"artifactId": "answer", "name": "answer", "parts": [{"text": f"Using {text}"}]}
     task["status"] = {"state": "TASK_STATE_COMPLETED"}
@@ -78,6 +84,7 @@ def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> None:
     for waiting in up.queues.get(task["id"], []):
         for update in updates:
             waiting.put(update)
+    return updates
 
 
 @contextmanager
@@ -113,23 +120,49 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
             if body.get("method") == "SubscribeToTask":
                 self._subscribe(up, str(params.get("id")), rid)
                 return
+            if body.get("method") == "CancelTask":  # ends the task CANCELED, no message
+                with lock:
+                    task = up.tasks[str(params.get("id"))]
+                    task["status"] = {"state": "TASK_STATE_CANCELED"}
+                    snapshot = json.loads(json.dumps(task))
+                self._json({"jsonrpc": "2.0", "id": rid, "result": snapshot})
+                return
             message = params.get("message") or {}
             text = " ".join(p.get("text", "") for p in message.get("parts") or [])
+            updates: list[dict[str, Any]] = []
             with lock:
                 if message.get("taskId") in up.tasks:
                     task = up.tasks[message["taskId"]]
                     task["history"].append(message)
-                    _follow_up(up, task, text)
+                    updates = _follow_up(up, task, text)
                 else:
                     n = len(up.tasks) + 1
                     task_id = str(uuid.uuid4()) if up.minted else f"task-{n}"
-                    task = {"id": task_id, "contextId": f"ctx-{n}", "history": [message]}
+                    ids = {"taskId": task_id, "contextId": f"ctx-{n}"}
+                    stamped = {**message, **ids} if up.stamped else message
+                    task = {"id": task_id, "contextId": f"ctx-{n}", "history": [stamped]}
                     question = {"messageId": f"q-{n}", "role": "ROLE_AGENT"}
+                    question.update(ids if up.stamped else {})
                     question["parts"] = [{"text": "Which branch?"}]
                     task["status"] = {"state": "TASK_STATE_INPUT_REQUIRED", "message": question}
                     up.tasks[task["id"]] = task
                 snapshot = json.loads(json.dumps(task))
+            if body.get("method") == "SendStreamingMessage" and message.get("taskId"):
+                self._stream(up, updates, rid)
+                return
             self._json({"jsonrpc": "2.0", "id": rid, "result": {"task": snapshot}})
+
+        def _stream(self, up: SubscribedUpstream, updates: list[dict[str, Any]], rid: Any) -> None:
+            up.streamed.wait(WAIT)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for update in updates:
+                payload = {"jsonrpc": "2.0", "id": rid, "result": update}
+                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
+            self.close_connection = True
+            self._chunk(b"")
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -167,6 +200,7 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
     server.daemon_threads = True
     upstream = SubscribedUpstream(f"http://127.0.0.1:{server.server_address[1]}")
     upstream.release.set()
+    upstream.streamed.set()
     state["u"] = upstream
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
@@ -175,6 +209,7 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
     finally:
         upstream.stopping.set()
         upstream.release.set()
+        upstream.streamed.set()
         server.shutdown()
         server.server_close()
         thread.join()

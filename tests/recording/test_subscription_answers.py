@@ -75,3 +75,25 @@ def test_a_refused_subscription_replays_refused_the_same_way(
     assert live == error
     with serve_in_thread(path, pace="instant") as server:
         assert refused(server.url, finish) == live
+
+
+def refused_after_cancel(url: str) -> Any:
+    """Ask, cancel the task, then subscribe to it."""
+    task_id = rpc(url, "SendMessage", {"message": message("ask me")})["result"]["task"]["id"]
+    rpc(url, "CancelTask", {"id": task_id})
+    return subscribe(url, task_id)
+
+
+def test_a_subscription_refused_on_a_canceled_task_replays_refused_the_same_way(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "canceled.yaml"
+    error = {"code": -32004, "message": "{id} was canceled: nothing to watch"}
+    with subscribed_upstream() as upstream, recording(upstream.url, path) as rec:
+        upstream.refuse = error
+        upstream.minted = True
+        live = refused_after_cancel(rec.url)
+        rec.finish()
+    assert live == error
+    with serve_in_thread(path, pace="instant") as server:
+        assert refused_after_cancel(server.url) == live

@@ -1,0 +1,89 @@
+"""A subscription open beside a streamed follow-up on the same task records each step once.
+
+The upstream (tests/helpers/subscribed_upstream.py) hands both streams the same three updates
+(WORKING, the artifact, COMPLETED). Whichever stream reaches the recording proxy first, the
+other's events are the same steps: merged, not appended again, or the replayed follow-up stream
+would send six events where the live one sent three.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mockagent.compare import Event, Exchange, differences
+from mockagent.server.thread import serve_in_thread
+from tests.helpers.recording import HEADERS, TIMEOUT, message, recording, rpc, wait_for
+from tests.helpers.subscribed_upstream import SubscribedUpstream, subscribed_upstream
+from tests.helpers.subscribing import Subscription, interactions
+
+
+def _streamed(url: str, task_id: str, out: list[Exchange]) -> None:
+    """The streamed follow-up "main" on `task_id`, as the client saw it, into `out`."""
+    params = {"message": message("main", task_id=task_id, message_id="m2")}
+    body = {"jsonrpc": "2.0", "id": 3, "method": "SendStreamingMessage", "params": params}
+    events = []
+    with (
+        httpx.Client(timeout=TIMEOUT, trust_env=False) as http,
+        http.stream("POST", url.rstrip("/") + "/", json=body, headers=HEADERS) as answer,
+    ):
+        for line in answer.iter_lines():
+            if line.startswith("data:"):
+                events.append(Event("message", json.loads(line[5:])))
+    out.append(Exchange("SendStreamingMessage", "JSONRPC", 200, events=tuple(events)))
+
+
+def conversation(url: str, upstream: SubscribedUpstream | None, first: str) -> list[Exchange]:
+    """Ask, subscribe, then follow up streamed; live, the `first` stream reaches the proxy first
+    (the upstream holds the other until it has ended)."""
+    asked = rpc(url, "SendMessage", {"message": message("ask me")})
+    task_id = asked["result"]["task"]["id"]
+    subscription = Subscription(url, task_id)
+    wait_for(lambda: subscription.events, what="the subscription's Task")
+    streamed: list[Exchange] = []
+    follow_up = threading.Thread(target=_streamed, args=(url, task_id, streamed), daemon=True)
+    follow_up.start()
+    if first == "subscription":
+        subscription.join()
+        if upstream is not None:
+            upstream.streamed.set()
+        follow_up.join(TIMEOUT)
+    else:
+        follow_up.join(TIMEOUT)
+        if upstream is not None:
+            upstream.release.set()
+        subscription.join()
+    assert streamed, "the streamed follow-up did not end"
+    events = tuple(Event(name, {"result": data}) for name, data in subscription.events)
+    return [
+        Exchange("SendMessage", "JSONRPC", 200, body=asked),
+        streamed[0],
+        Exchange("SubscribeToTask", "JSONRPC", 200, events=events),
+    ]
+
+
+@pytest.mark.parametrize("first", ["subscription", "message"])
+def test_a_subscription_beside_a_message_stream_replays_both_as_live(
+    tmp_path: Path, first: str
+) -> None:
+    path = tmp_path / "beside.yaml"
+    with subscribed_upstream() as upstream, recording(upstream.url, path) as rec:
+        upstream.stamped = True
+        if first == "subscription":
+            upstream.streamed.clear()
+        else:
+            upstream.held()
+        live = conversation(rec.url, upstream, first)
+        rec.finish()
+    assert len(live[1].events or ()) == 3 and len(live[2].events or ()) == 4
+    follow_up = next(i for i in interactions(path) if i["name"] == "main")
+    states = [step.get("state", "artifact") for step in follow_up["reply"]["task"]["steps"]]
+    assert states == ["TASK_STATE_WORKING", "artifact", "TASK_STATE_COMPLETED"]
+    with serve_in_thread(path, pace="instant") as server:
+        replay = conversation(server.url, None, first)
+    found = differences(live, replay)
+    assert found == [], "\n".join(found)
