@@ -15,7 +15,8 @@ differently:
 A CancelTask (or SubscribeToTask) on a task the recording never saw, an id the client made up, is
 refused by the replay's store with mockagent's TaskNotFound; where the agent refused it in other
 words, details or status, an interaction answers the next such call with the agent's refusal.
-It matches on the operation only (the id is the client's, not one the recording knows), once,
+It matches the operation on a task the replay does not know (`task: {known: false}`: the id is
+the client's, not one the recording knows, and a call on a real task must not use it up), once,
 in the order the calls came.
 """
 
@@ -83,7 +84,9 @@ def unknown_refused(
     verb = "cancel" if operation == "CancelTask" else "subscribe"
     text = f"{verb} unknown task"
     recorder.add_interaction(
-        {"parts": [{"text": text}]}, {"error": error}, match={"operation": operation}
+        {"parts": [{"text": text}]},
+        {"error": error},
+        match={"operation": operation, "task": {"known": False}},
     )
 
 
