@@ -15,8 +15,9 @@ import httpx
 import yaml
 
 from mockagent.lint import lint
-from mockagent.server.thread import serve_in_thread
-from tests.recording.test_agentex_recorded_answers import recording
+from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.agentex_platform import create_platform_app
+from tests.helpers.recording import recording
 
 MADE_UP = [{"task_id": "no-such-task"}, {"task_name": "no-such-name"}]
 
@@ -39,8 +40,13 @@ def session(url: str, cancel_first: bool = False) -> list[Any]:
 
 def test_a_made_up_task_is_refused_on_replay_as_the_platform_refused_it(tmp_path: Path) -> None:
     path = tmp_path / "unknown.yaml"
-    with recording(path) as url:
-        live = session(url)
+    platform = ServerThread(create_platform_app()).start()
+    try:
+        with recording(platform.url, path) as rec:
+            live = session(rec.url)
+            assert rec.finish() == path
+    finally:
+        platform.stop()
     assert [error["message"] for error in live] == [
         "Task no-such-task not found",
         "Task no-such-name not found",
