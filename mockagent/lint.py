@@ -393,6 +393,8 @@ def _always_wins(earlier: Match, later: Match) -> bool:
         states = _task_states(earlier)
         if later.task is None or (states is not None and all(s.terminal for s in states)):
             return False  # (an earlier matcher that can never match wins nothing)
+        if earlier.task.known != later.task.known:
+            return False  # a made-up id's matcher and a real task's share no call
         later_states = _task_states(later)
         if states is not None and (later_states is None or not set(later_states) <= set(states)):
             return False

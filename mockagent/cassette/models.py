@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from mockagent.cassette.base import Count, ErrorStatus, Model, Positive
 from mockagent.cassette.content import ArtifactContent, MessageContent
@@ -252,12 +252,22 @@ class Fault(Model):
 
 
 class TaskMatch(Model):
-    """A follow-up on a live task: the call names a task in this state, created by `from`."""
+    """A follow-up on a live task: the call names a task in this state, created by `from`; or,
+    with `known: false`, a call that names no task the replay knows (a made-up id)."""
 
     state: StateName | list[StateName] | None = None
     from_: str | None = Field(
         None, alias="from", description="name of the interaction that created the task"
     )
+    known: bool = Field(
+        True, description="false: the call names no task this replay knows (an id made up)"
+    )
+
+    @model_validator(mode="after")
+    def _unknown_alone(self) -> TaskMatch:
+        if not self.known and (self.state is not None or self.from_ is not None):
+            raise ValueError("`known: false` names no task: it takes no `state` or `from`")
+        return self
 
     @field_validator("state")
     @classmethod

@@ -302,6 +302,8 @@ class CompiledMatch:
 
 def _check_task(expected: TaskMatch, facts: TaskFacts | None) -> list[Mismatch]:
     """A follow-up matcher against the live task the call names (None: it names none)."""
+    if not expected.known:  # a refusal of a made-up id must not take a call on a real task
+        return [] if facts is None else [Mismatch("task.known", "equals false", True)]
     if facts is None:
         return [Mismatch("message.taskId", "names a live task (a follow-up)", MISSING)]
     out = []

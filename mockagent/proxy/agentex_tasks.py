@@ -11,7 +11,10 @@ the engine plays instead (as proxy/cancel.py does for A2A), each usable once (`t
   later cancel can name the task by `task: {from: …}`;
 * an accepted cancel: `operation: CancelTask, task: {from: …}` with the state step it showed;
 * a refused cancel: the same match, with the state the task was refused in, replying with an
-  `error:` that carries the platform's message (the task's id in it written `{taskId}`).
+  `error:` that carries the platform's message (the task's id in it written `{taskId}`);
+* a refused cancel of a task the recording never saw (an id or a name the client made up):
+  `operation: CancelTask, task: {known: false}` with the platform's refusal, where the replay's
+  store would refuse it in other words.
 
 A get-or-create that finds a task (an existing name) is answered by the store with the task as
 its script left it: a state the platform reached without a poll showing it becomes a step.
@@ -86,13 +89,17 @@ def record_cancel(
     owner: AgentexRecording, agent: str | None, params: dict[str, Any], payload: Any
 ) -> None:
     """An answered task/cancel (`payload`: its envelope, a result or an error) on a task the
-    recording knows; an unknown task is refused by the replay's store as unknown too."""
+    recording knows, or refused on one it never saw."""
     ref_id, ref_name = params.get("task_id"), params.get("task_name")
     task_id = ref_id if isinstance(ref_id, str) and ref_id else owner.names.get(str(ref_name), "")
     task = owner.tasks.get(task_id)
-    if task is None or not isinstance(payload, dict):
+    if not isinstance(payload, dict):
         return
     error, result = payload.get("error"), payload.get("result")
+    if task is None:
+        if isinstance(error, dict):
+            _unknown_refused(owner, agent, ref_id, ref_name, error)
+        return
     if isinstance(error, dict):
         refusal = _refusal(error, task_id, task.state)
         if refusal is not None:
@@ -128,6 +135,32 @@ def _add(
     match["task"] = on
     text = f"cancel {task.origin or agent or 'task'}"
     owner.session.recorder.add_interaction({"parts": [{"text": text}]}, reply, match=match)
+
+
+def _unknown_refused(
+    owner: AgentexRecording, agent: str | None, ref_id: Any, ref_name: Any, error: dict[str, Any]
+) -> None:
+    """A cancel of a task the recording never saw (an id or a name the client made up), refused
+    by the platform: an interaction on `task: {known: false}` with its refusal, unless the
+    replay's store refuses it in the same words (TaskOperations.known)."""
+    message = error.get("message")
+    if not isinstance(message, str):
+        return
+    kind = "InvalidParams" if error.get("code") == INVALID_PARAMS else "TaskNotFound"
+    own = f"Task {ref_id} not found" if ref_id else f"Task named {ref_name!r} not found"
+    if kind == "TaskNotFound" and message == own:
+        return
+    refusal: dict[str, Any] = {"name": kind}
+    if message != errors.scripted(kind).message:
+        refusal["message"] = message
+    # By id or by name, as the call named it: a refusal the store gives alike is not recorded,
+    # so a cancel by the other reference must not take this one.
+    where: dict[str, Any] = {"agent": agent} if agent else {}
+    where["id" if ref_id else "name"] = {"exists": True}
+    match = {"operation": "CancelTask", "where": where, "task": {"known": False}}
+    owner.session.recorder.add_interaction(
+        {"parts": [{"text": "cancel unknown task"}]}, {"error": refusal}, match=match
+    )
 
 
 def _refusal(error: dict[str, Any], task_id: str, state: str) -> dict[str, Any] | None:

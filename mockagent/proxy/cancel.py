@@ -15,7 +15,8 @@ differently:
 A CancelTask (or SubscribeToTask) on a task the recording never saw, an id the client made up, is
 refused by the replay's store with mockagent's TaskNotFound; where the agent refused it in other
 words, details or status, an interaction answers the next such call with the agent's refusal.
-It matches on the operation only (the id is the client's, not one the recording knows), once,
+It matches the operation on a task the replay does not know (`task: {known: false}`: the id is
+the client's, not one the recording knows, and a call on a real task must not use it up), once,
 in the order the calls came.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.states import TaskState
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
+from mockagent.dialects.a2a.v0_3_rest import REST_ERROR_TYPES
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable
 from mockagent.proxy.recorder import MINTED, RecordedTask, Recorder
@@ -83,7 +85,9 @@ def unknown_refused(
     verb = "cancel" if operation == "CancelTask" else "subscribe"
     text = f"{verb} unknown task"
     recorder.add_interaction(
-        {"parts": [{"text": text}]}, {"error": error}, match={"operation": operation}
+        {"parts": [{"text": text}]},
+        {"error": error},
+        match={"operation": operation, "task": {"known": False}},
     )
 
 
@@ -126,7 +130,8 @@ def recorded_error(
 ) -> dict[str, Any]:
     """An error answer as a cassette's `error:`: the kind, and the message, details and (REST)
     HTTP `status` the agent sent where they differ from what the replay sends for `kind` by
-    itself, with `task_id` written `{taskId}`."""
+    itself, with `task_id` written `{taskId}`. A v0.3 REST `{message, type}` whose `type` no
+    kind has (read as Internal) keeps it as the error's one detail, `{type: …}`."""
     typed = rest_error_body(payload)  # v0.3 REST `{message, type}`: it has no details to keep
     error = payload.get("error") if isinstance(payload, dict) else None
     error = typed if error is None else error
@@ -140,6 +145,8 @@ def recorded_error(
     written = isinstance(details, list) and all(isinstance(d, dict) for d in details)
     if written and details != own.get("data", []) and typed is None:
         out["details"] = details
+    elif typed is not None and payload["type"] != REST_ERROR_TYPES.get(kind):
+        out["details"] = [{"type": payload["type"]}]  # a `type` no kind has: sent back as is
     if binding != "JSONRPC" and status in range(400, 600) and status != TABLE[kind].http:
         out["status"] = status  # JSON-RPC errors go with HTTP 200 whatever the agent's kind
     return out

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from flask import Flask, request
 
-from mockagent.server.thread import serve_in_thread
+from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.recording import HTTP, recording
 
 REFUSER = {
@@ -94,3 +95,49 @@ def test_a_v0_3_rest_refusal_replays_with_its_type_message_and_status(tmp_path: 
         errors
     )
     assert "v03" not in cassette["agent"]  # `{message, type}` is the default v0.3 REST shape
+
+
+def quota_agent() -> Any:
+    """A raw v0.3 REST agent whose refusal has a `type` no a2a-sdk error class has."""
+    app = Flask("quota")
+
+    @app.get("/.well-known/agent-card.json")
+    def card() -> Any:
+        return {
+            "name": "quota",
+            "description": "Refuses every message: over quota.",
+            "version": "1.0.0",
+            "protocolVersion": "0.3.0",
+            "url": request.host_url + "v1",
+            "preferredTransport": "HTTP+JSON",
+            "capabilities": {},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "s", "name": "S", "description": "S.", "tags": []}],
+        }
+
+    @app.post("/v1/message:send")
+    def send() -> Any:
+        return {"message": "Slow down", "type": "QuotaExceededError"}, 429
+
+    return app
+
+
+def test_an_unknown_v0_3_rest_error_type_replays_as_the_agent_sent_it(tmp_path: Path) -> None:
+    path = tmp_path / "recorded.yaml"
+    agent = ServerThread(quota_agent()).start()
+    try:
+        with recording(agent.url, path) as rec:
+            live = HTTP.post(f"{rec.url.rstrip('/')}/v1/message:send", json=v0_3_message("hi"))
+            assert rec.finish() == path
+    finally:
+        agent.stop()
+    assert (live.status_code, live.json()) == (
+        429,
+        {"message": "Slow down", "type": "QuotaExceededError"},
+    )
+    with serve_in_thread(path, pace="instant") as replay:
+        again = HTTP.post(f"{replay.url.rstrip('/')}/v1/message:send", json=v0_3_message("hi"))
+    assert (again.status_code, again.json()) == (live.status_code, live.json())  # not InternalError
+    error = yaml.safe_load(path.read_text())["interactions"][0]["reply"]["error"]
+    assert error["details"] == [{"type": "QuotaExceededError"}]

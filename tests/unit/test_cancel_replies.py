@@ -143,3 +143,33 @@ def test_a_recorded_refusal_over_rest(client: Any) -> None:
             "details": [INFO],
         }
     }
+
+
+UNKNOWN_REFUSED = """
+- name: ask
+  match: {text: ask}
+  reply:
+    task:
+      steps:
+        - {state: TASK_STATE_INPUT_REQUIRED, message: {parts: [{text: Which branch?}]}}
+- name: cancel-unknown
+  match: {operation: CancelTask, task: {known: false}}
+  reply:
+    error: {name: TaskNotFound, message: Task not found}
+  times: 1
+"""
+
+
+def test_a_refusal_of_a_made_up_id_is_not_used_up_by_a_real_task(make_engine: Any) -> None:
+    engine = make_engine(UNKNOWN_REFUSED)
+    task = cancel(engine, asked(engine))  # a real task: the store cancels it
+    assert task.state is TaskState.CANCELED
+    assert engine.journal.entries[-1].interaction is None
+    with pytest.raises(errors.TaskNotFound) as refused:
+        engine.handle(task_call("CancelTask", id="no-such-task"))
+    assert str(refused.value) == "Task not found"  # the recorded refusal, not the store's
+
+
+def test_known_false_takes_no_state_or_origin(make_engine: Any) -> None:
+    with pytest.raises(Exception, match="known: false"):
+        make_engine(UNKNOWN_REFUSED.replace("{known: false}", "{known: false, from: ask}"))

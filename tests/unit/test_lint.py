@@ -747,3 +747,24 @@ def test_lint_command_usage_errors(tmp_path: Path) -> None:
     assert empty.exit_code == 2 and "no cassettes" in empty.output
     help_text = CliRunner().invoke(main, ["lint", "--help"])
     assert help_text.exit_code == 0 and "Exit status" in help_text.output
+
+
+def test_a_made_up_id_matcher_does_not_shadow_a_real_task_matcher(tmp_path: Path) -> None:
+    path = cassette(
+        tmp_path,
+        """\
+  - name: origin
+    match: {text: ask}
+    reply:
+      task:
+        steps:
+          - {state: TASK_STATE_INPUT_REQUIRED, message: {parts: [{text: Which?}]}}
+  - name: unknown
+    match: {operation: CancelTask, task: {known: false}}
+    reply: {error: {name: TaskNotFound, message: Task not found}}
+  - name: real
+    match: {operation: CancelTask, task: {from: origin}}
+    reply: {error: {name: TaskNotCancelable, message: Too late}}
+""",
+    )
+    assert codes(lint(path)) == []
