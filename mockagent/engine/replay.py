@@ -24,7 +24,7 @@ from mockagent.engine.journal import Journal, Numbering
 from mockagent.engine.matchers import CompiledMatch, TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
-from mockagent.engine.task_ops import TaskOperations, history_length_of
+from mockagent.engine.task_ops import TaskOperations, history_length_of, not_subscribable
 from mockagent.engine.tasks import Runner, Task, json_copy
 from mockagent.engine.taskstore import StoreFactory, Transactions, memory_store
 from mockagent.vocabulary import MESSAGE_OPERATIONS, TASK_OPERATIONS
@@ -415,11 +415,7 @@ class Engine:
                 self._subscription_error(index, call.params.get("id"))
             task = self.ops.known(call.params.get("id"))
             if task.state.terminal:
-                raise errors.UnsupportedOperation(
-                    f"Task {task.id} is in terminal state {task.state.name}: "
-                    "nothing to subscribe to",
-                    metadata={"taskId": task.id},
-                )
+                raise not_subscribable(task.id, task.state)
             if index is not None:  # its fault (a recorded cut-off) cuts one subscription off
                 fault = self.interactions[index].fault
                 self.tasks.use(index)

@@ -38,9 +38,7 @@ class TaskOperations:
         """The task with this id, or TaskNotFound."""
         task = self.tasks.get(task_id)
         if task is None:
-            raise errors.TaskNotFound(
-                f"Task {task_id} not found", metadata={"taskId": str(task_id or "")}
-            )
+            raise not_found(task_id)
         return task
 
     def find(self, p: dict[str, Any]) -> Task:
@@ -199,6 +197,19 @@ class TaskOperations:
     def DeleteTaskPushNotificationConfig(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
         self.known(p.get("taskId")).push_configs.pop(p.get("id"), None)  # type: ignore[arg-type]
         return Empty()
+
+
+def not_found(task_id: Any) -> errors.TaskNotFound:
+    """How the task store refuses an id it does not know."""
+    return errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": str(task_id or "")})
+
+
+def not_subscribable(task_id: str, state: TaskState) -> errors.UnsupportedOperation:
+    """How the engine refuses a subscription to a task that has ended."""
+    return errors.UnsupportedOperation(
+        f"Task {task_id} is in terminal state {state.name}: nothing to subscribe to",
+        metadata={"taskId": task_id},
+    )
 
 
 def not_cancelable(task_id: str, state: TaskState) -> errors.TaskNotCancelable:

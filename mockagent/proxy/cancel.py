@@ -29,7 +29,7 @@ from mockagent.cassette.states import TaskState
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.v0_3_rest import REST_ERROR_TYPES
 from mockagent.engine.replay import TASK_ID
-from mockagent.engine.task_ops import not_cancelable
+from mockagent.engine.task_ops import not_cancelable, not_found
 from mockagent.proxy.recorder import MINTED, RecordedTask, Recorder
 from mockagent.proxy.v0_3_wire import rest_error_body
 
@@ -94,8 +94,9 @@ def unknown_refused(
 def _not_found(task_id: str) -> dict[str, Any]:
     """The replay store's refusal of an id it does not know (TaskOperations.known), as
     `recorded_error` writes an error."""
-    refusal = errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": task_id})
-    return recorded_error("JSONRPC", "TaskNotFound", jsonrpc_error(refusal, None), task_id)
+    return recorded_error(
+        "JSONRPC", "TaskNotFound", jsonrpc_error(not_found(task_id), None), task_id
+    )
 
 
 def _accepted(recorder: Recorder, task: RecordedTask, snapshot: dict[str, Any]) -> None:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mockagent import errors
 from mockagent.cassette.states import TaskState
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.engine.replay import TASK_ID
+from mockagent.engine.task_ops import not_subscribable
 from mockagent.proxy.cancel import recorded_error, unknown_refused
 from mockagent.proxy.recorder import RecordedTask, Recorder
 
@@ -118,9 +118,7 @@ def subscription_fault(
     recorder: Recorder, task: RecordedTask, fault: dict[str, Any]
 ) -> dict[str, Any]:
     """The interaction that cuts off one replayed subscription on `task` as `fault` says."""
-    match = {"operation": "SubscribeToTask", "task": {"from": task.origin}}
-    message = {"parts": [{"text": f"subscribe {task.origin}"}]}
-    interaction = recorder.add_interaction(message, {}, match=match)
+    interaction = _subscription(recorder, task, {})
     del interaction["reply"]  # a subscription answers with the task as it is: only the fault
     times = interaction.pop("times")
     interaction["fault"] = recorder.redactor.redact(fault)
@@ -131,11 +129,15 @@ def subscription_fault(
 def subscription_refused(recorder: Recorder, task: RecordedTask, error: dict[str, Any]) -> None:
     """A SubscribeToTask on `task` answered with `error` (as `recorded_error` writes it; see
     above)."""
-    if error == _replay_refusal(task):
-        return
+    if error != _replay_refusal(task):
+        _subscription(recorder, task, {"error": error})
+
+
+def _subscription(recorder: Recorder, task: RecordedTask, reply: dict[str, Any]) -> dict[str, Any]:
+    """A new interaction answering one SubscribeToTask on `task` with `reply`."""
     match = {"operation": "SubscribeToTask", "task": {"from": task.origin}}
     message = {"parts": [{"text": f"subscribe {task.origin}"}]}
-    recorder.add_interaction(message, {"error": error}, match=match)
+    return recorder.add_interaction(message, reply, match=match)
 
 
 def refused_unopened(
@@ -166,7 +168,5 @@ def _replay_refusal(task: RecordedTask) -> dict[str, Any] | None:
         return None
     if not state.terminal:
         return None
-    text = f"Task {TASK_ID} is in terminal state {state.name}: nothing to subscribe to"
-    refusal = errors.UnsupportedOperation(text, metadata={"taskId": TASK_ID})
-    payload = jsonrpc_error(refusal, None)
+    payload = jsonrpc_error(not_subscribable(TASK_ID, state), None)
     return recorded_error("JSONRPC", "UnsupportedOperation", payload, TASK_ID)
