@@ -24,7 +24,12 @@ from mockagent.engine.journal import Journal, Numbering
 from mockagent.engine.matchers import CompiledMatch, TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.stream import Stream
-from mockagent.engine.task_ops import TaskOperations, history_length_of, not_subscribable
+from mockagent.engine.task_ops import (
+    TaskOperations,
+    history_length_of,
+    not_found_by_name,
+    not_subscribable,
+)
 from mockagent.engine.tasks import Runner, Task, json_copy
 from mockagent.engine.taskstore import StoreFactory, Transactions, memory_store
 from mockagent.vocabulary import MESSAGE_OPERATIONS, TASK_OPERATIONS
@@ -276,10 +281,7 @@ class Engine:
                 self.tasks.named(call.params["taskName"]) if call.params.get("taskName") else None
             )
             if named is None and call.params.get("taskName") and call.operation == "SendEvent":
-                raise errors.TaskNotFound(
-                    f"Task named {call.params['taskName']!r} not found",
-                    metadata={"taskName": str(call.params["taskName"])},
-                )
+                raise not_found_by_name(call.params["taskName"])
             return named
         task = self.ops.known(message["taskId"])
         if message.get("contextId") and message["contextId"] != task.context_id:

@@ -48,9 +48,7 @@ class TaskOperations:
         if p.get("name"):
             task = self.tasks.named(p["name"])
             if task is None:
-                raise errors.TaskNotFound(
-                    f"Task named {p['name']!r} not found", metadata={"taskName": str(p["name"])}
-                )
+                raise not_found_by_name(p["name"])
             return task
         raise errors.InvalidParams("Either a task id or a task name must be provided")
 
@@ -202,6 +200,11 @@ class TaskOperations:
 def not_found(task_id: Any) -> errors.TaskNotFound:
     """How the task store refuses an id it does not know."""
     return errors.TaskNotFound(f"Task {task_id} not found", metadata={"taskId": str(task_id or "")})
+
+
+def not_found_by_name(name: Any) -> errors.TaskNotFound:
+    """How the task store refuses a task name it does not know (Agentex)."""
+    return errors.TaskNotFound(f"Task named {name!r} not found", metadata={"taskName": str(name)})
 
 
 def not_subscribable(task_id: str, state: TaskState) -> errors.UnsupportedOperation:

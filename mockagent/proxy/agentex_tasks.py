@@ -28,7 +28,7 @@ from mockagent import errors
 from mockagent.cassette.states import TaskState
 from mockagent.dialects.agentex.errors import INVALID_PARAMS
 from mockagent.engine.replay import TASK_ID
-from mockagent.engine.task_ops import not_cancelable
+from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_name
 from mockagent.proxy.recorder import MINTED
 
 if TYPE_CHECKING:
@@ -147,8 +147,8 @@ def _unknown_refused(
     if not isinstance(message, str):
         return
     kind = "InvalidParams" if error.get("code") == INVALID_PARAMS else "TaskNotFound"
-    own = f"Task {ref_id} not found" if ref_id else f"Task named {ref_name!r} not found"
-    if kind == "TaskNotFound" and message == own:
+    own = not_found(ref_id) if ref_id else not_found_by_name(ref_name)
+    if kind == "TaskNotFound" and message == own.message:
         return
     refusal: dict[str, Any] = {"name": kind}
     if message != errors.scripted(kind).message:
