@@ -1,7 +1,15 @@
-"""A server on 127.0.0.1, port 0, in a daemon thread: for tests and the pytest fixture."""
+"""A server on 127.0.0.1, port 0, in a daemon thread: for tests and the pytest fixture.
+
+It is werkzeug's threaded WSGI server (as pytest-httpserver uses): a thread per connection, so
+every open stream holds one and fresh calls are still answered. Its `serve_forever()` checks for
+`shutdown()` every `POLL_S`; werkzeug's default of 0.5 s would make every stop take that long.
+werkzeug answers HTTP/1.1 with `Connection: close`: a client opens a connection per call.
+"""
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -9,26 +17,98 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
-from mockagent.server.http import HttpServer
+
+POLL_S = 0.005
+"""How often `serve_forever()` looks for a stop: a stop takes at most this long."""
+log = logging.getLogger("mockagent")
+
+
+class _Quiet(WSGIRequestHandler):
+    """No access log: a test suite's output is its own (werkzeug would add a stderr handler)."""
+
+    def log(self, type: str, message: str, *args: Any) -> None:
+        if type == "error":
+            log.error("mockagent: " + message, *args)
+
+
+class _BindFailed(Exception):
+    """An OSError from bind() or listen(), carried past werkzeug, which would exit the process."""
+
+
+class _Server(ThreadedWSGIServer):
+    """werkzeug's threaded server that names its threads `mockagent:PORT:CLIENT-PORT` (a thread
+    dump, and the leak tests, can find them) and cuts the connections still open at a stop."""
+
+    def __init__(self, host: str, port: int, app: Flask) -> None:
+        self.open: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        try:
+            super().__init__(host, port, app, _Quiet)
+        except _BindFailed as exc:
+            raise exc.__cause__ or exc from None
+
+    def server_bind(self) -> None:
+        try:
+            super().server_bind()
+        except OSError as exc:
+            raise _BindFailed() from exc
+
+    def server_activate(self) -> None:
+        try:
+            super().server_activate()
+        except OSError as exc:
+            raise _BindFailed() from exc
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # A stream's events are small writes that must leave at once, not wait for an ACK.
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.lock:
+            self.open.add(request)
+        threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            name=f"mockagent:{self.port}:{client_address[1]}",
+            daemon=True,
+        ).start()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.lock:
+            self.open.discard(request)
+        super().shutdown_request(request)
+
+    def log(self, type: str, message: str, *args: Any) -> None:
+        if type == "error":
+            log.error("mockagent: " + message, *args)
+
+    def cut(self) -> None:
+        """Shut every open connection down: a thread blocked on a slow client ends."""
+        with self.lock:
+            open_now = list(self.open)
+        for conn in open_now:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed meanwhile
 
 
 class ServerThread:
-    """`serve`'s HTTP server in a daemon thread; it listens from construction on."""
+    """A WSGI server in a daemon thread; it listens from construction on."""
 
     def __init__(self, app: Flask, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = app
-        self._server = HttpServer(
-            app, host, port, threads=1024, loop=True
-        )  # a test's open streams never queue
+        self._server = _Server(host, port, app)
         self.host = host
         self.port = self._server.port
-        # Not the loop's own name (mockagent:PORT): a thread dump tells the two apart.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"mockagent-serve:{self.port}", daemon=True
+            target=self._server.serve_forever,
+            args=(POLL_S,),
+            name=f"mockagent-serve:{self.port}",
+            daemon=True,
         )
 
     @property
@@ -71,9 +151,11 @@ class ServerThread:
         mounts = self.app.extensions.get("mockagent")
         if mounts is not None:  # a recording proxy has none
             mounts.close()  # open streams end, so their threads do too
-        self._server.shutdown()
         if self._thread.is_alive():
+            self._server.shutdown()  # returns once serve_forever() has (within POLL_S)
             self._thread.join()
+        self._server.server_close()
+        self._server.cut()
 
 
 @contextmanager
