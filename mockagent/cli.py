@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 import atexit
-import gc
 import ipaddress
 import logging
 import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import httpx
+from flask import Flask
 
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
@@ -27,8 +27,8 @@ from mockagent.errors import CassetteError, StoreError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.app import MAX_BODY, create_app
-from mockagent.server.http import HttpServer, listen, root_url
-from mockagent.server.workers import run_workers
+from mockagent.server.host import listen, root_url, serve_on
+from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
 from mockagent.verify_update import update_cassette
 from mockagent.vocabulary import CARD_PATH
@@ -74,11 +74,12 @@ def main() -> None:
 )
 @click.option(
     "--threads",
-    default=32,
+    default=128,
     show_default=True,
     type=click.IntRange(1, 1024),
-    help="Requests answered at once off the event loop; every open stream or subscription "
-    "holds one (one past the limit still opens; other requests wait).",
+    help="Requests each worker answers at once (granian's blocking threads, started as needed). "
+    "Every open stream or subscription holds one until it ends; past the limit, new requests "
+    "wait for a thread.",
 )
 @click.option(
     "--admin/--no-admin",
@@ -98,7 +99,8 @@ def main() -> None:
     default=1,
     show_default=True,
     type=click.IntRange(1, 256),
-    help="Server processes (forked); more than one needs a shared --store.",
+    help="Worker processes (granian's: one that dies is started again; a stop waits for "
+    "them); more than one needs a shared --store.",
 )
 @click.option(
     "--store",
@@ -128,7 +130,8 @@ def serve(
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
-    "mockagent ready"; Ctrl-C (or SIGTERM) stops the server.
+    "mockagent ready"; Ctrl-C (or SIGTERM) stops the server: open streams end, then the workers.
+    Served by granian (a Rust HTTP server) in worker processes that each load the cassettes.
     """
     _check_pace(pace)
     if workers > 1 and store_url in (None, "memory", "memory:"):
@@ -168,21 +171,30 @@ def serve(
         )
         return f"{name or path.stem}  {url}{card}"
 
-    with _collector_for_serving():
-        sock = _listen(host, port)
+    sock = _listen(host, port)
 
-        def announce() -> None:
-            _announce(
-                sock,
-                lambda root: [describe(root, name) for name in mounts.agents],
-                f" with {workers} workers" if workers > 1 else "",
-            )
+    def announce() -> None:
+        _announce(
+            sock,
+            lambda root: [describe(root, name) for name in mounts.agents],
+            f" with {workers} workers" if workers > 1 else "",
+        )
 
-        if workers > 1:
-            announce()
-            run_workers(app, sock, workers, threads)
-        else:
-            _run(app, sock, announce, threads, loop=True)
+    _run(
+        app,
+        sock,
+        announce,
+        threads,
+        workers=workers,
+        source=path,
+        store_url=store_url,
+        options={
+            "pace": pace,
+            "pace_cap_ms": pace_cap_ms,
+            "admin": admin_enabled(host, admin),
+            "max_body": max_body,
+        },
+    )
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -196,7 +208,7 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str = "") -> None:
     """Print `lines(root URL)`, then the ready line."""
-    root = root_url(sock)
+    root = root_url(*sock.getsockname()[:2])
     for line in lines(root):
         click.echo(line)
     # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
@@ -205,31 +217,25 @@ def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str =
 
 
 def _run(
-    app: Any,
+    app: Flask,
     sock: socket.socket,
     announce: Callable[[], None],
-    threads: int = 32,
-    loop: bool = False,
+    threads: int,
+    *,
+    workers: int,
+    source: Path,
+    store_url: str | None,
+    options: dict[str, Any],
 ) -> None:
-    """`announce` that we are ready, then serve `app` on `sock` until Ctrl-C or SIGTERM; `loop`:
-    on an event loop (replay; the recording proxy waits for its upstream, so it keeps a thread per
-    connection)."""
-    server = HttpServer(app, sock=sock, threads=threads, loop=loop)
-    # Ctrl-C (KeyboardInterrupt) and SIGTERM (docker stop, CI teardown; made a SystemExit here)
-    # end serving in the main thread; then the connections are cut. The handler is in place
-    # before the ready line, so a SIGTERM right after it still stops cleanly (and writes the
-    # recording) instead of killing the process.
-    signal.signal(signal.SIGTERM, _exit)
-    try:
-        announce()
-        server.serve_forever()
-    except (KeyboardInterrupt, SystemExit):
-        pass
-    finally:
-        server.shutdown()
-        mounts = app.extensions.get("mockagent")
-        if mounts is not None:
-            mounts.close()  # ends open streams and webhook workers
+    """Serve the cassettes at `source` on `sock` in granian's worker processes (each builds its
+    own app from `source` and `options`) until Ctrl-C or SIGTERM; `announce` once they start.
+
+    `app` is the one `serve` built to check the cassettes (and to wipe a shared store once): it
+    serves nothing, and lets go of its store before the workers start.
+    """
+    app.extensions["mockagent"].close()
+    serve_on(sock, source, options, store_url, workers, threads, announce)
+    sock.close()
     click.echo("mockagent stopped")
 
 
@@ -279,7 +285,8 @@ def record(
 
     Point clients at the printed URL: the card is the upstream's, with its interface URLs moved
     to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
-    PATH.partial holds what was recorded so far while it runs).
+    PATH.partial holds what was recorded so far while it runs). The proxy runs in this one
+    process (werkzeug's threaded server, a thread per connection), where the recording lives.
     """
     redactor = Redactor(
         SECRET_HEADERS + redact_header, SECRET_PARAMS + redact_param, SECRET_FIELDS + redact_field
@@ -295,9 +302,14 @@ def record(
         if recording
         else f"replaying {cassette} (mode {mode}: it exists)"
     )
-    sock = _listen(host, port)
-    lines = lambda root: [f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})"]  # noqa: E731
-    _run(app, sock, lambda: _announce(sock, lines))
+    server = _thread_server(app, host, port)
+    root = root_url(server.host, server.port)
+
+    def announce() -> None:
+        click.echo(f"{what}; point clients at {root}/ (card: {root}{CARD_PATH})")
+        click.echo(f"{READY} on {root} (Ctrl-C to stop)")
+
+    _until_stopped(server, announce)
     try:
         written = finish_recording(app)
     except CassetteError as exc:
@@ -446,29 +458,31 @@ def _check_pace(pace: str | None) -> None:
             raise click.BadParameter(str(exc), param_hint="--pace") from None
 
 
-@contextmanager
-def _collector_for_serving() -> Iterator[None]:
-    """The loaded cassettes never die: the collector leaves them alone while the server serves
-    (a collection over a big cassette is a latency spike), and forked workers do not write to
-    (and so copy) the pages they share. What survives a collection later joins them. All as it
-    was after: `serve` may run in a process that goes on (a test)."""
-    gc.freeze()
-    gc.callbacks.append(_freeze_survivors)
+def _thread_server(app: Flask, host: str, port: int) -> ServerThread:
+    """`record`'s server, listening; or exit 1 saying why it cannot listen."""
     try:
-        yield
+        return ServerThread(app, host, port)
+    except OSError as exc:
+        click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        raise SystemExit(1) from None
+
+
+def _until_stopped(server: ServerThread, announce: Callable[[], None]) -> None:
+    """Serve in a thread, `announce` it, and go on until Ctrl-C (KeyboardInterrupt) or SIGTERM
+    (docker stop, CI teardown; made a SystemExit here); then stop: open streams end, the
+    connections are cut. The handler is in place before the ready line, so a SIGTERM right after
+    it still stops cleanly (and the recording is written) instead of killing the process."""
+    signal.signal(signal.SIGTERM, _exit)
+    server.start()
+    try:
+        announce()
+        while True:
+            time.sleep(3600)  # a signal interrupts it
+    except (KeyboardInterrupt, SystemExit):
+        pass
     finally:
-        gc.callbacks.remove(_freeze_survivors)
-        gc.unfreeze()
-
-
-def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
-    """After every collection, set what survived aside as frozen: the collector then walks each
-    object once, young, and never the tasks again (they live until a reset; walking them again
-    and again costs every call, and a full collection is a latency spike). Frozen objects are still
-    freed by reference counting, when a call ends or a reset drops them. Only garbage in a
-    reference cycle would stay, and serving makes none (tests/unit/test_no_reference_cycles.py)."""
-    if phase == "stop":
-        gc.freeze()
+        server.stop()
+    click.echo("mockagent stopped")
 
 
 def _exit(signum: int, frame: object) -> None:

@@ -1,5 +1,5 @@
 """The bench's floor: a bare Flask app returning mockagent's own canned answers, on the same HTTP
-server as `mockagent serve` (mockagent.server.http).
+server as `mockagent serve` (granian, one WSGI worker process).
 
 It parses the JSON-RPC body (as any real endpoint must) and picks the canned reply by method and
 text, nothing more: what is left of mockagent's cost above this app is matching, task state and
@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from flask import Flask, Response, request
-
-from mockagent.server.http import HttpServer
+from granian.constants import Interfaces
+from granian.server.mp import MPServer
 
 
 def create_app(canned: dict[str, Any]) -> Flask:
@@ -47,11 +48,23 @@ def create_app(canned: dict[str, Any]) -> Flask:
     return app
 
 
+def load(path: str, target: str) -> Flask:
+    """The app of granian's worker process (`target` is unused)."""
+    with open(path, encoding="utf-8") as f:
+        return create_app(json.load(f))
+
+
 def main() -> None:
     port, threads, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    with open(path, encoding="utf-8") as f:
-        canned = json.load(f)
-    HttpServer(create_app(canned), "127.0.0.1", port, threads=threads, loop=True).serve_forever()
+    server = MPServer(
+        "bench_flask",
+        address="127.0.0.1",
+        port=port,
+        interface=Interfaces.WSGI,
+        blocking_threads=threads,
+        log_enabled=False,
+    )
+    server.serve(target_loader=partial(load, path))
 
 
 if __name__ == "__main__":

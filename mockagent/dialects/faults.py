@@ -9,13 +9,11 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.engine.stream import KEEPALIVE
-from mockagent.waiting import before_wait
 
 
 def delay(fault: Fault | None) -> None:
     """A scripted wait before answering; outside the engine's lock, so others go on."""
     if fault is not None and fault.delayMs:
-        before_wait()
         time.sleep(fault.delayMs / 1000)
 
 

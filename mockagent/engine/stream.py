@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from mockagent.cassette.models import Fault, Opening
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.tasks import Task
-from mockagent.waiting import before_wait, flush
 
 KEEPALIVE = None
 """What `events()` yields when nothing happened for a while: the binding sends a comment, which
@@ -56,8 +55,6 @@ class Stream:
         if task is None or self._ends_with_snapshot(task):
             return
         while True:
-            # what was yielded goes out now, not under the lock: a slow client holds up nobody
-            flush()
             with self.condition:  # woken by any task's event: wait for this task's, or the tick
                 now = self._wait(task)
                 batch = now.events[self.cursor :] if now is not None else []
@@ -95,7 +92,6 @@ class Stream:
 
         if news():
             return current
-        before_wait()  # the thread may be an event loop's: the loop goes on elsewhere
         if self.poll_s is None:
             self.condition.wait_for(news, self.keepalive_s)
             return current

@@ -18,7 +18,6 @@ from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
 from mockagent.engine.tasks import Task
-from mockagent.waiting import at_rest, more_to_come
 
 
 class Counters(Protocol):
@@ -94,12 +93,11 @@ LEASE_CALLS = 16
 class Transactions:
     """`with transactions():` — the engine's lock held and the store's state loaded, nesting.
 
-    With a shared store, a process whose threads queue for the engine, or whose event loop has
-    more calls ready, keeps the store's lock for them (a lease of at most LEASE_CALLS calls)
-    instead of saving and locking again for each: the calls are still answered one at a time
-    across all processes, but the two round trips of loading and saving are paid per batch. A
-    caller alone (a test calling one call at a time) pays both itself, so another process sees
-    its changes as soon as its call returns.
+    With a shared store, a process whose threads queue for the engine keeps the store's lock for
+    them (a lease of at most LEASE_CALLS calls) instead of saving and locking again for each: the
+    calls are still answered one at a time across all processes, but the two round trips of
+    loading and saving are paid per batch. A caller alone (a test calling one call at a time)
+    pays both itself, so another process sees its changes as soon as its call returns.
     """
 
     def __init__(self, lock: threading.RLock, store: TaskStore, counters: Counters) -> None:
@@ -144,15 +142,7 @@ class Transactions:
             queued = self._queue > 0
         if queued:  # the next in line (in this process) goes on under the lease
             return
-        if more_to_come():  # an event loop has more calls ready: it lets go when it has none
-            at_rest(self._rest)
-        else:
-            self.release()
-
-    def _rest(self) -> None:
-        with self._lock:
-            if self._depth == 0:
-                self.release()
+        self.release()
 
     def release(self) -> None:
         """Save and unlock the store now (call with the lock held, outside any transaction)."""

@@ -10,8 +10,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from mockagent.waiting import before_wait
-
 # Hop-by-hop headers, and those httpx sets itself: never forwarded in either direction.
 HOP_BY_HOP = frozenset(
     {
@@ -61,7 +59,6 @@ class Upstream:
         self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
     ) -> httpx.Response:
         """Send and return the response with its body not yet read (it may be a stream)."""
-        before_wait()  # the upstream's answer takes its time: an event loop goes on meanwhile
         request = self._client.build_request(
             method, self.url_for(path, query), content=body or None, headers=forwardable(headers)
         )
@@ -131,8 +128,6 @@ def tee(
     chunks = response.iter_raw()
     try:
         while True:
-            # what was passed on goes out before the upstream's next chunk is waited for
-            before_wait()
             chunk = next(chunks, None)
             if chunk is None:
                 break

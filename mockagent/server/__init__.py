@@ -1,1 +1,2 @@
-"""HTTP serving: the Flask app and a test server thread."""
+"""HTTP serving glue: the app factory, the admin API, the inspector, the WSGI adapter, the
+fixture's server thread (werkzeug) and `serve`'s granian host."""

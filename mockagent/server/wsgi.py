@@ -17,7 +17,6 @@ from werkzeug.http import HTTP_STATUS_CODES
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.errors import DropConnection, InternalError, MethodNotFound
-from mockagent.server.request import HEADERS
 
 log = logging.getLogger("mockagent")
 StartResponse = Callable[..., Any]
@@ -58,9 +57,6 @@ def read_body(environ: dict[str, Any], limit: int | None) -> bytes:
 
 def headers_of(environ: dict[str, Any]) -> dict[str, str]:
     """Request headers, names lowercased."""
-    parsed = environ.get(HEADERS)
-    if parsed is not None:  # the server's parser made them already
-        return dict(parsed)
     headers = {
         key[5:].replace("_", "-").lower(): value
         for key, value in environ.items()

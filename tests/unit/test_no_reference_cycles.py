@@ -1,9 +1,9 @@
 """Serving makes no reference cycles: what guards `serve`'s collector setting.
 
-`mockagent serve` freezes whatever survives a collection (`cli._freeze_survivors`), so the
-collector never walks the tasks again; frozen objects are still freed by reference counting.
-A call whose garbage held a cycle would leak it. These calls, through the server's own
-request handling and the app, must leave nothing for the collector.
+Each `mockagent serve` worker freezes whatever survives a collection (`host.freeze_survivors`),
+so the collector never walks the tasks again; frozen objects are still freed by reference
+counting. A call whose garbage held a cycle would leak it. These calls, through the app as a
+WSGI server calls it, must leave nothing for the collector.
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from mockagent import cli
+from mockagent.server import host
 from mockagent.server.app import create_app
-from mockagent.server.exchange import Exchange
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {
@@ -33,24 +31,32 @@ BASE = {
 }
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.data = b""
-
-    def sendall(self, data: bytes) -> None:
-        self.data += bytes(data)
-
-
 def call(server: Any, path: str, body: Any, headers: str = "A2A-Version: 1.0\r\n") -> bytes:
+    """One request as a WSGI server hands it to the app: the status line and the body read."""
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
-        f"Content-Type: application/json\r\n{headers}"
-        f"Content-Length: {len(raw)}\r\n\r\n"
-    ).encode() + raw
-    sink = Sink()
-    Exchange(server, sink, io.BytesIO(request), BASE, inline=True).run()
-    return sink.data
+    environ: dict[str, Any] = {
+        **BASE,
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(raw)),
+        "HTTP_HOST": "127.0.0.1:8000",
+        "wsgi.input": io.BytesIO(raw),
+        "wsgi.url_scheme": "http",
+    }
+    for line in headers.splitlines():
+        name, _, value = line.partition(":")
+        environ["HTTP_" + name.strip().upper().replace("-", "_")] = value.strip()
+    status: list[str] = []
+    body_out = server.app(environ, lambda line, headers, exc_info=None: status.append(line))
+    try:
+        data = b"".join(body_out)
+    finally:
+        close = getattr(body_out, "close", None)
+        if close is not None:
+            close()
+    return f"HTTP/1.1 {status[0]}\r\n\r\n".encode() + data
 
 
 def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -130,18 +136,14 @@ def test_agentex_calls_leave_no_cycles(no_collector):
     assert {name: cyclic_garbage(calls) for name, calls in calls.items()} == dict.fromkeys(calls, 0)
 
 
-def test_serve_freezes_survivors_while_it_serves_and_leaves_the_collector_as_it_was(monkeypatch):
-    seen: dict[str, Any] = {}
-
-    def run(app: Any, sock: Any, announce: Any, threads: int = 32, **how: Any) -> None:
-        gc.collect()
-        seen.update(callback=cli._freeze_survivors in gc.callbacks, frozen=gc.get_freeze_count())
-
-    monkeypatch.setattr(cli, "_listen", lambda host, port: None)
-    monkeypatch.setattr(cli, "_announce", lambda sock, lines, how="": None)
-    monkeypatch.setattr(cli, "_run", run)
+def test_a_worker_freezes_survivors_of_every_collection() -> None:
     frozen_before = gc.get_freeze_count()
-    result = CliRunner().invoke(cli.main, ["serve", str(ROOT / "cassettes" / "kit")])
-    assert result.exit_code == 0, result.output
-    assert seen["callback"] and seen["frozen"] > frozen_before
-    assert cli._freeze_survivors not in gc.callbacks and gc.get_freeze_count() == frozen_before
+    options = {"path": ROOT / "cassettes" / "kit", "store_url": None, "pace": "instant"}
+    try:
+        host._load(options, "mockagent")
+        gc.collect()
+        assert host.freeze_survivors in gc.callbacks and gc.get_freeze_count() > frozen_before
+    finally:
+        gc.callbacks.remove(host.freeze_survivors)
+        gc.unfreeze()
+        host._answers = None

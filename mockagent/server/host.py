@@ -1,0 +1,262 @@
+"""`mockagent serve` on granian (a Rust HTTP server): its WSGI workers, respawns, graceful stop.
+
+Two private hooks of granian are used, both tested in tests/scale/test_host.py, with the granian
+range pinned in pyproject.toml:
+- `_init_shared_socket`: granian binds its own socket; `serve` listens first, so that its ready
+  line can name the real port of `--port 0`, and hands granian that socket.
+- `granian._signals.set_sync_signals`, in each worker: granian's graceful stop waits for the
+  responses under way, and an open stream may never end by itself (a subscription to a task
+  waiting for input). So the worker ends its app's streams first, then lets granian stop.
+
+Each worker is a process of its own that builds the app itself (`_load`): its tasks, journal and
+streams live in that worker, and workers share state only through a shared `--store`.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from granian import _signals as granian_signals
+from granian._granian import SocketHolder
+from granian.constants import Interfaces
+from granian.log import LogLevels
+from granian.server.mp import MPServer
+
+from mockagent.engine.taskstore import store_from_url
+from mockagent.server.app import create_app
+
+STOPS = (signal.SIGINT, signal.SIGTERM)
+EXIT_S = 1.0
+"""How long a worker whose app has stopped gives granian to end, before it ends itself."""
+GRACE_S = 5.0
+"""How long a stopping worker waits for its answers under way once its streams were ended."""
+LOGGING = {
+    "formatters": {"generic": {"()": "logging.Formatter", "fmt": "mockagent: %(message)s"}},
+    "filters": {"advice": {"()": "mockagent.server.host.NoThreadAdvice"}},
+    "handlers": {
+        "console": {
+            "formatter": "generic",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "filters": ["advice"],
+        },
+        "access": {"class": "logging.NullHandler"},
+    },
+}
+"""granian's log: warnings and errors (a worker that died, one killed at a stop) on stderr."""
+
+
+class NoThreadAdvice(logging.Filter):
+    """Leaves out granian's advice against many Python threads: `--threads` is sized for open
+    streams, which wait, not for calls that compute."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Python threads" not in record.getMessage()
+
+
+class _OnOurSocket(MPServer):
+    """granian's process server, serving on a socket that is already listening."""
+
+    def __init__(self, sock: socket.socket, **options: Any) -> None:
+        super().__init__("mockagent", interface=Interfaces.WSGI, **options)
+        self._ours = sock
+
+    def _init_shared_socket(self) -> None:
+        self._ours.set_inheritable(True)  # the workers are processes: they inherit it
+        self._ssp = None
+        # (fd, is a unix socket, backlog): the constructor granian's stubs leave out
+        self._shd = SocketHolder(self._ours.fileno(), False, self.backlog)  # type: ignore[call-arg,assignment]
+        self._sfd = self._ours.fileno()  # type: ignore[assignment]
+        self._sso = self._ours
+
+    def _drop_shared_socket(self) -> None:
+        pass  # ours to close
+
+
+class _Answers:
+    """The worker's WSGI app, counting the answers under way (a stream is one until it ends)."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.open = 0
+        self.changed = threading.Condition()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        body = self.app(environ, start_response)
+        if isinstance(body, list):
+            return body
+        with self.changed:
+            self.open += 1
+        return _Counted(body, self)
+
+    def ended(self) -> None:
+        with self.changed:
+            self.open -= 1
+            self.changed.notify_all()
+
+    def stop(self) -> None:
+        """End the app's streams (and let go of a shared store), then wait for the answers under
+        way, at most GRACE_S."""
+        self.app.extensions["mockagent"].close()
+        with self.changed:
+            self.changed.wait_for(lambda: self.open <= 0, GRACE_S)
+
+
+class _Counted:
+    """A streamed body that tells `_Answers` when it is over (read to its end, or closed)."""
+
+    def __init__(self, body: Iterable[bytes], answers: _Answers) -> None:
+        self._body = body
+        self._chunks: Iterator[bytes] = iter(body)
+        self._answers: _Answers | None = answers
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._chunks)
+        except BaseException:
+            self._over()
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._over()
+
+    def _over(self) -> None:
+        answers, self._answers = self._answers, None
+        if answers is not None:
+            answers.ended()
+
+
+_answers: _Answers | None = None  # this worker's app (each worker is a process)
+
+
+def _load(options: dict[str, Any], target: str) -> _Answers:
+    """The app of one worker; granian calls this in each worker process (`target` is unused)."""
+    global _answers
+    options = dict(options)
+    store = store_from_url(options.pop("store_url"), join=True)  # `serve` wiped it once
+    _answers = _Answers(create_app(options.pop("path"), store=store, **options))
+    gc.freeze()  # the cassettes live as long as the worker: the collector leaves them alone
+    gc.callbacks.append(freeze_survivors)
+    return _answers
+
+
+def freeze_survivors(phase: str, info: dict[str, int]) -> None:
+    """After every collection in a worker, set what survived aside as frozen: the collector then
+    walks each object once, young, and never the tasks again (they live until a reset; walking
+    them again and again costs every call, and a full collection is a latency spike). Frozen
+    objects are still freed by reference counting, when a call ends or a reset drops them. Only
+    garbage in a reference cycle would stay, and serving makes none
+    (tests/unit/test_no_reference_cycles.py)."""
+    if phase == "stop":
+        gc.freeze()
+
+
+def _worker(*args: Any, **kwargs: Any) -> None:
+    """A worker process: granian's WSGI worker, whose stop signal first stops the app.
+
+    A stop may come while the worker still loads the cassettes (the parent printed its ready
+    line already, and Ctrl-C reaches every process): it is kept, and carried out once granian's
+    worker is there to stop.
+    """
+    stopping = threading.Event()
+    for signum in STOPS:
+        signal.signal(signum, lambda signum, frame: stopping.set())
+    original = granian_signals.set_sync_signals
+
+    def set_sync_signals() -> Any:
+        granian_stop = original()
+        started = threading.Event()
+
+        def on_signal(signum: int, frame: object) -> None:
+            if not started.is_set():
+                started.set()
+                threading.Thread(target=stop, name="mockagent-stop", daemon=True).start()
+
+        def stop() -> None:
+            try:
+                if _answers is not None:
+                    _answers.stop()
+            finally:
+                granian_stop.set()
+            # The app has stopped: nothing is left to save. Should granian still wait for a
+            # connection (seen after a Ctrl-C to the whole process group), end the worker.
+            time.sleep(EXIT_S)
+            os._exit(0)
+
+        # Ctrl-C reaches every process of the group, and the parent then sends SIGTERM: a worker
+        # that also stopped on SIGINT hung in granian's stop (seen with two workers).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, on_signal)
+        if stopping.is_set():
+            on_signal(signal.SIGTERM, None)
+        return granian_stop
+
+    granian_signals.set_sync_signals = set_sync_signals  # this worker process's own module
+    MPServer._spawn_wsgi_worker(*args, **kwargs)
+
+
+def serve_on(
+    sock: socket.socket,
+    path: Path,
+    app_options: dict[str, Any],
+    store_url: str | None,
+    workers: int,
+    threads: int,
+    started: Callable[[], None],
+) -> None:
+    """Serve the cassettes at `path` on the listening `sock` in `workers` granian worker
+    processes of at most `threads` blocking threads each, until SIGINT or SIGTERM; `started`
+    runs when the workers are about to start. Returns once the workers have stopped."""
+    server = _OnOurSocket(
+        sock,
+        workers=workers,
+        blocking_threads=threads,
+        respawn_failed_workers=True,
+        workers_kill_timeout=int(GRACE_S * 2),
+        log_level=LogLevels.warning,
+        log_dictconfig=LOGGING,
+        websockets=False,
+    )
+    server.on_startup(started)  # the socket listens: a call now waits for a worker
+    loader = partial(_load, {"path": path, "store_url": store_url, **app_options})
+    server.serve(spawn_target=_worker, target_loader=loader)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host`:`port` (the first address `host` resolves to)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(1024)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def root_url(host: str, port: int) -> str:
+    """`http://host:port` (the real port of a socket that asked for port 0)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
