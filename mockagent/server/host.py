@@ -173,13 +173,12 @@ def freeze_survivors(phase: str, info: dict[str, int]) -> None:
 def _worker(*args: Any, **kwargs: Any) -> None:
     """A worker process: granian's WSGI worker, whose stop signal first stops the app.
 
-    A stop may come while the worker still loads the cassettes (the parent printed its ready
-    line already, and Ctrl-C reaches every process): it is kept, and carried out once granian's
-    worker is there to stop.
+    A stop may come before granian's worker is there to stop (the parent printed its ready line
+    already, and a SIGTERM right after it reaches a worker that is only starting): `_keep_stops`
+    keeps it, and it is carried out as soon as granian's worker is there.
     """
-    stopping = threading.Event()
-    for signum in STOPS:
-        signal.signal(signum, lambda signum, frame: stopping.set())
+    if not hasattr(os, "register_at_fork"):  # a spawned worker: no fork hook ran
+        _keep_stops()
     original = granian_signals.set_sync_signals
 
     def set_sync_signals() -> Any:
@@ -206,12 +205,36 @@ def _worker(*args: Any, **kwargs: Any) -> None:
         # that also stopped on SIGINT hung in granian's stop (seen with two workers).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, on_signal)
-        if stopping.is_set():
+        if _stop_asked.is_set():
             on_signal(signal.SIGTERM, None)
         return granian_stop
 
     granian_signals.set_sync_signals = set_sync_signals  # this worker process's own module
     MPServer._spawn_wsgi_worker(*args, **kwargs)
+
+
+_stop_asked = threading.Event()  # a worker's: it was told to stop before it could
+
+
+def _keep_stops() -> None:
+    for signum in STOPS:
+        signal.signal(signum, lambda signum, frame: _stop_asked.set())
+
+
+def _block_stops() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+
+
+def _unblock_stops() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+
+
+def _child_keeps_stops() -> None:
+    _keep_stops()  # not the parent's handlers, which would stop the parent's copy of granian
+    _unblock_stops()
+
+
+_forks_keep_stops = False
 
 
 def serve_on(
@@ -236,6 +259,14 @@ def serve_on(
         log_dictconfig=LOGGING,
         websockets=False,
     )
+    global _forks_keep_stops
+    if hasattr(os, "register_at_fork") and not _forks_keep_stops:
+        # A stop signal cannot land in a new worker before it can keep it: blocked across the
+        # fork, and let through once the child has its own handlers (the parent's at once).
+        os.register_at_fork(
+            before=_block_stops, after_in_parent=_unblock_stops, after_in_child=_child_keeps_stops
+        )
+        _forks_keep_stops = True
     server.on_startup(started)  # the socket listens: a call now waits for a worker
     loader = partial(_load, {"path": path, "store_url": store_url, **app_options})
     server.serve(spawn_target=_worker, target_loader=loader)
