@@ -166,13 +166,16 @@ class Recorder:
             self.canceled[task_id] = task
         return task
 
-    def poll(self, snapshot: dict[str, Any], at_ms: float) -> None:
-        """A GetTask: whatever changed since the last sighting becomes steps gated by the polls."""
+    def poll(
+        self, snapshot: dict[str, Any], at_ms: float, history_length: int | None = None
+    ) -> None:
+        """A GetTask (that asked for `history_length` messages): whatever changed since the last
+        sighting becomes steps gated by the polls."""
         task = self.tasks.get(snapshot.get("id", ""))
         if task is None:
             return
         task.polls += 1
-        steps = self.diff(task, snapshot)
+        steps = self.diff(task, snapshot, history_length)
         if steps:
             steps[0]["after"] = {"polls": task.polls, "ms": round(at_ms - task.since_ms)}
             self.add_steps(task, steps, at_ms)
@@ -279,15 +282,18 @@ class Recorder:
                 start = found + 1
         return new
 
-    def diff(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
-        """Steps from the last sighting of a task to `snapshot`.
+    def diff(
+        self, task: RecordedTask, snapshot: dict[str, Any], history_length: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Steps from the last sighting of a task to `snapshot` (answering a request for
+        `history_length` messages of its history, if it asked for fewer than all).
 
         Status messages the agent moved into the task's history while nobody looked (a blocking
         answer, a poll that skipped a state) become WORKING steps first: the engine archives a
         superseded status message into history, so the replay's history gets them in order. A
         status message that is in the history already (an agent that puts it there when it sets
         it, as `agent.history` then says) is the state step's, not one more archived message."""
-        history = self.status_history.history_before_status(snapshot)
+        history = self.status_history.history_before_status(snapshot, history_length)
         archived = [
             self.state_step(task, {"state": "TASK_STATE_WORKING", "message": message})
             for message in self.unseen(task, history)

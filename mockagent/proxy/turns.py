@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockagent.proxy.recorder import RecordedTask, Recorder, content
+from mockagent.proxy.status_history import requested_length
 from mockagent.proxy.subscriptions import Place, merge, subscription_refused
 
 
@@ -22,8 +23,10 @@ class StreamRecording:
         at_ms: float,
         task: RecordedTask | None = None,
         streamed: bool = False,
+        history_length: int | None = None,
     ) -> None:
         self.recorder = recorder
+        self.history_length = history_length  # the message's request asked for no more history
         self.streamed = streamed  # a SendStreamingMessage: its first answer opens a stream
         self.message = message
         self.task = task
@@ -111,7 +114,7 @@ class StreamRecording:
         same state, nothing new said or made; a status message moved to history is no news) is
         no step: the answer opened with the task as it is, and the reply says so."""
         if self.follow_up is None:
-            return self.recorder.diff(task, snapshot)
+            return self.recorder.diff(task, snapshot, self.history_length)
         steps = self._follow_up_steps(snapshot)
         if not steps:
             self._opened_with("task-as-is")
@@ -142,7 +145,7 @@ class StreamRecording:
         task_id = str((self.message or {}).get("taskId", ""))
         if not self.recorder.status_history.kept_after_answer(task_id, snapshot):
             task.status = task.message = None
-        steps = self.recorder.diff(task, snapshot)
+        steps = self.recorder.diff(task, snapshot, self.history_length)
         if len(steps) == 1 and steps[0].get("state") == state and task.status in (None, asked):
             steps = []
         return steps
@@ -241,7 +244,11 @@ def open_turn(
 ) -> StreamRecording:
     """A SendMessage or SendStreamingMessage (`streamed`) as its request leaves: feed it the
     answer as it comes."""
-    return StreamRecording(recorder, params.get("message") or {}, at_ms, streamed=streamed)
+    history_length = requested_length((params.get("configuration") or {}).get("historyLength"))
+    message = params.get("message") or {}
+    return StreamRecording(
+        recorder, message, at_ms, streamed=streamed, history_length=history_length
+    )
 
 
 def open_subscription(recorder: Recorder, task_id: str) -> StreamRecording | None:
