@@ -183,7 +183,9 @@ class ErrorReply(Model):
         description=(
             "every detail the error carries (google.rpc detail objects: JSON-RPC `data`, "
             "REST `details`), in place of mockagent's own ErrorInfo; a recording writes "
-            "them when the agent's differ from that"
+            "them when the agent's differ from that. `[{type: …}]` is a v0.3 agent's own REST "
+            "error type: sent as it is over v0.3 REST, in the kind's ErrorInfo `metadata` "
+            "over v1.0"
         ),
     )
     status: ErrorStatus | None = Field(
