@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from flask import Flask
 
-from mockagent.compare import Exchange, differences
+from mockagent.compare import Exchange, differences, untimed
 from mockagent.observe import exchange_from_http
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -98,22 +98,14 @@ def task_of(exchange: Exchange) -> dict[str, str] | None:
     return None
 
 
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "timestamp"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
-
-
 def task_view(exchange: Exchange) -> Any:
-    """The task an answer shows, without timestamps (None for a stream or no task): two polls
-    with the same view saw the task not move."""
+    """The task an answer shows, without timestamps as the comparison reads them (None for a
+    stream or no task): two polls with the same view saw the task not move."""
     if exchange.events is not None:
         return None
     result = _result(exchange, exchange.body)
     task = result.get("task", result) if isinstance(result, dict) else None
-    return _untimed(task) if isinstance(task, dict) and "status" in task else None
+    return untimed(task) if isinstance(task, dict) and "status" in task else None
 
 
 def state_of(exchange: Exchange) -> Any:
