@@ -1,94 +1,25 @@
 """The official `agentex` client driving an Agentex platform through scenarios, wire captured.
 
-`AgentexWire` is an httpx transport under the client that keeps every call as a
-`mockagent.compare.Exchange` (an NDJSON stream line by line), as `tests/helpers/fidelity.py` does
-for A2A. Each scenario runs on its own client and wire, so its ids are renamed on their own.
+`tests.helpers.wire.Wire` under the client keeps every call as a `mockagent.compare.Exchange` (an
+NDJSON stream line by line), as it does for A2A. Each scenario runs on its own client and wire,
+so its ids are renamed on their own.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 from agentex import Agentex
 
 from mockagent.compare import Exchange
-from mockagent.observe import exchange_from_http
+from tests.helpers.wire import Wire
 
 TIMEOUT = 8.0  # a replay that never ends a stream must not hang the suite
 MAX_POLLS = 12  # the worker's script ends within four polls; more means a replay is stuck
 ENDED = {"COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT"}
-
-
-@dataclass
-class _Call:
-    method: str
-    path: str
-    body: bytes
-    exchange: Exchange | None = None
-
-
-class AgentexWire(httpx.BaseTransport):
-    """Forwards to the network and keeps each call, in the order the requests left."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.calls: list[_Call] = []
-
-    def exchanges(self) -> list[Exchange]:
-        """Every call; one whose answer was never read counts as cut off."""
-        return [
-            c.exchange or exchange_from_http(c.method, c.path, c.body, 0, "", b"", True)
-            for c in self.calls
-        ]
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        call = _Call(request.method, request.url.raw_path.decode(), request.read())
-        self.calls.append(call)
-        response = self.inner.handle_request(request)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_Tee(response, call),
-            extensions=response.extensions,
-        )
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class _Tee(httpx.SyncByteStream):
-    """The body as it goes to the client; the exchange is complete when it closes."""
-
-    def __init__(self, response: httpx.Response, call: _Call) -> None:
-        self.response, self.call = response, call
-        self.chunks: list[bytes] = []
-        self.dropped = False
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            for chunk in self.response.stream:  # type: ignore[union-attr]
-                self.chunks.append(chunk)
-                yield chunk
-        except httpx.TransportError:
-            self.dropped = True
-            raise
-
-    def close(self) -> None:
-        self.response.close()
-        call = self.call
-        call.exchange = exchange_from_http(
-            call.method,
-            call.path,
-            call.body,
-            self.response.status_code,
-            self.response.headers.get("content-type", ""),
-            b"".join(self.chunks),
-            self.dropped,
-        )
 
 
 def text(value: str) -> dict[str, Any]:
@@ -175,7 +106,7 @@ SCENARIOS: dict[str, Callable[[Agentex], None]] = {
 
 def run_scenario(url: str, name: str) -> tuple[list[Exchange], str]:
     """Drive scenario `name` against the platform at `url`: (the exchanges, the error or "")."""
-    wire = AgentexWire()
+    wire = Wire()
     http = httpx.Client(transport=wire, timeout=TIMEOUT, trust_env=False)
     client = Agentex(base_url=url, http_client=http, max_retries=0)
     error = ""
