@@ -351,58 +351,58 @@ interactions:
 """
 
 
-def test_update_leaves_a_second_follow_up_waiting_for_the_first_ones_stop(tmp_path):
+@pytest.fixture
+def asked_twice(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """(the agent's url, a recording of its question, the answer it asks again on, and the
+    last answer): `ask-me`, then `main` and `token`, both `from: ask-me`."""
+    upstream, path = tmp_path / "upstream.yaml", tmp_path / "asks.yaml"
+    upstream.write_text(ASKS_TWICE)
+    with serve_in_thread(upstream, pace="instant") as agent:
+        with recording(agent.url, path) as rec:
+            client = A2A(rec.url, "JSONRPC")
+            asked = task_id_of(*client.send(message("ask me")))
+            client.send(message("main", task_id=asked, message_id="m2"))
+            client.send(message("token", task_id=asked, message_id="m3"))
+            assert rec.finish() == path
+        yield agent.url, path
+
+
+def test_update_leaves_a_second_follow_up_waiting_for_the_first_ones_stop(asked_twice):
     # ask → INPUT_REQUIRED; main → AUTH_REQUIRED; token → COMPLETED, all `from: ask-me`; the
     # question's words drift, and with them every later history: re-recording them all must
     # not move `token` to the question's stop, it waits for `main`'s
-    upstream, path = tmp_path / "upstream.yaml", tmp_path / "asks.yaml"
-    upstream.write_text(ASKS_TWICE)
-    with serve_in_thread(upstream, pace="instant") as agent:
-        with recording(agent.url, path) as rec:
-            client = A2A(rec.url, "JSONRPC")
-            asked = task_id_of(*client.send(message("ask me")))
-            client.send(message("main", task_id=asked, message_id="m2"))
-            client.send(message("token", task_id=asked, message_id="m3"))
-            assert rec.finish() == path
-        text = path.read_text()
-        assert text.count("from: ask-me") == 2
-        path.write_text(text.replace("Which branch?", "Which tag?"))
-        code, output = verify(path, agent.url, "--update")
-        assert code == 0, output
-        assert "updated token" in output and "match.task.state" not in output, output
-        assert path.read_text() == text
-        assert verify(path, agent.url)[0] == 0
+    url, path = asked_twice
+    text = path.read_text()
+    assert text.count("from: ask-me") == 2
+    path.write_text(text.replace("Which branch?", "Which tag?"))
+    code, output = verify(path, url, "--update")
+    assert code == 0, output
+    assert "updated token" in output and "match.task.state" not in output, output
+    assert path.read_text() == text
+    assert verify(path, url)[0] == 0
 
 
-def test_update_moves_a_rerecorded_follow_up_after_the_one_it_waits_for(tmp_path):
+def test_update_moves_a_rerecorded_follow_up_after_the_one_it_waits_for(asked_twice):
     # as written, `main` stopped at INPUT_REQUIRED and `token` waited for that and said other
     # words: both are re-recorded, and `token` waits for `main`'s stop, not its origin's
-    upstream, path = tmp_path / "upstream.yaml", tmp_path / "asks.yaml"
-    upstream.write_text(ASKS_TWICE)
-    with serve_in_thread(upstream, pace="instant") as agent:
-        with recording(agent.url, path) as rec:
-            client = A2A(rec.url, "JSONRPC")
-            asked = task_id_of(*client.send(message("ask me")))
-            client.send(message("main", task_id=asked, message_id="m2"))
-            client.send(message("token", task_id=asked, message_id="m3"))
-            assert rec.finish() == path
-        text = path.read_text()
-        assert text.count("TASK_STATE_AUTH_REQUIRED") == 2  # `main`'s stop, `token`'s state
-        path.write_text(
-            text.replace("TASK_STATE_AUTH_REQUIRED", "TASK_STATE_INPUT_REQUIRED").replace(
-                "text: Done", "text: Finished"
-            )
+    url, path = asked_twice
+    text = path.read_text()
+    assert text.count("TASK_STATE_AUTH_REQUIRED") == 2  # `main`'s stop, `token`'s state
+    path.write_text(
+        text.replace("TASK_STATE_AUTH_REQUIRED", "TASK_STATE_INPUT_REQUIRED").replace(
+            "text: Done", "text: Finished"
         )
-        code, output = verify(path, agent.url, "--update")
-        lines = output.splitlines()
-        assert "updated main" in lines and "updated token" in lines, output
-        assert (
-            "updated token: match.task.state is now TASK_STATE_AUTH_REQUIRED, where its origin"
-            " stops" in lines
-        ), output
-        assert code == 0
-        assert path.read_text() == text
-        assert verify(path, agent.url)[0] == 0
+    )
+    code, output = verify(path, url, "--update")
+    lines = output.splitlines()
+    assert "updated main" in lines and "updated token" in lines, output
+    assert (
+        "updated token: match.task.state is now TASK_STATE_AUTH_REQUIRED, where its origin"
+        " stops" in lines
+    ), output
+    assert code == 0
+    assert path.read_text() == text
+    assert verify(path, url)[0] == 0
 
 
 def test_update_reports_a_follow_up_whose_origin_no_longer_stops(cassette, agent, tmp_path):
