@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from mockagent.proxy.recorder import RecordedTask, Recorder, content
-from mockagent.proxy.subscriptions import Place, merge, subscription_refused
+from mockagent.proxy.subscriptions import (
+    EndedAnswer,
+    Place,
+    ended_answer,
+    merge,
+    subscription_fault,
+    subscription_refused,
+)
 
 
 class StreamRecording:
@@ -42,6 +49,7 @@ class StreamRecording:
         self.place: Place | None = None
         self.seen = ""  # the last state this subscription showed its client
         self.refused = False  # a subscription answered with an error
+        self.ended: EndedAnswer | None = None  # a subscription on a task that had ended
         if self.follow_up is not None:
             self.task = self._open_task("")
 
@@ -74,6 +82,10 @@ class StreamRecording:
 
     def first(self, result: dict[str, Any], at_ms: float) -> None:
         """The first answer: a Message, a Task snapshot, or (a2a-sdk on a follow-up) an update."""
+        if self.ended is not None:  # the task changes no more: what it shows is no step
+            self.ended.saw(result)
+            self.seen = self.ended.state
+            return
         recorder = self.recorder
         if "message" in result:
             self._answer({"message": content(result["message"])})
@@ -175,6 +187,9 @@ class StreamRecording:
     def event(self, payload: dict[str, Any], at_ms: float) -> None:
         """A statusUpdate or artifactUpdate after the first answer."""
         task = self.task
+        if self.ended is not None:
+            self.ended.saw(payload)
+            return
         if task is None:
             return
         behind = self._behind(task)
@@ -219,11 +234,27 @@ class StreamRecording:
             return None  # a placeholder only restates the state: the event replaces it
         return script, at
 
+    def cut_off(self, fault: dict[str, Any]) -> dict[str, Any] | None:
+        """The interaction that carries `fault`, where this answer's stream was cut: the
+        message's own, or (a subscription has none) a new one that cuts one replayed
+        subscription off."""
+        if self.ended is not None:
+            return self.ended.end(fault)
+        if self.message is None:  # a subscription has no interaction of its own
+            task = self.task
+            return None if task is None else subscription_fault(self.recorder, task, fault)
+        if self.interaction is not None:
+            self.interaction["fault"] = self.recorder.redactor.redact(fault)
+        return self.interaction
+
     def close(self) -> None:
         """The answer is complete: a script that got no step at all shows the task's state.
 
         On a follow-up that step is a placeholder: the first change a later poll sees replaces
         it, so the script does not restate the state the task is already in."""
+        if self.ended is not None and not self.refused:
+            self.ended.end()
+            return
         reply = (self.interaction or {}).get("reply") or {}
         task = self.task
         if "task" in reply and not reply["task"]["steps"] and task is not None:
@@ -245,6 +276,13 @@ def open_turn(
 
 
 def open_subscription(recorder: Recorder, task_id: str) -> StreamRecording | None:
-    """A SubscribeToTask on a task this recording knows; None for any other."""
-    task = recorder.tasks.get(task_id)
-    return None if task is None else StreamRecording(recorder, None, task.since_ms, task=task)
+    """A SubscribeToTask on a task this recording knows (one canceled too); None for any other."""
+    ended = ended_answer(recorder, task_id)
+    task = recorder.tasks.get(task_id) if ended is None else ended.task
+    if task is None:
+        return None
+    recording = StreamRecording(recorder, None, task.since_ms, task=task)
+    recording.ended = ended
+    if ended is not None:  # a stream on it is complete as it is: its end is no cut-off
+        recording.seen = ended.state
+    return recording

@@ -211,8 +211,14 @@ SCENARIOS: dict[str, Callable[[Clients], Awaitable[None]]] = {
 }
 
 
-async def run_scenario(url: str, binding: str, name: str) -> tuple[list[Exchange], str]:
-    """Drive scenario `name` against `url` over `binding`: (the exchanges, the error or "")."""
+async def run_scenario(
+    url: str,
+    binding: str,
+    name: str,
+    scenarios: dict[str, Callable[[Clients], Awaitable[None]]] = SCENARIOS,
+) -> tuple[list[Exchange], str]:
+    """Drive scenario `name` (of `scenarios`) against `url` over `binding`: (the exchanges, the
+    error or "")."""
     wire = Wire()
     http = httpx.AsyncClient(transport=wire, timeout=SCENARIO_TIMEOUT, trust_env=False)
     error = ""
@@ -223,7 +229,7 @@ async def run_scenario(url: str, binding: str, name: str) -> tuple[list[Exchange
         async with blocking_client, streaming_client:
             try:
                 await asyncio.wait_for(
-                    SCENARIOS[name](Clients(blocking_client, streaming_client, wire)),
+                    scenarios[name](Clients(blocking_client, streaming_client, wire)),
                     SCENARIO_TIMEOUT,
                 )
             except Exception as exc:  # a replay that goes wrong shows in the exchanges

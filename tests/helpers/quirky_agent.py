@@ -18,7 +18,9 @@ How answers go (deterministic: the task advances when a client looks, never on w
 - a stream starts with the Task snapshot (quirk 2: on a follow-up, still INPUT_REQUIRED), then a
   statusUpdate or artifactUpdate per step, and closes at an interrupted or terminal state;
 - SubscribeToTask sends the snapshot, plays what is pending, then waits (across INPUT_REQUIRED)
-  for what other calls do to the task, and closes at a terminal state.
+  for what other calls do to the task, and closes at a terminal state. On a task that has
+  ended it is refused (UnsupportedOperation), or with `streams_ended` answered with the
+  snapshot alone, then the end of the stream.
 
 Every status message is also appended to the history, as a2a-sdk's task manager does.
 tests/helpers/quirky_app.py serves it over HTTP.
@@ -148,8 +150,9 @@ class QuirkyTask:
 class QuirkyAgent:
     """The agent's tasks and behaviour, independent of the binding."""
 
-    def __init__(self) -> None:
+    def __init__(self, streams_ended: bool = False) -> None:
         self.tasks: dict[str, QuirkyTask] = {}
+        self.streams_ended = streams_ended  # a subscription on an ended task: its snapshot
 
     async def aclose(self) -> None:
         """End every open subscription (UpstreamAgent.stop calls this before shutting down)."""
@@ -245,6 +248,8 @@ class QuirkyAgent:
 
     def subscribe(self, params: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         task = self.task(str(params.get("id")))
+        if task.state in TERMINAL and self.streams_ended:
+            return _once({"task": task.snapshot()})
         if task.state in TERMINAL:
             raise A2AError("UnsupportedOperation")
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -265,3 +270,7 @@ class QuirkyAgent:
                 task.subscribers.remove(queue)
 
         return events()
+
+
+async def _once(event: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    yield event

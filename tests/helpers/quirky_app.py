@@ -102,9 +102,10 @@ def card(url: str) -> dict[str, Any]:
     }
 
 
-def create_quirky_app(url: str) -> Starlette:
-    """The quirky agent as a Starlette app whose card advertises `url`."""
-    agent = QuirkyAgent()
+def create_quirky_app(url: str, streams_ended: bool = False) -> Starlette:
+    """The quirky agent as a Starlette app whose card advertises `url` (`streams_ended`: see
+    QuirkyAgent)."""
+    agent = QuirkyAgent(streams_ended)
 
     async def rpc(request: Request) -> Response:
         body = await request.json()
@@ -139,9 +140,9 @@ def create_quirky_app(url: str) -> Starlette:
 
 
 @contextmanager
-def serve_quirky() -> Iterator[UpstreamAgent]:
+def serve_quirky(streams_ended: bool = False) -> Iterator[UpstreamAgent]:
     """The quirky agent on 127.0.0.1, a free port, in a daemon thread, for the block."""
-    agent = UpstreamAgent(app_factory=create_quirky_app).start()
+    agent = UpstreamAgent(app_factory=lambda url: create_quirky_app(url, streams_ended)).start()
     try:
         yield agent
     finally:
