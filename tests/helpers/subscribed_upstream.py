@@ -10,7 +10,10 @@
   is cut after N events; with `hold_at = N` the subscription stays open after N events until
   the upstream stops, then is cut; with `close_after = N` the stream ends cleanly after N events.
 - SendStreamingMessage on that task: the same updates as a stream, once `streamed` is set
-  (set from the start), so a test decides which stream reaches the recording proxy first.
+  (set from the start), so a test decides which stream reaches the recording proxy first. With
+  `stepwise` set, each update goes to this stream and to the open subscriptions one at a time,
+  each when the test calls `step.release()` (this stream first, or with `subscription_first`
+  the subscriptions): the test has both streams see one update before the next.
 - CancelTask: the task ends CANCELED.
 With `stamped` set, the messages in a task carry its ids.
 With `refuse` set (a JSON-RPC error object) every SubscribeToTask is answered with that error,
@@ -45,6 +48,9 @@ class SubscribedUpstream:
     close_after: int | None = None
     refuse: dict[str, Any] | None = None
     streamed: threading.Event = field(default_factory=threading.Event)
+    stepwise: bool = False
+    subscription_first: bool = False
+    step: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
     stamped: bool = False  # messages in a task carry its taskId and contextId
     minted: bool = False  # task ids that look minted (uuids), as a recording rewrites them
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -81,9 +87,10 @@ def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> list[
         {"artifactUpdate": {**ids, "artifact": artifact, "lastChunk": True}},
         {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}},
     ]
-    for waiting in up.queues.get(task["id"], []):
-        for update in updates:
-            waiting.put(update)
+    if not up.stepwise:  # else the streamed answer hands each on as it goes
+        for waiting in up.queues.get(task["id"], []):
+            for update in updates:
+                waiting.put(update)
     return updates
 
 
@@ -160,7 +167,19 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
             self.end_headers()
             for update in updates:
                 payload = {"jsonrpc": "2.0", "id": rid, "result": update}
-                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
+                event = f"data: {json.dumps(payload)}\n\n".encode()
+                if not up.stepwise:
+                    self._chunk(event)
+                    continue
+                task_id = next(iter(update.values()))["taskId"]
+                for subscribers in (up.subscription_first, not up.subscription_first):
+                    up.step.acquire(timeout=WAIT)
+                    if not subscribers:
+                        self._chunk(event)
+                        continue
+                    with lock:
+                        for waiting in up.queues.get(task_id, []):
+                            waiting.put(update)
             self.close_connection = True
             self._chunk(b"")
 

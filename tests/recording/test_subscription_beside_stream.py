@@ -87,3 +87,54 @@ def test_a_subscription_beside_a_message_stream_replays_both_as_live(
         replay = conversation(server.url, None, first)
     found = differences(live, replay)
     assert found == [], "\n".join(found)
+
+
+def interleaved(url: str, upstream: SubscribedUpstream | None) -> list[Exchange]:
+    """Ask, subscribe, then follow up streamed; live, the upstream sends each update to one
+    stream, then the other, each once the client has the update before (the test releases
+    it): the proxy hears the two streams' events taking turns."""
+    asked = rpc(url, "SendMessage", {"message": message("ask me")})
+    task_id = asked["result"]["task"]["id"]
+    subscription = Subscription(url, task_id)
+    wait_for(lambda: subscription.events, what="the subscription's Task")
+    params = {"message": message("main", task_id=task_id, message_id="m2")}
+    body = {"jsonrpc": "2.0", "id": 3, "method": "SendStreamingMessage", "params": params}
+    streamed = Subscription(url, body=body)
+    if upstream is not None:
+        turns = [(streamed, 0), (subscription, 1)]  # the subscription's Task came before
+        for k in range(1, 4):
+            for stream, opened in turns[:: -1 if upstream.subscription_first else 1]:
+                upstream.step.release()
+                wait_for(
+                    lambda s=stream, n=k + opened: len(s.events) >= n,
+                    what=f"update {k} on both streams",
+                )
+    streamed.join()
+    subscription.join()
+    return [
+        Exchange("SendMessage", "JSONRPC", 200, body=asked),
+        *(
+            Exchange(operation, "JSONRPC", 200, events=tuple(Event(n, d) for n, d in s.events))
+            for operation, s in (
+                ("SendStreamingMessage", streamed),
+                ("SubscribeToTask", subscription),
+            )
+        ),
+    ]
+
+
+@pytest.mark.parametrize("first", ["subscription", "message"])
+def test_a_subscription_and_a_message_stream_taking_turns_replay_as_live(
+    tmp_path: Path, first: str
+) -> None:
+    path = tmp_path / "interleaved.yaml"
+    with subscribed_upstream() as upstream, recording(upstream.url, path) as rec:
+        upstream.stamped = upstream.stepwise = True
+        upstream.subscription_first = first == "subscription"
+        live = interleaved(rec.url, upstream)
+        rec.finish()
+    assert [len(e.events or ()) for e in live[1:]] == [3, 4]
+    with serve_in_thread(path, pace="instant") as server:
+        replay = interleaved(server.url, None)
+    found = differences(live, replay)
+    assert found == [], "\n".join(found)
