@@ -421,6 +421,7 @@ class Engine:
             if index is not None:  # its fault (a recorded cut-off) cuts one subscription off
                 fault = self.interactions[index].fault
                 self.tasks.use(index)
+            task.subscriptions += 1  # a step gated on it may be played now
             first: MessageResult | TaskResult = TaskResult(task.view())
         elif index is None:
             raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")

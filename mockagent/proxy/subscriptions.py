@@ -10,6 +10,10 @@ chunk of a recorded artifact splits it, and an event nothing recorded says is in
 subscription saw it. The replayed subscription then shows each event, and the blocking answer
 still ends where it did.
 
+A subscription that opens while a message stream plays its task (StreamRecording._subscribed)
+gates the next step recorded on the task with `after: {subscribers: N}`: a replay plays the
+streamed task up to there, then waits for the subscription, which sees the rest as live.
+
 A subscription cut off (the upstream drops it, the client leaves before the task ended, the
 recording stops) becomes an interaction of its own, matching `operation: SubscribeToTask` on the
 task once, with no reply and the `fault` that cuts the replayed subscription at the same event;

@@ -50,6 +50,7 @@ class StreamRecording:
         self.seen = ""  # the last state this subscription showed its client
         self.refused = False  # a subscription answered with an error
         self.ended: EndedAnswer | None = None  # a subscription on a task that had ended
+        self.streaming = False  # a message stream open on its task (RecordedTask.streams)
         if self.follow_up is not None:
             self.task = self._open_task("")
 
@@ -109,14 +110,26 @@ class StreamRecording:
                 steps[0]["after"] = self.after(at_ms - task.since_ms)
             recorder.add_steps(task, steps, at_ms)
             self.seen = str((snapshot.get("status") or {}).get("state", ""))
+            if self.message is None:
+                self._subscribed(task)
             if self.streamed and len(steps) > 1:  # one Task showed them: so does the replay's
                 self._first_steps(len(steps))
         if self.message is None or (self.streamed and snapshot is not None):
             self.place = (task.steps, len(task.steps))
+        if self.streamed and not self.streaming:
+            self.streaming = True
+            task.streams += 1
         self.last_ms = at_ms
         if update is not None:
             self._opened_with("update")
             self.event(result, at_ms)
+
+    def _subscribed(self, task: RecordedTask) -> None:
+        """A subscription opened: counted as the replay counts them. Opened while a message
+        stream plays the task, the next step waits for it on replay (`after.subscribers`)."""
+        task.subscriptions += 1
+        if task.streams:
+            task.awaited = task.subscriptions
 
     def _snapshot_steps(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         """The steps a first snapshot shows. A follow-up's that shows the task as it was (the
@@ -255,6 +268,9 @@ class StreamRecording:
         if self.ended is not None and not self.refused:
             self.ended.end()
             return
+        if self.streaming and self.task is not None:
+            self.task.streams -= 1
+            self.streaming = False
         reply = (self.interaction or {}).get("reply") or {}
         task = self.task
         if "task" in reply and not reply["task"]["steps"] and task is not None:

@@ -13,7 +13,10 @@
   (set from the start), so a test decides which stream reaches the recording proxy first. With
   `stepwise` set, each update goes to this stream and to the open subscriptions one at a time,
   each when the test calls `step.release()` (this stream first, or with `subscription_first`
-  the subscriptions): the test has both streams see one update before the next.
+  the subscriptions): the test has both streams see one update before the next. Each update
+  changes the task as it is handed on (a subscription opened meanwhile sees the task so far).
+- SendStreamingMessage of a new message, with `stepwise` set: a new task, SUBMITTED, streamed
+  as its Task, then the updates of a follow-up, handed on in the same way.
 - CancelTask: the task ends CANCELED.
 With `stamped` set, the messages in a task carry its ids.
 With `refuse` set (a JSON-RPC error object) every SubscribeToTask is answered with that error,
@@ -80,18 +83,26 @@ def _card(url: str) -> dict[str, Any]:
 def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> list[dict[str, Any]]:
     ids = {"taskId": task["id"], "contextId": task["contextId"]}
     artifact = {"artifactId": "answer", "name": "answer", "parts": [{"text": f"Using {text}"}]}
-    task["status"] = {"state": "TASK_STATE_COMPLETED"}
-    task["artifacts"] = [artifact]
     updates = [
         {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_WORKING"}}},
         {"artifactUpdate": {**ids, "artifact": artifact, "lastChunk": True}},
         {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}},
     ]
     if not up.stepwise:  # else the streamed answer hands each on as it goes
+        for update in updates:
+            _apply(task, update)
         for waiting in up.queues.get(task["id"], []):
             for update in updates:
                 waiting.put(update)
     return updates
+
+
+def _apply(task: dict[str, Any], update: dict[str, Any]) -> None:
+    """The task as `update` leaves it."""
+    if "statusUpdate" in update:
+        task["status"] = update["statusUpdate"]["status"]
+    else:
+        task["artifacts"] = [update["artifactUpdate"]["artifact"]]
 
 
 @contextmanager
@@ -153,18 +164,31 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
                     question["parts"] = [{"text": "Which branch?"}]
                     task["status"] = {"state": "TASK_STATE_INPUT_REQUIRED", "message": question}
                     up.tasks[task["id"]] = task
+                    if body.get("method") == "SendStreamingMessage" and up.stepwise:
+                        task["status"] = {"state": "TASK_STATE_SUBMITTED"}
+                        updates = _follow_up(up, task, text)
                 snapshot = json.loads(json.dumps(task))
-            if body.get("method") == "SendStreamingMessage" and message.get("taskId"):
-                self._stream(up, updates, rid)
+            if body.get("method") == "SendStreamingMessage" and updates:
+                first = None if message.get("taskId") else {"task": snapshot}
+                self._stream(up, updates, rid, first)
                 return
             self._json({"jsonrpc": "2.0", "id": rid, "result": {"task": snapshot}})
 
-        def _stream(self, up: SubscribedUpstream, updates: list[dict[str, Any]], rid: Any) -> None:
+        def _stream(
+            self,
+            up: SubscribedUpstream,
+            updates: list[dict[str, Any]],
+            rid: Any,
+            first: dict[str, Any] | None = None,
+        ) -> None:
             up.streamed.wait(WAIT)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            if first is not None:
+                payload = {"jsonrpc": "2.0", "id": rid, "result": first}
+                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
             for update in updates:
                 payload = {"jsonrpc": "2.0", "id": rid, "result": update}
                 event = f"data: {json.dumps(payload)}\n\n".encode()
@@ -174,6 +198,9 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
                 task_id = next(iter(update.values()))["taskId"]
                 for subscribers in (up.subscription_first, not up.subscription_first):
                     up.step.acquire(timeout=WAIT)
+                    if subscribers == up.subscription_first:  # handed on first: it happens
+                        with lock:
+                            _apply(up.tasks[task_id], update)
                     if not subscribers:
                         self._chunk(event)
                         continue

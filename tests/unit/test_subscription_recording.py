@@ -20,7 +20,7 @@ from mockagent.errors import CassetteError, UnsupportedOperation
 from mockagent.proxy.recorder import Recorder
 from mockagent.proxy.turns import open_subscription, open_turn
 from tests.helpers.cassette_text import cassette
-from tests.helpers.engine_calls import send, task_call
+from tests.helpers.engine_calls import send, send_call, task_call
 
 MakeEngine = Callable[..., Engine]
 TASK = {"id": "t1", "contextId": "c1"}
@@ -155,3 +155,31 @@ def test_a_stream_on_a_canceled_task_cut_off_is_recorded_in_that_state() -> None
     assert recorder.interactions[0]["reply"]["task"]["steps"] == [
         {"state": "TASK_STATE_INPUT_REQUIRED"}
     ]
+
+
+AWAITED = """
+    - name: build
+      match: {text: build}
+      reply:
+        task:
+          steps:
+            - state: TASK_STATE_SUBMITTED
+            - state: TASK_STATE_WORKING
+              after: {subscribers: 1}
+            - state: TASK_STATE_COMPLETED
+"""
+
+
+def test_a_streamed_task_waits_at_a_subscribers_gate_for_the_subscription(load: Any) -> None:
+    engine = Engine(load(cassette(AWAITED)), pace="instant")
+    try:
+        streamed = engine.stream(send_call("build", operation="SendStreamingMessage"))
+        task_id = streamed.first.task.id  # type: ignore[union-attr]
+        shown = engine.handle(task_call("GetTask", id=task_id))
+        assert shown.task.state.name == "SUBMITTED"  # type: ignore[union-attr]
+        subscribed = engine.stream(task_call("SubscribeToTask", id=task_id))
+        assert subscribed.first.task.state.name == "SUBMITTED"  # type: ignore[union-attr]
+        states = [e.state.name for e in subscribed.events() if e is not None and e.state]
+        assert states == ["WORKING", "COMPLETED"]
+    finally:
+        engine.close()
