@@ -106,9 +106,11 @@ class TeedStream:
         self._close()
         ended = None if recording is None else recording.ended
         if ended is not None and ended.interaction is not None:
+            more = "" if ended.events <= 1 else "; the replay sends its Task only"
             self.session.notes[ended.interaction["name"]] = (
                 f"the agent answered a subscription on a task in {ended.state} with a stream "
                 f"({ended.events} {'event' if ended.events == 1 else 'events'}), not a refusal"
+                + more
             )
 
     def _close(self) -> None:

@@ -110,10 +110,10 @@ class StreamRecording:
                 steps[0]["after"] = self.after(at_ms - task.since_ms)
             recorder.add_steps(task, steps, at_ms)
             self.seen = str((snapshot.get("status") or {}).get("state", ""))
-            if self.message is None:
-                self._subscribed(task)
             if self.streamed and len(steps) > 1:  # one Task showed them: so does the replay's
                 self._first_steps(len(steps))
+        if self.message is None:
+            self._subscribed(task)
         if self.message is None or (self.streamed and snapshot is not None):
             self.place = (task.steps, len(task.steps))
         if self.streamed and not self.streaming:

@@ -4,6 +4,10 @@ The upstream (tests/helpers/subscribed_upstream.py) hands both streams the same 
 (WORKING, the artifact, COMPLETED). Whichever stream reaches the recording proxy first, the
 other's events are the same steps: merged, not appended again, or the replayed follow-up stream
 would send six events where the live one sent three.
+
+With `stepwise` the upstream hands each update to one stream, then the other, only when the test
+releases it: the two streams take turns event by event, beside a streamed follow-up and beside
+a new task's stream (which a replay must not play ahead of the subscription opened on it).
 """
 
 from __future__ import annotations
