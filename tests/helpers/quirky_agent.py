@@ -22,6 +22,10 @@ How answers go (deterministic: the task advances when a client looks, never on w
   ended it is refused (UnsupportedOperation), or with `streams_ended` answered with the
   snapshot alone, then the end of the stream.
 
+With `stepwise` (a semaphore the test releases) a stream takes each step only when released,
+and a subscription plays nothing pending: the test has a stream and a subscription on its task
+see one step at a time.
+
 Every status message is also appended to the history, as a2a-sdk's task manager does.
 tests/helpers/quirky_app.py serves it over HTTP.
 """
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -150,9 +155,12 @@ class QuirkyTask:
 class QuirkyAgent:
     """The agent's tasks and behaviour, independent of the binding."""
 
-    def __init__(self, streams_ended: bool = False) -> None:
+    def __init__(
+        self, streams_ended: bool = False, stepwise: threading.Semaphore | None = None
+    ) -> None:
         self.tasks: dict[str, QuirkyTask] = {}
         self.streams_ended = streams_ended  # a subscription on an ended task: its snapshot
+        self.stepwise = stepwise  # a stream's steps wait for the test
 
     async def aclose(self) -> None:
         """End every open subscription (UpstreamAgent.stop calls this before shutting down)."""
@@ -230,8 +238,13 @@ class QuirkyAgent:
             yield {"message": reply}
             return
         yield {"task": task.snapshot()}
-        for event in task.run_until_stop():
-            yield event
+        if self.stepwise is None:
+            for event in task.run_until_stop():
+                yield event
+            return
+        while task.pending and task.state not in INTERRUPTED | TERMINAL:
+            await asyncio.to_thread(self.stepwise.acquire, True, SUBSCRIBER_WAIT)
+            yield task.apply(task.pending.pop(0))
 
     def get(self, params: dict[str, Any]) -> dict[str, Any]:
         task = self.task(str(params.get("id")))
@@ -258,7 +271,7 @@ class QuirkyAgent:
         async def events() -> AsyncIterator[dict[str, Any]]:
             try:
                 yield {"task": task.snapshot()}
-                while task.pending and task.state not in TERMINAL:
+                while task.pending and task.state not in TERMINAL and self.stepwise is None:
                     task.apply(task.pending.pop(0))
                 while (event := await queue.get()) is not None:
                     yield event

@@ -102,10 +102,10 @@ def card(url: str) -> dict[str, Any]:
     }
 
 
-def create_quirky_app(url: str, streams_ended: bool = False) -> Starlette:
-    """The quirky agent as a Starlette app whose card advertises `url` (`streams_ended`: see
+def create_quirky_app(url: str, **quirks: Any) -> Starlette:
+    """The quirky agent as a Starlette app whose card advertises `url` (`quirks`: see
     QuirkyAgent)."""
-    agent = QuirkyAgent(streams_ended)
+    agent = QuirkyAgent(**quirks)
 
     async def rpc(request: Request) -> Response:
         body = await request.json()
@@ -140,9 +140,10 @@ def create_quirky_app(url: str, streams_ended: bool = False) -> Starlette:
 
 
 @contextmanager
-def serve_quirky(streams_ended: bool = False) -> Iterator[UpstreamAgent]:
-    """The quirky agent on 127.0.0.1, a free port, in a daemon thread, for the block."""
-    agent = UpstreamAgent(app_factory=lambda url: create_quirky_app(url, streams_ended)).start()
+def serve_quirky(**quirks: Any) -> Iterator[UpstreamAgent]:
+    """The quirky agent on 127.0.0.1, a free port, in a daemon thread, for the block
+    (`quirks`: see QuirkyAgent)."""
+    agent = UpstreamAgent(app_factory=lambda url: create_quirky_app(url, **quirks)).start()
     try:
         yield agent
     finally:

@@ -12,15 +12,20 @@ a new task's stream (which a replay must not play ahead of the subscription open
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
 import pytest
+from a2a.types import SendMessageRequest, SubscribeToTaskRequest
 
 from mockagent.compare import Event, Exchange, differences
 from mockagent.server.thread import serve_in_thread
+from tests.helpers.fidelity import Clients, run_scenario, user
+from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import HEADERS, TIMEOUT, message, recording, rpc, wait_for
 from tests.helpers.subscribed_upstream import SubscribedUpstream, subscribed_upstream
 from tests.helpers.subscribing import Subscription, interactions
@@ -184,3 +189,44 @@ def test_a_subscription_to_a_streamed_new_task_taking_turns_replays_as_live(
         replay = new_task_interleaved(server.url, None)
     found = differences(live, replay)
     assert found == [], "\n".join(found)
+
+
+def sdk_taking_turns(step: threading.Semaphore | None) -> Callable[[Clients], Awaitable[None]]:
+    """The official client streams a new message, subscribes to its task once the Task came,
+    then reads one event from each stream in turn, as the quirky agent (`stepwise`) takes each
+    step when the test releases `step` (None on replay: nothing to release)."""
+
+    async def scenario(c: Clients) -> None:
+        streamed = aiter(c.streaming.send_message(SendMessageRequest(message=user("build it"))))
+        task = (await anext(streamed)).task
+        subscribed = aiter(c.streaming.subscribe(SubscribeToTaskRequest(id=task.id)))
+        await anext(subscribed)  # the Task: the subscription is open before any step
+        for _ in range(4):  # WORKING, two chunks of the log, COMPLETED
+            if step is not None:
+                step.release()
+            await anext(streamed)
+            await anext(subscribed)
+        for rest in (streamed, subscribed):
+            async for _ in rest:
+                pass
+
+    return scenario
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_official_client_on_both_streams_taking_turns_replays_as_live(
+    tmp_path: Path, binding: str
+) -> None:
+    path = tmp_path / "turns.yaml"
+    step = threading.Semaphore(0)
+    with serve_quirky(stepwise=step) as agent, recording(agent.url, path) as rec:
+        scenarios = {"turns": sdk_taking_turns(step)}
+        live, error = asyncio.run(run_scenario(rec.url, binding, "turns", scenarios))
+        rec.finish()
+    assert error == "", error
+    assert [len(e.events or ()) for e in live] == [5, 5]
+    with serve_in_thread(path, pace="instant") as server:
+        scenarios = {"turns": sdk_taking_turns(None)}
+        replay, error = asyncio.run(run_scenario(server.agent_url(), binding, "turns", scenarios))
+    found = differences(live, replay)
+    assert found == [], "\n".join([*found, error])
