@@ -87,6 +87,13 @@ class After(Model):
 
     polls: Count | None = Field(None, description="GetTask calls on the task to wait for")
     ms: Count | None = Field(None, description="milliseconds on the cassette clock")
+    subscribers: Count | None = Field(
+        None,
+        description=(
+            "streams: wait until this many subscriptions have opened on the task (recorded: a "
+            "subscription opened here while the task was streamed)"
+        ),
+    )
 
 
 _ARTIFACT_ONLY = "`append` and `lastChunk` belong to an `artifact` step"

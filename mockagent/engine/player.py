@@ -148,10 +148,13 @@ class Player:
 
     @staticmethod
     def _playable(task: Task) -> bool:
-        """Steps left, no follow-up awaited, and (in the background) no polls gate next."""
+        """Steps left, no follow-up awaited, no subscription awaited, and (in the background)
+        no polls gate next."""
         if not task.script or task.halted:
             return False
         after = task.script[0].after
+        if after is not None and after.subscribers and task.subscriptions < after.subscribers:
+            return False  # the subscription that saw it live opens first; its play resumes this
         return not (task.follow_polls and after is not None and after.polls)
 
     def _step(self, task: Task) -> None:

@@ -37,6 +37,7 @@ class Task:
     push_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     due_ms: float | None = None  # while played in real time: when the next step is due
     follow_polls: bool = True  # played in the background only: a polls gate still waits for polls
+    subscriptions: int = 0  # SubscribeToTask streams opened on it (`after: {subscribers: N}`)
     waiting: bool = False  # stopped at INPUT_REQUIRED or AUTH_REQUIRED until a follow-up message
     name: str | None = None  # a task may be found by name (Agentex get-or-create)
     params: dict[str, Any] | None = None
@@ -235,6 +236,8 @@ class Runner:
 
     def _due(self, task: Task, step: Step) -> bool:
         after = step.after
+        if after is not None and after.subscribers and task.subscriptions < after.subscribers:
+            return False  # live, it came after a subscription opened: so it does on replay
         if after is None or (not after.polls and not after.ms):
             return True
         if after.polls is not None:  # polls, when given, govern polling; ms is then only pacing

@@ -46,6 +46,9 @@ class RecordedTask:
     message: dict[str, Any] | None = None  # the status message, as a step writes it
     said: list[dict[str, Any]] = field(default_factory=list)  # every agent message the replay shows
     placeholder: dict[str, Any] | None = None  # a script's only step until the task changes
+    streams: int = 0  # message streams open on it now
+    subscriptions: int = 0  # subscriptions opened on it (the replay counts them too)
+    awaited: int = 0  # the next step waits for this many subscriptions (`after.subscribers`)
 
 
 def content(message: dict[str, Any]) -> dict[str, Any]:
@@ -325,11 +328,16 @@ class Recorder:
 
     def add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
         """Append `steps` (redacted) to the task's script, as seen at `at_ms`; they replace a
-        placeholder that only said the task stayed as it was."""
+        placeholder that only said the task stayed as it was. The first waits for the
+        subscriptions that opened mid-stream before it."""
         if steps and task.placeholder is not None:
             if len(task.steps) == 1 and task.steps[0] is task.placeholder:
                 task.steps.clear()
             task.placeholder = None
+        if steps and task.awaited:  # a subscription opened mid-stream saw this step: on
+            # replay the streamed task must not play it before that subscription is open
+            steps[0]["after"] = {**steps[0].get("after", {}), "subscribers": task.awaited}
+            task.awaited = 0
         task.steps.extend(self.redactor.redact(steps))
         task.polls = 0
         task.since_ms = at_ms
