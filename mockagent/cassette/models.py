@@ -87,6 +87,13 @@ class After(Model):
 
     polls: Count | None = Field(None, description="GetTask calls on the task to wait for")
     ms: Count | None = Field(None, description="milliseconds on the cassette clock")
+    finds: Count | None = Field(
+        None,
+        description=(
+            "Agentex: get-or-create calls (task/create of its name) to wait for; only such a "
+            "call shows the step, never a poll, the clock or a blocking call"
+        ),
+    )
 
 
 _ARTIFACT_ONLY = "`append` and `lastChunk` belong to an `artifact` step"
