@@ -94,6 +94,13 @@ class After(Model):
             "subscription opened here while the task was streamed)"
         ),
     )
+    finds: Count | None = Field(
+        None,
+        description=(
+            "Agentex: get-or-create calls (task/create of its name) to wait for; only such a "
+            "call shows the step, never a poll, the clock or a blocking call"
+        ),
+    )
 
 
 _ARTIFACT_ONLY = "`append` and `lastChunk` belong to an `artifact` step"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from mockagent.cassette.models import Step
 from mockagent.engine.clock import Clock
-from mockagent.engine.tasks import Runner, Task
+from mockagent.engine.tasks import Runner, Task, finds_gated
 from mockagent.engine.taskstore import TaskStore
 
 
@@ -155,6 +155,8 @@ class Player:
         after = task.script[0].after
         if after is not None and after.subscribers and task.subscriptions < after.subscribers:
             return False  # the subscription that saw it live opens first; its play resumes this
+        if finds_gated(task.script[0]):  # a get-or-create shows it, never the clock
+            return False
         return not (task.follow_polls and after is not None and after.polls)
 
     def _step(self, task: Task) -> None:

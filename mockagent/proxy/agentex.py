@@ -51,6 +51,10 @@ class AgentexTask:
     client has seen of it."""
 
     record: RecordedTask | None = None  # None until a recorded turn runs on it
+    created: RecordedTask | None = None  # the script of the CreateTask interaction that makes it
+    # A named task the replay's store makes by itself: the CreateTask interaction to write (after
+    # the interaction it followed) should a get-or-create find it moved on (agentex_tasks).
+    unwritten: dict[str, Any] | None = None
     from_message: bool = False  # created by a recorded message/send: follow-ups match `task.from`
     seen: set[str] = field(default_factory=set)  # message ids the client has seen
     state: str = "RUNNING"
@@ -285,6 +289,7 @@ class AgentexRecording:
             task.record = RecordedTask(origin=interaction["name"], steps=steps)
         task.record.steps = steps
         task.record.polls = 0
+        task.record.finds = 0
         task.scripted = True
         return task
 

@@ -42,6 +42,7 @@ class RecordedTask:
     status: Any = None  # the status message's parts, to see whether it changed
     artifacts: dict[str, list[Any]] = field(default_factory=dict)  # upstream artifact id → parts
     polls: int = 0  # polls since the last change
+    finds: int = 0  # Agentex get-or-creates that found the task since the last change
     since_ms: float = 0.0  # when the last change was seen
     message: dict[str, Any] | None = None  # the status message, as a step writes it
     said: list[dict[str, Any]] = field(default_factory=list)  # every agent message the replay shows
@@ -340,6 +341,7 @@ class Recorder:
             task.awaited = 0
         task.steps.extend(self.redactor.redact(steps))
         task.polls = 0
+        task.finds = 0
         task.since_ms = at_ms
         self.recorded += len(steps)
 

@@ -106,12 +106,18 @@ SCENARIOS: dict[str, Callable[[Agentex], None]] = {
 
 def run_scenario(url: str, name: str) -> tuple[list[Exchange], str]:
     """Drive scenario `name` against the platform at `url`: (the exchanges, the error or "")."""
+    return drive(url, SCENARIOS[name])
+
+
+def drive(url: str, scenario: Callable[[Agentex], None]) -> tuple[list[Exchange], str]:
+    """Run `scenario` with its own client and wire against `url`: (the exchanges, the error or
+    "")."""
     wire = Wire()
     http = httpx.Client(transport=wire, timeout=TIMEOUT, trust_env=False)
     client = Agentex(base_url=url, http_client=http, max_retries=0)
     error = ""
     try:
-        SCENARIOS[name](client)
+        scenario(client)
     except Exception as exc:  # a replay that goes wrong shows in the exchanges
         error = f"{type(exc).__name__}: {exc}"
     finally:
