@@ -3,7 +3,10 @@ smuggling and malformed framing, pipelining, slow and idle clients, oversize, HE
 `Expect: 100-continue`, and streams that clients abandon. Never a 5xx, never a hang (every read
 has a deadline), never an answer to a request hidden in a body.
 
-The requests, the reader and the servers are in tests/helpers/hostile_http.py.
+The requests, the reader and the servers are in tests/helpers/hostile_http.py; replacing an
+entry of its TARGETS runs the same probes against another server. FAILS_ON names the probes
+today's home-made server fails (strict xfail): when a target moves to another server, its
+entries go.
 """
 
 from __future__ import annotations
@@ -312,6 +315,8 @@ def test_streams_abandoned_by_clients_free_their_threads(target: Target) -> None
     finally:
         for sock in streams:
             reset(sock)
+    # A server that keeps a pool reaps idle threads on its own schedule (granian: its
+    # --blocking-threads-idle-timeout, 30 s unless set, 5 s at the least): 10 s is the bound.
     deadline = time.monotonic() + 10
     while (now := target.threads()) > idle and time.monotonic() < deadline:
         time.sleep(0.05)
