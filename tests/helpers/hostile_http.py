@@ -255,11 +255,13 @@ def timed_call(port: int) -> float:
 
 @dataclass
 class Target:
-    """A server under probe: its port and how many threads it runs now."""
+    """A server under probe: its port, how many threads it runs now, and how many it ran when
+    idle (taken once it served a call and a stream)."""
 
     name: str
     port: int
     threads: Callable[[], int]
+    idle: int = 0
 
 
 def process_threads(pid: int) -> int:
