@@ -29,9 +29,23 @@ class TooLarge(Exception):
     """A request body over the limit, found while reading it."""
 
 
+class UnreadableBody(Exception):
+    """The server could not read the request body: a malformed chunked framing, say (or the
+    client left half way)."""
+
+
 def read_body(environ: dict[str, Any], limit: int | None) -> bytes:
-    """The request body, reading at most `limit` + 1 bytes; TooLarge when there is more."""
-    stream = environ["wsgi.input"]
+    """The request body, reading at most `limit` + 1 bytes; TooLarge when there is more,
+    UnreadableBody when the server's reader refuses it."""
+    try:
+        return _read(environ["wsgi.input"], environ, limit)
+    except TooLarge:
+        raise
+    except Exception as exc:  # each server raises its own: OSError, ValueError, its own class
+        raise UnreadableBody(str(exc) or type(exc).__name__) from exc
+
+
+def _read(stream: Any, environ: dict[str, Any], limit: int | None) -> bytes:
     length = environ.get("CONTENT_LENGTH")
     if length:
         try:
