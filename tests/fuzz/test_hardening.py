@@ -159,6 +159,24 @@ def test_a_body_the_server_cannot_read_is_400_in_the_protocols_shape(request, cl
     assert check(json.loads(text.replace("400", "413"))), body  # the 413's shape, with 400
 
 
+@pytest.mark.parametrize(
+    ("client", "path", "check"), SHAPES, ids=[f"{c}:{p}" for c, p, _ in SHAPES]
+)
+def test_transfer_encoding_in_http_1_0_is_400_in_the_protocols_shape(request, client, path, check):
+    """HTTP/1.0 has no chunked coding (RFC 9112 6.1): werkzeug's server decodes it anyway, so
+    the app refuses the faulty framing whatever server it runs on."""
+    response = request.getfixturevalue(client).post(
+        path,
+        input_stream=io.BytesIO(b"2\r\n{}\r\n0\r\n\r\n"),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"SERVER_PROTOCOL": "HTTP/1.0", "wsgi.input_terminated": True},
+    )
+    assert response.status_code == 400, response.data
+    text = json.dumps(response.get_json())
+    assert "Transfer-Encoding in an HTTP/1.0 request" in text, text
+    assert check(json.loads(text.replace("400", "413"))), text
+
+
 def test_the_default_limit_takes_a_few_megabytes():
     app = create_app(CASSETTES / "kit")
     client = app.test_client()
