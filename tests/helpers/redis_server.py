@@ -8,9 +8,7 @@ import subprocess
 import time
 
 import pytest
-
-from mockagent.engine.resp import Redis
-from mockagent.errors import StoreError
+import redis
 
 
 def _free_port() -> int:
@@ -45,14 +43,14 @@ def start_redis(port: int | None = None, password: str = "") -> tuple[subprocess
         stderr=subprocess.DEVNULL,
     )
     url = f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}"
-    client = Redis(url)
+    client = redis.Redis.from_url(url)
     deadline = time.monotonic() + 10
     try:
         while True:  # poll until it answers
             try:
-                client.call("PING")
+                client.ping()
                 return process, url
-            except StoreError:
+            except redis.exceptions.ConnectionError:
                 if process.poll() is not None or time.monotonic() > deadline:
                     process.kill()
                     pytest.skip(f"redis-server did not start on port {port}")

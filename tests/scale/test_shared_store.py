@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
+from click.testing import CliRunner
 from flask.testing import FlaskClient
 
-from mockagent.engine.resp import Connection
+from mockagent.cli import main
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
 from tests.helpers.kit_conversation import HEADERS, conversation, message
@@ -145,6 +148,18 @@ def test_an_unknown_store_url_is_refused():
         store_from_url("postgres://x")
 
 
+@pytest.mark.parametrize("scheme", ["redis", "rediss", "unix"])
+def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
+    monkeypatch.setitem(sys.modules, "redis", None)  # as if not installed: importing it fails
+    for module in ("mockagent.engine.redis_store", "mockagent.engine.redis_lease"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    url = f"{scheme}://:hunter2@127.0.0.1:6379/0"
+    result = CliRunner().invoke(main, ["serve", str(KIT), "--store", url])
+    assert result.exit_code == 2  # a usage error, before anything is served
+    assert "pip install 'mockagent[redis]'" in result.output and "--store" in result.output
+    assert "hunter2" not in result.output and "Traceback" not in result.output
+
+
 def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     cassette = tmp_path / "once.yaml"
     cassette.write_text(
@@ -166,33 +181,33 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
 
 
 @pytest.fixture
-def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The names of the commands of each pipeline sent to Redis (each one a round trip) from now
-    on."""
-    sent: list[list[str]] = []
-    pipeline = Connection.pipeline
+def waited(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the commands sent to Redis from now on, each one a round trip (a script, with
+    every command it runs on the server, is one)."""
+    sent: list[str] = []
+    execute = redis.Redis.execute_command
 
-    def counted(self: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
-        sent.append([command[0] for command in commands])
-        return pipeline(self, commands)
+    def counted(self: redis.Redis, *args: Any, **options: Any) -> Any:
+        sent.append(str(args[0]))
+        return execute(self, *args, **options)
 
-    monkeypatch.setattr(Connection, "pipeline", counted)
+    monkeypatch.setattr(redis.Redis, "execute_command", counted)
     return sent
 
 
-def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, waited):
+def test_a_call_is_one_round_trip_to_lock_and_load_and_one_to_save_and_unlock(redis_url, waited):
     c = client(store_from_url(redis_url))
     task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})[
         "result"
     ]["task"]
     waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The lock, the counters and the task in one round trip; the save (a poll counted, the token
-    # back) goes without waiting: no stream looks for a poll.
-    assert waited == [["BLPOP", "HGETALL", "LLEN", "GET"]]
+    # The lock, the counters and the task in one script; the save (a poll counted) and the
+    # unlock in another, whose answer is waited for: a save refused (the lease lost) is an error.
+    assert waited == ["EVALSHA", "EVALSHA"]
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
-    assert len(waited) == 2 and waited[1][-1] == "RPUSH"  # a new task: its save is waited for
+    assert waited == ["EVALSHA", "EVALSHA"]  # a new task: nothing to read but the counters
 
 
 def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waited):
@@ -208,4 +223,4 @@ def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waite
         },
     ).data
     assert streamed.count(b"data: ") == 9
-    assert ["GET"] not in waited  # the stream had every event in hand: no fresh copy of its task
+    assert "HGET" not in waited  # the stream had every event in hand: no fresh copy of its task

@@ -1,0 +1,197 @@
+"""The shared store's lock in Redis: a lease with an owner, an expiry and a fencing token.
+
+A transaction takes the lock with one script that also runs the reads the transaction starts
+with, and ends with one script that runs its writes only while the lock is still its own. The
+lock's value is a number from a counter that only grows (the fencing token) and the lock expires
+after the lease: a holder that stalled for longer (a stopped process, a long pause) finds another
+number there when it commits, and all its writes are refused, so it never overwrites what the
+next holder did. Nobody goes on without the lock: a waiter blocks on a list that every release
+pushes to (no polling), wakes when the holder's lease runs out at the latest, and gives up after
+the wait bound with StoreError, which the client gets as its protocol's Unavailable error.
+
+Configured by the environment of the serving process (milliseconds):
+`MOCKAGENT_STORE_LEASE_MS` (default 5000), `MOCKAGENT_STORE_WAIT_MS` (default 10000).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from mockagent.errors import StoreError
+
+Command = tuple[Any, ...]
+NUMBERED = "NUMBERED"
+"""A pseudo-command for the scripts: `(NUMBERED, list, counter, *entries)` appends each entry to
+`list` as "<n> <entry>", with n taken from `counter` (INCRBY), in one step on the server."""
+
+# Runs the commands packed by `_pack` from ARGV[from] on; their replies go into `replies`.
+_RUN = """
+local function run(from, replies)
+  local i = from
+  while i <= #ARGV do
+    local n = tonumber(ARGV[i])
+    local reply
+    if ARGV[i + 1] == 'NUMBERED' then
+      local count = n - 3
+      local last = redis.call('INCRBY', ARGV[i + 3], count) - count
+      for j = 1, count do
+        redis.call('RPUSH', ARGV[i + 2], (last + j) .. ' ' .. ARGV[i + 3 + j])
+      end
+      reply = count
+    else
+      reply = redis.call(unpack(ARGV, i + 1, i + n))
+    end
+    replies[#replies + 1] = reply
+    i = i + n + 1
+  end
+  return replies
+end
+"""
+
+# KEYS: lock, fence. ARGV: lease ms, then the reads. {token, replies...} or {0, ms the lock has}.
+_ACQUIRE = (
+    _RUN
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], token, 'PX', ARGV[1])
+return run(2, {token})
+"""
+)
+
+# KEYS: lock, wake. ARGV: token, ms to keep the lock for (0: release it), then the writes.
+# 1 when written, 0 when the lock is not ours (any more): nothing written.
+_COMMIT = (
+    _RUN
+    + """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+run(3, {})
+if ARGV[2] == '0' then
+  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[2])
+  redis.call('RPUSH', KEYS[2], 1)
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
+"""
+)
+
+
+def _pack(commands: Sequence[Command]) -> list[Any]:
+    packed: list[Any] = []
+    for command in commands:
+        packed += (len(command), *command)
+    return packed
+
+
+def settings() -> tuple[int, float]:
+    """The lease (ms) and the wait bound (s) the environment sets; ValueError for a bad one."""
+    return _ms("MOCKAGENT_STORE_LEASE_MS", 5000), _ms("MOCKAGENT_STORE_WAIT_MS", 10000) / 1000
+
+
+def _ms(name: str, default: int) -> int:
+    text = os.environ.get(name, "")
+    try:
+        value = int(text) if text else default
+    except ValueError:
+        raise ValueError(f"{name}={text!r}: use a whole number of milliseconds") from None
+    if value <= 0:
+        raise ValueError(f"{name}={text!r}: use a positive number of milliseconds")
+    return value
+
+
+class Client:
+    """redis-py on `url` (redis://, rediss://, unix://), every failure a StoreError that shows
+    the URL without its password."""
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        self.shown = re.sub(r"//[^@/]*@", "//", url)
+        try:
+            self.redis = redis.Redis.from_url(
+                url,
+                decode_responses=True,
+                socket_timeout=timeout_s,
+                socket_connect_timeout=10,
+                # No retry: a write whose reply was lost must not be sent again (it may have run).
+                retry=Retry(NoBackoff(), 0),
+            )
+        except ValueError as exc:
+            raise ValueError(f"store {self.shown!r}: {exc}") from None
+
+    @contextmanager
+    def guarded(self) -> Iterator[None]:
+        """Redis errors raised in the block as StoreError."""
+        try:
+            yield
+        except redis.exceptions.ConnectionError as exc:
+            raise StoreError(f"cannot use the store at {self.shown}: {exc}") from None
+        except redis.exceptions.RedisError as exc:
+            raise StoreError(f"the store at {self.shown} refused a command: {exc}") from None
+
+    def call(self, *command: Any) -> Any:
+        """One command's reply."""
+        with self.guarded():
+            return self.redis.execute_command(*command)
+
+    def close(self) -> None:
+        self.redis.close()
+
+
+class Lease:
+    """The lock of the store under `prefix`: `lock` (the holder's token, expiring), `fence` (the
+    counter the tokens come from) and `wake` (what a release pushes to)."""
+
+    def __init__(self, client: Client, prefix: str, lease_ms: int, wait_s: float) -> None:
+        self.client = client
+        self.lease_ms = lease_ms
+        self.wait_s = wait_s
+        self._keys = [prefix + "lock", prefix + "fence"]
+        self._wake = prefix + "wake"
+        self._acquire = client.redis.register_script(_ACQUIRE)
+        self._commit = client.redis.register_script(_COMMIT)
+
+    def acquire(self, reads: Sequence[Command], deadline: float) -> tuple[str, list[Any]]:
+        """Take the lock and run `reads` under it (one round trip when it is free): the token and
+        their replies. Waits until `deadline` (time.monotonic()) at most: StoreError then."""
+        args = [self.lease_ms, *_pack(reads)]
+        with self.client.guarded():
+            while True:
+                token, *replies = self._acquire(keys=self._keys, args=args)
+                if token:
+                    return str(token), replies
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StoreError(
+                        f"the store at {self.client.shown} stayed locked by another process "
+                        f"for {self.wait_s:g} s; try again"
+                    )
+                # Until a release wakes us, or the holder's lease runs out (it stalled or died).
+                held_s = max(int(replies[0]), 1) / 1000
+                self.client.redis.blpop([self._wake], timeout=min(left, held_s))
+
+    def commit(self, token: str, writes: Sequence[Command], keep: bool) -> None:
+        """Run `writes` if the lock is still `token`'s, then release it, or renew the lease when
+        `keep`. StoreError, with nothing written, when the lease was lost."""
+        args = [token, self.lease_ms if keep else 0, *_pack(writes)]
+        with self.client.guarded():
+            written = self._commit(keys=[self._keys[0], self._wake], args=args)
+        if not written:
+            raise StoreError(
+                f"lost the lock of the store at {self.client.shown}: this process held it for "
+                f"longer than its lease ({self.lease_ms} ms), so another may have changed the "
+                "store meanwhile; nothing of this call was saved, try again"
+            )
+
+    def drop(self) -> None:
+        """Take the lock from whoever holds it (a fresh start: nobody else serves yet)."""
+        self.client.call("DEL", self._keys[0])
