@@ -15,11 +15,13 @@ Configured by the environment of the serving process (milliseconds):
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import re
+import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
@@ -111,15 +113,17 @@ def _ms(name: str, default: int) -> int:
 
 
 class Client:
-    """redis-py on `url` (redis://, rediss://, unix://), every failure a StoreError that shows
-    the URL without its password."""
+    """redis-py on `url` (redis://, rediss://, unix://): a connection per thread, used directly
+    (the pooled client's machinery doubles the cost of a command), every failure a StoreError
+    that shows the URL without its password."""
 
     def __init__(self, url: str, timeout_s: float) -> None:
         self.shown = re.sub(r"//[^@/]*@", "//", url)
         try:
-            self.redis = redis.Redis.from_url(
+            self._pool = redis.ConnectionPool.from_url(
                 url,
                 decode_responses=True,
+                protocol=2,  # replies of the same shape from every redis-py and Redis version
                 socket_timeout=timeout_s,
                 socket_connect_timeout=10,
                 # No retry: a write whose reply was lost must not be sent again (it may have run).
@@ -127,24 +131,48 @@ class Client:
             )
         except ValueError as exc:
             raise ValueError(f"store {self.shown!r}: {exc}") from None
+        self._local = threading.local()
 
-    @contextmanager
-    def guarded(self) -> Iterator[None]:
-        """Redis errors raised in the block as StoreError."""
-        try:
-            yield
-        except redis.exceptions.ConnectionError as exc:
-            raise StoreError(f"cannot use the store at {self.shown}: {exc}") from None
-        except redis.exceptions.RedisError as exc:
-            raise StoreError(f"the store at {self.shown} refused a command: {exc}") from None
+    def _connection(self) -> Any:
+        connection = getattr(self._local, "connection", None)
+        if connection is None or connection.pid != os.getpid():  # not a forked parent's socket
+            connection = self._local.connection = self._pool.make_connection()
+        return connection
 
     def call(self, *command: Any) -> Any:
-        """One command's reply."""
-        with self.guarded():
-            return self.redis.execute_command(*command)
+        """One command's reply; StoreError when Redis is gone or refuses."""
+        connection = self._connection()
+        try:
+            connection.send_command(*command)
+            return connection.read_response()
+        except redis.exceptions.ResponseError as exc:
+            if isinstance(exc, redis.exceptions.NoScriptError):
+                raise
+            raise StoreError(f"the store at {self.shown} refused a command: {exc}") from None
+        except redis.exceptions.RedisError as exc:  # the connection is in an unknown state
+            self._local.connection = None
+            connection.disconnect()
+            raise StoreError(f"cannot use the store at {self.shown}: {exc}") from None
+
+    def script(self, source: str) -> Callable[..., Any]:
+        """`source` as a function of its keys and arguments, sent by its digest (EVALSHA) and
+        in full the first time Redis does not know it (after a restart, say)."""
+        sha = hashlib.sha1(source.encode()).hexdigest()
+
+        def run(keys: Sequence[str], args: Sequence[Any]) -> Any:
+            try:
+                return self.call("EVALSHA", sha, len(keys), *keys, *args)
+            except redis.exceptions.NoScriptError:
+                return self.call("EVAL", source, len(keys), *keys, *args)
+
+        return run
 
     def close(self) -> None:
-        self.redis.close()
+        """Close this thread's connection."""
+        connection = getattr(self._local, "connection", None)
+        self._local.connection = None
+        if connection is not None:
+            connection.disconnect()
 
 
 class Lease:
@@ -157,34 +185,32 @@ class Lease:
         self.wait_s = wait_s
         self._keys = [prefix + "lock", prefix + "fence"]
         self._wake = prefix + "wake"
-        self._acquire = client.redis.register_script(_ACQUIRE)
-        self._commit = client.redis.register_script(_COMMIT)
+        self._acquire = client.script(_ACQUIRE)
+        self._commit = client.script(_COMMIT)
 
     def acquire(self, reads: Sequence[Command], deadline: float) -> tuple[str, list[Any]]:
         """Take the lock and run `reads` under it (one round trip when it is free): the token and
         their replies. Waits until `deadline` (time.monotonic()) at most: StoreError then."""
         args = [self.lease_ms, *_pack(reads)]
-        with self.client.guarded():
-            while True:
-                token, *replies = self._acquire(keys=self._keys, args=args)
-                if token:
-                    return str(token), replies
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise StoreError(
-                        f"the store at {self.client.shown} stayed locked by another process "
-                        f"for {self.wait_s:g} s; try again"
-                    )
-                # Until a release wakes us, or the holder's lease runs out (it stalled or died).
-                held_s = max(int(replies[0]), 1) / 1000
-                self.client.redis.blpop([self._wake], timeout=min(left, held_s))
+        while True:
+            token, *replies = self._acquire(self._keys, args)
+            if token:
+                return str(token), replies
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreError(
+                    f"the store at {self.client.shown} stayed locked by another process "
+                    f"for {self.wait_s:g} s; try again"
+                )
+            # Until a release wakes us, or the holder's lease runs out (it stalled or died).
+            wait_ms = math.ceil(min(left * 1000, int(replies[0])))
+            self.client.call("BLPOP", self._wake, f"{max(wait_ms, 1) / 1000:.3f}")
 
     def commit(self, token: str, writes: Sequence[Command], keep: bool) -> None:
         """Run `writes` if the lock is still `token`'s, then release it, or renew the lease when
         `keep`. StoreError, with nothing written, when the lease was lost."""
         args = [token, self.lease_ms if keep else 0, *_pack(writes)]
-        with self.client.guarded():
-            written = self._commit(keys=[self._keys[0], self._wake], args=args)
+        written = self._commit([self._keys[0], self._wake], args)
         if not written:
             raise StoreError(
                 f"lost the lock of the store at {self.client.shown}: this process held it for "

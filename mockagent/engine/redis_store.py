@@ -245,7 +245,8 @@ class RedisUses(Sequence[int]):
         return self._seen[index]
 
     def __iter__(self) -> Iterator[int]:
-        stored = {int(k): int(v) for k, v in self._redis.call("HGETALL", self._key).items()}
+        flat = self._redis.call("HGETALL", self._key)
+        stored = {int(k): int(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
         return iter(
             [self._seen.get(i, stored.get(i, 0) + self._added.get(i, 0)) for i in range(self._size)]
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,11 @@ from click.testing import CliRunner
 from flask.testing import FlaskClient
 
 from mockagent.cli import main
+from mockagent.engine.redis_lease import Client
 from mockagent.engine.taskstore import store_from_url
+from mockagent.errors import StoreError
 from mockagent.server.app import create_app
+from tests.helpers.engine_calls import send_call
 from tests.helpers.kit_conversation import HEADERS, conversation, message
 from tests.helpers.paths import KIT
 
@@ -185,13 +189,13 @@ def waited(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the commands sent to Redis from now on, each one a round trip (a script, with
     every command it runs on the server, is one)."""
     sent: list[str] = []
-    execute = redis.Redis.execute_command
+    call = Client.call
 
-    def counted(self: redis.Redis, *args: Any, **options: Any) -> Any:
-        sent.append(str(args[0]))
-        return execute(self, *args, **options)
+    def counted(self: Client, *command: Any) -> Any:
+        sent.append(str(command[0]))
+        return call(self, *command)
 
-    monkeypatch.setattr(redis.Redis, "execute_command", counted)
+    monkeypatch.setattr(Client, "call", counted)
     return sent
 
 
@@ -224,3 +228,51 @@ def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waite
     ).data
     assert streamed.count(b"data: ") == 9
     assert "HGET" not in waited  # the stream had every event in hand: no fresh copy of its task
+
+
+RUNNER_LOCK = "mockagent:test-runner:test-runner:lock"  # mockagent:<file stem>:<agent>:lock
+
+
+def test_a_call_that_cannot_get_the_lock_waits_asleep_then_is_unavailable(
+    redis_url, monkeypatch, waited
+):
+    monkeypatch.setenv("MOCKAGENT_STORE_WAIT_MS", "300")
+    c = client(store_from_url(redis_url))
+    with redis.Redis.from_url(redis_url) as other:
+        other.set(RUNNER_LOCK, "another holder", px=60_000)  # it never lets go in time
+        waited.clear()
+        started = time.monotonic()
+        answer = rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})
+        took = time.monotonic() - started
+    assert answer["error"]["code"] == -32603  # Unavailable in JSON-RPC: try again
+    assert "stayed locked by another process for 0.3 s" in answer["error"]["message"]
+    assert 0.3 <= took < 3
+    # Asleep in between (a try, a wait as long as the bound, another try), never polling.
+    assert waited[:3] == ["EVALSHA", "BLPOP", "EVALSHA"] and len(waited) <= 5
+
+
+def test_a_transaction_that_outlived_its_lease_saves_nothing(redis_url, monkeypatch):
+    monkeypatch.setenv("MOCKAGENT_STORE_LEASE_MS", "100")
+    engine = (
+        create_app(KIT, store=store_from_url(redis_url), pace="instant")
+        .extensions["mockagent"]
+        .agents["test-runner"]
+    )
+    other = client(store_from_url(redis_url, join=True))
+    send = send_call("Run the suite")
+    with redis.Redis.from_url(redis_url) as monitor:
+        with pytest.raises(StoreError, match="lost the lock of the store"):
+            with engine.locked():  # holds the store while a stalled process would
+                mine = engine.handle(send).task.id
+                while monitor.exists(RUNNER_LOCK):  # poll: the lease runs out
+                    pass
+                theirs = rpc(other, "test-runner", "SendMessage", {"message": message("Run")})
+    assert theirs["result"]["task"]["id"] == mine  # the same id: so only one may be kept
+    listed = rpc(other, "test-runner", "ListTasks", {})["result"]
+    assert [task["id"] for task in listed["tasks"]] == [mine]  # theirs, not overwritten
+    assert listed["tasks"][0]["history"][0]["parts"] == [{"text": "Run"}]
+    with engine.locked():  # and the engine goes on from what the store has
+        assert [entry.operation for entry in engine.journal.entries] == [
+            "SendMessage",
+            "ListTasks",
+        ]
