@@ -21,7 +21,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -35,48 +35,34 @@ NUMBERED = "NUMBERED"
 """A pseudo-command for the scripts: `(NUMBERED, list, counter, *entries)` appends each entry to
 `list` as "<n> <entry>", with n taken from `counter` (INCRBY), in one step on the server."""
 
-# Runs the commands packed by `_pack` from ARGV[from] on; their replies go into `replies`.
-_RUN = """
-local function run(from, replies)
-  local i = from
-  while i <= #ARGV do
-    local n = tonumber(ARGV[i])
-    local reply
-    if ARGV[i + 1] == 'NUMBERED' then
-      local count = n - 3
-      local last = redis.call('INCRBY', ARGV[i + 3], count) - count
-      for j = 1, count do
-        redis.call('RPUSH', ARGV[i + 2], (last + j) .. ' ' .. ARGV[i + 3 + j])
-      end
-      reply = count
-    else
-      reply = redis.call(unpack(ARGV, i + 1, i + n))
-    end
-    replies[#replies + 1] = reply
-    i = i + n + 1
-  end
-  return replies
-end
-"""
-
-# KEYS: lock, fence. ARGV: lease ms, then the reads. {token, replies...} or {0, ms the lock has}.
-_ACQUIRE = (
-    _RUN
-    + """
+# KEYS: lock, fence. ARGV: lease ms. {token} when taken, {0, ms the lock is held for} otherwise.
+# The reads a transaction starts with follow in the same round trip as plain commands: a writer
+# needs the lock, so what they read while it is ours is what the store has.
+_ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
 local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], token, 'PX', ARGV[1])
-return run(2, {token})
+return {token}
 """
-)
 
-# KEYS: lock, wake. ARGV: token, ms to keep the lock for (0: release it), then the writes.
-# 1 when written, 0 when the lock is not ours (any more): nothing written.
-_COMMIT = (
-    _RUN
-    + """
+# KEYS: lock, wake. ARGV: token, ms to keep the lock for (0: release it), then the writes packed
+# by `_pack`. 1 when written, 0 when the lock is not ours (any more): nothing written.
+_COMMIT = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-run(3, {})
+local i = 3
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  if ARGV[i + 1] == 'NUMBERED' then
+    local count = n - 3
+    local last = redis.call('INCRBY', ARGV[i + 3], count) - count
+    for j = 1, count do
+      redis.call('RPUSH', ARGV[i + 2], (last + j) .. ' ' .. ARGV[i + 3 + j])
+    end
+  else
+    redis.call(unpack(ARGV, i + 1, i + n))
+  end
+  i = i + n + 1
+end
 if ARGV[2] == '0' then
   redis.call('DEL', KEYS[1])
   redis.call('DEL', KEYS[2])
@@ -86,7 +72,14 @@ else
 end
 return 1
 """
-)
+
+
+class Script:
+    """A Lua script's source and its digest."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
 
 
 def _pack(commands: Sequence[Command]) -> list[Any]:
@@ -141,31 +134,44 @@ class Client:
 
     def call(self, *command: Any) -> Any:
         """One command's reply; StoreError when Redis is gone or refuses."""
+        return self.pipeline(command)[0]
+
+    def pipeline(self, *commands: Command) -> list[Any]:
+        """Replies to `commands`, sent in one round trip; StoreError when Redis is gone or
+        refuses one of them."""
+        return self._checked(self._send(commands))
+
+    def run(self, script: Script, keys: Sequence[str], args: Sequence[Any], *then: Command) -> Any:
+        """`script`'s reply and those of the commands `then`, in one round trip: the script by its
+        digest (EVALSHA), in full when Redis does not know it (after a restart, say)."""
+        call = (len(keys), *keys, *args)
+        replies = self._send((("EVALSHA", script.sha, *call), *then))
+        if isinstance(replies[0], redis.exceptions.NoScriptError):
+            return self.pipeline(("EVAL", script.source, *call), *then)
+        return self._checked(replies)
+
+    def _checked(self, replies: list[Any]) -> list[Any]:
+        for reply in replies:
+            if isinstance(reply, redis.exceptions.ResponseError):
+                raise StoreError(f"the store at {self.shown} refused a command: {reply}")
+        return replies
+
+    def _send(self, commands: Sequence[Command]) -> list[Any]:
+        """Replies to `commands` sent at once, an error reply as its ResponseError."""
         connection = self._connection()
         try:
-            connection.send_command(*command)
-            return connection.read_response()
-        except redis.exceptions.ResponseError as exc:
-            if isinstance(exc, redis.exceptions.NoScriptError):
-                raise
-            raise StoreError(f"the store at {self.shown} refused a command: {exc}") from None
+            connection.send_packed_command(connection.pack_commands(commands))
+            replies = []
+            for _ in commands:
+                try:
+                    replies.append(connection.read_response())
+                except redis.exceptions.ResponseError as exc:
+                    replies.append(exc)
+            return replies
         except redis.exceptions.RedisError as exc:  # the connection is in an unknown state
             self._local.connection = None
             connection.disconnect()
             raise StoreError(f"cannot use the store at {self.shown}: {exc}") from None
-
-    def script(self, source: str) -> Callable[..., Any]:
-        """`source` as a function of its keys and arguments, sent by its digest (EVALSHA) and
-        in full the first time Redis does not know it (after a restart, say)."""
-        sha = hashlib.sha1(source.encode()).hexdigest()
-
-        def run(keys: Sequence[str], args: Sequence[Any]) -> Any:
-            try:
-                return self.call("EVALSHA", sha, len(keys), *keys, *args)
-            except redis.exceptions.NoScriptError:
-                return self.call("EVAL", source, len(keys), *keys, *args)
-
-        return run
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -185,15 +191,15 @@ class Lease:
         self.wait_s = wait_s
         self._keys = [prefix + "lock", prefix + "fence"]
         self._wake = prefix + "wake"
-        self._acquire = client.script(_ACQUIRE)
-        self._commit = client.script(_COMMIT)
+        self._acquire = Script(_ACQUIRE)
+        self._commit = Script(_COMMIT)
 
     def acquire(self, reads: Sequence[Command], deadline: float) -> tuple[str, list[Any]]:
         """Take the lock and run `reads` under it (one round trip when it is free): the token and
         their replies. Waits until `deadline` (time.monotonic()) at most: StoreError then."""
-        args = [self.lease_ms, *_pack(reads)]
         while True:
-            token, *replies = self._acquire(self._keys, args)
+            taken, *replies = self.client.run(self._acquire, self._keys, [self.lease_ms], *reads)
+            token, *held = taken
             if token:
                 return str(token), replies
             left = deadline - time.monotonic()
@@ -203,14 +209,14 @@ class Lease:
                     f"for {self.wait_s:g} s; try again"
                 )
             # Until a release wakes us, or the holder's lease runs out (it stalled or died).
-            wait_ms = math.ceil(min(left * 1000, int(replies[0])))
+            wait_ms = math.ceil(min(left * 1000, int(held[0])))
             self.client.call("BLPOP", self._wake, f"{max(wait_ms, 1) / 1000:.3f}")
 
     def commit(self, token: str, writes: Sequence[Command], keep: bool) -> None:
         """Run `writes` if the lock is still `token`'s, then release it, or renew the lease when
         `keep`. StoreError, with nothing written, when the lease was lost."""
         args = [token, self.lease_ms if keep else 0, *_pack(writes)]
-        written = self._commit([self._keys[0], self._wake], args)
+        (written,) = self.client.run(self._commit, [self._keys[0], self._wake], args)
         if not written:
             raise StoreError(
                 f"lost the lock of the store at {self.client.shown}: this process held it for "

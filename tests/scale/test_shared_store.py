@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,17 +186,17 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
 
 
 @pytest.fixture
-def waited(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the commands sent to Redis from now on, each one a round trip (a script, with
-    every command it runs on the server, is one)."""
-    sent: list[str] = []
-    call = Client.call
+def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The names of the commands of each round trip to Redis from now on (a script, with every
+    command it runs on the server, is one command)."""
+    sent: list[list[str]] = []
+    send = Client._send
 
-    def counted(self: Client, *command: Any) -> Any:
-        sent.append(str(command[0]))
-        return call(self, *command)
+    def counted(self: Client, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        sent.append([str(command[0]) for command in commands])
+        return send(self, commands)
 
-    monkeypatch.setattr(Client, "call", counted)
+    monkeypatch.setattr(Client, "_send", counted)
     return sent
 
 
@@ -206,12 +207,13 @@ def test_a_call_is_one_round_trip_to_lock_and_load_and_one_to_save_and_unlock(re
     ]["task"]
     waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The lock, the counters and the task in one script; the save (a poll counted) and the
-    # unlock in another, whose answer is waited for: a save refused (the lease lost) is an error.
-    assert waited == ["EVALSHA", "EVALSHA"]
+    # The lock (a script), the counters and the task in one round trip; the save (a poll
+    # counted) and the unlock in a script whose answer is waited for: a save refused (the lease
+    # lost) is an error.
+    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET"], ["EVALSHA"]]
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
-    assert waited == ["EVALSHA", "EVALSHA"]  # a new task: nothing to read but the counters
+    assert waited == [["EVALSHA", "HGETALL", "LLEN"], ["EVALSHA"]]  # a new task: no task read
 
 
 def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waited):
@@ -227,7 +229,7 @@ def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waite
         },
     ).data
     assert streamed.count(b"data: ") == 9
-    assert "HGET" not in waited  # the stream had every event in hand: no fresh copy of its task
+    assert ["HGET"] not in waited  # the stream had every event in hand: no fresh copy of its task
 
 
 RUNNER_LOCK = "mockagent:test-runner:test-runner:lock"  # mockagent:<file stem>:<agent>:lock
@@ -248,7 +250,8 @@ def test_a_call_that_cannot_get_the_lock_waits_asleep_then_is_unavailable(
     assert "stayed locked by another process for 0.3 s" in answer["error"]["message"]
     assert 0.3 <= took < 3
     # Asleep in between (a try, a wait as long as the bound, another try), never polling.
-    assert waited[:3] == ["EVALSHA", "BLPOP", "EVALSHA"] and len(waited) <= 5
+    tries = [commands[0] for commands in waited]
+    assert tries[:3] == ["EVALSHA", "BLPOP", "EVALSHA"] and len(tries) <= 5
 
 
 def test_a_transaction_that_outlived_its_lease_saves_nothing(redis_url, monkeypatch):
