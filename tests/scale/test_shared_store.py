@@ -21,6 +21,7 @@ from mockagent.server.app import create_app
 from tests.helpers.engine_calls import send_call
 from tests.helpers.kit_conversation import HEADERS, conversation, message
 from tests.helpers.paths import KIT
+from tests.helpers.redis_server import start_redis
 
 
 def client(store: Any, source: Path = KIT) -> FlaskClient:
@@ -36,6 +37,18 @@ def test_replay_through_redis_is_byte_identical_to_memory(redis_url):
     in_memory = conversation(client(None))
     shared = conversation(client(store_from_url(redis_url)))
     assert shared == in_memory
+
+
+def test_a_store_on_a_unix_socket_and_a_database_of_its_own(tmp_path):
+    process, url = start_redis(unix=str(tmp_path / "redis.sock"))
+    try:
+        in_memory = conversation(client(None))
+        assert conversation(client(store_from_url(f"{url}?db=3"))) == in_memory
+        with redis.Redis.from_url(f"{url}?db=3") as db3, redis.Redis.from_url(url) as db0:
+            assert db3.exists("mockagent:test-runner:test-runner:tasks") and db0.dbsize() == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def test_two_servers_on_one_store_answer_as_one(redis_url):
