@@ -196,3 +196,47 @@ def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis
         monitor.close()
         err.close()
     assert "Traceback" not in (tmp_path / "hosts.err").read_text()
+
+
+def test_a_host_killed_holding_the_store_holds_up_the_other_for_one_lease(redis_url, tmp_path):
+    cassette = tmp_path / "jobs.yaml"
+    cassette.write_text(CASSETTE)
+    err = (tmp_path / "hosts.err").open("w")
+    monitor = redis.Redis.from_url(redis_url)
+    a = Host(cassette, redis_url, err)
+    b = Host(cassette, redis_url, err, "--join")
+    calls = Calls()
+    busy = threading.Event()
+    busy.set()
+
+    def keep_busy() -> None:
+        with httpx.Client(timeout=60) as client:
+            while busy.is_set():
+                calls.send(client, a.url)
+
+    hammers = [threading.Thread(target=keep_busy) for _ in range(4)]
+    try:
+        for hammer in hammers:
+            hammer.start()
+        stop_while_holding(a, monitor)
+        busy.clear()
+        a.signal(signal.SIGKILL)  # dies holding the lock: nobody releases it
+        a.process.wait(timeout=30)
+        for hammer in hammers:
+            hammer.join(timeout=60)
+        before = len(calls.ids)
+        killed = time.monotonic()
+        calls.run(lambda i: b.url, threads=2, each=10)
+        assert time.monotonic() - killed < LEASE_MS / 1000 + 5  # not a wait bound's 10 s
+        assert len(calls.ids) == before + 20
+        assert len(calls.ids) == len(set(calls.ids))
+        with httpx.Client(base_url=b.url, timeout=60) as admin:
+            listed = [task["id"] for task in admin.get("/_mockagent/tasks").json()["tasks"]]
+        assert sorted(listed) == sorted(calls.ids)
+    finally:
+        busy.clear()
+        if a.process.poll() is None:
+            a.stop()
+        b.stop()
+        monitor.close()
+        err.close()
