@@ -1,13 +1,15 @@
 """The shared store's lock in Redis: a lease with an owner, an expiry and a fencing token.
 
-A transaction takes the lock with one script that also runs the reads the transaction starts
-with, and ends with one script that runs its writes only while the lock is still its own. The
-lock's value is a number from a counter that only grows (the fencing token) and the lock expires
-after the lease: a holder that stalled for longer (a stopped process, a long pause) finds another
-number there when it commits, and all its writes are refused, so it never overwrites what the
-next holder did. Nobody goes on without the lock: a waiter blocks on a list that every release
-pushes to (no polling), wakes when the holder's lease runs out at the latest, and gives up after
-the wait bound with StoreError, which the client gets as its protocol's Unavailable error.
+A transaction takes the lock with a script, sending the reads it starts with right behind it in
+the same round trip, and ends with a script that runs its writes only while the lock is still its
+own. The lock's value is a number from a counter that only grows (the fencing token) and the lock
+expires after the lease: a holder that stalled for longer (a stopped process, a long pause) finds
+another number there, or none, when it commits, and all its writes are refused, so it never
+overwrites what the next holder did. A lease kept for more calls is renewed by each save; a
+single transaction longer than the lease is refused like a stalled one. Nobody goes on without
+the lock: a waiter blocks on a list that every release pushes to (no polling), wakes when the
+holder's lease runs out at the latest, and gives up after the wait bound with StoreError, which
+the client gets as its protocol's Unavailable error.
 
 Configured by the environment of the serving process (milliseconds):
 `MOCKAGENT_STORE_LEASE_MS` (default 5000), `MOCKAGENT_STORE_WAIT_MS` (default 10000).
