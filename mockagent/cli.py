@@ -105,7 +105,8 @@ def main() -> None:
     "store_url",
     metavar="URL",
     help="Where tasks, poll counts and the journal live: memory: (default) or "
-    "redis://HOST:PORT/DB, shared by every worker and host using it. Wiped at start.",
+    "redis://HOST:PORT/DB (or rediss://, unix://; needs mockagent[redis]), shared by every worker "
+    "and host using it. Wiped at start.",
 )
 @click.option(
     "--join",

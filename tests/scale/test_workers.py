@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from mockagent.engine.resp import Redis
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.thread import ServerThread
@@ -374,61 +373,3 @@ def test_concurrent_calls_on_two_servers_lose_nothing(redis_url):
     finally:
         for server in servers:
             server.stop()
-
-
-def test_calls_the_loop_has_ready_at_once_share_one_lease_that_ends_when_it_rests(redis_url):
-    """Pipelined calls take the store's lock once, and the other server gets it right after."""
-    a, b = (
-        ServerThread(
-            create_app(KIT, store=store_from_url(redis_url, join=i > 0), pace="instant")
-        ).start()
-        for i in range(2)
-    )
-    monitor = Redis(redis_url)
-    try:
-        run = post(
-            a.port,
-            "/test-runner/",
-            "SendMessage",
-            {
-                "message": {
-                    "messageId": "m",
-                    "role": "ROLE_USER",
-                    "parts": [{"text": "Run the suite"}],
-                }
-            },
-        )["result"]["task"]
-        body = json.dumps(
-            {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": run["id"]}}
-        )
-        request = (
-            f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"A2A-Version: 1.0"
-            f"\r\nContent-Length: {len(body)}\r\n\r\n{body}"
-        ).encode()
-        locks_before = blpops(monitor)
-        with socket.create_connection(("127.0.0.1", a.port), timeout=10) as sock:
-            sock.sendall(request * 8)  # all eight ready at once
-            answers = b""
-            while answers.count(b'"result"') < 8:
-                answers += sock.recv(65536)
-        assert blpops(monitor) - locks_before == 1  # one lease for the eight calls
-        started = time.monotonic()
-        polled = post(b.port, "/test-runner/", "GetTask", {"id": run["id"]})["result"]
-        assert (
-            polled["id"] == run["id"] and time.monotonic() - started < 5
-        )  # not the lock's 30 s wait
-    finally:
-        monitor.close()
-        a.stop()
-        b.stop()
-
-
-def blpops(client: Redis) -> int:
-    """How often a server took the store's lock (BLPOP) so far."""
-    stats = client.call("INFO", "commandstats")
-    line = next(
-        (row for row in stats.splitlines() if row.startswith("cmdstat_blpop:")),
-        "cmdstat_blpop:calls=0,",
-    )
-    return int(line.split("calls=")[1].split(",")[0])
