@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import time
 
@@ -124,6 +125,16 @@ def servers(args: argparse.Namespace) -> str:
         f"run {time.strftime('%Y-%m-%d %H:%M %Z')} in {time.monotonic() - started:.0f} s, "
         f"load average {load_before} before, {bench_report.loadavg()} after"
     )
+    try:  # the 1-minute load averages, before and after ("?" where /proc has none)
+        busy = max(float(load.split()[0]) for load in (load_before, bench_report.loadavg()))
+    except ValueError:
+        busy = 0.0
+    if busy > (os.cpu_count() or 1):
+        notes.append(
+            f"The machine was busy (1-minute load average up to {busy:g} on {os.cpu_count()} "
+            "CPUs): other work took CPU from every server alike, so close ratios (under about "
+            "1.5×) may be noise; rerun on an idle machine before reading much into them."
+        )
     section = bench_choice.section(labels, best, checks, settings, notes)
     for line in bench_choice.verdict(labels, best, checks):
         log(f"servers: {line}")

@@ -82,7 +82,9 @@ BASELINE = "mockagent"  # `mockagent serve` as this checkout ships it; ratios ar
 SERVERS = {
     "granian-1x1": Server("granian, 1 worker, 1 blocking thread", _granian(1, 1)),
     "granian": Server("granian, 1 worker, default blocking threads", _granian(1, None)),
-    "granian-w2": Server("granian, 2 workers × 1 blocking thread, Redis store", _granian(2, 1), 2),
+    "granian-w2": Server(
+        "granian, 2 workers, default blocking threads, Redis store", _granian(2, None), 2
+    ),
     "gunicorn": Server(f"gunicorn gthread, 1 worker × {THREADS} threads", _gunicorn),
     "waitress": Server(f"waitress, {THREADS} threads", _waitress),
     "cheroot": Server(f"cheroot, {THREADS} threads", _cheroot),
