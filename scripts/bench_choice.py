@@ -10,7 +10,15 @@ import math
 import statistics
 
 from bench_report import SCENARIOS
-from bench_servers import BASELINE, FRESH, FRESH_TIMEOUT_S, OPEN_WAIT_S, STREAMS, StreamsCheck
+from bench_servers import (
+    BASELINE,
+    FRESH,
+    FRESH_TIMEOUT_S,
+    LATE_MS,
+    OPEN_WAIT_S,
+    STREAMS,
+    StreamsCheck,
+)
 from bench_wrk import CONNS, Result
 
 BEGIN, END = "<!-- servers: begin -->", "<!-- servers: end -->"
@@ -78,12 +86,14 @@ def verdict(labels: dict[str, str], best: dict, checks: dict[str, StreamsCheck])
     passed = [n for n in candidates if n in checks and checks[n].ok]
     failed = [n for n in candidates if n in checks and not checks[n].ok]
     if checks:
-        text = f"With {STREAMS} paced streams open, every stream started and every fresh call "
-        text += f"answered: {', '.join(labels[n] for n in passed) or 'none'}"
+        text = f"With {STREAMS} paced streams open, every stream started and finished on time "
+        text += (
+            f"and every fresh call was answered: {', '.join(labels[n] for n in passed) or 'none'}"
+        )
         if failed:
             text += "; not: " + ", ".join(
-                f"{labels[n]} ({checks[n].opened}/{STREAMS} started, "
-                f"{checks[n].answered}/{FRESH} answered)"
+                f"{labels[n]} ({checks[n].opened}/{STREAMS} started, {checks[n].completed} "
+                f"finished, {checks[n].answered}/{FRESH} answered)"
                 for n in failed
             )
         lines.append(text + ".")
@@ -138,7 +148,9 @@ def section(
         f"at once; a stream whose first event came within {OPEN_WAIT_S:g} s counts as started. "
         f"Then {FRESH} fresh direct-reply calls, one after another on new connections; answered "
         f"means the right answer within {FRESH_TIMEOUT_S:g} s. The gap error is |gap − 50 ms| "
-        "over the events of the streams that finished, under this load.",
+        "over the events of the streams that finished, under this load. A stream finished if "
+        f"its last event came at most {LATE_MS / 1000:g} s late. A server passes with every "
+        "stream started and finished and every call answered.",
         "",
         "| server | streams started | fresh calls answered | fresh call p50 / max | "
         "streams finished | p99 gap error |",

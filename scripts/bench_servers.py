@@ -29,6 +29,8 @@ THREADS = 32  # a fixed pool gets `mockagent serve --threads`'s default, as bare
 
 STREAMS = 40  # paced streams held open, more than a default pool
 STREAM_EVENTS = 120  # 50 ms apart: each stream lasts 6 s, past the fresh calls below
+LENGTH_MS = (STREAM_EVENTS - 1) * bench_pacing.GAP_MS  # first event to last, as scripted
+LATE_MS = 2000  # a stream whose last event comes later than this past its time did not finish
 OPEN_WAIT_S = 2.0  # a stream whose first event is not there by then did not get a thread
 FRESH = 8  # fresh direct-reply calls, one after another, each on a new connection
 FRESH_TIMEOUT_S = 0.5  # answered later than this (or never) is "not answered"
@@ -118,14 +120,16 @@ class StreamsCheck:
     """Fresh calls while `STREAMS` paced streams are open; times in ms."""
 
     opened: int  # streams whose first event came within OPEN_WAIT_S
-    completed: int  # streams that sent every event
+    completed: int  # streams that sent every event, the last at most LATE_MS late
     answered: int  # fresh calls answered rightly within FRESH_TIMEOUT_S
     fresh_ms: list[float] = field(default_factory=list)  # the answered calls' latencies
     gap_p99_ms: float | None = None  # p99 |gap - 50 ms| over the completed streams' events
 
     @property
     def ok(self) -> bool:
-        return self.opened == STREAMS and self.answered == FRESH
+        """Every stream started and ran to its end on time (give or take 2 s), and every fresh
+        call was answered."""
+        return self.opened == self.completed == STREAMS and self.answered == FRESH
 
 
 class _Stream(threading.Thread):
@@ -178,12 +182,16 @@ def check_streams(url: str, port: int) -> StreamsCheck:
             continue
         if status == 200 and "pong" in text:
             fresh.append((time.perf_counter() - began) * 1e3)
-    finish = time.monotonic() + STREAM_EVENTS * bench_pacing.GAP_MS / 1e3 + 2
-    for stream in opened:
-        stream.join(max(0.0, finish - time.monotonic()))
+    for stream in opened:  # until 2 s after its last event was due, from its first event
+        due = stream.stamps[0] + LENGTH_MS + LATE_MS
+        stream.join(max(0.0, (due - time.perf_counter() * 1e3) / 1e3))
     for stream in streams:
         stream.abort()
-    done = [s.stamps for s in streams if len(s.stamps) == STREAM_EVENTS]
+    done = [
+        s.stamps
+        for s in streams
+        if len(s.stamps) == STREAM_EVENTS and s.stamps[-1] - s.stamps[0] <= LENGTH_MS + LATE_MS
+    ]
     errors = sorted(
         abs(b - a - bench_pacing.GAP_MS) for stamps in done for a, b in itertools.pairwise(stamps)
     )
