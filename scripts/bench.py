@@ -152,9 +152,13 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=int, help="seconds per wrk cell (default 3; quick 1)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
-    parser.add_argument("--http-only", action="store_true", help="only the wrk comparison")
     parser.add_argument(
-        "--server-seconds", type=int, help="seconds per wrk cell, server comparison (default 2)"
+        "--http-only", action="store_true", help="only the wrk runs (targets and servers)"
+    )
+    parser.add_argument(
+        "--server-seconds",
+        type=int,
+        help="seconds per wrk cell, server comparison (default 2; quick 1)",
     )
     parser.add_argument("--server-rounds", type=int, help="its rounds (default 2; quick 1)")
     which = parser.add_mutually_exclusive_group()
