@@ -1,5 +1,6 @@
 """The bench's floor: a bare Flask app returning mockagent's own canned answers, on the same HTTP
-server as `mockagent serve` (mockagent.server.http).
+server as `mockagent serve` (mockagent.server.http; granian, with `THREADS` blocking threads, once
+that is gone).
 
 It parses the JSON-RPC body (as any real endpoint must) and picks the canned reply by method and
 text, nothing more: what is left of mockagent's cost above this app is matching, task state and
@@ -12,13 +13,15 @@ Run as `python scripts/bench_flask.py PORT THREADS CANNED.json`.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, request
 
-from mockagent.server.http import HttpServer
+CANNED = "MOCKAGENT_BENCH_CANNED"
 
 
 def create_app(canned: dict[str, Any]) -> Flask:
@@ -47,8 +50,32 @@ def create_app(canned: dict[str, Any]) -> Flask:
     return app
 
 
+def from_env() -> Flask:
+    """The app for a server that imports it (granian's factory), its replies from the JSON file
+    named by MOCKAGENT_BENCH_CANNED."""
+    with open(os.environ[CANNED], encoding="utf-8") as f:
+        return create_app(json.load(f))
+
+
 def main() -> None:
     port, threads, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    try:
+        from mockagent.server.http import HttpServer
+    except ImportError:  # issue 18 retires mockagent's own server for granian: so goes the floor
+        from granian import Granian
+        from granian.constants import Interfaces
+
+        os.environ[CANNED] = path
+        Granian(
+            "bench_flask:from_env",
+            port=port,
+            interface=Interfaces.WSGI,
+            blocking_threads=threads,
+            factory=True,
+            working_dir=Path(__file__).parent,
+            websockets=False,
+        ).serve()
+        return
     with open(path, encoding="utf-8") as f:
         canned = json.load(f)
     HttpServer(create_app(canned), "127.0.0.1", port, threads=threads, loop=True).serve_forever()
