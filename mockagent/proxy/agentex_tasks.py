@@ -21,7 +21,9 @@ its script has it: a state the platform reached without a poll showing it become
 task's script (its latest turn's, else its CreateTask interaction's) that waits for that
 get-or-create, `after: {finds: N}` (N counted since the script's last step), so that no poll
 before it shows it early. A named task the store made alike has no such interaction: one that
-matches its name (`where: {name: …}`) is written then, where its task/create came.
+matches its name (`where: {name: …}`) is written then, where its task/create came. A poll that
+shows a task no turn has run on changed adds to the same script, gated `after: {polls: N,
+strict: true}` (`untouched`).
 """
 
 from __future__ import annotations
@@ -107,6 +109,16 @@ def _write_creation(owner: AgentexRecording, task: AgentexTask, unwritten: dict[
     task.origin = task.created.origin = interaction["name"]
     task.created.steps = interaction["reply"]["task"]["steps"]
     task.unwritten = None
+
+
+def untouched(owner: AgentexRecording, task: AgentexTask, first: dict[str, Any]) -> None:
+    """A poll showed a task no turn has run on changed: its CreateTask interaction's script
+    (a named one the store made is given it now) takes what it showed, the first step `strict`.
+    The replay plays a CreateTask script through its plain polls gates as it creates the task,
+    as a hand-written one always has; a strict gate holds the step until the polls come."""
+    first["after"] = {**first["after"], "strict": True}
+    if task.unwritten is not None:
+        _write_creation(owner, task, task.unwritten)
 
 
 def _seen_again(owner: AgentexRecording, task: AgentexTask, status: str, reason: Any) -> None:
