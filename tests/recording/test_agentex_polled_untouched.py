@@ -47,6 +47,21 @@ def named_task_failed_while_polled(client: Agentex, settle: Settle) -> None:
     client.tasks.retrieve(task.id)
 
 
+def second_of_two_timed_out_while_polled(client: Agentex, settle: Settle) -> None:
+    """Two tasks the replay's store makes alike (no name, no status reason); the second times
+    out unseen and a poll shows it; the first is polled as it is."""
+    first = client.agents.create_task(agent_name="worker", params={}).result
+    second = client.agents.create_task(agent_name="worker", params={}).result
+    assert first is not None and second is not None
+    client.tasks.retrieve(second.id)
+    if settle is not None:
+        settle(second.id, "TIMED_OUT")
+    client.tasks.retrieve(second.id)
+    client.tasks.retrieve(first.id)
+    client.agents.create_task(agent_name="worker", params={})  # a third, as the store makes it
+    client.tasks.retrieve(second.id)
+
+
 def steps(path: Path) -> list[list[dict]]:
     return [
         i["reply"]["task"]["steps"]
@@ -89,4 +104,32 @@ def test_a_store_made_named_task_gets_its_create_interaction_when_polled(tmp_pat
                 "after": {"polls": 2, "strict": True},
             },
         ]
+    ]
+
+
+def test_store_made_tasks_before_the_polled_one_get_their_create_interactions(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store-made.yaml"
+    live, replay = record_and_replay(path, second_of_two_timed_out_while_polled, forwarded=())
+    assert statuses(live) == ["RUNNING"] * 3 + ["TIMED_OUT", "RUNNING", "RUNNING", "TIMED_OUT"]
+    # before: no interaction made the second task, so the replay's polls said RUNNING
+    assert differences(live, replay) == []
+    assert [str(finding) for finding in lint(path)] == []
+    interactions = yaml.safe_load(path.read_text())["interactions"]
+    unnamed = {"agent": "worker", "name": {"absent": True}}
+    assert [(i["name"], i["match"]["where"]) for i in interactions] == [
+        ("create-worker", unnamed),  # the first task's, or it would take the second's
+        ("create-worker-2", unnamed),
+    ]
+    assert steps(path) == [
+        [{"state": "RUNNING"}],
+        [
+            {"state": "RUNNING"},
+            {
+                "state": "TIMED_OUT",
+                "statusReason": "Task timed out",
+                "after": {"polls": 2, "strict": True},
+            },
+        ],
     ]
