@@ -29,11 +29,16 @@ from mockagent.cassette.models import Step
 from mockagent.compare import differences
 from mockagent.errors import CassetteError
 from mockagent.server.app import create_app
+from mockagent.verify_agentex import AgentexSide, verify_agentex
 from mockagent.verify_calls import Side, http_sender, wsgi_sender
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
-HOW = {"stream": "streamed", "polls": "polled"}  # how a verdict says it was verified
+HOW = {
+    "stream": "streamed",
+    "polls": "polled",
+    "gated": "gated",
+}  # how a verdict says it was verified
 CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
 # predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
@@ -168,16 +173,36 @@ class Watch(Protocol):
 
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
     """Send the requests of the cassette at `path` to `upstream` and to the cassette; a verdict
-    per interaction. Raises CassetteError for an unreadable or Agentex cassette."""
+    per interaction (an Agentex cassette's as `verify_agentex` sends them; `binding` is A2A's).
+    Raises CassetteError for an unreadable cassette."""
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
+        if load_cassette(path).cassette.protocol == "agentex":
+            return _run_agentex(path, AgentexSide(http_sender(http, upstream)))
         return run(path, Side(http_sender(http, upstream), binding), binding)
 
 
+def _run_agentex(path: str | Path, live: AgentexSide) -> list[Verdict]:
+    loaded = load_cassette(path)
+    app = create_app(path, pace="instant", admin=False)
+    try:
+        replay = AgentexSide(wsgi_sender(app))
+        found = verify_agentex(loaded.cassette.interactions, live, replay)
+        return [
+            Verdict(name, differences=diffs, skipped=why, mode=mode)
+            for name, diffs, why, mode in found
+        ]
+    finally:
+        app.extensions["mockagent"].close()
+
+
 def run(path: str | Path, live: Side, binding: str, watch: Watch | None = None) -> list[Verdict]:
-    """Verify the cassette at `path` against `live`; `watch` sees each interaction's calls."""
+    """Verify the A2A cassette at `path` against `live`; `watch` sees each interaction's calls.
+    Raises CassetteError for an Agentex cassette (`--update` speaks A2A only)."""
     loaded = load_cassette(path)
     if loaded.cassette.protocol != "a2a":
-        raise CassetteError("verify speaks A2A; this is an Agentex cassette", path=str(path))
+        raise CassetteError(
+            "verify --update speaks A2A; this is an Agentex cassette", path=str(path)
+        )
     app = create_app(path, pace="instant", admin=False)
     try:
         replay = Side(wsgi_sender(app), binding)

@@ -65,8 +65,11 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
         _leave_unwritten(owner, task, agent, name if isinstance(name, str) and name else None)
         return
     match: dict[str, Any] = {"operation": "CreateTask"}
-    if agent:
-        match["where"] = {"agent": agent}
+    where: dict[str, Any] = {"agent": agent} if agent else {}
+    if isinstance(result.get("name"), str) and result["name"]:
+        where["name"] = result["name"]  # only that name's task/create makes it (and verify's)
+    if where:
+        match["where"] = where
     reply = {"task": {"steps": [state_step(status, reason)]}}
     text = f"create {agent or 'task'}"
     interaction = owner.session.recorder.add_interaction(

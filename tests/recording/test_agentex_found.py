@@ -9,9 +9,7 @@ the written cassette, and `compare.differences` judges.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-from typing import Any
 
 import yaml
 from agentex import Agentex
@@ -19,24 +17,7 @@ from agentex import Agentex
 from mockagent.compare import differences
 from mockagent.lint import lint
 from tests.helpers.agentex_fidelity import Settle, record_and_replay, statuses, text
-
-
-def find(client: Agentex) -> Any:
-    """A get-or-create of the task named "nightly"."""
-    return client.agents.create_task(agent_name="worker", params={"name": "nightly"}).result
-
-
-def timed_out_before_any_turn(client: Agentex, settle: Settle) -> None:
-    """A named task with no turn yet times out unseen; a get-or-create shows it."""
-    task = find(client)
-    find(client)  # as it was
-    client.tasks.retrieve(task.id)
-    if settle is not None:
-        settle(task.id, "TIMED_OUT")
-    find(client)
-    client.tasks.retrieve(task.id)
-    with contextlib.suppress(Exception):  # refused: the wire keeps the error envelope
-        client.agents.cancel_task(agent_name="worker", params={"task_name": "nightly"})
+from tests.helpers.agentex_unseen import find, timed_out_before_any_turn
 
 
 def finished_after_quiet_polls(client: Agentex, settle: Settle) -> None:

@@ -9,7 +9,6 @@ recording proxy, then against the written cassette, and `compare.differences` ju
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import yaml
@@ -18,20 +17,7 @@ from agentex import Agentex
 from mockagent.compare import differences
 from mockagent.lint import lint
 from tests.helpers.agentex_fidelity import Settle, record_and_replay, statuses
-
-
-def timed_out_while_polled(client: Agentex, settle: Settle) -> None:
-    """A new task is polled twice as it is, times out unseen, and the next poll shows it."""
-    task = client.agents.create_task(agent_name="worker", params={}).result
-    assert task is not None
-    client.tasks.retrieve(task.id)
-    client.messages.list(task_id=task.id)
-    if settle is not None:
-        settle(task.id, "TIMED_OUT")
-    client.tasks.retrieve(task.id)
-    client.tasks.retrieve(task.id)
-    with contextlib.suppress(Exception):  # refused: the wire keeps the error envelope
-        client.agents.cancel_task(agent_name="worker", params={"task_id": task.id})
+from tests.helpers.agentex_unseen import timed_out_while_polled
 
 
 def named_task_failed_while_polled(client: Agentex, settle: Settle) -> None:

@@ -14,10 +14,9 @@ import yaml
 from click.testing import CliRunner
 
 from mockagent.cli import main
-from tests.helpers.fidelity import run_scenario
+from tests.helpers.fidelity import run_scenario, sdk_taking_turns
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import recording
-from tests.recording.test_subscription_beside_stream import sdk_taking_turns
 
 
 @pytest.fixture(scope="module")
