@@ -101,6 +101,17 @@ class After(Model):
             "call shows the step, never a poll, the clock or a blocking call"
         ),
     )
+    strict: bool = Field(
+        False,
+        description=(
+            "with `polls`: only those polls show the step, even in a CreateTask script (which "
+            "otherwise plays through its polls gates as it creates the task), never a blocking "
+            "call, the clock or a stream; recorded where a poll showed an Agentex task that no "
+            "turn had run on change"
+        ),
+    )
+
+    rules = (Needs("strict", "polls", "`strict` belongs to a `polls` gate", when=True),)
 
 
 _ARTIFACT_ONLY = "`append` and `lastChunk` belong to an `artifact` step"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mockagent.cassette.models import Step
 from mockagent.engine.clock import Clock
-from mockagent.engine.tasks import Runner, Task, finds_gated
+from mockagent.engine.tasks import Runner, Task, held
 from mockagent.engine.taskstore import TaskStore
 from mockagent.errors import StoreError
 
@@ -163,7 +163,7 @@ class Player:
         after = task.script[0].after
         if after is not None and after.subscribers and task.subscriptions < after.subscribers:
             return False  # the subscription that saw it live opens first; its play resumes this
-        if finds_gated(task.script[0]):  # a get-or-create shows it, never the clock
+        if held(task.script[0]):  # a get-or-create (or a strict polls gate) shows it
             return False
         return not (task.follow_polls and after is not None and after.polls)
 

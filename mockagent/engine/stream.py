@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from mockagent.cassette.models import Fault, Opening
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
-from mockagent.engine.tasks import Task, finds_gated
+from mockagent.engine.tasks import Task, held
 from mockagent.waiting import before_wait, flush
 
 KEEPALIVE = None
@@ -105,9 +105,9 @@ class Stream:
         return current
 
     def _idle(self, task: Task) -> bool:
-        """Nothing left to come: the script ran out (or waits for a get-or-create, which no
-        stream plays) and every event was read (condition held)."""
-        ended = not task.script or finds_gated(task.script[0])
+        """Nothing left to come: the script ran out (or waits for a get-or-create or strict
+        polls, which no stream plays) and every event was read (condition held)."""
+        ended = not task.script or held(task.script[0])
         return self.close_when_idle and ended and self.cursor >= len(task.events)
 
     def _ends_with_snapshot(self, task: Task) -> bool:

@@ -207,8 +207,8 @@ class Runner:
 
     def run_to_stop(self, task: Task) -> None:
         """Blocking: every step until a terminal or interrupted state, the script's end, or a
-        step only a get-or-create shows (`after: {finds}`)."""
-        while task.script and not finds_gated(task.script[0]):
+        step only a get-or-create or polls show (`after: {finds}`, `after: {polls, strict}`)."""
+        while task.script and not held(task.script[0]):
             self.apply(task, task.script.popleft())
             if task.halted:
                 return
@@ -256,6 +256,13 @@ class Runner:
         if after.polls is not None:  # polls, when given, govern polling; ms is then only pacing
             return task.polls >= after.polls
         return self.clock.elapsed_ms() - task.since_ms >= self.gap(step)
+
+
+def held(step: Step) -> bool:
+    """A step only a call of the client's shows, never a blocking call, the clock or a stream:
+    one gated by get-or-creates, or by polls with `strict` (recorded where only a poll saw it)."""
+    after = step.after
+    return after is not None and (bool(after.finds) or (after.strict and after.polls is not None))
 
 
 def finds_gated(step: Step) -> bool:

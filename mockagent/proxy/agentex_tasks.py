@@ -21,7 +21,10 @@ its script has it: a state the platform reached without a poll showing it become
 task's script (its latest turn's, else its CreateTask interaction's) that waits for that
 get-or-create, `after: {finds: N}` (N counted since the script's last step), so that no poll
 before it shows it early. A named task the store made alike has no such interaction: one that
-matches its name (`where: {name: …}`) is written then, where its task/create came.
+matches its name (`where: {name: …}`) is written then, where its task/create came. A poll that
+shows a task no turn has run on changed adds to the same script, gated `after: {polls: N,
+strict: true}` (`untouched`); a store-made task with no name is then given its interaction
+(`where: {name: {absent: true}}`), as is every such task of its agent made before it.
 """
 
 from __future__ import annotations
@@ -58,12 +61,15 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
         return
     task.state, task.reason = status, reason if isinstance(reason, str) else None
     if status == "RUNNING" and task.reason is None:  # the store answers the same
-        if isinstance(result.get("name"), str) and result["name"]:
-            _leave_unwritten(owner, task, agent, result["name"])
+        name = result.get("name")
+        _leave_unwritten(owner, task, agent, name if isinstance(name, str) and name else None)
         return
     match: dict[str, Any] = {"operation": "CreateTask"}
-    if agent:
-        match["where"] = {"agent": agent}
+    where: dict[str, Any] = {"agent": agent} if agent else {}
+    if isinstance(result.get("name"), str) and result["name"]:
+        where["name"] = result["name"]  # only that name's task/create makes it (and verify's)
+    if where:
+        match["where"] = where
     reply = {"task": {"steps": [state_step(status, reason)]}}
     text = f"create {agent or 'task'}"
     interaction = owner.session.recorder.add_interaction(
@@ -74,17 +80,17 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
 
 
 def _leave_unwritten(
-    owner: AgentexRecording, task: AgentexTask, agent: str | None, name: str
+    owner: AgentexRecording, task: AgentexTask, agent: str | None, name: str | None
 ) -> None:
-    """A named task the store makes alike: no interaction yet, but the one that would make it
-    (matched by its name, as only a get-or-create can find it) is kept with where it goes, and
-    its script counts the get-or-creates until the task is seen moved on or turned to."""
+    """A task the store makes alike: no interaction yet, but the one that would make it (matched
+    by its name, as only a get-or-create can find it, or by having none) is kept with where it
+    goes, and its script counts the polls and get-or-creates until the task is seen moved on."""
     where: dict[str, Any] = {"agent": agent} if agent else {}
-    where["name"] = name
+    where["name"] = name if name is not None else {"absent": True}
     recorder = owner.session.recorder
     task.unwritten = {
         "match": {"operation": "CreateTask", "where": where},
-        "text": f"create {name}",
+        "text": f"create {name or agent or 'task'}",
         "after": recorder.interactions[-1] if recorder.interactions else None,
     }
     task.created = RecordedTask("", [state_step("RUNNING", None)])
@@ -104,9 +110,31 @@ def _write_creation(owner: AgentexRecording, task: AgentexTask, unwritten: dict[
     before = unwritten["after"]
     at = next((i + 1 for i, x in enumerate(recorder.interactions) if x is before), 0)
     recorder.interactions.insert(at, interaction)
+    later = list(owner.tasks.values())
+    for other in later[later.index(task) + 1 :]:  # created after it in the same place: after it
+        if other.unwritten is not None and other.unwritten["after"] is before:
+            other.unwritten["after"] = interaction
     task.origin = task.created.origin = interaction["name"]
     task.created.steps = interaction["reply"]["task"]["steps"]
     task.unwritten = None
+
+
+def untouched(owner: AgentexRecording, task: AgentexTask, first: dict[str, Any]) -> None:
+    """A poll showed a task no turn has run on changed: its CreateTask interaction's script
+    (a named one the store made is given it now) takes what it showed, the first step `strict`.
+    The replay plays a CreateTask script through its plain polls gates as it creates the task,
+    as a hand-written one always has; a strict gate holds the step until the polls come."""
+    first["after"] = {**first["after"], "strict": True}
+    if task.unwritten is None:
+        return
+    # The tasks made before it that its CreateTask interaction would match too (no name, the
+    # same agent) get theirs first, in order, or on replay the first of them would take it.
+    for other in list(owner.tasks.values()):
+        if other is task:
+            break
+        if other.unwritten is not None and other.unwritten["match"] == task.unwritten["match"]:
+            _write_creation(owner, other, other.unwritten)
+    _write_creation(owner, task, task.unwritten)
 
 
 def _seen_again(owner: AgentexRecording, task: AgentexTask, status: str, reason: Any) -> None:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 from agentex import Agentex
 
 from mockagent.compare import Exchange
+from mockagent.proxy.app import create_recording_app, finish_recording
+from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.agentex_platform import create_platform_app
 from tests.helpers.wire import Wire
 
 TIMEOUT = 8.0  # a replay that never ends a stream must not hang the suite
@@ -129,3 +133,43 @@ def drive(url: str, scenario: Callable[[Agentex], None]) -> tuple[list[Exchange]
 def run_all(url: str) -> dict[str, tuple[list[Exchange], str]]:
     """Every scenario, in one fixed order (a replay must see the same)."""
     return {name: run_scenario(url, name) for name in SCENARIOS}
+
+
+Settle = Callable[[str, str], None] | None  # (task id, status): live only, the platform moves it
+Scenario = Callable[[Agentex, Settle], None]
+
+
+def record_and_replay(
+    path: Path, scenario: Scenario, **platform: Any
+) -> tuple[list[Exchange], list[Exchange]]:
+    """`scenario` through a recording proxy to a new platform (made with `platform`'s options),
+    then against the cassette."""
+    platform_app = create_platform_app(**platform)
+    ends = platform_app.extensions["platform"]
+    live = ServerThread(platform_app).start()
+    app = create_recording_app(live.url, path, "all")
+    proxy = ServerThread(app).start()
+    try:
+        recorded, error = drive(
+            proxy.url,
+            lambda c: scenario(c, lambda task_id, s: ends.settle(ends.tasks[task_id], s)),
+        )
+    finally:
+        proxy.stop()
+        live.stop()
+    assert finish_recording(app) == path
+    assert error == "", f"the live run itself failed: {error}"
+    with serve_in_thread(path, pace="instant") as replay:
+        replayed, _ = drive(replay.url, lambda c: scenario(c, None))
+    return recorded, replayed
+
+
+def statuses(exchanges: list[Exchange]) -> list[Any]:
+    """The status each task/create and GET /tasks/{id} answered with, in order."""
+    out = []
+    for exchange in exchanges:
+        body = exchange.body if isinstance(exchange.body, dict) else {}
+        task = body.get("result") if "result" in body else body
+        if isinstance(task, dict) and "status" in task:
+            out.append(task["status"])
+    return out

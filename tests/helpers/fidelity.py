@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,3 +180,25 @@ def run_all(
         }
 
     return asyncio.run(main())
+
+
+def sdk_taking_turns(step: threading.Semaphore | None) -> Callable[[Clients], Awaitable[None]]:
+    """The official client streams a new message, subscribes to its task once the Task came,
+    then reads one event from each stream in turn, as the quirky agent (`stepwise`) takes each
+    step when the test releases `step` (None on replay: nothing to release)."""
+
+    async def scenario(c: Clients) -> None:
+        streamed = aiter(c.streaming.send_message(SendMessageRequest(message=user("build it"))))
+        task = (await anext(streamed)).task
+        subscribed = aiter(c.streaming.subscribe(SubscribeToTaskRequest(id=task.id)))
+        await anext(subscribed)  # the Task: the subscription is open before any step
+        for _ in range(4):  # WORKING, two chunks of the log, COMPLETED
+            if step is not None:
+                step.release()
+            await anext(streamed)
+            await anext(subscribed)
+        for rest in (streamed, subscribed):
+            async for _ in rest:
+                pass
+
+    return scenario

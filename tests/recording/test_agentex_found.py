@@ -9,66 +9,15 @@ the written cassette, and `compare.differences` judges.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import yaml
 from agentex import Agentex
 
-from mockagent.compare import Exchange, differences
+from mockagent.compare import differences
 from mockagent.lint import lint
-from mockagent.proxy.app import create_recording_app, finish_recording
-from mockagent.server.thread import ServerThread, serve_in_thread
-from tests.helpers.agentex_fidelity import drive, text
-from tests.helpers.agentex_platform import create_platform_app
-
-Settle = Callable[[str, str], None] | None  # (task id, status): live only, the platform moves it
-Scenario = Callable[[Agentex, Settle], None]
-
-
-def record_and_replay(
-    path: Path, scenario: Scenario, **platform: Any
-) -> tuple[list[Exchange], list[Exchange]]:
-    """`scenario` through a recording proxy to a new platform (made with `platform`'s options),
-    then against the cassette."""
-    platform_app = create_platform_app(**platform)
-    ends = platform_app.extensions["platform"]
-    live = ServerThread(platform_app).start()
-    app = create_recording_app(live.url, path, "all")
-    proxy = ServerThread(app).start()
-    try:
-        recorded, error = drive(
-            proxy.url,
-            lambda c: scenario(c, lambda task_id, s: ends.settle(ends.tasks[task_id], s)),
-        )
-    finally:
-        proxy.stop()
-        live.stop()
-    assert finish_recording(app) == path
-    assert error == "", f"the live run itself failed: {error}"
-    with serve_in_thread(path, pace="instant") as replay:
-        replayed, _ = drive(replay.url, lambda c: scenario(c, None))
-    return recorded, replayed
-
-
-def find(client: Agentex) -> Any:
-    """A get-or-create of the task named "nightly"."""
-    return client.agents.create_task(agent_name="worker", params={"name": "nightly"}).result
-
-
-def timed_out_before_any_turn(client: Agentex, settle: Settle) -> None:
-    """A named task with no turn yet times out unseen; a get-or-create shows it."""
-    task = find(client)
-    find(client)  # as it was
-    client.tasks.retrieve(task.id)
-    if settle is not None:
-        settle(task.id, "TIMED_OUT")
-    find(client)
-    client.tasks.retrieve(task.id)
-    with contextlib.suppress(Exception):  # refused: the wire keeps the error envelope
-        client.agents.cancel_task(agent_name="worker", params={"task_name": "nightly"})
+from tests.helpers.agentex_fidelity import Settle, record_and_replay, statuses, text
+from tests.helpers.agentex_unseen import find, timed_out_before_any_turn
 
 
 def finished_after_quiet_polls(client: Agentex, settle: Settle) -> None:
@@ -103,17 +52,6 @@ def chat_timed_out_among_others(client: Agentex, settle: Settle) -> None:
         settle(task.id, "TIMED_OUT")
     client.agents.create_task(agent_name="echo-bot", params={"name": "chat"})
     client.tasks.retrieve(task.id)
-
-
-def statuses(exchanges: list[Exchange]) -> list[Any]:
-    """The status each task/create and GET /tasks/{id} answered with, in order."""
-    out = []
-    for exchange in exchanges:
-        body = exchange.body if isinstance(exchange.body, dict) else {}
-        task = body.get("result") if "result" in body else body
-        if isinstance(task, dict) and "status" in task:
-            out.append(task["status"])
-    return out
 
 
 def test_a_get_or_create_shows_what_a_task_without_a_turn_became(tmp_path: Path) -> None:

@@ -15,16 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from a2a.types import SendMessageRequest, SubscribeToTaskRequest
 
 from mockagent.compare import Event, Exchange, differences
 from mockagent.server.thread import serve_in_thread
-from tests.helpers.fidelity import Clients, run_scenario, user
+from tests.helpers.fidelity import run_scenario, sdk_taking_turns
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import HEADERS, TIMEOUT, message, recording, rpc, wait_for
 from tests.helpers.subscribed_upstream import SubscribedUpstream, subscribed_upstream
@@ -189,28 +187,6 @@ def test_a_subscription_to_a_streamed_new_task_taking_turns_replays_as_live(
         replay = new_task_interleaved(server.url, None)
     found = differences(live, replay)
     assert found == [], "\n".join(found)
-
-
-def sdk_taking_turns(step: threading.Semaphore | None) -> Callable[[Clients], Awaitable[None]]:
-    """The official client streams a new message, subscribes to its task once the Task came,
-    then reads one event from each stream in turn, as the quirky agent (`stepwise`) takes each
-    step when the test releases `step` (None on replay: nothing to release)."""
-
-    async def scenario(c: Clients) -> None:
-        streamed = aiter(c.streaming.send_message(SendMessageRequest(message=user("build it"))))
-        task = (await anext(streamed)).task
-        subscribed = aiter(c.streaming.subscribe(SubscribeToTaskRequest(id=task.id)))
-        await anext(subscribed)  # the Task: the subscription is open before any step
-        for _ in range(4):  # WORKING, two chunks of the log, COMPLETED
-            if step is not None:
-                step.release()
-            await anext(streamed)
-            await anext(subscribed)
-        for rest in (streamed, subscribed):
-            async for _ in rest:
-                pass
-
-    return scenario
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
