@@ -107,7 +107,8 @@ def main() -> None:
     "store_url",
     metavar="URL",
     help="Where tasks, poll counts and the journal live: memory: (default) or "
-    "redis://HOST:PORT/DB, shared by every worker and host using it. Wiped at start.",
+    "redis://HOST:PORT/DB (or rediss://, unix://; needs mockagent[redis]), shared by every worker "
+    "and host using it. Wiped at start.",
 )
 @click.option(
     "--join",
@@ -379,7 +380,8 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
     for name in result.updated:
         click.echo(f"updated {name}")
     for name, state in result.retargeted.items():
-        click.echo(f"updated {name}: match.task.state is now {state}, where its origin stops")
+        shown = f"[{', '.join(state)}]" if isinstance(state, list) else state
+        click.echo(f"updated {name}: match.task.state is now {shown}, where its origin stops")
     for name in result.stranded:
         click.echo(f"check {name}: its origin no longer stops for a follow-up; it cannot match")
     for name in result.missed:

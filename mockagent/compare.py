@@ -217,7 +217,7 @@ class _Names:
                     items = item if isinstance(item, list) else [item]
                     renamed = [self.names.get(json.dumps(one), one) for one in items]
                     out[key] = renamed if isinstance(item, list) else renamed[0]
-                elif _is_timestamp_key(key) and isinstance(item, str | int | float):
+                elif is_timestamp(key, item):
                     continue  # whether an agent stamps a time at all is a timestamp matter too
                 else:
                     out[key] = self.render(item)
@@ -228,13 +228,13 @@ class _Names:
 
     def _render_text(self, text: str) -> str:
         if DATETIME.fullmatch(text.strip()):
-            return MASK
+            return MASK  # before ids: a datetime is never read as one
         # An id quoted inside a text (an error message naming the task) is still that id.
         for key, name in self.names.items():
             value = json.loads(key)
             if isinstance(value, str) and MINTED.search(value) and value in text:
                 text = text.replace(value, name)
-        return DATETIME.sub(MASK, text)
+        return mask_datetimes(text)
 
 
 def _id_kind(parent: dict[str, Any], key: str, value: Any) -> str | None:
@@ -254,5 +254,23 @@ def _id_kind(parent: dict[str, Any], key: str, value: Any) -> str | None:
     return None
 
 
-def _is_timestamp_key(key: str) -> bool:
-    return key in TIMESTAMP_KEYS or key.endswith(TIMESTAMP_SUFFIXES)
+def is_timestamp(key: str, value: Any) -> bool:
+    """Whether `key: value` is a timestamp the comparison leaves out (`timestamp`, `…Timestamp`,
+    `…At`, `…_at`, with a scalar value)."""
+    is_key = key in TIMESTAMP_KEYS or key.endswith(TIMESTAMP_SUFFIXES)
+    return is_key and isinstance(value, str | int | float)
+
+
+def mask_datetimes(text: str) -> str:
+    """`text` with each ISO-8601 datetime in it masked (a whole datetime string is one mask)."""
+    return MASK if DATETIME.fullmatch(text.strip()) else DATETIME.sub(MASK, text)
+
+
+def untimed(value: Any) -> Any:
+    """`value` as `differences` sees it, but for ids: its timestamps left out or masked. The one
+    rule for what a time is, for everything that compares answers (`mockagent verify` too)."""
+    if isinstance(value, list):
+        return [untimed(item) for item in value]
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if not is_timestamp(k, v)}
+    return mask_datetimes(value) if isinstance(value, str) else value

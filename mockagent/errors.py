@@ -50,6 +50,15 @@ class ProtocolError(MockagentError):
         self.http_status = http_status  # overrides the table's status where a binding needs it
         self.own_info = own_info
 
+    @property
+    def agent_type(self) -> str | None:
+        """The `type` of a recorded v0.3 agent's REST error `{message, type}` that no kind has,
+        which a recording keeps as the error's one detail `{type: …}`; None for any other."""
+        if self.own_info or len(self.details) != 1 or set(self.details[0]) != {"type"}:
+            return None
+        kept = self.details[0]["type"]
+        return kept if isinstance(kept, str) else None
+
 
 # The protocol's errors. The class names end in Error (as a2a-sdk's do, and as clients see them);
 # the shorter names without it are what the engine and the bindings raise.

@@ -132,6 +132,14 @@ class _Checker:
                     "a finished task changes no more",
                 )
                 continue  # one finding per step is enough
+            if step.after is not None and step.after.finds and self.cassette.protocol != "agentex":
+                yield self.finding(
+                    loc,
+                    interaction,
+                    "finds-without-get-or-create",
+                    f"step {j + 1} waits for get-or-creates (`after: {{finds}}`), which only an "
+                    "Agentex agent answers: no call ever shows it",
+                )
             state = step.task_state
             if state is not None:
                 if (

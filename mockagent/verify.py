@@ -8,8 +8,11 @@ side answered for the interaction it follows. The answers are compared with
 was recorded: streamed (SendStreamingMessage, compared event by event) when the script has
 `after: {ms}` gaps or a `first:`; with returnImmediately, then GetTask polls (as many as the
 script's polls gates need; the poll that passes a gate is compared) when it has `after: {polls}`
-gates; else blocking. Interactions for other operations, or with nothing recorded to send, are
-skipped. `mockagent.verify_update` re-records the interactions that drifted.
+gates; else blocking. A streamed or polled script with `after: {subscribers: N}` gates has N
+subscriptions opened on its task on both sides as soon as the answer names the task, as the
+recorded client did (the cassette's stream would wait for them forever); what they say is not
+compared. Interactions for other operations, or with nothing recorded to send, are skipped.
+`mockagent.verify_update` re-records the interactions that drifted.
 """
 
 from __future__ import annotations
@@ -26,11 +29,16 @@ from mockagent.cassette.models import Step
 from mockagent.compare import differences
 from mockagent.errors import CassetteError
 from mockagent.server.app import create_app
+from mockagent.verify_agentex import AgentexSide, verify_agentex
 from mockagent.verify_calls import Side, http_sender, wsgi_sender
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
-HOW = {"stream": "streamed", "polls": "polled"}  # how a verdict says it was verified
+HOW = {
+    "stream": "streamed",
+    "polls": "polled",
+    "gated": "gated",
+}  # how a verdict says it was verified
 CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
 # predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
@@ -100,13 +108,17 @@ def _steps(interaction: Interaction) -> list[Step]:
 
 def mode_of(interaction: Interaction) -> str:
     """How to send an interaction's message: `polls` for a script recorded from polls (`after:
-    {polls}` gates), `stream` for one recorded from a stream (its steps have `after: {ms}` gaps, or
-    it says how its stream opens with `first:`), else `block`."""
+    {polls}` gates), `stream` for one recorded from a stream (its steps have `after: {ms}` gaps or
+    `after: {subscribers}` gates, or it says how its stream opens with `first:`), else `block`."""
     ops = operations(interaction)
     reply = interaction.reply
     steps = _steps(interaction)
     first = reply is not None and reply.task is not None and reply.task.first is not None
     gaps = any(s.after is not None and s.after.ms is not None and not s.after.polls for s in steps)
+    if subscribers(interaction) and "SendStreamingMessage" in ops:
+        # only a streamed task's script waits for subscribers; a polls gate beside one came
+        # from the subscription that saw the step first (it waits for the client there)
+        return "stream"
     if "SendMessage" in ops and gates(interaction):
         # polls gates win over `first:`: a returnImmediately answer is recorded as `task-as-is`
         return "polls"
@@ -125,6 +137,14 @@ def gates(interaction: Interaction) -> list[int]:
         if state is not None and (state.terminal or state.interrupted):
             break
     return out
+
+
+def subscribers(interaction: Interaction) -> int:
+    """The subscriptions the script's `after: {subscribers}` gates wait for (the most any
+    gate counts: each counts the subscriptions opened on the task so far)."""
+    return max(
+        (s.after.subscribers or 0 for s in _steps(interaction) if s.after is not None), default=0
+    )
 
 
 def _poll(interaction: Interaction, live: Side, replay: Side) -> None:
@@ -153,16 +173,36 @@ class Watch(Protocol):
 
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
     """Send the requests of the cassette at `path` to `upstream` and to the cassette; a verdict
-    per interaction. Raises CassetteError for an unreadable or Agentex cassette."""
+    per interaction (an Agentex cassette's as `verify_agentex` sends them; `binding` is A2A's).
+    Raises CassetteError for an unreadable cassette."""
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
+        if load_cassette(path).cassette.protocol == "agentex":
+            return _run_agentex(path, AgentexSide(http_sender(http, upstream)))
         return run(path, Side(http_sender(http, upstream), binding), binding)
 
 
+def _run_agentex(path: str | Path, live: AgentexSide) -> list[Verdict]:
+    loaded = load_cassette(path)
+    app = create_app(path, pace="instant", admin=False)
+    try:
+        replay = AgentexSide(wsgi_sender(app))
+        found = verify_agentex(loaded.cassette.interactions, live, replay)
+        return [
+            Verdict(name, differences=diffs, skipped=why, mode=mode)
+            for name, diffs, why, mode in found
+        ]
+    finally:
+        app.extensions["mockagent"].close()
+
+
 def run(path: str | Path, live: Side, binding: str, watch: Watch | None = None) -> list[Verdict]:
-    """Verify the cassette at `path` against `live`; `watch` sees each interaction's calls."""
+    """Verify the A2A cassette at `path` against `live`; `watch` sees each interaction's calls.
+    Raises CassetteError for an Agentex cassette (`--update` speaks A2A only)."""
     loaded = load_cassette(path)
     if loaded.cassette.protocol != "a2a":
-        raise CassetteError("verify speaks A2A; this is an Agentex cassette", path=str(path))
+        raise CassetteError(
+            "verify --update speaks A2A; this is an Agentex cassette", path=str(path)
+        )
     app = create_app(path, pace="instant", admin=False)
     try:
         replay = Side(wsgi_sender(app), binding)
@@ -189,10 +229,12 @@ def _run(
         made = len(live.exchanges)
         if watch is not None:
             watch.begin()
+        # a blocking answer plays through subscribers gates: no subscription to open for it
+        opened = subscribers(interaction) if mode != "block" else 0
         for side in (live, replay):
             # both ids, as the official clients send them on a follow-up
             follow_up = side.tasks.get(origin or "", {})
-            side.message(interaction.name, {**message, **follow_up}, mode)
+            side.message(interaction.name, {**message, **follow_up}, mode, opened)
         if mode == "polls":
             _poll(interaction, live, replay)
         if watch is not None:

@@ -10,14 +10,15 @@ same requests.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from flask import Flask
 
-from mockagent.compare import Exchange, differences
+from mockagent.compare import Event, Exchange, differences, untimed
 from mockagent.observe import exchange_from_http
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -32,21 +33,33 @@ EARLY = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # states a task passes o
 POLL_GAP_S = 0.02
 POLL_TIMEOUT_S = 5.0  # a live task that never shows what the cassette shows: how long to poll
 
+SUBSCRIPTION_WAIT_S = 10.0  # how long a stream's subscriptions may go on after it ended
+
 Answer = tuple[int, str, bytes, bool]  # status, content type, body, cut off
-Send = Callable[[str, str, bytes | None], Answer]  # (method, path, body) -> answer
+Chunk = Callable[[bytes], None]  # told each piece of an answer as it comes
+
+
+class Send(Protocol):
+    """(method, path, body) -> the answer; `told`, when given, hears each piece as it comes."""
+
+    def __call__(
+        self, method: str, route: str, body: bytes | None, told: Chunk | None = None, /
+    ) -> Answer: ...
 
 
 def http_sender(client: httpx.Client, upstream: str) -> Send:
     """Calls to a live agent: JSON-RPC at `upstream`, HTTP+JSON routes below it."""
     root = upstream.rstrip("/")
 
-    def send(method: str, route: str, body: bytes | None) -> Answer:
+    def send(method: str, route: str, body: bytes | None, told: Chunk | None = None) -> Answer:
         url = upstream if route == "/" else root + route
         chunks, dropped = [], False
         with client.stream(method, url, content=body, headers=HEADERS) as response:
             try:
                 for chunk in response.iter_bytes():
                     chunks.append(chunk)
+                    if told is not None:
+                        told(chunk)
             except httpx.HTTPError:  # the agent cut the answer off: that is part of the answer
                 dropped = True
         content_type = response.headers.get("content-type", "")
@@ -59,12 +72,14 @@ def wsgi_sender(app: Flask) -> Send:
     """Calls to an app in this process (the cassette served, or a recording proxy)."""
     client = app.test_client()
 
-    def send(method: str, route: str, body: bytes | None) -> Answer:
+    def send(method: str, route: str, body: bytes | None, told: Chunk | None = None) -> Answer:
         response = client.open(route, method=method, data=body, headers=HEADERS, buffered=False)
         chunks, dropped = [], False
         try:
             for chunk in response.iter_encoded():
                 chunks.append(chunk)
+                if told is not None:
+                    told(chunk)
         except ConnectionError:  # a scripted drop, as the WSGI servers see it
             dropped = True
         finally:
@@ -98,22 +113,14 @@ def task_of(exchange: Exchange) -> dict[str, str] | None:
     return None
 
 
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "timestamp"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
-
-
 def task_view(exchange: Exchange) -> Any:
-    """The task an answer shows, without timestamps (None for a stream or no task): two polls
-    with the same view saw the task not move."""
+    """The task an answer shows, without timestamps as the comparison reads them (None for a
+    stream or no task): two polls with the same view saw the task not move."""
     if exchange.events is not None:
         return None
     result = _result(exchange, exchange.body)
     task = result.get("task", result) if isinstance(result, dict) else None
-    return _untimed(task) if isinstance(task, dict) and "status" in task else None
+    return untimed(task) if isinstance(task, dict) and "status" in task else None
 
 
 def state_of(exchange: Exchange) -> Any:
@@ -149,7 +156,14 @@ class Side:
         # interaction name -> the task this side answered it with: its id and context id
         self.tasks: dict[str, dict[str, str]] = {}
 
-    def _call(self, method: str, route: str, operation: str, params: dict[str, Any]) -> Exchange:
+    def _call(
+        self,
+        method: str,
+        route: str,
+        operation: str,
+        params: dict[str, Any],
+        told: Chunk | None = None,
+    ) -> Exchange:
         number = len(self.exchanges) + 1
         if self.binding == "JSONRPC":
             method, route = "POST", "/"
@@ -157,14 +171,21 @@ class Side:
             raw: bytes | None = json.dumps(envelope).encode()
         else:
             raw = json.dumps(params).encode() if method == "POST" else None
-        status, content_type, answer, dropped = self.send(method, route, raw)
+        # a sender that never streams to a watcher may take three arguments only
+        sent = (method, route, raw) if told is None else (method, route, raw, told)
+        status, content_type, answer, dropped = self.send(*sent)
         return exchange_from_http(
             method, route, raw or b"", status, content_type, answer, dropped=dropped
         )
 
-    def message(self, name: str, message: dict[str, Any], mode: str) -> None:
+    def message(self, name: str, message: dict[str, Any], mode: str, subscribers: int = 0) -> None:
         """Send `message` blocking (`block`), streamed (`stream`) or with returnImmediately
-        (`polls`); remember the task it answered `name` with."""
+        (`polls`); remember the task it answered `name` with.
+
+        `subscribers`: the subscriptions the script's `after: {subscribers}` gates wait for (a
+        recording opened them on the task while it was streamed). They are opened as soon as
+        the answer names the task (the stream's first event), as the recorded client did, and
+        read to their end beside it; only the message's answer is compared."""
         params: dict[str, Any] = {
             "message": {**message, "messageId": f"verify-{len(self.exchanges) + 1}"}
         }
@@ -173,11 +194,22 @@ class Side:
         streamed = mode == "stream"
         operation = "SendStreamingMessage" if streamed else "SendMessage"
         route = "/message:stream" if streamed else "/message:send"
-        exchange = self._call("POST", route, operation, params)
+        opened: list[threading.Thread] = []
+        told = _TaskWatch(self, subscribers, opened) if subscribers else None
+        exchange = self._call("POST", route, operation, params, told)
         self.exchanges.append(exchange)
         task = task_of(exchange)
         if task is not None:
             self.tasks[name] = task
+            if told is not None:
+                told.found(task["taskId"])
+        deadline = time.monotonic() + SUBSCRIPTION_WAIT_S
+        for thread in opened:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def subscribe(self, task_id: str) -> None:
+        """Open a subscription to the task and read it to its end (what it says is not kept)."""
+        self._call("POST", f"/tasks/{task_id}:subscribe", "SubscribeToTask", {"id": task_id})
 
     def get_task(self, task_id: str) -> Exchange:
         """One GetTask; the caller decides whether it is kept."""
@@ -201,3 +233,44 @@ class Side:
             time.sleep(POLL_GAP_S)
             answer = self.get_task(task_id)
         self.exchanges.append(answer)
+
+
+class _TaskWatch:
+    """Reads a message's answer as it comes; once it names its task, opens `count`
+    subscriptions to that task, each read in a thread of its own (added to `opened`)."""
+
+    def __init__(self, side: Side, count: int, opened: list[threading.Thread]) -> None:
+        self.side, self.count, self.opened = side, count, opened
+        self.seen = b""
+        self.done = False
+
+    def __call__(self, chunk: bytes) -> None:
+        if self.done:
+            return
+        self.seen += chunk
+        *events, _ = self.seen.replace(b"\r\n", b"\n").split(b"\n\n")
+        for raw in events:
+            data = b"".join(
+                line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")
+            )
+            try:
+                payload = json.loads(data) if data else None
+            except ValueError:
+                continue
+            events_so_far = (Event("message", payload),)
+            task = task_of(
+                Exchange("SendStreamingMessage", self.side.binding, 200, events=events_so_far)
+            )
+            if task is not None:
+                self.found(task["taskId"])
+                return
+
+    def found(self, task_id: str) -> None:
+        """The answer named its task: open the subscriptions (once)."""
+        if self.done:
+            return
+        self.done = True
+        for _ in range(self.count):
+            thread = threading.Thread(target=self.side.subscribe, args=(task_id,), daemon=True)
+            thread.start()
+            self.opened.append(thread)

@@ -5,8 +5,8 @@ now is recorded as `mockagent record` records it. An interaction that drifted ge
 reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay. Every other
 interaction stays as written, comments included: the new YAML replaces the lines of the drifted
 interaction only (a cassette whose interactions are not written as `- name: …` blocks is written
-anew instead, without its comments). A follow-up (`match.task.from`) of a re-recorded
-interaction whose `task.state` is not where the new script stops for a follow-up gets that state,
+anew instead, without its comments). A follow-up of a re-recorded interaction whose `task.state`
+is not where the new script stops for a follow-up gets that state (`mockagent.verify_follow_ups`),
 on its own line where it can be found there; one whose origin no longer stops for a follow-up is
 reported as stranded. The result is validated, scanned for the secrets the
 recording saw, and written atomically.
@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from mockagent.cassette.models import Cassette, Step
+from mockagent.cassette.models import Cassette
 from mockagent.cassette.store import (
     LoadedCassette,
     dump_cassette,
@@ -35,6 +35,7 @@ from mockagent.proxy.app import RECORDING, create_recording_app
 from mockagent.proxy.session import ITEM, with_notes
 from mockagent.verify import TIMEOUT, Verdict, run
 from mockagent.verify_calls import Side, wsgi_sender
+from mockagent.verify_follow_ups import moves
 from mockagent.vocabulary import CARD_PATH
 
 
@@ -45,8 +46,8 @@ class Update:
     verdicts: list[Verdict]
     updated: list[str] = field(default_factory=list)  # re-recorded, in the cassette's order
     missed: list[str] = field(default_factory=list)  # drifted, but no answer was recorded
-    # follow-up name -> the `task.state` it now waits for (its origin was re-recorded)
-    retargeted: dict[str, str] = field(default_factory=dict)
+    # follow-up name -> the `task.state` it now waits for (what it follows was re-recorded)
+    retargeted: dict[str, str | list[str]] = field(default_factory=dict)
     stranded: list[str] = field(default_factory=list)  # follow-ups whose origin no longer stops
     written: Path | None = None
 
@@ -108,16 +109,6 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
     return update
 
 
-def stop_state(recorded: dict[str, Any]) -> str | None:
-    """The state a recorded script stops at for a follow-up (its first interrupted state), or
-    None when it ends, or never stops, first."""
-    for raw in ((recorded.get("reply") or {}).get("task") or {}).get("steps") or []:
-        state = Step.model_validate(raw).task_state
-        if state is not None and (state.interrupted or state.terminal):
-            return str(raw["state"]) if state.interrupted else None
-    return None
-
-
 def _retarget(
     update: Update,
     loaded: LoadedCassette,
@@ -125,29 +116,26 @@ def _retarget(
     recorded: dict[str, dict[str, Any]],
     new: dict[int, dict[str, Any]],
 ) -> dict[int, tuple[int, str, str]]:
-    """Point the follow-ups of re-recorded interactions at the state their origin stops at now:
-    in `new` when they are rewritten anyway (or their state cannot be found on one line), else
-    as {index: (line, old, new)} edits. Stranded follow-ups are listed, not changed."""
+    """Point the follow-ups of re-recorded interactions at the state what they follow stops at
+    now: as {index: (line, old, new)} edits of their own line, or in `new` when they are
+    rewritten anyway (or the state cannot be found on one line). Stranded follow-ups are
+    listed, not changed."""
     lines = loaded.source.splitlines(keepends=True)
     edits: dict[int, tuple[int, str, str]] = {}
-    for index, item in enumerate(written):
-        task = (item.get("match") or {}).get("task") or {}
-        origin, old = task.get("from"), task.get("state")
-        if origin not in update.updated or old is None:
+    found, update.stranded = moves(written, {n: recorded[n] for n in update.updated})
+    for move in found:
+        update.retargeted[move.name] = move.value
+        line = (
+            _state_line(loaded, lines, move.index, move.entry)
+            if move.index not in new and move.entry is not None
+            else None
+        )
+        if line is not None and move.entry is not None:
+            edits[move.index] = (line, move.entry, move.state)
             continue
-        state = stop_state(recorded[origin])
-        if state is None:
-            update.stranded.append(item["name"])
-            continue
-        if state == old or (isinstance(old, list) and state in old):
-            continue
-        update.retargeted[item["name"]] = state
-        line = _state_line(loaded, lines, index, old) if index not in new else None
-        if line is not None and isinstance(old, str):
-            edits[index] = (line, old, state)
-            continue
-        base = new.get(index, item)
-        new[index] = {**base, "match": {**base["match"], "task": {**task, "state": state}}}
+        base = new.get(move.index, written[move.index])
+        task = {**base["match"]["task"], "state": move.value}
+        new[move.index] = {**base, "match": {**base["match"], "task": task}}
     return edits
 
 

@@ -1,28 +1,29 @@
 """mockagent's benchmark (not a test): replay throughput against other servers, matching cost by
-cassette size, fixture start/stop, cassette load time, memory and stream pacing.
+cassette size, fixture start/stop, cassette load time, memory and stream pacing, and the same app
+on each candidate production server (scripts/bench_servers.py).
 
-Run through `scripts/bench` (it prepares .venv, wrk and the npm packages). Writes bench/README.md
-and bench/chart.png, and prints every measurement beside its target as it goes.
+Run through `scripts/bench` (it prepares .venv, wrk and the npm packages). Writes bench/README.md,
+bench/chart.png and bench/servers.png, and prints every measurement beside its target as it goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import time
-from pathlib import Path
 
+import bench_choice
 import bench_local
 import bench_report
+import bench_servers
 import bench_targets as targets
 import bench_wrk
 from bench_report import Row
 
 OUT = targets.ROOT / "bench"
 CASSETTE = OUT / "cassettes" / "bench.yaml"
-SCENARIOS = list(bench_report.SCENARIOS)
-CONNS = (1, 16)
 
 
 def log(text: str) -> None:
@@ -71,58 +72,6 @@ def start_all(labels: dict[str, str], notes: list[str]) -> dict[str, targets.Tar
     return running
 
 
-def prepare_bodies(
-    running: dict[str, targets.Target], notes: list[str]
-) -> dict[tuple[str, str], Path]:
-    """Check each target's answers, then write its wrk scripts; a wrong answer drops the cell."""
-    scripts: dict[tuple[str, str], Path] = {}
-    for name, target in running.items():
-        for scenario in SCENARIOS:
-            body, task_id = targets.BODIES.get(scenario), None
-            try:
-                if scenario == "get":  # GetTask on a task this target really made
-                    made = json.loads(bench_wrk.check("task", target.url, targets.BODIES["task"]))[
-                        "result"
-                    ]
-                    task_id = made["task"]["id"]
-                    body = targets.get_task_body(task_id)
-                bench_wrk.check(scenario, target.url, body, task_id)
-            except (ValueError, OSError, KeyError) as exc:
-                notes.append(f"{name} answered {scenario} wrongly, not timed: {exc}")
-                continue
-            scripts[(name, scenario)] = bench_wrk.lua_script(f"{name}-{scenario}", body)
-    return scripts
-
-
-def run_http(running: dict, scripts: dict, rounds: int, seconds: float) -> dict:
-    """Interleaved rounds: every cell of a round before the next round; the best round wins."""
-    best: dict[tuple[str, str, int], bench_wrk.Result] = {}
-    names = list(running)
-    for (name, _scenario), script in scripts.items():  # warm-up: JIT, caches, connection pools
-        bench_wrk.run(running[name].url, script, 16, 1)
-    for r in range(rounds):
-        order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
-        for scenario in SCENARIOS:
-            for conns in CONNS:
-                for name in order:
-                    if (name, scenario) not in scripts:
-                        continue
-                    res = bench_wrk.run(
-                        running[name].url, scripts[(name, scenario)], conns, seconds
-                    )
-                    key = (name, scenario, conns)
-                    if key not in best or (res.errors, -res.rps) < (
-                        best[key].errors,
-                        -best[key].rps,
-                    ):
-                        best[key] = res
-                    log(
-                        f"  round {r + 1} {scenario:6} c{conns:<2} {name:13} "
-                        f"{bench_report.cell(res)}"
-                    )
-    return best
-
-
 def http_rows(best: dict, workers: bool) -> list[Row]:
     rows = []
     missing = "n/a (not measured)" if workers else "n/a (not available)"
@@ -160,6 +109,38 @@ def http_rows(best: dict, workers: bool) -> list[Row]:
     return rows
 
 
+def servers(args: argparse.Namespace) -> str:
+    """The server comparison (scripts/bench_servers.py): writes bench/servers.png and returns
+    its README section."""
+    seconds = args.server_seconds or (1 if args.quick else 2)
+    rounds = args.server_rounds or (1 if args.quick else 2)
+    started, load_before = time.monotonic(), bench_report.loadavg()
+    notes: list[str] = []
+    best, checks = bench_servers.measure(CASSETTE, rounds, seconds, log, notes)
+    labels = bench_servers.labels()
+    title = "The same mockagent app on each server (wrk, same machine)"
+    bench_report.chart(OUT / "servers.png", labels, best, title)
+    settings = (
+        f"wrk -t1, {rounds} round(s) × {seconds:g} s per cell, 1 and 16 connections; "
+        f"run {time.strftime('%Y-%m-%d %H:%M %Z')} in {time.monotonic() - started:.0f} s, "
+        f"load average {load_before} before, {bench_report.loadavg()} after"
+    )
+    try:  # the 1-minute load averages, before and after ("?" where /proc has none)
+        busy = max(float(load.split()[0]) for load in (load_before, bench_report.loadavg()))
+    except ValueError:
+        busy = 0.0
+    if busy > (os.cpu_count() or 1):
+        notes.append(
+            f"The machine was busy (1-minute load average up to {busy:g} on {os.cpu_count()} "
+            "CPUs): other work took CPU from every server alike, so close ratios (under about "
+            "1.5×) may be noise; rerun on an idle machine before reading much into them."
+        )
+    section = bench_choice.section(labels, best, checks, settings, notes)
+    for line in bench_choice.verdict(labels, best, checks):
+        log(f"servers: {line}")
+    return section.replace(f"{targets.ROOT}/", "")
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM ends the bench as Ctrl-C does: the finally stops every server
 
@@ -171,18 +152,44 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=int, help="seconds per wrk cell (default 3; quick 1)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
-    parser.add_argument("--http-only", action="store_true", help="only the wrk comparison")
+    parser.add_argument(
+        "--http-only", action="store_true", help="only the wrk runs (targets and servers)"
+    )
+    parser.add_argument(
+        "--server-seconds",
+        type=int,
+        help="seconds per wrk cell, server comparison (default 2; quick 1)",
+    )
+    parser.add_argument("--server-rounds", type=int, help="its rounds (default 2; quick 1)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--servers-only",
+        action="store_true",
+        help="only the server comparison: replaces its section of bench/README.md",
+    )
+    which.add_argument(
+        "--no-servers",
+        action="store_true",
+        help="leave the server comparison out (bench/README.md keeps the last one)",
+    )
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _interrupt)
+    targets.CACHE.mkdir(exist_ok=True)
+    OUT.mkdir(exist_ok=True)
+    readme = OUT / "README.md"
+    old = readme.read_text() if readme.exists() else ""
+    if args.servers_only:
+        readme.write_text(bench_choice.splice(old, servers(args)))
+        log("wrote the server comparison in bench/README.md and bench/servers.png")
+        return
     seconds, rounds = (
         args.seconds or (1 if args.quick else 3),
         args.rounds or (1 if args.quick else 3),
     )
-    signal.signal(signal.SIGTERM, _interrupt)
     started = time.monotonic()
     load_before = (
         bench_report.loadavg()
     )  # other work on the machine skews every number: say how much
-    targets.CACHE.mkdir(exist_ok=True)
     labels = {
         "mockagent": "mockagent serve",
         "mockagent-w2": "mockagent --workers 2",
@@ -201,12 +208,13 @@ def main() -> None:
     try:
         log("HTTP: starting targets")
         running = start_all(labels, notes)
-        scripts = prepare_bodies(running, notes)
+        scripts = bench_wrk.prepare(running, notes)
         log(f"HTTP: {rounds} round(s) of {seconds:g} s per cell")
-        best = run_http(running, scripts, rounds, seconds)
+        best = bench_wrk.rounds(running, scripts, rounds, seconds, log)
     finally:
         for target in running.values():
             target.stop()
+    section = bench_choice.previous(old) if args.no_servers else servers(args)
     rows = http_rows(best, bool(labels["mockagent-w2"])) + rows
     for name, label in labels.items():
         if not label:
@@ -222,7 +230,6 @@ def main() -> None:
         f"wrk -t1, {rounds} round(s) × {seconds:g} s per cell, 1 and 16 connections; "
         f"bench took {elapsed:.0f} s"
     )
-    OUT.mkdir(exist_ok=True)
     facts = bench_report.machine_facts() | {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "load average (1/5/15 min)": f"{load_before} before, {bench_report.loadavg()} after",
@@ -230,7 +237,8 @@ def main() -> None:
     text = bench_report.markdown(facts, settings, labels, best, rows, notes)
     # No paths of this machine in a committed file: error texts name files relative to the
     # repository.
-    (OUT / "README.md").write_text(text.replace(f"{targets.ROOT}/", ""))
+    text = text.replace(f"{targets.ROOT}/", "")
+    readme.write_text(bench_choice.splice(text, section) if section else text)
     bench_report.chart(OUT / "chart.png", {k: v for k, v in labels.items() if v}, best)
     log("\n| measurement | value | target | result |")
     for r in rows:

@@ -1,5 +1,5 @@
 """The bench's floor: a bare Flask app returning mockagent's own canned answers, on the same HTTP
-server as `mockagent serve` (granian, one WSGI worker process).
+server as `mockagent serve` (granian, with `THREADS` blocking threads).
 
 It parses the JSON-RPC body (as any real endpoint must) and picks the canned reply by method and
 text, nothing more: what is left of mockagent's cost above this app is matching, task state and
@@ -12,14 +12,15 @@ Run as `python scripts/bench_flask.py PORT THREADS CANNED.json`.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
-from functools import partial
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, request
-from granian.constants import Interfaces
-from granian.server.mp import MPServer
+
+CANNED = "MOCKAGENT_BENCH_CANNED"
 
 
 def create_app(canned: dict[str, Any]) -> Flask:
@@ -48,23 +49,28 @@ def create_app(canned: dict[str, Any]) -> Flask:
     return app
 
 
-def load(path: str, target: str) -> Flask:
-    """The app of granian's worker process (`target` is unused)."""
-    with open(path, encoding="utf-8") as f:
+def from_env() -> Flask:
+    """The app for a server that imports it (granian's factory), its replies from the JSON file
+    named by MOCKAGENT_BENCH_CANNED."""
+    with open(os.environ[CANNED], encoding="utf-8") as f:
         return create_app(json.load(f))
 
 
 def main() -> None:
+    from granian import Granian
+    from granian.constants import Interfaces
+
     port, threads, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    server = MPServer(
-        "bench_flask",
-        address="127.0.0.1",
+    os.environ[CANNED] = path
+    Granian(
+        "bench_flask:from_env",
         port=port,
         interface=Interfaces.WSGI,
         blocking_threads=threads,
-        log_enabled=False,
-    )
-    server.serve(target_loader=partial(load, path))
+        factory=True,
+        working_dir=Path(__file__).parent,
+        websockets=False,
+    ).serve()
 
 
 if __name__ == "__main__":

@@ -19,14 +19,15 @@ GAP_MS = 50
 EVENTS = 20
 
 
-def generate_cassette(path: Path) -> Path:
-    """The paced stream, plus the bench's direct reply ("ping?") that readiness polls use."""
+def generate_cassette(path: Path, events: int = EVENTS) -> Path:
+    """The paced stream of `events` events, plus the bench's direct reply ("ping?") that readiness
+    polls use."""
     steps = [
         "          - state: TASK_STATE_SUBMITTED",
         "          - state: TASK_STATE_WORKING",
         f"            after: {{ms: {GAP_MS}}}",
     ]
-    for n in range(1, EVENTS - 2):
+    for n in range(1, events - 2):
         steps += [
             "          - artifact: {artifactId: log, parts: [{text: " + f'"line {n}"' + "}]}",
             f"            append: {'true' if n > 1 else 'false'}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import platform
 import subprocess
 from dataclasses import dataclass
@@ -136,7 +137,12 @@ def markdown(
     return "\n".join(lines)
 
 
-def chart(path: Path, labels: dict[str, str], best: dict) -> None:
+def chart(
+    path: Path,
+    labels: dict[str, str],
+    best: dict,
+    title: str = "mockagent replay throughput vs other servers (wrk, same machine)",
+) -> None:
     """Grouped bars: requests/s per call, one bar per target, at 1 and 16 connections."""
     import matplotlib
 
@@ -159,8 +165,9 @@ def chart(path: Path, labels: dict[str, str], best: dict) -> None:
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("requests/s (log)")
     handles, names_ = axes[0].get_legend_handles_labels()  # below the plots, clear of the bars
-    fig.legend(handles, names_, fontsize=8, loc="lower center", ncol=len(names))
-    fig.suptitle("mockagent replay throughput vs other servers (wrk, same machine)")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    columns = max(1, len(names) if len(names) <= 6 else math.ceil(len(names) / 2))
+    fig.legend(handles, names_, fontsize=8, loc="lower center", ncol=columns)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.07 * math.ceil(len(names) / columns), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -87,6 +87,7 @@ class Target:
     port: int
     cwd: Path = ROOT
     helpers: list[subprocess.Popen] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # on top of the bench's own environment
     proc: subprocess.Popen | None = None
     log: Path | None = None
 
@@ -104,6 +105,7 @@ class Target:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env={**os.environ, **self.env},
             )
         deadline = time.monotonic() + timeout
         while True:  # ready = answers the direct-reply call; no fixed sleeps

@@ -87,6 +87,31 @@ class After(Model):
 
     polls: Count | None = Field(None, description="GetTask calls on the task to wait for")
     ms: Count | None = Field(None, description="milliseconds on the cassette clock")
+    subscribers: Count | None = Field(
+        None,
+        description=(
+            "streams: wait until this many subscriptions have opened on the task (recorded: a "
+            "subscription opened here while the task was streamed)"
+        ),
+    )
+    finds: Count | None = Field(
+        None,
+        description=(
+            "Agentex: get-or-create calls (task/create of its name) to wait for; only such a "
+            "call shows the step, never a poll, the clock or a blocking call"
+        ),
+    )
+    strict: bool = Field(
+        False,
+        description=(
+            "with `polls`: only those polls show the step, even in a CreateTask script (which "
+            "otherwise plays through its polls gates as it creates the task), never a blocking "
+            "call, the clock or a stream; recorded where a poll showed an Agentex task that no "
+            "turn had run on change"
+        ),
+    )
+
+    rules = (Needs("strict", "polls", "`strict` belongs to a `polls` gate", when=True),)
 
 
 _ARTIFACT_ONLY = "`append` and `lastChunk` belong to an `artifact` step"
@@ -183,7 +208,9 @@ class ErrorReply(Model):
         description=(
             "every detail the error carries (google.rpc detail objects: JSON-RPC `data`, "
             "REST `details`), in place of mockagent's own ErrorInfo; a recording writes "
-            "them when the agent's differ from that"
+            "them when the agent's differ from that. `[{type: …}]` is a v0.3 agent's own REST "
+            "error type: sent as it is over v0.3 REST, in the kind's ErrorInfo `metadata` "
+            "over v1.0"
         ),
     )
     status: ErrorStatus | None = Field(

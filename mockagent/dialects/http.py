@@ -46,8 +46,19 @@ class HttpResponse:
 
 
 def parse_json(body: bytes) -> Any:
-    """Decode a JSON body; ValueError for bad UTF-8, bad JSON or JSON nested too deeply alike."""
+    """Decode a JSON body; ValueError for bad UTF-8, bad JSON, JSON nested too deeply, or a
+    lone surrogate escape alike."""
     try:
-        return json.loads(body.decode("utf-8"))
+        text = body.decode("utf-8")
+        value = json.loads(text)
     except RecursionError:  # e.g. 10,000 nested lists: a bad body, not a crash of ours
         raise ValueError("the JSON is nested too deeply") from None
+    # json accepts "\ud800" and gives a str that no answer can carry back as UTF-8: a body
+    # the client got wrong, so a parse error now rather than a crash when the reply is written.
+    # Only an escape can make a surrogate (strict UTF-8 decoding refuses encoded ones).
+    if "\\u" in text:
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("the JSON holds a lone surrogate escape (\\ud800-\\udfff)") from None
+    return value

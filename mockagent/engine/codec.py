@@ -14,6 +14,7 @@ from dataclasses import asdict, fields
 from operator import attrgetter
 from typing import Any
 
+from mockagent import errors
 from mockagent.cassette.models import Interaction, Step, TaskState
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.diagnostics import Candidate, NearMissReport
@@ -51,6 +52,12 @@ _EVENT_FIELDS = tuple(
     f.name for f in fields(TaskEvent) if f.name not in ("task_id", "context_id", "state")
 )
 _event_fields = attrgetter(*_EVENT_FIELDS)
+# Counters a task gained after tasks were first stored: a task saved without one (by a process
+# of an older version sharing the store) reads with its default. Any other field is required.
+_NEWER: dict[str, Any] = {
+    f.name: f.default for f in fields(Task) if f.name in ("finds", "subscriptions")
+}
+_STORED = frozenset((*_TASK_FIELDS, "state", "script", "events"))
 
 
 class StepTable:
@@ -84,12 +91,34 @@ def dump_task(task: Task, steps: StepTable) -> str:
 
 
 def load_task(text: str | bytes, steps: StepTable) -> Task:
+    """A task as `dump_task` wrote it; StoreError names the fields when it cannot be read."""
     data = json.loads(text)
+    if not isinstance(data, dict) or data.keys() != _STORED:
+        data = _upgraded(data)
     task = Task(**{name: data[name] for name in _TASK_FIELDS})
     task.state = TaskState(data["state"])
     task.script = deque(steps.step(ref) for ref in data["script"])
     task.events = [_event_in(event, task) for event in data["events"]]
     return task
+
+
+def _upgraded(data: Any) -> dict[str, Any]:
+    """A stored task with fields other than today's: the newer counters it lacks get their
+    defaults; any other field missing, or one this version does not know, refuses it."""
+    if not isinstance(data, dict):
+        raise errors.StoreError("a stored task is not a JSON object")
+    missing = sorted(_STORED - data.keys() - _NEWER.keys())
+    unknown = sorted(data.keys() - _STORED)
+    if missing or unknown:
+        problems = [
+            f"{label} {', '.join(names)}"
+            for label, names in (("lacks", missing), ("has unknown fields", unknown))
+            if names
+        ]
+        raise errors.StoreError(
+            f"a stored task {' and '.join(problems)}: written by another mockagent version?"
+        )
+    return {**_NEWER, **data}
 
 
 def _event_in(data: list[Any], task: Task) -> TaskEvent:

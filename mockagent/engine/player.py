@@ -8,6 +8,7 @@ keeps going when clients disconnect, as a real agent would.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -15,8 +16,11 @@ from dataclasses import dataclass
 
 from mockagent.cassette.models import Step
 from mockagent.engine.clock import Clock
-from mockagent.engine.tasks import Runner, Task
+from mockagent.engine.tasks import Runner, Task, held
 from mockagent.engine.taskstore import TaskStore
+from mockagent.errors import StoreError
+
+STORE_RETRY_S = 0.1  # a shared store that is busy or gone: the next step is tried again this soon
 
 
 @dataclass(frozen=True)
@@ -126,8 +130,12 @@ class Player:
                 if not self._playing:  # woken by another task's event: nothing to load or lock
                     self._clock.wait(self._condition, None)
                     continue
-                with self._transaction():
-                    timeout = self._play_due()
+                try:
+                    with self._transaction():
+                        timeout = self._play_due()
+                except StoreError as exc:  # the step is not saved: played again from the store
+                    logging.getLogger("mockagent").warning("mockagent: %s", exc)
+                    timeout = STORE_RETRY_S
                 if timeout != 0:  # waits outside the transaction, which a shared store locks
                     self._clock.wait(self._condition, timeout)
 
@@ -148,10 +156,15 @@ class Player:
 
     @staticmethod
     def _playable(task: Task) -> bool:
-        """Steps left, no follow-up awaited, and (in the background) no polls gate next."""
+        """Steps left, no follow-up awaited, no subscription awaited, and (in the background)
+        no polls gate next."""
         if not task.script or task.halted:
             return False
         after = task.script[0].after
+        if after is not None and after.subscribers and task.subscriptions < after.subscribers:
+            return False  # the subscription that saw it live opens first; its play resumes this
+        if held(task.script[0]):  # a get-or-create (or a strict polls gate) shows it
+            return False
         return not (task.follow_polls and after is not None and after.polls)
 
     def _step(self, task: Task) -> None:

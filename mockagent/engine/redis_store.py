@@ -1,14 +1,16 @@
 """A task store in Redis, shared by every process that serves the same cassette.
 
-A transaction takes a lock in Redis, loads the engine's counters (clock, ids, reset generation)
-and then the tasks it touches, and writes everything back in one round trip as it ends. So
-worker processes and hosts answer one after another as a single agent would, poll counters and
-the journal included.
+A transaction takes the store's lock (`redis_lease.Lease`) and, in the same round trip, loads the
+engine's counters (clock, ids, reset generation) and the task the call names; it loads other
+tasks as it needs them and writes everything back in one round trip as it ends, refused if its
+lease ran out meanwhile. So worker processes and hosts answer one after another as a single agent
+would, poll counters and the journal included.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -17,36 +19,37 @@ from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
 from mockagent.engine.delivery import Delivery
 from mockagent.engine.journal import Journal, JournalEntry
-from mockagent.engine.resp import Redis
+from mockagent.engine.redis_lease import NUMBERED, Client, Command, Lease, settings
 from mockagent.engine.tasks import Task
 from mockagent.engine.taskstore import Counters, StoreFactory, TaskStore
-from mockagent.errors import StoreError
 
 log = logging.getLogger("mockagent")
-LOCK_WAIT_S = 30  # a process that dies holding the lock holds up the others this long at most
 POLL_S = 0.02  # streams look for events made by other processes this often
-Command = tuple[Any, ...]
+CHUNK = 500  # fields per write command: a script's commands have a bounded number of arguments
+DATA = ("head", "tasks", "order", "names", "uses", "journal")
 
 
 class RedisStore(TaskStore):
-    """Keys under `mockagent:<key>:`: head (counters), task:<id>, order, names, uses, journal,
-    lock."""
+    """Keys under `mockagent:<key>:`: head (the counters, a hash), tasks (each task's JSON by id),
+    order (task ids, oldest first), names (task id by name), uses (count by interaction index),
+    journal (a list); and the lock's own (see `Lease`)."""
 
     shared = True
     poll_s = POLL_S
 
-    def __init__(self, client: Redis, key: str, interactions: list[Any], fresh: bool) -> None:
+    def __init__(
+        self, client: Client, key: str, interactions: list[Any], fresh: bool, lease: Lease
+    ) -> None:
         self._redis = client
         self._prefix = f"mockagent:{key}:"
+        self._lease = lease
+        self.wait_s = lease.wait_s
         self._steps = StepTable(interactions)
         self._fresh = fresh
-        self._open = False
+        self._token: str | None = None  # the lock's, while this process holds it
         self._count = 0  # tasks saved before the open transaction
-        self._lost = False  # the connection to Redis broke: look for the lock's token again
         self._loaded: dict[str, Task] = {}
-        self._saved: dict[
-            str, tuple[str, int]
-        ] = {}  # each loaded task as it was, and its event count
+        self._saved: dict[str, tuple[str, int]] = {}  # each loaded task as saved, its event count
         self._fetched: dict[str, str | None] = {}  # read with the lock, not loaded yet
         self._created: list[Task] = []
         super().__init__(len(interactions))
@@ -54,14 +57,17 @@ class RedisStore(TaskStore):
     def _k(self, name: str) -> str:
         return self._prefix + name
 
+    @property
+    def _open(self) -> bool:
+        return self._token is not None
+
     # -- transactions -------------------------------------------------------------------------
 
     def attach(self, counters: Counters) -> None:
         """Start afresh (the first process) or join the state another process started."""
         fresh = (counters.clock.state(), counters.ids.count, counters.generation)
-        if self._fresh:  # nobody else is serving yet: a new lock, free
-            self._redis.call("DEL", self._k("lock"), self._k("lock:made"))
-        self._make_lock()
+        if self._fresh:  # nobody else is serving yet: whoever held the lock is gone
+            self._lease.drop()
         self.begin(counters)  # joining: the counters now hold what the store had, if anything
         if self._fresh:
             self._wipe()
@@ -70,38 +76,14 @@ class RedisStore(TaskStore):
             counters.clock.restore(*clock)
         self.commit(counters)
 
-    def _make_lock(self) -> None:
-        """The lock's token, unless the lock exists already (made by us or another process)."""
-        if self._redis.call("SET", self._k("lock:made"), 1, "NX") is not None:
-            self._redis.call("RPUSH", self._k("lock"), 1)
-
-    def begin(self, counters: Counters, task_id: Any = None) -> None:
-        # The lock is a list holding one token: BLPOP takes it, waiting in line without polling,
-        # and Redis runs the reads queued behind it as soon as it has it: one round trip.
-        commands: list[Command] = [
-            ("BLPOP", self._k("lock"), LOCK_WAIT_S),
-            ("HGETALL", self._k("head")),
-            ("LLEN", self._k("order")),
-        ]
+    def begin(self, counters: Counters, task_id: Any = None, deadline: float | None = None) -> None:
+        reads: list[Command] = [("HGETALL", self._k("head")), ("LLEN", self._k("order"))]
         named = task_id if isinstance(task_id, str) else None
         if named is not None:
-            commands.append(("GET", self._k(f"task:{named}")))
-        try:
-            if self._lost:  # Redis may have restarted empty, without the lock's token
-                self._make_lock()
-                self._lost = False
-            token, head, count, *task = self._redis.pipeline(*commands)
-        except StoreError:
-            self._lost = True
-            raise
-        if token is None:
-            log.warning(
-                "mockagent: waited %s s for the store's lock at %s; going on without it "
-                "(a process that held it has died?)",
-                LOCK_WAIT_S,
-                self._redis.shown,
-            )
-        self._open = True
+            reads.append(("HGET", self._k("tasks"), named))
+        if deadline is None:
+            deadline = time.monotonic() + self.wait_s
+        self._token, (head, count, *task) = self._lease.acquire(reads, deadline)
         self._count = int(count)  # tasks saved before this transaction: no round trip per new task
         self._loaded, self._saved, self._created = {}, {}, []
         self._fetched = {named: task[0]} if named is not None else {}  # loaded when asked for
@@ -115,58 +97,40 @@ class RedisStore(TaskStore):
             counters.ids.count = int(fields["ids"])
             counters.generation = int(fields["generation"])
 
-    def commit(self, counters: Counters) -> None:
+    def commit(self, counters: Counters, keep: bool = False) -> None:
         offset, advanced, origin = counters.clock.state()
-        commands: list[Command] = [
-            (
-                "HSET",
-                self._k("head"),
-                "offset",
-                repr(offset),
-                "advanced",
-                repr(advanced),
-                "origin",
-                repr(origin),
-                "ids",
-                counters.ids.count,
-                "generation",
-                counters.generation,
-            )
-        ]
-        # A stream of this process reads its task without the lock, on a connection of its own:
-        # when it may find news (a new task, new events), wait until Redis has them.
-        news = bool(self._created)
-        changed: list[str] = []  # one MSET for them all: a reply to read per command, not per task
+        head = ("offset", repr(offset), "advanced", repr(advanced), "origin", repr(origin))
+        counts = ("ids", counters.ids.count, "generation", counters.generation)
+        writes: list[Command] = [("HSET", self._k("head"), *head, *counts)]
+        changed: dict[str, tuple[str, int]] = {}
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
-            saved, events = self._saved.get(task_id, ("", -1))
-            if text != saved:
-                changed += (self._k(f"task:{task_id}"), text)
-                news = news or len(task.events) != events  # not for a poll counted: GetTask
-        if changed:
-            commands.append(("MSET", *changed))
-        if self._created:
-            commands.append(("RPUSH", self._k("order"), *(task.id for task in self._created)))
-        named = [
-            field
-            for task in self._created
-            if task.name is not None
-            for field in (task.name, task.id)
-        ]
-        if named:
-            commands.append(("HSET", self._k("names"), *named))
-        commands += self._uses.flush() + self._journal.flush()
-        commands.append(("RPUSH", self._k("lock"), 1))  # the token back: the next in line goes on
-        self._open = False
-        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
+            if text != self._saved.get(task_id, ("", -1))[0]:
+                changed[task_id] = (text, len(task.events))
+        fields = [field for task_id, (text, _) in changed.items() for field in (task_id, text)]
+        writes += _chunked(("HSET", self._k("tasks")), fields, 2)
+        writes += _chunked(("RPUSH", self._k("order")), [task.id for task in self._created], 1)
+        named = [f for t in self._created if t.name is not None for f in (t.name, t.id)]
+        writes += _chunked(("HSET", self._k("names")), named, 2)
+        writes += self._uses.flush() + self._journal.flush()
+        token, self._token = self._token, None
+        if token is None:
+            return
         try:
-            if news:
-                self._redis.pipeline(*commands)
-            else:  # no waiting: whoever takes the token next finds everything written
-                self._redis.send(*commands)
-        except StoreError:
-            self._lost = True
+            self._lease.commit(token, writes, keep)
+        except BaseException:
+            self._forget()
             raise
+        if keep:  # still ours: what this process loaded is what the store has
+            self._token = token
+            self._saved.update(changed)
+            self._count += len(self._created)
+            self._created = []
+        else:
+            self._forget()
+
+    def _forget(self) -> None:
+        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
 
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""
@@ -177,18 +141,15 @@ class RedisStore(TaskStore):
         if self._open:
             self._wipe()
 
-    def _wipe(self) -> None:  # the lock stays: it is held
-        ids = self._order()
-        commands: list[Command] = [
-            ("DEL", *(self._k(f"task:{i}") for i in ids[start : start + 1000]))
-            for start in range(0, len(ids), 1000)
-        ]
-        commands.append(
-            ("DEL", *(self._k(name) for name in ("order", "names", "uses", "journal", "head")))
-        )
-        self._redis.pipeline(*commands)
+    def _wipe(self) -> None:
+        """Delete the data now, as a write of the open transaction (refused if it lost the lock),
+        which goes on holding it."""
+        token, self._token = self._token, None
+        assert token is not None
+        self._lease.commit(token, [("DEL", *(self._k(name) for name in DATA))], keep=True)
+        self._token = token
         self._count = 0
-        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
+        self._forget()
         self._journal.begin()
         self._uses.begin()
 
@@ -208,7 +169,7 @@ class RedisStore(TaskStore):
             if task_id in self._fetched:  # read as the transaction began
                 text = self._fetched.pop(task_id)
             else:
-                text = self._redis.call("GET", self._k(f"task:{task_id}"))
+                text = self._redis.call("HGET", self._k("tasks"), task_id)
             if text is None:
                 return None
             self._keep(task_id, text)
@@ -221,7 +182,7 @@ class RedisStore(TaskStore):
     def peek(self, task_id: str) -> Task | None:
         if self._open and task_id in self._loaded:  # changed in this process's lease, not yet saved
             return self._loaded[task_id]
-        text = self._redis.call("GET", self._k(f"task:{task_id}"))
+        text = self._redis.call("HGET", self._k("tasks"), task_id)
         return None if text is None else load_task(text, self._steps)
 
     def named(self, name: Any) -> Task | None:
@@ -234,9 +195,7 @@ class RedisStore(TaskStore):
     def all(self) -> list[Task]:
         ids = self._order()
         missing = [i for i in ids if i not in self._loaded]
-        texts = (
-            self._redis.call("MGET", *(self._k(f"task:{i}") for i in missing)) if missing else []
-        )
+        texts = self._redis.call("HMGET", self._k("tasks"), *missing) if missing else []
         for task_id, text in zip(missing, texts, strict=True):
             if text is not None:
                 self._keep(task_id, text)
@@ -254,10 +213,17 @@ class RedisStore(TaskStore):
         self._redis.close()
 
 
+def _chunked(command: Command, items: list[Any], size: int) -> list[Command]:
+    """`command` with `items` appended, split so that no command has more than CHUNK of them
+    (`size`: items that belong together, such as a field and its value)."""
+    step = CHUNK * size
+    return [command + tuple(items[i : i + step]) for i in range(0, len(items), step)]
+
+
 class RedisUses(Sequence[int]):
     """Use counts, read from Redis as needed and added to it when the transaction ends."""
 
-    def __init__(self, client: Redis, key: str, size: int) -> None:
+    def __init__(self, client: Client, key: str, size: int) -> None:
         self._redis, self._key, self._size = client, key, size
         self._seen: dict[int, int] = {}
         self._added: dict[int, int] = {}
@@ -299,19 +265,12 @@ class RedisUses(Sequence[int]):
 NUMBERING_KEY = "mockagent:journal:seq"
 """The count every agent's journal in one Redis database numbers its calls from."""
 
-# Numbers the entries and appends them in one step on the server, so that the agents of a folder
-# (and every process and host sharing the store) number their calls in one sequence.
-APPEND_NUMBERED = (
-    "local last = redis.call('INCRBY', KEYS[2], #ARGV) - #ARGV "
-    "for i, entry in ipairs(ARGV) do redis.call('RPUSH', KEYS[1], (last + i) .. ' ' .. entry) end"
-)
-
 
 class RedisJournal(Journal):
     """Journal entries in a Redis list, each with its number in NUMBERING_KEY's sequence; webhook
     deliveries stay with the process that sent them."""
 
-    def __init__(self, client: Redis, key: str) -> None:
+    def __init__(self, client: Client, key: str) -> None:
         self.deliveries: list[Delivery] = []  # not Journal.__init__: the entries live in Redis
         self._redis, self._key = client, key
         self._pending: list[JournalEntry] = []
@@ -329,7 +288,7 @@ class RedisJournal(Journal):
     def entries(self) -> list[JournalEntry]:
         stored = []
         for text in self._redis.call("LRANGE", self._key, 0, -1):
-            seq, _, entry = (text.decode() if isinstance(text, bytes) else text).partition(" ")
+            seq, _, entry = text.partition(" ")
             stored.append(load_entry(entry, int(seq)))
         # Not committed yet, so not numbered yet: after the last number this journal knows.
         last = stored[-1].seq if stored else 0
@@ -339,14 +298,20 @@ class RedisJournal(Journal):
         entries, self._pending = [dump_entry(e) for e in self._pending], []
         if not entries:
             return []
-        return [("EVAL", APPEND_NUMBERED, 2, self._key, NUMBERING_KEY, *entries)]
+        # Numbered on the server as they are appended, so that the agents of a folder (and every
+        # process and host sharing the store) number their calls in one sequence.
+        return [(NUMBERED, self._key, NUMBERING_KEY, *entries)]
 
 
 def redis_store(url: str, fresh: bool = True) -> StoreFactory:
-    """A factory of Redis stores on `url`; `fresh` wipes what an earlier run left there."""
-    client = Redis(url)
+    """A factory of Redis stores on `url`; `fresh` wipes what an earlier run left there. The lock's
+    lease and wait bound come from the environment (`redis_lease`); ValueError for a bad one."""
+    lease_ms, wait_s = settings()
+    client = Client(url, timeout_s=wait_s + 10)  # a blocking wait for the lock lasts wait_s
 
     def make(key: str, interactions: Any) -> TaskStore:
-        return RedisStore(client, key, list(interactions), fresh)
+        prefix = f"mockagent:{key}:"
+        lease = Lease(client, prefix, lease_ms, wait_s)
+        return RedisStore(client, key, list(interactions), fresh, lease)
 
     return make

@@ -416,11 +416,12 @@ class Engine:
             if index is not None:  # an interaction may script an error or a fault for it
                 self._subscription_error(index, call.params.get("id"))
             task = self.ops.known(call.params.get("id"))
-            if task.state.terminal:
+            if task.state.terminal and not self._answers_ended(index):
                 raise not_subscribable(task.id, task.state)
             if index is not None:  # its fault (a recorded cut-off) cuts one subscription off
                 fault = self.interactions[index].fault
                 self.tasks.use(index)
+            task.subscriptions += 1  # a step gated on it may be played now
             first: MessageResult | TaskResult = TaskResult(task.view())
         elif index is None:
             raise errors.UnsupportedOperation(f"{call.operation} is not supported by this agent")
@@ -449,6 +450,15 @@ class Engine:
             fetch=self.tasks.peek,
             poll_s=self.tasks.poll_s,
         )
+
+    def _answers_ended(self, index: int | None) -> bool:
+        """Whether the SubscribeToTask interaction at `index` answers a subscription on a task
+        that has ended: one that names the state it matches in (a recorded agent that answered
+        with the Task as it is, then its fault, instead of refusing)."""
+        if index is None:
+            return False
+        on = self.interactions[index].match.task
+        return on is not None and bool(on.state)
 
     def _subscription_error(self, index: int, task_id: Any) -> None:
         """A SubscribeToTask interaction's scripted error (naming `task_id` where it says

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from mockagent.cassette.models import Fault, Opening
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
-from mockagent.engine.tasks import Task
+from mockagent.engine.tasks import Task, held
 
 KEEPALIVE = None
 """What `events()` yields when nothing happened for a while: the binding sends a comment, which
@@ -101,8 +101,10 @@ class Stream:
         return current
 
     def _idle(self, task: Task) -> bool:
-        """Nothing left to come: the script ran out and every event was read (condition held)."""
-        return self.close_when_idle and not task.script and self.cursor >= len(task.events)
+        """Nothing left to come: the script ran out (or waits for a get-or-create or strict
+        polls, which no stream plays) and every event was read (condition held)."""
+        ended = not task.script or held(task.script[0])
+        return self.close_when_idle and ended and self.cursor >= len(task.events)
 
     def _ends_with_snapshot(self, task: Task) -> bool:
         first = self.first

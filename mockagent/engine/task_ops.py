@@ -77,15 +77,19 @@ class TaskOperations:
         return task
 
     def CreateTask(self, p: dict[str, Any]) -> Outcome:  # noqa: N802
-        """Get or create by name: an existing name returns that task, with new params if given."""
+        """Get or create by name: an existing name returns that task, with new params if given,
+        as it is after the steps this get-or-create shows (`after: {finds}`, recorded where the
+        platform moved the task on unseen)."""
         task = self.tasks.named(p["name"]) if p.get("name") else None
         if task is None:
             task = self.new_task(
                 "", name=p.get("name"), params=p.get("params"), metadata=p.get("taskMetadata")
             )
             self.runner.apply(task, RUNNING)
-        elif p.get("params") is not None:
+            return TaskResult(task.view())
+        if p.get("params") is not None:
             task.params = copy.deepcopy(p["params"])
+        self.runner.find(task)
         return TaskResult(task.view())
 
     def create_as_scripted(

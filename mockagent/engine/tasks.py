@@ -32,11 +32,13 @@ class Task:
     metadata: dict[str, Any] | None = None
     script: deque[Step] = field(default_factory=deque)
     polls: int = 0  # GetTask calls since the last step became visible
+    finds: int = 0  # Agentex get-or-creates that found it since the last step became visible
     since_ms: float = 0.0  # clock.elapsed_ms() when the last step became visible
     events: list[TaskEvent] = field(default_factory=list)  # every visible step, for streams
     push_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     due_ms: float | None = None  # while played in real time: when the next step is due
     follow_polls: bool = True  # played in the background only: a polls gate still waits for polls
+    subscriptions: int = 0  # SubscribeToTask streams opened on it (`after: {subscribers: N}`)
     waiting: bool = False  # stopped at INPUT_REQUIRED or AUTH_REQUIRED until a follow-up message
     name: str | None = None  # a task may be found by name (Agentex get-or-create)
     params: dict[str, Any] | None = None
@@ -181,6 +183,7 @@ class Runner:
             }
         event = TaskEvent(len(task.events), task.id, task.context_id, now, **facts)
         task.polls = 0
+        task.finds = 0
         task.since_ms = now
         task.events.append(event)
         if self.on_event is not None:
@@ -203,8 +206,9 @@ class Runner:
         return artifact
 
     def run_to_stop(self, task: Task) -> None:
-        """Blocking: every step until a terminal or interrupted state (or the script ends)."""
-        while task.script:
+        """Blocking: every step until a terminal or interrupted state, the script's end, or a
+        step only a get-or-create or polls show (`after: {finds}`, `after: {polls, strict}`)."""
+        while task.script and not held(task.script[0]):
             self.apply(task, task.script.popleft())
             if task.halted:
                 return
@@ -217,8 +221,9 @@ class Runner:
         """
         if task.script:
             after = task.script[0].after
-            if task.events and after is not None and after.polls:
+            if after is not None and (after.finds or (task.events and after.polls)):
                 task.polls = 0
+                task.finds = 0
                 task.follow_polls = True  # a client that polls, even after a stream
             else:
                 self.apply(task, task.script.popleft())
@@ -229,14 +234,37 @@ class Runner:
         task.polls += 1
         self._run_due(task)
 
+    def find(self, task: Task) -> None:
+        """An Agentex get-or-create found the task: count it, and show the steps it makes due
+        (only when one waits for it: to any other script, a get-or-create is no poll)."""
+        task.finds += 1
+        if task.script and finds_gated(task.script[0]):
+            self._run_due(task)
+
     def _run_due(self, task: Task) -> None:
         while task.script and not task.halted and self._due(task, task.script[0]):
             self.apply(task, task.script.popleft())
 
     def _due(self, task: Task, step: Step) -> bool:
         after = step.after
-        if after is None or (not after.polls and not after.ms):
+        if after is not None and after.subscribers and task.subscriptions < after.subscribers:
+            return False  # live, it came after a subscription opened: so it does on replay
+        if after is None or (not after.polls and not after.ms and not after.finds):
             return True
+        if after.finds:  # only a get-or-create shows it (`find`), however many polls came
+            return task.finds >= after.finds
         if after.polls is not None:  # polls, when given, govern polling; ms is then only pacing
             return task.polls >= after.polls
         return self.clock.elapsed_ms() - task.since_ms >= self.gap(step)
+
+
+def held(step: Step) -> bool:
+    """A step only a call of the client's shows, never a blocking call, the clock or a stream:
+    one gated by get-or-creates, or by polls with `strict` (recorded where only a poll saw it)."""
+    after = step.after
+    return after is not None and (bool(after.finds) or (after.strict and after.polls is not None))
+
+
+def finds_gated(step: Step) -> bool:
+    """A step only an Agentex get-or-create shows: it holds blocking calls, polls and players."""
+    return step.after is not None and bool(step.after.finds)

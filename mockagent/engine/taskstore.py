@@ -9,7 +9,9 @@ behind a load balancer answer as one agent.
 
 from __future__ import annotations
 
+import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -18,6 +20,7 @@ from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
 from mockagent.engine.tasks import Task
+from mockagent.errors import StoreError
 
 
 class Counters(Protocol):
@@ -34,6 +37,8 @@ class TaskStore:
     shared = False
     poll_s: float | None = None
     """How often a stream looks again for events made elsewhere (None: it is told of every one)."""
+    wait_s: float = 0.0
+    """A shared store: how long a call may wait for the store's lock before it is Unavailable."""
 
     def __init__(self, interactions: int) -> None:
         self._size = interactions
@@ -53,12 +58,15 @@ class TaskStore:
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
 
-    def begin(self, counters: Counters, task_id: Any = None) -> None:
-        """A transaction begins (the engine's lock is held): a shared store loads and locks, and
-        reads the task the call names (`task_id`, if any) in the same round trip."""
+    def begin(self, counters: Counters, task_id: Any = None, deadline: float | None = None) -> None:
+        """A transaction begins (the engine's lock is held): a shared store locks and loads, and
+        reads the task the call names (`task_id`, if any) in the same round trip. It waits for
+        its lock until `deadline` (time.monotonic()) at most, StoreError then."""
 
-    def commit(self, counters: Counters) -> None:
-        """The transaction ends, also after an error: a shared store writes back and unlocks."""
+    def commit(self, counters: Counters, keep: bool = False) -> None:
+        """The transaction ends, also after an error: a shared store writes back and unlocks, or
+        keeps its lock when `keep` (more calls of this process are in line). StoreError, with
+        nothing written, when a shared store lost its lock meanwhile."""
 
     def add(self, task: Task) -> None:
         self._tasks[task.id] = task
@@ -93,11 +101,12 @@ LEASE_CALLS = 16
 class Transactions:
     """`with transactions():` — the engine's lock held and the store's state loaded, nesting.
 
-    With a shared store, a process whose threads queue for the engine keeps the store's lock for
-    them (a lease of at most LEASE_CALLS calls) instead of saving and locking again for each: the
-    calls are still answered one at a time across all processes, but the two round trips of
-    loading and saving are paid per batch. A caller alone (a test calling one call at a time)
-    pays both itself, so another process sees its changes as soon as its call returns.
+    With a shared store, every call's changes are written (and the write confirmed) before it
+    returns, so no answer goes out that the store may not keep. A process whose threads queue
+    for the engine keeps the store's lock for them (at most LEASE_CALLS calls in a row) instead
+    of unlocking and locking again for each: the load is paid once per batch, the write per
+    call. Waiting, for the engine's lock and the store's together, ends after the store's
+    `wait_s` with StoreError (the client gets Unavailable), never in going on without them.
     """
 
     def __init__(self, lock: threading.RLock, store: TaskStore, counters: Counters) -> None:
@@ -114,38 +123,49 @@ class Transactions:
     def __call__(self, task_id: Any = None) -> Iterator[None]:
         """`task_id`: the task the call names, if any (see `TaskStore.begin`)."""
         shared = self._store.shared  # only a shared store keeps a lease for the calls in line
+        deadline = None
         if shared:
+            deadline = time.monotonic() + self._store.wait_s
             with self._queue_lock:
                 self._queue += 1
-        with self._lock:
-            if shared:
+            try:
+                if not self._lock.acquire(timeout=self._store.wait_s):
+                    raise StoreError(
+                        f"waited {self._store.wait_s:g} s for the shared store behind this "
+                        "process's other calls; try again"
+                    )
+            finally:
                 with self._queue_lock:
                     self._queue -= 1
+        else:
+            self._lock.acquire()
+        try:
             self._depth += 1
-            if not self._leased:
-                self._store.begin(self._counters, task_id)
-                self._leased, self._calls = True, 0
             try:
+                if not self._leased:
+                    self._store.begin(self._counters, task_id, deadline)
+                    self._leased, self._calls = True, 0
                 yield
             finally:
                 self._depth -= 1
-                if self._depth == 0:
+                if self._depth == 0 and self._leased:
                     self._calls += 1
                     self._end(shared)
+        finally:
+            self._lock.release()
 
     def _end(self, shared: bool) -> None:
-        """A transaction ended: save and unlock, or keep the lease for the calls in line."""
-        if not shared or self._calls >= LEASE_CALLS:
-            self.release()
-            return
-        with self._queue_lock:
-            queued = self._queue > 0
-        if queued:  # the next in line (in this process) goes on under the lease
-            return
-        self.release()
+        """A transaction ended: write, and unlock or keep the lease for the calls in line."""
+        keep = False
+        if shared and self._calls < LEASE_CALLS:
+            with self._queue_lock:
+                keep = self._queue > 0  # the next in line (in this process) goes on under it
+        self._leased = False  # also when the write is refused: the next call locks afresh
+        self._store.commit(self._counters, keep)
+        self._leased = keep
 
     def release(self) -> None:
-        """Save and unlock the store now (call with the lock held, outside any transaction)."""
+        """Write and unlock the store now (call with the lock held, outside any transaction)."""
         if self._leased:
             self._leased = False
             self._store.commit(self._counters)
@@ -161,12 +181,21 @@ def memory_store(key: str, interactions: Any) -> TaskStore:
 
 
 def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
-    """`None` or `memory:` for the in-process store, `redis://HOST:PORT/DB` for a shared one,
-    which starts afresh unless `join` (another host started it); ValueError for anything else."""
+    """`None` or `memory:` for the in-process store; `redis://HOST:PORT/DB`, `rediss://…` (TLS)
+    or `unix:///PATH?db=N` for a shared one (the `mockagent[redis]` extra), which starts afresh
+    unless `join` (another host started it); ValueError for anything else."""
     if url is None or url in ("memory", "memory:"):
         return memory_store
-    if url.startswith(("redis://", "unix://")):
-        from mockagent.engine.redis_store import redis_store
-
+    shown = re.sub(r"//[^@/]*@", "//", url)  # for messages: no password
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from mockagent.engine.redis_store import redis_store
+        except ImportError as exc:
+            if exc.name not in ("redis", "hiredis") and not (exc.name or "").startswith("redis."):
+                raise
+            raise ValueError(
+                f"store {shown!r} needs redis-py, which is not installed: "
+                "pip install 'mockagent[redis]'"
+            ) from None
         return redis_store(url, fresh=not join)
-    raise ValueError(f"store {url!r}: use memory: or redis://HOST:PORT/DB")
+    raise ValueError(f"store {shown!r}: use memory: or redis://HOST:PORT/DB")

@@ -8,7 +8,8 @@ becomes an Agentex cassette (`protocol: agentex`).
   `after: {ms: gap}` as observed;
 * `event/send` becomes an interaction with `operation: SendEvent`; the agent messages the client
   then sees through `GET /messages?task_id=` become `say` steps gated by `after: {polls: N}`,
-  status changes seen through `GET /tasks/{id}` become `state` steps;
+  status changes seen through `GET /tasks/{id}` become `state` steps (on a task no turn has
+  run on, steps of its CreateTask interaction, gated `after: {polls: N, strict: true}`);
 * `task/create` and `task/cancel` are answered by the engine on replay, except where the platform
   answered otherwise (a `status_reason`, a refusal's text): see `agentex_tasks`; of
   `task/interrupt` only the task's state is remembered.
@@ -31,7 +32,7 @@ from mockagent import errors
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
-from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step
+from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step, untouched
 from mockagent.proxy.recorder import RecordedTask
 from mockagent.proxy.upstream import UpstreamUnreachable, forwardable, now_ms, read, tee
 
@@ -51,6 +52,10 @@ class AgentexTask:
     client has seen of it."""
 
     record: RecordedTask | None = None  # None until a recorded turn runs on it
+    created: RecordedTask | None = None  # the script of the CreateTask interaction that makes it
+    # A named task the replay's store makes by itself: the CreateTask interaction to write (after
+    # the interaction it followed) should a get-or-create find it moved on (agentex_tasks).
+    unwritten: dict[str, Any] | None = None
     from_message: bool = False  # created by a recorded message/send: follow-ups match `task.from`
     seen: set[str] = field(default_factory=set)  # message ids the client has seen
     state: str = "RUNNING"
@@ -285,6 +290,7 @@ class AgentexRecording:
             task.record = RecordedTask(origin=interaction["name"], steps=steps)
         task.record.steps = steps
         task.record.polls = 0
+        task.record.finds = 0
         task.scripted = True
         return task
 
@@ -303,11 +309,14 @@ class AgentexRecording:
         reason: Any = None,
     ) -> None:
         """A GET /messages or GET /tasks/{id}: what is new since the last one becomes steps gated by
-        the polls (the replay counts both as polls, as the platform's clients use either)."""
+        the polls (the replay counts both as polls, as the platform's clients use either). A task
+        no turn has run on adds them to its CreateTask interaction's script (`untouched`)."""
         task = self.tasks.get(task_id)
-        if task is None or task.record is None or not task.scripted:
+        if task is None or not task.scripted:
             return
-        record = task.record
+        record = task.record or task.created
+        if record is None:
+            return
         record.polls += 1
         steps: list[dict[str, Any]] = []
         for message in messages or []:
@@ -327,6 +336,8 @@ class AgentexRecording:
                 task.scripted = False
         if steps:
             steps[0]["after"] = {"polls": record.polls}
+            if record is task.created:
+                untouched(self, task, steps[0])
             self.session.recorder.add_steps(record, steps, 0.0)
 
     def finish(self) -> None:

@@ -17,7 +17,14 @@ the engine plays instead (as proxy/cancel.py does for A2A), each usable once (`t
   store would refuse it in other words.
 
 A get-or-create that finds a task (an existing name) is answered by the store with the task as
-its script left it: a state the platform reached without a poll showing it becomes a step.
+its script has it: a state the platform reached without a poll showing it becomes a step of the
+task's script (its latest turn's, else its CreateTask interaction's) that waits for that
+get-or-create, `after: {finds: N}` (N counted since the script's last step), so that no poll
+before it shows it early. A named task the store made alike has no such interaction: one that
+matches its name (`where: {name: …}`) is written then, where its task/create came. A poll that
+shows a task no turn has run on changed adds to the same script, gated `after: {polls: N,
+strict: true}` (`untouched`); a store-made task with no name is then given its interaction
+(`where: {name: {absent: true}}`), as is every such task of its agent made before it.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from mockagent.cassette.states import TaskState
 from mockagent.dialects.agentex.errors import INVALID_PARAMS
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_name
-from mockagent.proxy.recorder import MINTED
+from mockagent.proxy.recorder import MINTED, RecordedTask
 
 if TYPE_CHECKING:
     from mockagent.proxy.agentex import AgentexRecording, AgentexTask
@@ -53,34 +60,104 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
         _seen_again(owner, task, status, reason)
         return
     task.state, task.reason = status, reason if isinstance(reason, str) else None
-    if status == "RUNNING" and task.reason is None:
-        return  # the store answers the same
+    if status == "RUNNING" and task.reason is None:  # the store answers the same
+        name = result.get("name")
+        _leave_unwritten(owner, task, agent, name if isinstance(name, str) and name else None)
+        return
     match: dict[str, Any] = {"operation": "CreateTask"}
-    if agent:
-        match["where"] = {"agent": agent}
+    where: dict[str, Any] = {"agent": agent} if agent else {}
+    if isinstance(result.get("name"), str) and result["name"]:
+        where["name"] = result["name"]  # only that name's task/create makes it (and verify's)
+    if where:
+        match["where"] = where
     reply = {"task": {"steps": [state_step(status, reason)]}}
     text = f"create {agent or 'task'}"
     interaction = owner.session.recorder.add_interaction(
         {"parts": [{"text": text}]}, reply, match=match
     )
     task.origin = interaction["name"]
+    task.created = RecordedTask(task.origin, interaction["reply"]["task"]["steps"])
+
+
+def _leave_unwritten(
+    owner: AgentexRecording, task: AgentexTask, agent: str | None, name: str | None
+) -> None:
+    """A task the store makes alike: no interaction yet, but the one that would make it (matched
+    by its name, as only a get-or-create can find it, or by having none) is kept with where it
+    goes, and its script counts the polls and get-or-creates until the task is seen moved on."""
+    where: dict[str, Any] = {"agent": agent} if agent else {}
+    where["name"] = name if name is not None else {"absent": True}
+    recorder = owner.session.recorder
+    task.unwritten = {
+        "match": {"operation": "CreateTask", "where": where},
+        "text": f"create {name or agent or 'task'}",
+        "after": recorder.interactions[-1] if recorder.interactions else None,
+    }
+    task.created = RecordedTask("", [state_step("RUNNING", None)])
+
+
+def _write_creation(owner: AgentexRecording, task: AgentexTask, unwritten: dict[str, Any]) -> None:
+    """The CreateTask interaction of a store-made task a get-or-create found moved on: written
+    where its task/create came (right after the interaction before it), so that no interaction
+    recorded later takes that task/create on replay; from now on it is the task's origin."""
+    assert task.created is not None
+    recorder = owner.session.recorder
+    reply = {"task": {"steps": task.created.steps}}
+    interaction = recorder.add_interaction(
+        {"parts": [{"text": unwritten["text"]}]}, reply, match=unwritten["match"]
+    )
+    recorder.interactions.pop()
+    before = unwritten["after"]
+    at = next((i + 1 for i, x in enumerate(recorder.interactions) if x is before), 0)
+    recorder.interactions.insert(at, interaction)
+    later = list(owner.tasks.values())
+    for other in later[later.index(task) + 1 :]:  # created after it in the same place: after it
+        if other.unwritten is not None and other.unwritten["after"] is before:
+            other.unwritten["after"] = interaction
+    task.origin = task.created.origin = interaction["name"]
+    task.created.steps = interaction["reply"]["task"]["steps"]
+    task.unwritten = None
+
+
+def untouched(owner: AgentexRecording, task: AgentexTask, first: dict[str, Any]) -> None:
+    """A poll showed a task no turn has run on changed: its CreateTask interaction's script
+    (a named one the store made is given it now) takes what it showed, the first step `strict`.
+    The replay plays a CreateTask script through its plain polls gates as it creates the task,
+    as a hand-written one always has; a strict gate holds the step until the polls come."""
+    first["after"] = {**first["after"], "strict": True}
+    if task.unwritten is None:
+        return
+    # The tasks made before it that its CreateTask interaction would match too (no name, the
+    # same agent) get theirs first, in order, or on replay the first of them would take it.
+    for other in list(owner.tasks.values()):
+        if other is task:
+            break
+        if other.unwritten is not None and other.unwritten["match"] == task.unwritten["match"]:
+            _write_creation(owner, other, other.unwritten)
+    _write_creation(owner, task, task.unwritten)
 
 
 def _seen_again(owner: AgentexRecording, task: AgentexTask, status: str, reason: Any) -> None:
-    """A get-or-create that found `task`: the replay's store answers with the task as its script
-    left it, so a state the platform reached unseen (no poll showed it) becomes a state step of
-    the script, played as soon as the polls seen since the last step allow."""
+    """A get-or-create that found `task`. The replay's store answers it with the task as its
+    script has it and counts it (Runner.find), so a state the platform reached unseen (no poll
+    showed it) becomes a step of the script gated by the get-or-creates since its last step:
+    neither the polls between them nor an earlier get-or-create shows it. A task canceled (or
+    ended by a poll) has no script left to say it in; a named one the store made is given its
+    CreateTask interaction now."""
     reason = reason if isinstance(reason, str) else None
+    script = (task.record or task.created) if task.scripted else None
+    if script is not None:
+        script.finds += 1
     if (status, reason) == (task.state, task.reason):
         return
     task.state, task.reason = status, reason
-    record = task.record
-    if record is None or not task.scripted:
-        return  # no script to say it in: the view is right for what is recorded next
+    if script is None:
+        return
     step = state_step(status, reason)
-    if record.polls:
-        step["after"] = {"polls": record.polls}
-    owner.session.recorder.add_steps(record, [step], 0.0)
+    step["after"] = {"finds": script.finds}
+    if task.unwritten is not None and script is task.created:
+        _write_creation(owner, task, task.unwritten)
+    owner.session.recorder.add_steps(script, [step], 0.0)
     if status not in ("RUNNING", "INTERRUPTED"):
         task.scripted = False
 

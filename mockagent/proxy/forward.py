@@ -19,6 +19,7 @@ from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.cancel import record_cancel, recorded_error
 from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
+from mockagent.proxy.status_history import requested_length
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
@@ -277,7 +278,7 @@ class RecordingProxy:
                 else:
                     recording.error(recorded_error(call.binding, kind, payload, task_id, status))
             elif call.operation == "GetTask" and isinstance(result, dict):
-                recorder.poll(result, now_ms())
+                recorder.poll(result, now_ms(), requested_length(call.params.get("historyLength")))
             elif call.operation == "CancelTask":
                 record_cancel(recorder, call.binding, call.params, result, kind, payload, status)
             elif (

@@ -42,10 +42,14 @@ class RecordedTask:
     status: Any = None  # the status message's parts, to see whether it changed
     artifacts: dict[str, list[Any]] = field(default_factory=dict)  # upstream artifact id → parts
     polls: int = 0  # polls since the last change
+    finds: int = 0  # Agentex get-or-creates that found the task since the last change
     since_ms: float = 0.0  # when the last change was seen
     message: dict[str, Any] | None = None  # the status message, as a step writes it
     said: list[dict[str, Any]] = field(default_factory=list)  # every agent message the replay shows
     placeholder: dict[str, Any] | None = None  # a script's only step until the task changes
+    streams: int = 0  # message streams open on it now
+    subscriptions: int = 0  # subscriptions opened on it (the replay counts them too)
+    awaited: int = 0  # the next step waits for this many subscriptions (`after.subscribers`)
 
 
 def content(message: dict[str, Any]) -> dict[str, Any]:
@@ -166,13 +170,16 @@ class Recorder:
             self.canceled[task_id] = task
         return task
 
-    def poll(self, snapshot: dict[str, Any], at_ms: float) -> None:
-        """A GetTask: whatever changed since the last sighting becomes steps gated by the polls."""
+    def poll(
+        self, snapshot: dict[str, Any], at_ms: float, history_length: int | None = None
+    ) -> None:
+        """A GetTask (that asked for `history_length` messages): whatever changed since the last
+        sighting becomes steps gated by the polls."""
         task = self.tasks.get(snapshot.get("id", ""))
         if task is None:
             return
         task.polls += 1
-        steps = self.diff(task, snapshot)
+        steps = self.diff(task, snapshot, history_length)
         if steps:
             steps[0]["after"] = {"polls": task.polls, "ms": round(at_ms - task.since_ms)}
             self.add_steps(task, steps, at_ms)
@@ -279,15 +286,18 @@ class Recorder:
                 start = found + 1
         return new
 
-    def diff(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
-        """Steps from the last sighting of a task to `snapshot`.
+    def diff(
+        self, task: RecordedTask, snapshot: dict[str, Any], history_length: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Steps from the last sighting of a task to `snapshot` (answering a request for
+        `history_length` messages of its history, if it asked for fewer than all).
 
         Status messages the agent moved into the task's history while nobody looked (a blocking
         answer, a poll that skipped a state) become WORKING steps first: the engine archives a
         superseded status message into history, so the replay's history gets them in order. A
         status message that is in the history already (an agent that puts it there when it sets
         it, as `agent.history` then says) is the state step's, not one more archived message."""
-        history = self.status_history.history_before_status(snapshot)
+        history = self.status_history.history_before_status(snapshot, history_length)
         archived = [
             self.state_step(task, {"state": "TASK_STATE_WORKING", "message": message})
             for message in self.unseen(task, history)
@@ -319,13 +329,19 @@ class Recorder:
 
     def add_steps(self, task: RecordedTask, steps: list[dict[str, Any]], at_ms: float) -> None:
         """Append `steps` (redacted) to the task's script, as seen at `at_ms`; they replace a
-        placeholder that only said the task stayed as it was."""
+        placeholder that only said the task stayed as it was. The first waits for the
+        subscriptions that opened mid-stream before it."""
         if steps and task.placeholder is not None:
             if len(task.steps) == 1 and task.steps[0] is task.placeholder:
                 task.steps.clear()
             task.placeholder = None
+        if steps and task.awaited:  # a subscription opened mid-stream saw this step: on
+            # replay the streamed task must not play it before that subscription is open
+            steps[0]["after"] = {**steps[0].get("after", {}), "subscribers": task.awaited}
+            task.awaited = 0
         task.steps.extend(self.redactor.redact(steps))
         task.polls = 0
+        task.finds = 0
         task.since_ms = at_ms
         self.recorded += len(steps)
 

@@ -8,6 +8,10 @@ after the user's answer. A few never put one there: their history holds the user
 what they said, and a replaced status message is gone. The engine plays each way (`agent.history`
 in a cassette); the recorder learns which from the snapshots it sees and writes what it learned,
 so a replay does not show a second copy of a status message, nor lose one.
+
+A client may ask for a shortened history (`historyLength`: the last N messages). What such a
+history leaves out was cut off by the client's request, not dropped by the agent: a snapshot
+whose history may be cut short tells nothing about what the agent keeps.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ def status_message_id(status: dict[str, Any] | None) -> str | None:
     """The messageId of a status's message, if it has one."""
     message = (status or {}).get("message")
     return message.get("messageId") if isinstance(message, dict) else None
+
+
+def requested_length(value: Any) -> int | None:
+    """A request's `historyLength`, when it is one (anything else asks for the whole history)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def last_agent_message(history: list[Any]) -> tuple[int, dict[str, Any]] | None:
@@ -51,13 +60,17 @@ class StatusHistory:
             kept=written.get("afterAnswer") == "kept",
         )
 
-    def history_before_status(self, snapshot: dict[str, Any]) -> list[Any]:
+    def history_before_status(
+        self, snapshot: dict[str, Any], history_length: int | None = None
+    ) -> list[Any]:
         """The snapshot's history without its status message, which a step says. An agent that
         shows its status message as the history's last agent message put it there when it set
-        it: the recording says so, and the engine then does the same."""
+        it: the recording says so, and the engine then does the same. `history_length` is what
+        the request asked for: a history that long may have been cut short by it."""
         status = snapshot.get("status") or {}
         history = list(snapshot.get("history") or [])
-        self._note_dropped(str(snapshot.get("id", "")), status, history)
+        if history_length is None or len(history) < history_length:
+            self._note_dropped(str(snapshot.get("id", "")), status, history)
         self.saw_status(str(snapshot.get("id", "")), status)
         wanted = status_message_id(status)
         last = last_agent_message(history)

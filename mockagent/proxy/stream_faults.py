@@ -17,7 +17,6 @@ from typing import Any
 from mockagent.dialects.a2a.error_table import TABLE
 from mockagent.proxy.recorder import INTERRUPTED, TERMINAL
 from mockagent.proxy.session import Session
-from mockagent.proxy.subscriptions import subscription_fault
 from mockagent.proxy.turns import StreamRecording
 
 KIND_BY_CODE = {row.code: kind for kind, row in reversed(TABLE.items()) if kind != "NoMatch"}
@@ -105,6 +104,14 @@ class TeedStream:
             )
             return
         self._close()
+        ended = None if recording is None else recording.ended
+        if ended is not None and ended.interaction is not None:
+            more = "" if ended.events <= 1 else "; the replay sends its Task only"
+            self.session.notes[ended.interaction["name"]] = (
+                f"the agent answered a subscription on a task in {ended.state} with a stream "
+                f"({ended.events} {'event' if ended.events == 1 else 'events'}), not a refusal"
+                + more
+            )
 
     def _close(self) -> None:
         self.session.open_streams.pop(id(self), None)
@@ -127,13 +134,6 @@ class TeedStream:
         if self.over:
             return
         self._close()
-        recording = self.recording
-        interaction = None if recording is None else recording.interaction
-        if recording is not None and recording.message is None and recording.task is not None:
-            # a subscription has no interaction of its own: one that cuts the replayed one off
-            interaction = subscription_fault(self.session.recorder, recording.task, fault)
-        elif interaction is not None:
-            interaction["fault"] = self.session.redactor.redact(fault)
-        else:
-            return
-        self.session.notes[interaction["name"]] = note
+        interaction = None if self.recording is None else self.recording.cut_off(fault)
+        if interaction is not None:
+            self.session.notes[interaction["name"]] = note

@@ -10,6 +10,10 @@ chunk of a recorded artifact splits it, and an event nothing recorded says is in
 subscription saw it. The replayed subscription then shows each event, and the blocking answer
 still ends where it did.
 
+A subscription that opens while a message stream plays its task (StreamRecording._subscribed)
+gates the next step recorded on the task with `after: {subscribers: N}`: a replay plays the
+streamed task up to there, then waits for the subscription, which sees the rest as live.
+
 A subscription cut off (the upstream drops it, the client leaves before the task ended, the
 recording stops) becomes an interaction of its own, matching `operation: SubscribeToTask` on the
 task once, with no reply and the `fault` that cuts the replayed subscription at the same event;
@@ -20,10 +24,18 @@ interaction with that `error:` reply, where the replay's own answer would differ
 answers a terminal task's with UnsupportedOperation in its own words, any other with the task.
 A task canceled during the recording is no longer among the running ones the proxy subscribes
 to, but the recording knows it: its refusal is recorded the same way.
+
+A subscription on a task that had ended (canceled, completed …) answered with a stream instead
+(the Task as it is, then the end: an agent may answer so) becomes an interaction matching
+`operation: SubscribeToTask` on the task in that state (`task: {state:, from:}`) once, with the
+`fault` that ends the replayed stream where the live one ended (`closeAfter: 1` after the
+Task, or `dropAfter` where the upstream cut it). The engine answers a subscription that such an
+interaction matches with the Task as it is instead of refusing it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockagent.cassette.states import TaskState
@@ -31,7 +43,7 @@ from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_subscribable
 from mockagent.proxy.cancel import recorded_error, unknown_refused
-from mockagent.proxy.recorder import RecordedTask, Recorder
+from mockagent.proxy.recorder import TERMINAL, RecordedTask, Recorder
 
 if TYPE_CHECKING:
     from mockagent.proxy.turns import StreamRecording
@@ -115,10 +127,11 @@ def _said(
 
 
 def subscription_fault(
-    recorder: Recorder, task: RecordedTask, fault: dict[str, Any]
+    recorder: Recorder, task: RecordedTask, fault: dict[str, Any], state: str = ""
 ) -> dict[str, Any]:
-    """The interaction that cuts off one replayed subscription on `task` as `fault` says."""
-    interaction = _subscription(recorder, task, {})
+    """The interaction that cuts off one replayed subscription on `task` (in `state`, when
+    given) as `fault` says."""
+    interaction = _subscription(recorder, task, {}, state)
     del interaction["reply"]  # a subscription answers with the task as it is: only the fault
     times = interaction.pop("times")
     interaction["fault"] = recorder.redactor.redact(fault)
@@ -133,9 +146,12 @@ def subscription_refused(recorder: Recorder, task: RecordedTask, error: dict[str
         _subscription(recorder, task, {"error": error})
 
 
-def _subscription(recorder: Recorder, task: RecordedTask, reply: dict[str, Any]) -> dict[str, Any]:
-    """A new interaction answering one SubscribeToTask on `task` with `reply`."""
-    match = {"operation": "SubscribeToTask", "task": {"from": task.origin}}
+def _subscription(
+    recorder: Recorder, task: RecordedTask, reply: dict[str, Any], state: str = ""
+) -> dict[str, Any]:
+    """A new interaction answering one SubscribeToTask on `task` (in `state`) with `reply`."""
+    on = {"state": state, "from": task.origin} if state else {"from": task.origin}
+    match = {"operation": "SubscribeToTask", "task": on}
     message = {"parts": [{"text": f"subscribe {task.origin}"}]}
     return recorder.add_interaction(message, reply, match=match)
 
@@ -148,15 +164,50 @@ def refused_unopened(
     task_id: str,
     status: int | None = None,
 ) -> None:
-    """A SubscribeToTask no recording was opened for, refused: on a task canceled during the
-    recording as `subscription_refused` records it, on any other as `unknown_refused` does."""
+    """A SubscribeToTask no recording was opened for (a task the recording never saw),
+    refused: as `unknown_refused` records it."""
+    unknown_refused(recorder, "SubscribeToTask", binding, kind, payload, task_id, status)
+
+
+@dataclass
+class EndedAnswer:
+    """A subscription opened on a task that had ended, answered with a stream (see above)."""
+
+    recorder: Recorder
+    task: RecordedTask
+    state: str  # the state the task ended in
+    events: int = 0  # the events its client got
+    interaction: dict[str, Any] | None = None
+
+    def saw(self, payload: dict[str, Any]) -> None:
+        """One event the client got; the first Task says the state it ended in."""
+        self.events += 1
+        shown = ((payload.get("task") or {}).get("status") or {}).get("state")
+        if self.events == 1 and shown in TERMINAL:
+            self.state = shown
+
+    def end(self, fault: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The interaction that answers one replayed subscription as this one went: the Task,
+        then `fault` (by default, the end after the events the client got)."""
+        fault = fault or {"closeAfter": self.events}
+        if self.interaction is None:
+            self.interaction = subscription_fault(self.recorder, self.task, fault, self.state)
+        else:  # the stream was cut after all: the fault says how
+            self.interaction["fault"] = self.recorder.redactor.redact(fault)
+        return self.interaction
+
+
+def ended_answer(recorder: Recorder, task_id: str) -> EndedAnswer | None:
+    """What a subscription on `task_id` records when the recording saw the task end (canceled
+    during the recording, or in a terminal state); None when it has not ended."""
     canceled = recorder.canceled.get(task_id)
-    if canceled is None:
-        unknown_refused(recorder, "SubscribeToTask", binding, kind, payload, task_id, status)
-        return
-    subscription_refused(
-        recorder, canceled, recorded_error(binding, kind, payload, task_id, status)
-    )
+    if canceled is not None:
+        state = canceled.state if canceled.state in TERMINAL else "TASK_STATE_CANCELED"
+        return EndedAnswer(recorder, canceled, state)
+    task = recorder.tasks.get(task_id)
+    if task is not None and task.state in TERMINAL:
+        return EndedAnswer(recorder, task, task.state)
+    return None
 
 
 def _replay_refusal(task: RecordedTask) -> dict[str, Any] | None:

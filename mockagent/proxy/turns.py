@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from mockagent.proxy.recorder import RecordedTask, Recorder, content
-from mockagent.proxy.subscriptions import Place, merge, subscription_refused
+from mockagent.proxy.status_history import requested_length
+from mockagent.proxy.subscriptions import (
+    EndedAnswer,
+    Place,
+    ended_answer,
+    merge,
+    subscription_fault,
+    subscription_refused,
+)
 
 
 class StreamRecording:
@@ -22,8 +30,10 @@ class StreamRecording:
         at_ms: float,
         task: RecordedTask | None = None,
         streamed: bool = False,
+        history_length: int | None = None,
     ) -> None:
         self.recorder = recorder
+        self.history_length = history_length  # the message's request asked for no more history
         self.streamed = streamed  # a SendStreamingMessage: its first answer opens a stream
         self.message = message
         self.task = task
@@ -42,6 +52,8 @@ class StreamRecording:
         self.place: Place | None = None
         self.seen = ""  # the last state this subscription showed its client
         self.refused = False  # a subscription answered with an error
+        self.ended: EndedAnswer | None = None  # a subscription on a task that had ended
+        self.streaming = False  # a message stream open on its task (RecordedTask.streams)
         if self.follow_up is not None:
             self.task = self._open_task("")
 
@@ -74,6 +86,10 @@ class StreamRecording:
 
     def first(self, result: dict[str, Any], at_ms: float) -> None:
         """The first answer: a Message, a Task snapshot, or (a2a-sdk on a follow-up) an update."""
+        if self.ended is not None:  # the task changes no more: what it shows is no step
+            self.ended.saw(result)
+            self.seen = self.ended.state
+            return
         recorder = self.recorder
         if "message" in result:
             self._answer({"message": content(result["message"])})
@@ -99,19 +115,31 @@ class StreamRecording:
             self.seen = str((snapshot.get("status") or {}).get("state", ""))
             if self.streamed and len(steps) > 1:  # one Task showed them: so does the replay's
                 self._first_steps(len(steps))
+        if self.message is None:
+            self._subscribed(task)
         if self.message is None or (self.streamed and snapshot is not None):
             self.place = (task.steps, len(task.steps))
+        if self.streamed and not self.streaming:
+            self.streaming = True
+            task.streams += 1
         self.last_ms = at_ms
         if update is not None:
             self._opened_with("update")
             self.event(result, at_ms)
+
+    def _subscribed(self, task: RecordedTask) -> None:
+        """A subscription opened: counted as the replay counts them. Opened while a message
+        stream plays the task, the next step waits for it on replay (`after.subscribers`)."""
+        task.subscriptions += 1
+        if task.streams:
+            task.awaited = task.subscriptions
 
     def _snapshot_steps(self, task: RecordedTask, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         """The steps a first snapshot shows. A follow-up's that shows the task as it was (the
         same state, nothing new said or made; a status message moved to history is no news) is
         no step: the answer opened with the task as it is, and the reply says so."""
         if self.follow_up is None:
-            return self.recorder.diff(task, snapshot)
+            return self.recorder.diff(task, snapshot, self.history_length)
         steps = self._follow_up_steps(snapshot)
         if not steps:
             self._opened_with("task-as-is")
@@ -142,7 +170,7 @@ class StreamRecording:
         task_id = str((self.message or {}).get("taskId", ""))
         if not self.recorder.status_history.kept_after_answer(task_id, snapshot):
             task.status = task.message = None
-        steps = self.recorder.diff(task, snapshot)
+        steps = self.recorder.diff(task, snapshot, self.history_length)
         if len(steps) == 1 and steps[0].get("state") == state and task.status in (None, asked):
             steps = []
         return steps
@@ -175,6 +203,9 @@ class StreamRecording:
     def event(self, payload: dict[str, Any], at_ms: float) -> None:
         """A statusUpdate or artifactUpdate after the first answer."""
         task = self.task
+        if self.ended is not None:
+            self.ended.saw(payload)
+            return
         if task is None:
             return
         behind = self._behind(task)
@@ -219,11 +250,30 @@ class StreamRecording:
             return None  # a placeholder only restates the state: the event replaces it
         return script, at
 
+    def cut_off(self, fault: dict[str, Any]) -> dict[str, Any] | None:
+        """The interaction that carries `fault`, where this answer's stream was cut: the
+        message's own, or (a subscription has none) a new one that cuts one replayed
+        subscription off."""
+        if self.ended is not None:
+            return self.ended.end(fault)
+        if self.message is None:  # a subscription has no interaction of its own
+            task = self.task
+            return None if task is None else subscription_fault(self.recorder, task, fault)
+        if self.interaction is not None:
+            self.interaction["fault"] = self.recorder.redactor.redact(fault)
+        return self.interaction
+
     def close(self) -> None:
         """The answer is complete: a script that got no step at all shows the task's state.
 
         On a follow-up that step is a placeholder: the first change a later poll sees replaces
         it, so the script does not restate the state the task is already in."""
+        if self.ended is not None and not self.refused:
+            self.ended.end()
+            return
+        if self.streaming and self.task is not None:
+            self.task.streams -= 1
+            self.streaming = False
         reply = (self.interaction or {}).get("reply") or {}
         task = self.task
         if "task" in reply and not reply["task"]["steps"] and task is not None:
@@ -241,10 +291,21 @@ def open_turn(
 ) -> StreamRecording:
     """A SendMessage or SendStreamingMessage (`streamed`) as its request leaves: feed it the
     answer as it comes."""
-    return StreamRecording(recorder, params.get("message") or {}, at_ms, streamed=streamed)
+    history_length = requested_length((params.get("configuration") or {}).get("historyLength"))
+    message = params.get("message") or {}
+    return StreamRecording(
+        recorder, message, at_ms, streamed=streamed, history_length=history_length
+    )
 
 
 def open_subscription(recorder: Recorder, task_id: str) -> StreamRecording | None:
-    """A SubscribeToTask on a task this recording knows; None for any other."""
-    task = recorder.tasks.get(task_id)
-    return None if task is None else StreamRecording(recorder, None, task.since_ms, task=task)
+    """A SubscribeToTask on a task this recording knows (one canceled too); None for any other."""
+    ended = ended_answer(recorder, task_id)
+    task = recorder.tasks.get(task_id) if ended is None else ended.task
+    if task is None:
+        return None
+    recording = StreamRecording(recorder, None, task.since_ms, task=task)
+    recording.ended = ended
+    if ended is not None:  # a stream on it is complete as it is: its end is no cut-off
+        recording.seen = ended.state
+    return recording

@@ -21,10 +21,13 @@ single cassette); without it, every agent in mount order. Each item names its `a
                          "call", "closest": [...], "hint", "report": text}]}
     GET  /_mockagent/tasks
          {"tasks": [{"agent", "id", "contextId", "name", "state", "origin", "polls",
-                     "remainingSteps", "waiting",
+                     "remainingSteps", "waiting", "waitingFor": text|null,
                      "events": [{"seq", "atMs", "timestamp", and one of "state" |
                                  "said" | "artifactId" (+ "append")}]}]}
          States are the neutral names: submitted, working, input_required, completed, ...
+         `waitingFor` says what call the next step waits for ("1 more subscription",
+         "2 more polls", "1 more get-or-create", "a follow-up message"); null when the clock
+         (or nothing) moves it.
     GET  /_mockagent/interactions?unused=true|false
          {"interactions": [{"agent", "name", "uses", "times": n|null, "used": bool, "line",
                             "cassette"}]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ from mockagent.server.admin import register_admin
 from mockagent.server.wsgi import (
     StartResponse,
     TooLarge,
+    UnreadableBody,
     droppable,
     guarded,
     headers_of,
@@ -36,6 +38,7 @@ from mockagent.server.wsgi import (
     path_of,
     read_body,
     request_of,
+    respond,
 )
 
 MAX_BODY = 4 * 1024 * 1024
@@ -120,30 +123,36 @@ def flask_response(answer: HttpResponse) -> Response:
     return Response(body, status=answer.status, headers=answer.headers)
 
 
-def too_large(
-    mounts: Mounts, full_path: str, method: str, headers: dict[str, str], limit: int, admin: bool
+def body_refused(
+    mounts: Mounts,
+    full_path: str,
+    method: str,
+    headers: dict[str, str],
+    admin: bool,
+    message: str,
+    status: int,
 ) -> HttpResponse:
-    """HTTP 413 for a body over `limit`, in the shape of the protocol served at `full_path`."""
-    message = f"The request body is larger than the limit of {limit} bytes"
+    """HTTP `status` for a request body we do not take, in the shape of the protocol served at
+    `full_path`."""
     if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
-        return HttpResponse.json({"error": {"code": 413, "message": message}}, 413)
-    exc: ProtocolError = InvalidRequest(message, http_status=413)
+        return HttpResponse.json({"error": {"code": status, "message": message}}, status)
+    exc: ProtocolError = InvalidRequest(message, http_status=status)
     found = mounts.resolve(full_path)
     if found is None:
         return error_response(exc)
     name, sub = found
     if mounts.agents[name].cassette.protocol == "agentex":
         if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
-            return HttpResponse.json(rpc_error(exc, None), 413)
+            return HttpResponse.json(rpc_error(exc, None), status)
         return platform_error(exc)
     if sub in ("", "/") and method == "POST":
-        return HttpResponse.json(jsonrpc_error(exc, None), 413)
+        return HttpResponse.json(jsonrpc_error(exc, None), status)
     try:
         found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
     except ProtocolError:
         found_route = None
     if found_route is not None and found_route.v0_3:
-        return HttpResponse.json(v0_3_rest.rest_error_out(exc), 413)
+        return HttpResponse.json(v0_3_rest.rest_error_out(exc), status)
     return error_response(exc)
 
 
@@ -179,21 +188,6 @@ def create_app(
     if admin:  # Flask serves the admin API only; agents are served by `wsgi` below
         register_admin(app, mounts)
 
-    @app.before_request
-    def check_length() -> (
-        Response | None
-    ):  # the admin API's declared length, before a view reads it
-        if (
-            max_body is not None
-            and request.content_length is not None
-            and request.content_length > max_body
-        ):
-            headers = {k.lower(): v for k, v in request.headers.items()}
-            return flask_response(
-                too_large(mounts, request.path, request.method, headers, max_body, admin)
-            )
-        return None
-
     @app.errorhandler(Exception)
     def crashed(
         exc: Exception,
@@ -203,15 +197,25 @@ def create_app(
             error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
         )
 
-    def handle(environ: dict[str, Any]) -> HttpResponse:
-        full = path_of(environ)
+    def body_of(environ: dict[str, Any]) -> bytes | HttpResponse:
+        """The request body, or the answer refusing it: too large, or unreadable (a chunked
+        framing the server's reader could not follow: the client's fault, not a 500)."""
         try:
-            body = read_body(environ, max_body)
+            return read_body(environ, max_body)
         except TooLarge:  # declared too long, or counted while reading a chunked body
             assert max_body is not None
-            return too_large(
-                mounts, full, environ["REQUEST_METHOD"], headers_of(environ), max_body, admin
-            )
+            message = f"The request body is larger than the limit of {max_body} bytes"
+            status = 413
+        except UnreadableBody as exc:
+            message, status = f"The request body could not be read: {exc}", 400
+        method, headers = environ["REQUEST_METHOD"], headers_of(environ)
+        return body_refused(mounts, path_of(environ), method, headers, admin, message, status)
+
+    def handle(environ: dict[str, Any]) -> HttpResponse:
+        body = body_of(environ)
+        if isinstance(body, HttpResponse):
+            return body
+        full = path_of(environ)
         found = mounts.resolve(full)
         if found is None:
             return no_agent(full, mounts.agents)
@@ -219,12 +223,21 @@ def create_app(
         base = host_url(environ) + (f"/{name}" if name else "")
         return mounts.handle(name, request_of(environ, sub, base, body))
 
+    def admin_api(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        # Read here, not by Flask, so the limit and a broken framing are answered as above.
+        body = body_of(environ)
+        if isinstance(body, HttpResponse):
+            return respond(body, start_response, environ["REQUEST_METHOD"])
+        environ.update({"wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body))})
+        environ.pop("wsgi.input_terminated", None)
+        return flask_app(environ, start_response)
+
     agents, flask_app = guarded(handle), app.wsgi_app
 
     def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")):
-            return flask_app(environ, start_response)
+            return admin_api(environ, start_response)
         return agents(environ, start_response)
 
     app.wsgi_app = wsgi  # type: ignore[method-assign]

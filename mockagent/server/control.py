@@ -145,8 +145,33 @@ def task_view(name: str, task: Task) -> dict[str, Any]:
         "polls": task.polls,
         "remainingSteps": len(task.script),
         "waiting": task.waiting,
+        "waitingFor": waiting_for(task),
         "events": [_event(event) for event in task.events],
     }
+
+
+def waiting_for(task: Task) -> str | None:
+    """What the task's next step waits for a client call to open, in words (`"1 more
+    subscription"`); None when the clock or nothing brings it. A gate the client never opens
+    holds a replay at that step forever: this makes it visible."""
+    if task.state.terminal:
+        return None
+    if task.waiting:
+        return "a follow-up message"
+    after = task.script[0].after if task.script else None
+    if after is None:
+        return None
+    if after.subscribers and task.subscriptions < after.subscribers:
+        return _more(after.subscribers - task.subscriptions, "subscription")
+    if after.finds:
+        return _more(after.finds - task.finds, "get-or-create")
+    if after.polls and task.due_ms is None and task.polls < after.polls:
+        return _more(after.polls - task.polls, "poll")
+    return None
+
+
+def _more(count: int, what: str) -> str:
+    return f"{count} more {what}{'' if count == 1 else 's'}"
 
 
 def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:

@@ -104,6 +104,7 @@ def _tasks(mounts: Mounts) -> list[dict[str, Any]]:
             "origin": _text(t["origin"]),
             "polls": t["polls"],
             "steps_left": t["remainingSteps"],
+            "waiting_for": t["waitingFor"],
             "events": [_event(e) for e in t["events"]],
         }
         for t in control.tasks_view(mounts)

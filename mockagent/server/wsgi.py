@@ -28,9 +28,27 @@ class TooLarge(Exception):
     """A request body over the limit, found while reading it."""
 
 
+class UnreadableBody(Exception):
+    """The server could not read the request body: a malformed chunked framing, say (or the
+    client left half way)."""
+
+
 def read_body(environ: dict[str, Any], limit: int | None) -> bytes:
-    """The request body, reading at most `limit` + 1 bytes; TooLarge when there is more."""
-    stream = environ["wsgi.input"]
+    """The request body, reading at most `limit` + 1 bytes; TooLarge when there is more,
+    UnreadableBody when the server's reader refuses it."""
+    if environ.get("SERVER_PROTOCOL") == "HTTP/1.0" and environ.get("HTTP_TRANSFER_ENCODING"):
+        # HTTP/1.0 has no transfer codings: the framing is faulty (RFC 9112 section 6.1), and a
+        # server that decoded it anyway may disagree with a proxy in front about where it ends.
+        raise UnreadableBody("Transfer-Encoding in an HTTP/1.0 request")
+    try:
+        return _read(environ["wsgi.input"], environ, limit)
+    except TooLarge:
+        raise
+    except Exception as exc:  # each server raises its own: OSError, ValueError, its own class
+        raise UnreadableBody(str(exc) or type(exc).__name__) from exc
+
+
+def _read(stream: Any, environ: dict[str, Any], limit: int | None) -> bytes:
     length = environ.get("CONTENT_LENGTH")
     if length:
         try:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.agentex import RPC_ROUTES
 from mockagent.dialects.agentex.rpc import METHOD_TABLE as AGENTEX_METHODS
+from mockagent.dialects.http import parse_json
 from mockagent.server.app import create_app
 from mockagent.vocabulary import A2A_OPERATIONS as OPERATIONS
 
@@ -371,6 +372,39 @@ def test_bad_utf8_is_refused(clients, endpoint):
     answer(
         post(clients[app], path, b'{"a": "\xff\xfe\xc0"}', "application/json"), kind, must_fail=True
     )
+
+
+LONE_SURROGATE = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
+    b'{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "\\ud800"}]}}, '
+    b'"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "\\udc00"}]}}'
+)
+
+
+def _error_code(body: Any) -> Any:
+    error = body.get("error") if isinstance(body, dict) else None
+    return error.get("code") if isinstance(error, dict) else body.get("code")
+
+
+@pytest.mark.parametrize("endpoint", POSTS, ids=lambda p: f"{p[0]}:{p[1]}")
+def test_a_lone_surrogate_escape_is_a_parse_error(clients, endpoint):
+    """json.loads takes "\\ud800" and gives a string no UTF-8 answer can carry: it was a 500
+    when the reply or the error echoing it was encoded. Now it is what broken JSON gets
+    (JSON-RPC -32700, REST 400 google.rpc.Status, Agentex's own parse error)."""
+    app, path = endpoint
+    kind = kind_of(app, "POST", path)
+    response = post(clients[app], path, LONE_SURROGATE, "application/json")
+    body = answer(response, kind, must_fail=True)
+    broken = post(clients[app], path, b'{"jsonrpc": ', "application/json")
+    assert (response.status_code, _error_code(body)) == (
+        broken.status_code,
+        _error_code(broken.get_json()),
+    ), body
+    if kind == "a2a-rpc":
+        assert body["error"]["code"] == -32700, body
+    elif kind == "a2a-rest":
+        assert response.status_code == 400 and body["error"]["status"] == "INVALID_ARGUMENT", body
+    assert parse_json(b'"\\ud83d\\ude00"') == "\U0001f600"  # a pair is one character, still
 
 
 def test_kind_of_matches_the_routes():

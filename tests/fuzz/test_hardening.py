@@ -121,6 +121,7 @@ def test_a_body_without_a_length_is_counted_while_read(kit, agentex):
         (kit, "/deployer/", "error"),
         (kit, "/deployer/message:send", "error"),
         (agentex, "/async-agent/agents/name/research-bot/rpc", "error"),
+        (kit, "/_mockagent/reset", "error"),  # the admin API's too: read before Flask sees it
     ):
         response = client.post(
             path,
@@ -129,6 +130,51 @@ def test_a_body_without_a_length_is_counted_while_read(kit, agentex):
             environ_overrides={"wsgi.input_terminated": True},
         )
         assert response.status_code == 413 and key in response.get_json(), response.data
+
+
+class BrokenFraming(io.BytesIO):
+    """A chunked body as a server's reader sees it when the framing is malformed: it raises."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise OSError("Invalid chunk header")
+
+    readline = read1 = read
+
+
+@pytest.mark.parametrize(
+    ("client", "path", "check"), SHAPES, ids=[f"{c}:{p}" for c, p, _ in SHAPES]
+)
+def test_a_body_the_server_cannot_read_is_400_in_the_protocols_shape(request, client, path, check):
+    """Every server's reader raises on a malformed chunked body (werkzeug OSError, others their
+    own): the client's fault, answered 400 like a body over the limit, not a 500."""
+    response = request.getfixturevalue(client).post(
+        path,
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input": BrokenFraming(), "wsgi.input_terminated": True},
+    )
+    assert response.status_code == 400, response.data
+    body = response.get_json()
+    text = json.dumps(body)
+    assert "could not be read: Invalid chunk header" in text, body
+    assert check(json.loads(text.replace("400", "413"))), body  # the 413's shape, with 400
+
+
+@pytest.mark.parametrize(
+    ("client", "path", "check"), SHAPES, ids=[f"{c}:{p}" for c, p, _ in SHAPES]
+)
+def test_transfer_encoding_in_http_1_0_is_400_in_the_protocols_shape(request, client, path, check):
+    """HTTP/1.0 has no chunked coding (RFC 9112 6.1): werkzeug's server decodes it anyway, so
+    the app refuses the faulty framing whatever server it runs on."""
+    response = request.getfixturevalue(client).post(
+        path,
+        input_stream=io.BytesIO(b"2\r\n{}\r\n0\r\n\r\n"),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"SERVER_PROTOCOL": "HTTP/1.0", "wsgi.input_terminated": True},
+    )
+    assert response.status_code == 400, response.data
+    text = json.dumps(response.get_json())
+    assert "Transfer-Encoding in an HTTP/1.0 request" in text, text
+    assert check(json.loads(text.replace("400", "413"))), text
 
 
 def test_the_default_limit_takes_a_few_megabytes():

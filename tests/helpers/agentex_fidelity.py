@@ -1,94 +1,29 @@
 """The official `agentex` client driving an Agentex platform through scenarios, wire captured.
 
-`AgentexWire` is an httpx transport under the client that keeps every call as a
-`mockagent.compare.Exchange` (an NDJSON stream line by line), as `tests/helpers/fidelity.py` does
-for A2A. Each scenario runs on its own client and wire, so its ids are renamed on their own.
+`tests.helpers.wire.Wire` under the client keeps every call as a `mockagent.compare.Exchange` (an
+NDJSON stream line by line), as it does for A2A. Each scenario runs on its own client and wire,
+so its ids are renamed on their own.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 from agentex import Agentex
 
 from mockagent.compare import Exchange
-from mockagent.observe import exchange_from_http
+from mockagent.proxy.app import create_recording_app, finish_recording
+from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.agentex_platform import create_platform_app
+from tests.helpers.wire import Wire
 
 TIMEOUT = 8.0  # a replay that never ends a stream must not hang the suite
 MAX_POLLS = 12  # the worker's script ends within four polls; more means a replay is stuck
 ENDED = {"COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT"}
-
-
-@dataclass
-class _Call:
-    method: str
-    path: str
-    body: bytes
-    exchange: Exchange | None = None
-
-
-class AgentexWire(httpx.BaseTransport):
-    """Forwards to the network and keeps each call, in the order the requests left."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.calls: list[_Call] = []
-
-    def exchanges(self) -> list[Exchange]:
-        """Every call; one whose answer was never read counts as cut off."""
-        return [
-            c.exchange or exchange_from_http(c.method, c.path, c.body, 0, "", b"", True)
-            for c in self.calls
-        ]
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        call = _Call(request.method, request.url.raw_path.decode(), request.read())
-        self.calls.append(call)
-        response = self.inner.handle_request(request)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_Tee(response, call),
-            extensions=response.extensions,
-        )
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class _Tee(httpx.SyncByteStream):
-    """The body as it goes to the client; the exchange is complete when it closes."""
-
-    def __init__(self, response: httpx.Response, call: _Call) -> None:
-        self.response, self.call = response, call
-        self.chunks: list[bytes] = []
-        self.dropped = False
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            for chunk in self.response.stream:  # type: ignore[union-attr]
-                self.chunks.append(chunk)
-                yield chunk
-        except httpx.TransportError:
-            self.dropped = True
-            raise
-
-    def close(self) -> None:
-        self.response.close()
-        call = self.call
-        call.exchange = exchange_from_http(
-            call.method,
-            call.path,
-            call.body,
-            self.response.status_code,
-            self.response.headers.get("content-type", ""),
-            b"".join(self.chunks),
-            self.dropped,
-        )
 
 
 def text(value: str) -> dict[str, Any]:
@@ -175,12 +110,18 @@ SCENARIOS: dict[str, Callable[[Agentex], None]] = {
 
 def run_scenario(url: str, name: str) -> tuple[list[Exchange], str]:
     """Drive scenario `name` against the platform at `url`: (the exchanges, the error or "")."""
-    wire = AgentexWire()
+    return drive(url, SCENARIOS[name])
+
+
+def drive(url: str, scenario: Callable[[Agentex], None]) -> tuple[list[Exchange], str]:
+    """Run `scenario` with its own client and wire against `url`: (the exchanges, the error or
+    "")."""
+    wire = Wire()
     http = httpx.Client(transport=wire, timeout=TIMEOUT, trust_env=False)
     client = Agentex(base_url=url, http_client=http, max_retries=0)
     error = ""
     try:
-        SCENARIOS[name](client)
+        scenario(client)
     except Exception as exc:  # a replay that goes wrong shows in the exchanges
         error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -192,3 +133,43 @@ def run_scenario(url: str, name: str) -> tuple[list[Exchange], str]:
 def run_all(url: str) -> dict[str, tuple[list[Exchange], str]]:
     """Every scenario, in one fixed order (a replay must see the same)."""
     return {name: run_scenario(url, name) for name in SCENARIOS}
+
+
+Settle = Callable[[str, str], None] | None  # (task id, status): live only, the platform moves it
+Scenario = Callable[[Agentex, Settle], None]
+
+
+def record_and_replay(
+    path: Path, scenario: Scenario, **platform: Any
+) -> tuple[list[Exchange], list[Exchange]]:
+    """`scenario` through a recording proxy to a new platform (made with `platform`'s options),
+    then against the cassette."""
+    platform_app = create_platform_app(**platform)
+    ends = platform_app.extensions["platform"]
+    live = ServerThread(platform_app).start()
+    app = create_recording_app(live.url, path, "all")
+    proxy = ServerThread(app).start()
+    try:
+        recorded, error = drive(
+            proxy.url,
+            lambda c: scenario(c, lambda task_id, s: ends.settle(ends.tasks[task_id], s)),
+        )
+    finally:
+        proxy.stop()
+        live.stop()
+    assert finish_recording(app) == path
+    assert error == "", f"the live run itself failed: {error}"
+    with serve_in_thread(path, pace="instant") as replay:
+        replayed, _ = drive(replay.url, lambda c: scenario(c, None))
+    return recorded, replayed
+
+
+def statuses(exchanges: list[Exchange]) -> list[Any]:
+    """The status each task/create and GET /tasks/{id} answered with, in order."""
+    out = []
+    for exchange in exchanges:
+        body = exchange.body if isinstance(exchange.body, dict) else {}
+        task = body.get("result") if "result" in body else body
+        if isinstance(task, dict) and "status" in task:
+            out.append(task["status"])
+    return out

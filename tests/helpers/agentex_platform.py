@@ -9,7 +9,8 @@ Two agents, as the platform serves them at its root:
 * `worker` (acp_type async) answers `event/send` later: each poll (GET /messages or
   GET /tasks/{id}) moves its script one step, so a polling client sees "Got: X", "Half way.",
   "Done: X" and then COMPLETED, whatever the timing. A "long job" never ends by itself; it is
-  cancelled.
+  cancelled. A "background X" says "Got: X" and goes on where no poll sees it: a test ends it
+  with `Platform.settle`, as the agent (or the platform's timeout) would.
 
 Like the platform, GET /messages lists the user's turns too, every answer carries uuids and
 `created_at`/`updated_at`, and a refused RPC call is HTTP 200 with an `error` envelope.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -60,7 +61,8 @@ class Task:
 class Platform:
     """The platform's state: agents, tasks and their messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, forwarded: Collection[str] = ("sync", "async")) -> None:
+        self.forwarded = forwarded  # the acp_types whose new tasks say they were forwarded
         stamp = now()
         self.agents = [
             {
@@ -94,7 +96,11 @@ class Platform:
             "name": name,
             "params": params,
             "status": "RUNNING",
-            "status_reason": "Task created, forwarding to ACP server",
+            "status_reason": (
+                "Task created, forwarding to ACP server"
+                if agent["acp_type"] in self.forwarded
+                else None
+            ),
             "task_metadata": None,
             "created_at": stamp,
             "updated_at": stamp,
@@ -124,6 +130,12 @@ class Platform:
             task.body.update(status=item, status_reason=f"Task {item.lower()}", updated_at=now())
         else:
             self.write(task, item)
+
+    def settle(self, task: Task, status: str) -> None:
+        """The task ends (or changes) by itself, unseen: no call of the client's moves it."""
+        task.script.clear()
+        reason = f"Task {status.lower().replace('_', ' ')}"
+        task.body.update(status=status, status_reason=reason, updated_at=now())
 
     def replies(self, text: str) -> list[dict[str, Any]]:
         out = [agent_text(f"You said: {text}")]
@@ -160,6 +172,8 @@ def rpc(platform: Platform, agent: dict[str, Any], method: str, params: dict[str
         text = content.get("content", "") if isinstance(content, dict) else ""
         if text.startswith("long job"):
             task.script = [agent_text("Starting.")] + [agent_text("Still going.")] * 20
+        elif text.startswith("background"):
+            task.script = [agent_text(f"Got: {text}")]
         else:
             task.script = [
                 agent_text(f"Got: {text}"),
@@ -235,10 +249,13 @@ def cut_off(lines: Iterator[str], after: int) -> Iterator[str]:
         yield line
 
 
-def create_platform_app(drop_after: int | None = None) -> Flask:
+def create_platform_app(
+    drop_after: int | None = None, forwarded: Collection[str] = ("sync", "async")
+) -> Flask:
     """The platform as a Flask app (one Platform per app); with `drop_after`, every streamed
-    message/send breaks off after that many NDJSON lines."""
-    platform = Platform()
+    message/send breaks off after that many NDJSON lines; a new task of an agent whose acp_type
+    is not `forwarded` has no `status_reason`."""
+    platform = Platform(forwarded)
     app = Flask(__name__)
 
     @app.post("/agents/<key>/rpc")

@@ -1,9 +1,8 @@
 """The official a2a-sdk client driving an agent through scenarios, with the wire captured.
 
-`Wire` is an httpx transport under the SDK client that keeps every call as a
-`mockagent.compare.Exchange`: what came back, byte for byte, including each stream event's kind
-and order, which the SDK's typed objects would hide. A scenario is a short conversation; each
-runs with its own `Wire`, so its ids are renamed on their own.
+`tests.helpers.wire.Wire` under the SDK client keeps every call as a `mockagent.compare.Exchange`.
+A scenario is a short conversation; each runs with its own `Wire`, so its ids are renamed on
+their own.
 """
 
 from __future__ import annotations
@@ -11,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from a2a.client import Client, ClientConfig, create_client
 from a2a.types import (
+    AgentCard,
     CancelTaskRequest,
     GetTaskRequest,
     Message,
@@ -31,7 +32,7 @@ from a2a.types import (
 )
 
 from mockagent.compare import Exchange
-from mockagent.observe import exchange_from_http, operation_of, parse_json
+from tests.helpers.wire import Wire
 
 SCENARIO_TIMEOUT = 8.0  # a replay that never ends a stream must not hang the suite
 POLL_GAP = 0.03  # seconds between GetTask polls, live and on replay alike
@@ -43,78 +44,6 @@ ENDED = {
     TaskState.TASK_STATE_REJECTED,
 }
 _ids = itertools.count(1)
-
-
-@dataclass
-class _Call:
-    method: str
-    path: str
-    body: bytes
-    exchange: Exchange | None = None
-
-
-class Wire(httpx.AsyncBaseTransport):
-    """Forwards to the network and keeps each call (in the order the requests left)."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.calls: list[_Call] = []
-
-    def exchanges(self) -> list[Exchange]:
-        """The A2A calls (not the card fetches); a call still unanswered counts as cut off."""
-        out = []
-        for call in self.calls:
-            exchange = call.exchange or Exchange(
-                operation_of(call.method, call.path, parse_json(call.body)), "?", 0, dropped=True
-            )
-            if exchange.operation != "AgentCard":
-                out.append(exchange)
-        return out
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        call = _Call(request.method, request.url.raw_path.decode(), await request.aread())
-        self.calls.append(call)
-        response = await self.inner.handle_async_request(request)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_Tee(response, call),
-            extensions=response.extensions,
-        )
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-class _Tee(httpx.AsyncByteStream):
-    """The response body as it goes to the client; the exchange is complete when it closes."""
-
-    def __init__(self, response: httpx.Response, call: _Call) -> None:
-        self.response, self.call = response, call
-        self.chunks: list[bytes] = []
-        self.dropped = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self.response.stream:  # type: ignore[union-attr]
-                self.chunks.append(chunk)
-                yield chunk
-        except httpx.TransportError:
-            self.dropped = True
-            raise
-
-    async def aclose(self) -> None:
-        await self.response.aclose()
-        call = self.call
-        call.exchange = exchange_from_http(
-            call.method,
-            call.path,
-            call.body,
-            self.response.status_code,
-            self.response.headers.get("content-type", ""),
-            b"".join(self.chunks),
-            self.dropped,
-        )
 
 
 @dataclass
@@ -211,19 +140,26 @@ SCENARIOS: dict[str, Callable[[Clients], Awaitable[None]]] = {
 }
 
 
-async def run_scenario(url: str, binding: str, name: str) -> tuple[list[Exchange], str]:
-    """Drive scenario `name` against `url` over `binding`: (the exchanges, the error or "")."""
+Scenario = Callable[[Clients], Awaitable[None]]
+
+
+async def run_scenario(
+    target: str | AgentCard, binding: str, name: str | Scenario
+) -> tuple[list[Exchange], str]:
+    """Drive scenario `name` (or a scenario of a test's own) against the agent at `target` (its
+    URL, or a card that says how to reach it) over `binding`: (the exchanges, the error or "")."""
+    scenario = SCENARIOS[name] if isinstance(name, str) else name
     wire = Wire()
     http = httpx.AsyncClient(transport=wire, timeout=SCENARIO_TIMEOUT, trust_env=False)
     error = ""
     async with http:
         config = {"httpx_client": http, "supported_protocol_bindings": [binding]}
-        blocking_client = await create_client(url, ClientConfig(streaming=False, **config))
-        streaming_client = await create_client(url, ClientConfig(streaming=True, **config))
+        blocking_client = await create_client(target, ClientConfig(streaming=False, **config))
+        streaming_client = await create_client(target, ClientConfig(streaming=True, **config))
         async with blocking_client, streaming_client:
             try:
                 await asyncio.wait_for(
-                    SCENARIOS[name](Clients(blocking_client, streaming_client, wire)),
+                    scenario(Clients(blocking_client, streaming_client, wire)),
                     SCENARIO_TIMEOUT,
                 )
             except Exception as exc:  # a replay that goes wrong shows in the exchanges
@@ -231,14 +167,38 @@ async def run_scenario(url: str, binding: str, name: str) -> tuple[list[Exchange
     return wire.exchanges(), error
 
 
-def run_all(url: str, bindings: tuple[str, ...]) -> dict[tuple[str, str], tuple[Any, str]]:
+def run_all(
+    target: str | AgentCard, bindings: tuple[str, ...]
+) -> dict[tuple[str, str], tuple[Any, str]]:
     """Every scenario over every binding, in one fixed order (a replay must see the same)."""
 
     async def main() -> dict[tuple[str, str], tuple[Any, str]]:
         return {
-            (binding, name): await run_scenario(url, binding, name)
+            (binding, name): await run_scenario(target, binding, name)
             for binding in bindings
             for name in SCENARIOS
         }
 
     return asyncio.run(main())
+
+
+def sdk_taking_turns(step: threading.Semaphore | None) -> Callable[[Clients], Awaitable[None]]:
+    """The official client streams a new message, subscribes to its task once the Task came,
+    then reads one event from each stream in turn, as the quirky agent (`stepwise`) takes each
+    step when the test releases `step` (None on replay: nothing to release)."""
+
+    async def scenario(c: Clients) -> None:
+        streamed = aiter(c.streaming.send_message(SendMessageRequest(message=user("build it"))))
+        task = (await anext(streamed)).task
+        subscribed = aiter(c.streaming.subscribe(SubscribeToTaskRequest(id=task.id)))
+        await anext(subscribed)  # the Task: the subscription is open before any step
+        for _ in range(4):  # WORKING, two chunks of the log, COMPLETED
+            if step is not None:
+                step.release()
+            await anext(streamed)
+            await anext(subscribed)
+        for rest in (streamed, subscribed):
+            async for _ in rest:
+                pass
+
+    return scenario

@@ -12,6 +12,8 @@ time, so a recording of it is deterministic.
   shows it unchanged, the second WORKING, the third COMPLETED.
 - Anything else: COMPLETED "Done: <text>".
 
+It honours `historyLength` (the last N messages of the history), as the specification asks.
+
 `archives=False` makes an agent that never moves a status message into history: its history holds
 only the user's messages, and a replaced status message is gone (`agent.history.statusMessage:
 never` in a recording of it).
@@ -115,13 +117,22 @@ class HistoryAgent:
             ]
         if blocking:
             self._run(task)
-        return {"task": task}
+        return {"task": shortened(task, (params.get("configuration") or {}).get("historyLength"))}
 
-    def get(self, task_id: str) -> dict[str, Any] | None:
+    def get(self, task_id: str, history_length: Any = None) -> dict[str, Any] | None:
         task = self.tasks.get(task_id)
         if task is not None:
             self._run(task, 1)
+            return shortened(task, history_length)
+        return None
+
+
+def shortened(task: dict[str, Any], history_length: Any) -> dict[str, Any]:
+    """The task as shown to a client that asked for `history_length` messages (None: all)."""
+    if history_length is None:
         return task
+    length = int(history_length)
+    return {**task, "history": task["history"][-length:] if length > 0 else []}
 
 
 def create_app(archives: bool = True) -> Flask:
@@ -152,7 +163,11 @@ def create_app(archives: bool = True) -> Flask:
         params = body.get("params") or {}
         if body.get("method") == "SendMessage":
             return jsonify(jsonrpc="2.0", id=body.get("id"), result=agent.send(params))
-        task = agent.get(str(params.get("id"))) if body.get("method") == "GetTask" else None
+        task = (
+            agent.get(str(params.get("id")), params.get("historyLength"))
+            if body.get("method") == "GetTask"
+            else None
+        )
         if task is None:
             error = {"code": -32001, "message": "Task not found"}
             return jsonify(jsonrpc="2.0", id=body.get("id"), error=error)
@@ -164,7 +179,7 @@ def create_app(archives: bool = True) -> Flask:
 
     @app.get("/tasks/<task_id>")
     def get_task(task_id: str) -> Any:
-        task = agent.get(task_id)
+        task = agent.get(task_id, request.args.get("historyLength"))
         if task is None:
             return jsonify(error={"code": 404, "status": "NOT_FOUND", "message": "no task"}), 404
         return jsonify(task)

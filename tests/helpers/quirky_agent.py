@@ -18,7 +18,13 @@ How answers go (deterministic: the task advances when a client looks, never on w
 - a stream starts with the Task snapshot (quirk 2: on a follow-up, still INPUT_REQUIRED), then a
   statusUpdate or artifactUpdate per step, and closes at an interrupted or terminal state;
 - SubscribeToTask sends the snapshot, plays what is pending, then waits (across INPUT_REQUIRED)
-  for what other calls do to the task, and closes at a terminal state.
+  for what other calls do to the task, and closes at a terminal state. On a task that has
+  ended it is refused (UnsupportedOperation), or with `streams_ended` answered with the
+  snapshot alone, then the end of the stream.
+
+With `stepwise` (a semaphore the test releases) a stream takes each step only when released,
+and a subscription plays nothing pending: the test has a stream and a subscription on its task
+see one step at a time.
 
 Every status message is also appended to the history, as a2a-sdk's task manager does.
 tests/helpers/quirky_app.py serves it over HTTP.
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -148,8 +155,12 @@ class QuirkyTask:
 class QuirkyAgent:
     """The agent's tasks and behaviour, independent of the binding."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, streams_ended: bool = False, stepwise: threading.Semaphore | None = None
+    ) -> None:
         self.tasks: dict[str, QuirkyTask] = {}
+        self.streams_ended = streams_ended  # a subscription on an ended task: its snapshot
+        self.stepwise = stepwise  # a stream's steps wait for the test
 
     async def aclose(self) -> None:
         """End every open subscription (UpstreamAgent.stop calls this before shutting down)."""
@@ -227,8 +238,13 @@ class QuirkyAgent:
             yield {"message": reply}
             return
         yield {"task": task.snapshot()}
-        for event in task.run_until_stop():
-            yield event
+        if self.stepwise is None:
+            for event in task.run_until_stop():
+                yield event
+            return
+        while task.pending and task.state not in INTERRUPTED | TERMINAL:
+            await asyncio.to_thread(self.stepwise.acquire, True, SUBSCRIBER_WAIT)
+            yield task.apply(task.pending.pop(0))
 
     def get(self, params: dict[str, Any]) -> dict[str, Any]:
         task = self.task(str(params.get("id")))
@@ -245,6 +261,8 @@ class QuirkyAgent:
 
     def subscribe(self, params: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         task = self.task(str(params.get("id")))
+        if task.state in TERMINAL and self.streams_ended:
+            return _once({"task": task.snapshot()})
         if task.state in TERMINAL:
             raise A2AError("UnsupportedOperation")
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -253,7 +271,7 @@ class QuirkyAgent:
         async def events() -> AsyncIterator[dict[str, Any]]:
             try:
                 yield {"task": task.snapshot()}
-                while task.pending and task.state not in TERMINAL:
+                while task.pending and task.state not in TERMINAL and self.stepwise is None:
                     task.apply(task.pending.pop(0))
                 while (event := await queue.get()) is not None:
                     yield event
@@ -265,3 +283,7 @@ class QuirkyAgent:
                 task.subscribers.remove(queue)
 
         return events()
+
+
+async def _once(event: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    yield event

@@ -102,9 +102,10 @@ def card(url: str) -> dict[str, Any]:
     }
 
 
-def create_quirky_app(url: str) -> Starlette:
-    """The quirky agent as a Starlette app whose card advertises `url`."""
-    agent = QuirkyAgent()
+def create_quirky_app(url: str, **quirks: Any) -> Starlette:
+    """The quirky agent as a Starlette app whose card advertises `url` (`quirks`: see
+    QuirkyAgent)."""
+    agent = QuirkyAgent(**quirks)
 
     async def rpc(request: Request) -> Response:
         body = await request.json()
@@ -139,9 +140,10 @@ def create_quirky_app(url: str) -> Starlette:
 
 
 @contextmanager
-def serve_quirky() -> Iterator[UpstreamAgent]:
-    """The quirky agent on 127.0.0.1, a free port, in a daemon thread, for the block."""
-    agent = UpstreamAgent(app_factory=create_quirky_app).start()
+def serve_quirky(**quirks: Any) -> Iterator[UpstreamAgent]:
+    """The quirky agent on 127.0.0.1, a free port, in a daemon thread, for the block
+    (`quirks`: see QuirkyAgent)."""
+    agent = UpstreamAgent(app_factory=lambda url: create_quirky_app(url, **quirks)).start()
     try:
         yield agent
     finally:

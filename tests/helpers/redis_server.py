@@ -8,9 +8,7 @@ import subprocess
 import time
 
 import pytest
-
-from mockagent.engine.resp import Redis
-from mockagent.errors import StoreError
+import redis
 
 
 def _free_port() -> int:
@@ -19,9 +17,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_redis(port: int | None = None, password: str = "") -> tuple[subprocess.Popen[bytes], str]:
+def start_redis(
+    port: int | None = None, password: str = "", unix: str = ""
+) -> tuple[subprocess.Popen[bytes], str]:
     """A redis-server of the caller's own on `port` (a free one by default) and its URL, once it
-    answers; skips the test without one."""
+    answers; with `unix`, on that socket path too, and the URL is the socket's. Skips the test
+    without one."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip(
@@ -40,19 +41,22 @@ def start_redis(port: int | None = None, password: str = "") -> tuple[subprocess
             "--appendonly",
             "no",
             *(["--requirepass", password] if password else []),
+            *(["--unixsocket", unix] if unix else []),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     url = f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}"
-    client = Redis(url)
+    if unix:
+        url = f"unix://{unix}"
+    client = redis.Redis.from_url(url)
     deadline = time.monotonic() + 10
     try:
         while True:  # poll until it answers
             try:
-                client.call("PING")
+                client.ping()
                 return process, url
-            except StoreError:
+            except redis.exceptions.ConnectionError:
                 if process.poll() is not None or time.monotonic() > deadline:
                     process.kill()
                     pytest.skip(f"redis-server did not start on port {port}")

@@ -10,7 +10,13 @@
   is cut after N events; with `hold_at = N` the subscription stays open after N events until
   the upstream stops, then is cut; with `close_after = N` the stream ends cleanly after N events.
 - SendStreamingMessage on that task: the same updates as a stream, once `streamed` is set
-  (set from the start), so a test decides which stream reaches the recording proxy first.
+  (set from the start), so a test decides which stream reaches the recording proxy first. With
+  `stepwise` set, each update goes to this stream and to the open subscriptions one at a time,
+  each when the test calls `step.release()` (this stream first, or with `subscription_first`
+  the subscriptions): the test has both streams see one update before the next. Each update
+  changes the task as it is handed on (a subscription opened meanwhile sees the task so far).
+- SendStreamingMessage of a new message, with `stepwise` set: a new task, SUBMITTED, streamed
+  as its Task, then the updates of a follow-up, handed on in the same way.
 - CancelTask: the task ends CANCELED.
 With `stamped` set, the messages in a task carry its ids.
 With `refuse` set (a JSON-RPC error object) every SubscribeToTask is answered with that error,
@@ -45,6 +51,9 @@ class SubscribedUpstream:
     close_after: int | None = None
     refuse: dict[str, Any] | None = None
     streamed: threading.Event = field(default_factory=threading.Event)
+    stepwise: bool = False
+    subscription_first: bool = False
+    step: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
     stamped: bool = False  # messages in a task carry its taskId and contextId
     minted: bool = False  # task ids that look minted (uuids), as a recording rewrites them
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -74,17 +83,26 @@ def _card(url: str) -> dict[str, Any]:
 def _follow_up(up: SubscribedUpstream, task: dict[str, Any], text: str) -> list[dict[str, Any]]:
     ids = {"taskId": task["id"], "contextId": task["contextId"]}
     artifact = {"artifactId": "answer", "name": "answer", "parts": [{"text": f"Using {text}"}]}
-    task["status"] = {"state": "TASK_STATE_COMPLETED"}
-    task["artifacts"] = [artifact]
     updates = [
         {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_WORKING"}}},
         {"artifactUpdate": {**ids, "artifact": artifact, "lastChunk": True}},
         {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}},
     ]
-    for waiting in up.queues.get(task["id"], []):
+    if not up.stepwise:  # else the streamed answer hands each on as it goes
         for update in updates:
-            waiting.put(update)
+            _apply(task, update)
+        for waiting in up.queues.get(task["id"], []):
+            for update in updates:
+                waiting.put(update)
     return updates
+
+
+def _apply(task: dict[str, Any], update: dict[str, Any]) -> None:
+    """The task as `update` leaves it."""
+    if "statusUpdate" in update:
+        task["status"] = update["statusUpdate"]["status"]
+    else:
+        task["artifacts"] = [update["artifactUpdate"]["artifact"]]
 
 
 @contextmanager
@@ -146,21 +164,49 @@ def subscribed_upstream() -> Iterator[SubscribedUpstream]:
                     question["parts"] = [{"text": "Which branch?"}]
                     task["status"] = {"state": "TASK_STATE_INPUT_REQUIRED", "message": question}
                     up.tasks[task["id"]] = task
+                    if body.get("method") == "SendStreamingMessage" and up.stepwise:
+                        task["status"] = {"state": "TASK_STATE_SUBMITTED"}
+                        updates = _follow_up(up, task, text)
                 snapshot = json.loads(json.dumps(task))
-            if body.get("method") == "SendStreamingMessage" and message.get("taskId"):
-                self._stream(up, updates, rid)
+            if body.get("method") == "SendStreamingMessage" and updates:
+                first = None if message.get("taskId") else {"task": snapshot}
+                self._stream(up, updates, rid, first)
                 return
             self._json({"jsonrpc": "2.0", "id": rid, "result": {"task": snapshot}})
 
-        def _stream(self, up: SubscribedUpstream, updates: list[dict[str, Any]], rid: Any) -> None:
+        def _stream(
+            self,
+            up: SubscribedUpstream,
+            updates: list[dict[str, Any]],
+            rid: Any,
+            first: dict[str, Any] | None = None,
+        ) -> None:
             up.streamed.wait(WAIT)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            if first is not None:
+                payload = {"jsonrpc": "2.0", "id": rid, "result": first}
+                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
             for update in updates:
                 payload = {"jsonrpc": "2.0", "id": rid, "result": update}
-                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
+                event = f"data: {json.dumps(payload)}\n\n".encode()
+                if not up.stepwise:
+                    self._chunk(event)
+                    continue
+                task_id = next(iter(update.values()))["taskId"]
+                for subscribers in (up.subscription_first, not up.subscription_first):
+                    up.step.acquire(timeout=WAIT)
+                    if subscribers == up.subscription_first:  # handed on first: it happens
+                        with lock:
+                            _apply(up.tasks[task_id], update)
+                    if not subscribers:
+                        self._chunk(event)
+                        continue
+                    with lock:
+                        for waiting in up.queues.get(task_id, []):
+                            waiting.put(update)
             self.close_connection = True
             self._chunk(b"")
 

@@ -28,12 +28,18 @@ Seen = tuple[Any, list[Any], str]  # the follow-up's answer, the subscription's 
 
 
 class Subscription:
-    """A SubscribeToTask stream read on a thread: its events and how it ended."""
+    """A SubscribeToTask stream (or, given `body`, another JSON-RPC stream) read on a thread:
+    its events, each as it comes, and how it ended."""
 
-    def __init__(self, url: str, task_id: str) -> None:
+    def __init__(self, url: str, task_id: str = "", body: dict[str, Any] | None = None) -> None:
         self.events: list[tuple[str, Any]] = []
         self.ended = ""
-        body = {"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": {"id": task_id}}
+        body = body or {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "SubscribeToTask",
+            "params": {"id": task_id},
+        }
         self._thread = threading.Thread(target=self._read, args=(url, body), daemon=True)
         self._thread.start()
 

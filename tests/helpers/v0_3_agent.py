@@ -9,13 +9,10 @@ tests/helpers/fidelity.py with the wire captured.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
-from a2a.client import ClientConfig, create_client
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore
@@ -23,7 +20,7 @@ from a2a.types import AgentCard, AgentInterface
 from starlette.applications import Starlette
 
 from mockagent.compare import Exchange
-from tests.helpers.fidelity import SCENARIO_TIMEOUT, SCENARIOS, Clients, Wire
+from tests.helpers import fidelity
 from tests.helpers.upstream import UpstreamAgent, UpstreamExecutor, agent_card
 
 VERSION = "0.3"
@@ -80,32 +77,9 @@ async def run_scenario(
 ) -> tuple[list[Exchange], str]:
     """Scenario `name` by a v0.3 client (or one of `version`) of the agent at `url`: (the
     exchanges, the error or "")."""
-    wire = Wire()
-    http = httpx.AsyncClient(transport=wire, timeout=SCENARIO_TIMEOUT, trust_env=False)
-    error = ""
-    card = v0_3_card(url, version)
-    async with http:
-        config = {"httpx_client": http, "supported_protocol_bindings": [binding]}
-        blocking = await create_client(card, ClientConfig(streaming=False, **config))
-        streaming = await create_client(card, ClientConfig(streaming=True, **config))
-        async with blocking, streaming:
-            try:
-                await asyncio.wait_for(
-                    SCENARIOS[name](Clients(blocking, streaming, wire)), SCENARIO_TIMEOUT
-                )
-            except Exception as exc:  # a replay that goes wrong shows in the exchanges
-                error = f"{type(exc).__name__}: {exc}"
-    return wire.exchanges(), error
+    return await fidelity.run_scenario(v0_3_card(url, version), binding, name)
 
 
 def run_all(url: str, bindings: tuple[str, ...]) -> dict[tuple[str, str], tuple[Any, str]]:
-    """Every scenario over every binding, in one fixed order."""
-
-    async def main() -> dict[tuple[str, str], tuple[Any, str]]:
-        return {
-            (binding, name): await run_scenario(url, binding, name)
-            for binding in bindings
-            for name in SCENARIOS
-        }
-
-    return asyncio.run(main())
+    """Every scenario over every binding by a v0.3 client, in one fixed order."""
+    return fidelity.run_all(v0_3_card(url), bindings)

@@ -118,4 +118,8 @@ def test_a_get_or_create_shows_the_state_the_platform_reached_unseen(tmp_path: P
         for i in yaml.safe_load(path.read_text())["interactions"]
         if i["match"].get("operation") == "SendEvent"
     ]
-    assert steps[0][-1] == {"state": "COMPLETED", "statusReason": "Task completed"}
+    assert steps[0][-1] == {
+        "state": "COMPLETED",
+        "statusReason": "Task completed",
+        "after": {"finds": 1},  # the get-or-create shows it, not a poll
+    }

@@ -84,7 +84,10 @@ def test_create_and_cancel_replay_as_the_platform_answered(tmp_path: Path) -> No
     assert again == live
     assert [str(finding) for finding in lint(path)] == []
     created, canceled, refused = yaml.safe_load(path.read_text())["interactions"]
-    assert created["match"] == {"operation": "CreateTask", "where": {"agent": "worker"}}
+    assert created["match"] == {
+        "operation": "CreateTask",
+        "where": {"agent": "worker", "name": "nightly"},
+    }
     assert created["reply"] == {
         "task": {"steps": [{"state": "RUNNING", "statusReason": CREATED}]}
     }  # once: the second create found the task by its name

@@ -89,3 +89,14 @@ def test_a_snapshot_without_history_or_with_a_copy_is_not_never() -> None:
     turn(recorder, "main", snapshot("INPUT_REQUIRED", question, []), taskId="t1")
     turn(recorder, "dev", snapshot("COMPLETED", None, [user, copy, main]), taskId="t1")
     assert "history" not in recorder.cassette()["agent"]
+
+
+def test_a_history_cut_by_history_length_tells_nothing_but_a_shorter_one_is_whole() -> None:
+    working, user = said("w", "Working"), said("u-ask me", "ask me", "ROLE_USER")
+    for asked, never in ((1, False), (2, True)):  # 1 message of 1 asked: maybe cut short
+        recorder = Recorder("seed")
+        recorder.set_card(CARD)
+        turn(recorder, "ask me", snapshot("WORKING", working, [user]))
+        done = snapshot("COMPLETED", said("d", "Done"), [user])["task"]
+        recorder.poll(done, 30.0, history_length=asked)
+        assert ("history" in recorder.cassette()["agent"]) is never, asked

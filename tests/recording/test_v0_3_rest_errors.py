@@ -141,3 +141,54 @@ def test_an_unknown_v0_3_rest_error_type_replays_as_the_agent_sent_it(tmp_path: 
     assert (again.status_code, again.json()) == (live.status_code, live.json())  # not InternalError
     error = yaml.safe_load(path.read_text())["interactions"][0]["reply"]["error"]
     assert error["details"] == [{"type": "QuotaExceededError"}]
+
+
+INTERNAL_INFO = {
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    "reason": "INTERNAL_ERROR",
+    "domain": "a2a-protocol.org",
+    "metadata": {"type": "QuotaExceededError"},
+}
+
+
+def test_an_unknown_v0_3_rest_error_type_replays_over_v1_0_as_a_v1_0_error(
+    tmp_path: Path,
+) -> None:
+    # No live counterpart: the agent speaks v0.3 only. A v1.0 client gets the kind the v0.3
+    # client read (Internal), the agent's words and HTTP status, and the agent's `type` in the
+    # ErrorInfo's metadata: never a detail without `@type`, never a status that is not 429's.
+    path = tmp_path / "recorded.yaml"
+    agent = ServerThread(quota_agent()).start()
+    try:
+        with recording(agent.url, path) as rec:
+            HTTP.post(f"{rec.url.rstrip('/')}/v1/message:send", json=v0_3_message("hi"))
+            assert rec.finish() == path
+    finally:
+        agent.stop()
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    with serve_in_thread(path, pace="instant") as replay:  # the interaction answers once
+        rest = HTTP.post(f"{replay.url.rstrip('/')}/message:send", json={"message": message})
+    with serve_in_thread(path, pace="instant") as replay:
+        request = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {"message": message},
+        }
+        rpc = HTTP.post(replay.url, json=request, headers={"A2A-Version": "1.0"})
+    assert (rest.status_code, rest.json()) == (
+        429,
+        {
+            "error": {
+                "code": 429,
+                "status": "RESOURCE_EXHAUSTED",
+                "message": "Slow down",
+                "details": [INTERNAL_INFO],
+            }
+        },
+    )
+    assert rpc.json() == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32603, "message": "Slow down", "data": [INTERNAL_INFO]},
+    }

@@ -14,11 +14,18 @@ from click.testing import CliRunner
 from mockagent.cassette import load_cassette
 from mockagent.cli import main
 from mockagent.proxy.app import create_recording_app, finish_recording
-from mockagent.server.thread import ServerThread
+from mockagent.server.thread import ServerThread, serve_in_thread
 from mockagent.verify_update import replacement, rewrite
 from tests.helpers.history_agent import serve_history_agent
 from tests.helpers.quirky_app import serve_quirky
-from tests.helpers.recording import A2A, closed_port, message, task_id_of, wait_for
+from tests.helpers.recording import (
+    A2A,
+    closed_port,
+    message,
+    recording,
+    task_id_of,
+    wait_for,
+)
 from tests.helpers.upstream import UpstreamAgent, serve_upstream
 
 POLLED_AGENTS = {"quirky": serve_quirky, "history": serve_history_agent}  # move on polls
@@ -296,6 +303,106 @@ def test_update_moves_a_follow_up_to_the_state_its_rerecorded_origin_stops_at(
     assert code == 0
     assert path.read_text() == text  # as recorded: the follow-up's own line changed, nothing else
     assert verify(path, agent.url) == (0, "ok what-time-is-it\nok hello\nok ask-me\nok main\n")
+
+
+@pytest.mark.parametrize(
+    "states",
+    ["[input-required, auth-required]", "[TASK_STATE_WORKING, auth-required]"],
+)
+def test_update_moves_a_follow_up_whose_state_is_a_list(cassette, agent, tmp_path, states):
+    # the origin's stop, in any spelling, among the follow-up's states: the list stays as it
+    # is; else the state the origin stopped at becomes the one it stops at now, the rest kept
+    path = edited(
+        cassette,
+        tmp_path,
+        ("      - state: TASK_STATE_INPUT_REQUIRED\n", "      - state: TASK_STATE_AUTH_REQUIRED\n"),
+        ("      state: TASK_STATE_INPUT_REQUIRED\n", f"      state: {states}  # either\n"),
+    )
+    code, output = verify(path, agent.url, "--update")
+    assert code == 0, output
+    lines = output.splitlines()
+    assert "updated ask-me" in lines, output
+    now = states.replace("auth-required", "TASK_STATE_INPUT_REQUIRED")
+    moved = now != states and "WORKING" in states
+    assert (
+        f"updated main: match.task.state is now {now}, where its origin stops" in lines
+    ) is moved, output
+    expected = cassette.read_text().replace(
+        "      state: TASK_STATE_INPUT_REQUIRED\n",
+        f"      state: {now if moved else states}  # either\n",
+    )
+    assert path.read_text() == expected  # the follow-up's own line only, its comment kept
+    assert verify(path, agent.url) == (0, "ok what-time-is-it\nok hello\nok ask-me\nok main\n")
+
+
+ASKS_TWICE = """\
+version: 1
+agent: {name: asker, description: Asks twice., skills: [{id: s, name: S, description: S.}]}
+interactions:
+- name: ask
+  match: {text: ask me}
+  reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED, message: Which branch?}]}}
+- name: branch
+  match: {text: main, task: {state: TASK_STATE_INPUT_REQUIRED, from: ask}}
+  reply: {task: {steps: [{state: TASK_STATE_AUTH_REQUIRED, message: Sign in}]}}
+- name: signed
+  match: {text: token, task: {state: TASK_STATE_AUTH_REQUIRED, from: ask}}
+  reply: {task: {steps: [{state: TASK_STATE_COMPLETED, message: Done}]}}
+"""
+
+
+@pytest.fixture
+def asked_twice(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """(the agent's url, a recording of its question, the answer it asks again on, and the
+    last answer): `ask-me`, then `main` and `token`, both `from: ask-me`."""
+    upstream, path = tmp_path / "upstream.yaml", tmp_path / "asks.yaml"
+    upstream.write_text(ASKS_TWICE)
+    with serve_in_thread(upstream, pace="instant") as agent:
+        with recording(agent.url, path) as rec:
+            client = A2A(rec.url, "JSONRPC")
+            asked = task_id_of(*client.send(message("ask me")))
+            client.send(message("main", task_id=asked, message_id="m2"))
+            client.send(message("token", task_id=asked, message_id="m3"))
+            assert rec.finish() == path
+        yield agent.url, path
+
+
+def test_update_leaves_a_second_follow_up_waiting_for_the_first_ones_stop(asked_twice):
+    # ask → INPUT_REQUIRED; main → AUTH_REQUIRED; token → COMPLETED, all `from: ask-me`; the
+    # question's words drift, and with them every later history: re-recording them all must
+    # not move `token` to the question's stop, it waits for `main`'s
+    url, path = asked_twice
+    text = path.read_text()
+    assert text.count("from: ask-me") == 2
+    path.write_text(text.replace("Which branch?", "Which tag?"))
+    code, output = verify(path, url, "--update")
+    assert code == 0, output
+    assert "updated token" in output and "match.task.state" not in output, output
+    assert path.read_text() == text
+    assert verify(path, url)[0] == 0
+
+
+def test_update_moves_a_rerecorded_follow_up_after_the_one_it_waits_for(asked_twice):
+    # as written, `main` stopped at INPUT_REQUIRED and `token` waited for that and said other
+    # words: both are re-recorded, and `token` waits for `main`'s stop, not its origin's
+    url, path = asked_twice
+    text = path.read_text()
+    assert text.count("TASK_STATE_AUTH_REQUIRED") == 2  # `main`'s stop, `token`'s state
+    path.write_text(
+        text.replace("TASK_STATE_AUTH_REQUIRED", "TASK_STATE_INPUT_REQUIRED").replace(
+            "text: Done", "text: Finished"
+        )
+    )
+    code, output = verify(path, url, "--update")
+    lines = output.splitlines()
+    assert "updated main" in lines and "updated token" in lines, output
+    assert (
+        "updated token: match.task.state is now TASK_STATE_AUTH_REQUIRED, where its origin"
+        " stops" in lines
+    ), output
+    assert code == 0
+    assert path.read_text() == text
+    assert verify(path, url)[0] == 0
 
 
 def test_update_reports_a_follow_up_whose_origin_no_longer_stops(cassette, agent, tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import redis
 
-from mockagent.engine.resp import Redis
 from tests.helpers.redis_server import start_redis
 
 
@@ -25,7 +25,6 @@ def redis_server() -> Iterator[str]:
 def redis_url(redis_server: str) -> str:
     """Database 0 of the session's server, emptied for this test."""
     url = f"{redis_server}/0"
-    client = Redis(url)
-    client.call("FLUSHDB")
-    client.close()
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
     return url

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
+from click.testing import CliRunner
 from flask.testing import FlaskClient
 
-from mockagent.engine.resp import Connection
+from mockagent.cli import main
+from mockagent.engine.redis_lease import Client
 from mockagent.engine.taskstore import store_from_url
+from mockagent.errors import StoreError
 from mockagent.server.app import create_app
+from tests.helpers.engine_calls import send_call
 from tests.helpers.kit_conversation import HEADERS, conversation, message
 from tests.helpers.paths import KIT
+from tests.helpers.redis_server import start_redis
 
 
 def client(store: Any, source: Path = KIT) -> FlaskClient:
@@ -28,6 +37,18 @@ def test_replay_through_redis_is_byte_identical_to_memory(redis_url):
     in_memory = conversation(client(None))
     shared = conversation(client(store_from_url(redis_url)))
     assert shared == in_memory
+
+
+def test_a_store_on_a_unix_socket_and_a_database_of_its_own(tmp_path):
+    process, url = start_redis(unix=str(tmp_path / "redis.sock"))
+    try:
+        in_memory = conversation(client(None))
+        assert conversation(client(store_from_url(f"{url}?db=3"))) == in_memory
+        with redis.Redis.from_url(f"{url}?db=3") as db3, redis.Redis.from_url(url) as db0:
+            assert db3.exists("mockagent:test-runner:test-runner:tasks") and db0.dbsize() == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def test_two_servers_on_one_store_answer_as_one(redis_url):
@@ -145,6 +166,18 @@ def test_an_unknown_store_url_is_refused():
         store_from_url("postgres://x")
 
 
+@pytest.mark.parametrize("scheme", ["redis", "rediss", "unix"])
+def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
+    monkeypatch.setitem(sys.modules, "redis", None)  # as if not installed: importing it fails
+    for module in ("mockagent.engine.redis_store", "mockagent.engine.redis_lease"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    url = f"{scheme}://:hunter2@127.0.0.1:6379/0"
+    result = CliRunner().invoke(main, ["serve", str(KIT), "--store", url])
+    assert result.exit_code == 2  # a usage error, before anything is served
+    assert "pip install 'mockagent[redis]'" in result.output and "--store" in result.output
+    assert "hunter2" not in result.output and "Traceback" not in result.output
+
+
 def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     cassette = tmp_path / "once.yaml"
     cassette.write_text(
@@ -167,32 +200,33 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
 
 @pytest.fixture
 def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The names of the commands of each pipeline sent to Redis (each one a round trip) from now
-    on."""
+    """The names of the commands of each round trip to Redis from now on (a script, with every
+    command it runs on the server, is one command)."""
     sent: list[list[str]] = []
-    pipeline = Connection.pipeline
+    send = Client._send
 
-    def counted(self: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
-        sent.append([command[0] for command in commands])
-        return pipeline(self, commands)
+    def counted(self: Client, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        sent.append([str(command[0]) for command in commands])
+        return send(self, commands)
 
-    monkeypatch.setattr(Connection, "pipeline", counted)
+    monkeypatch.setattr(Client, "_send", counted)
     return sent
 
 
-def test_a_poll_is_one_round_trip_and_its_save_waits_for_nothing(redis_url, waited):
+def test_a_call_is_one_round_trip_to_lock_and_load_and_one_to_save_and_unlock(redis_url, waited):
     c = client(store_from_url(redis_url))
     task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})[
         "result"
     ]["task"]
     waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The lock, the counters and the task in one round trip; the save (a poll counted, the token
-    # back) goes without waiting: no stream looks for a poll.
-    assert waited == [["BLPOP", "HGETALL", "LLEN", "GET"]]
+    # The lock (a script), the counters and the task in one round trip; the save (a poll
+    # counted) and the unlock in a script whose answer is waited for: a save refused (the lease
+    # lost) is an error.
+    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET"], ["EVALSHA"]]
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
-    assert len(waited) == 2 and waited[1][-1] == "RPUSH"  # a new task: its save is waited for
+    assert waited == [["EVALSHA", "HGETALL", "LLEN"], ["EVALSHA"]]  # a new task: no task read
 
 
 def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waited):
@@ -208,4 +242,53 @@ def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waite
         },
     ).data
     assert streamed.count(b"data: ") == 9
-    assert ["GET"] not in waited  # the stream had every event in hand: no fresh copy of its task
+    assert ["HGET"] not in waited  # the stream had every event in hand: no fresh copy of its task
+
+
+RUNNER_LOCK = "mockagent:test-runner:test-runner:lock"  # mockagent:<file stem>:<agent>:lock
+
+
+def test_a_call_that_cannot_get_the_lock_waits_asleep_then_is_unavailable(
+    redis_url, monkeypatch, waited
+):
+    monkeypatch.setenv("MOCKAGENT_STORE_WAIT_MS", "300")
+    c = client(store_from_url(redis_url))
+    with redis.Redis.from_url(redis_url) as other:
+        other.set(RUNNER_LOCK, "another holder", px=60_000)  # it never lets go in time
+        waited.clear()
+        started = time.monotonic()
+        answer = rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})
+        took = time.monotonic() - started
+    assert answer["error"]["code"] == -32603  # Unavailable in JSON-RPC: try again
+    assert "stayed locked by another process for 0.3 s" in answer["error"]["message"]
+    assert 0.3 <= took < 3
+    # Asleep in between (a try, a wait as long as the bound, another try), never polling.
+    tries = [commands[0] for commands in waited]
+    assert tries[:3] == ["EVALSHA", "BLPOP", "EVALSHA"] and len(tries) <= 5
+
+
+def test_a_transaction_that_outlived_its_lease_saves_nothing(redis_url, monkeypatch):
+    monkeypatch.setenv("MOCKAGENT_STORE_LEASE_MS", "100")
+    engine = (
+        create_app(KIT, store=store_from_url(redis_url), pace="instant")
+        .extensions["mockagent"]
+        .agents["test-runner"]
+    )
+    other = client(store_from_url(redis_url, join=True))
+    send = send_call("Run the suite")
+    with redis.Redis.from_url(redis_url) as monitor:
+        with pytest.raises(StoreError, match="lost the lock of the store"):
+            with engine.locked():  # holds the store while a stalled process would
+                mine = engine.handle(send).task.id
+                while monitor.exists(RUNNER_LOCK):  # poll: the lease runs out
+                    pass
+                theirs = rpc(other, "test-runner", "SendMessage", {"message": message("Run")})
+    assert theirs["result"]["task"]["id"] == mine  # the same id: so only one may be kept
+    listed = rpc(other, "test-runner", "ListTasks", {})["result"]
+    assert [task["id"] for task in listed["tasks"]] == [mine]  # theirs, not overwritten
+    assert listed["tasks"][0]["history"][0]["parts"] == [{"text": "Run"}]
+    with engine.locked():  # and the engine goes on from what the store has
+        assert [entry.operation for entry in engine.journal.entries] == [
+            "SendMessage",
+            "ListTasks",
+        ]

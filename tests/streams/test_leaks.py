@@ -9,6 +9,7 @@ import tracemalloc
 
 import httpx
 
+from mockagent.server.control import advance_clock
 from tests.helpers.streams import V1, read_sse, send
 
 
@@ -71,6 +72,7 @@ def test_a_client_leaving_mid_stream_does_not_break_the_task_for_others(server):
             leaving, stop_after=1
         ).payloads  # subscribed (the task now plays), then gone
     with httpx.stream("GET", url, headers=V1, timeout=5) as staying:
+        advance_clock(server.mounts, 600_000)  # subscribed again while it plays: now it ends
         events = read_sse(staying).payloads
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert httpx.get(f"{server.url}/tasks/{task['id']}", headers=V1).json()["artifacts"][0][

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import replace
 
+import pytest
+
+from mockagent import errors
 from mockagent.engine import Engine
 from mockagent.engine.codec import (
     StepTable,
@@ -69,3 +74,40 @@ def test_a_journal_entry_reads_back_equal(make_engine: Callable[..., Engine]) ->
 def test_compact_json_keeps_order_and_non_ascii_and_turns_the_unknown_into_text() -> None:
     assert compact_json({"b": [1, 2.5, None], "a": "ü"}) == '{"b":[1,2.5,null],"a":"ü"}'
     assert compact_json({"when": Engine}, default=str) == f'{{"when":"{Engine}"}}'
+
+
+def test_a_task_stored_before_a_newer_counter_existed_reads_with_its_default(
+    make_engine: Callable[..., Engine],
+) -> None:
+    engine = make_engine(INTERACTIONS)
+    send(engine, "build")
+    task = engine.tasks.all()[0]
+    task.finds, task.subscriptions = 2, 1
+    steps = StepTable(engine.interactions)
+    older = json.loads(dump_task(task, steps))
+    del older["finds"], older["subscriptions"]  # as a version before those counters saved it
+
+    again = load_task(json.dumps(older), steps)
+
+    assert (again.finds, again.subscriptions) == (0, 0)
+    assert again == replace(task, finds=0, subscriptions=0)
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda d: d.pop("polls"), "a stored task lacks polls"),
+        (lambda d: d.update(later=1), "a stored task has unknown fields later"),
+    ],
+)
+def test_a_stored_task_missing_a_required_field_or_with_an_unknown_one_is_refused(
+    make_engine: Callable[..., Engine], change: Callable[[dict], object], says: str
+) -> None:
+    engine = make_engine(INTERACTIONS)
+    send(engine, "build")
+    steps = StepTable(engine.interactions)
+    stored = json.loads(dump_task(engine.tasks.all()[0], steps))
+    change(stored)
+
+    with pytest.raises(errors.StoreError, match=says):
+        load_task(json.dumps(stored), steps)

@@ -213,7 +213,8 @@ def test_silent_destination_does_not_delay_others(receiver: Receiver, silent_por
         for _ in range(3):
             post(d, receiver.url, task_id="fast")
 
-        assert took < 0.05, f"post() to a silent destination took {took:.3f} s"
+        # Blocking would take the whole 0.5 s attempt; the margin is for a loaded machine.
+        assert took < 0.4, f"post() to a silent destination took {took:.3f} s"
         assert poll(lambda: len(d.results()) == 3), "the healthy receiver's deliveries never came"
         assert [r.task_id for r in d.results()] == ["fast"] * 3
         assert all(r.ok for r in d.results())

@@ -57,6 +57,9 @@ def line_of(path: Path, marker: str) -> int:
     return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if marker in line)
 
 
+WORKING, DONE = "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
+
+
 def codes(findings: list[Finding]) -> list[tuple[str | None, str]]:
     return [(f.interaction, f.code) for f in findings]
 
@@ -127,6 +130,34 @@ def test_a_step_after_a_terminal_state(tmp_path: Path) -> None:
         line_of(path, "@late"),
     )
     assert "COMPLETED" in finding.message
+
+
+def test_a_finds_gate_where_no_get_or_create_comes(tmp_path: Path) -> None:
+    script = """\
+  - name: found
+    match: {{operation: {op}}}
+    reply:
+      task:
+        steps:
+          - state: {working}
+          - {{state: {done}, after: {{finds: 1}}}}        # @found
+"""
+    a2a = cassette(
+        tmp_path, script.format(op="SendMessage", working=WORKING, done=DONE), name="a2a.yaml"
+    )
+    [finding] = lint(a2a)
+    assert (finding.interaction, finding.code, finding.line) == (
+        "found",
+        "finds-without-get-or-create",
+        line_of(a2a, "@found"),
+    )
+    agentex = cassette(
+        tmp_path,
+        script.format(op="CreateTask", working="RUNNING", done="TIMED_OUT"),
+        name="agentex.yaml",
+        head=AGENTEX,
+    )
+    assert lint(agentex) == []
 
 
 def test_back_to_submitted_and_a_follow_up_that_starts_submitted(tmp_path: Path) -> None:

@@ -47,17 +47,38 @@ TABLE: dict[str, Row] = {
 }
 
 
+# The google.rpc.Code of an HTTP status that has only one (AIP-193): a recorded agent's status
+# (a v0.3 agent's 429) names its code; 400, 409 and 500 stand for several and keep the kind's.
+CODE_OF_HTTP = {
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
 def _details(exc: ProtocolError, row: Row) -> list[dict[str, Any]]:
+    """The ErrorInfo of the kind (unless the error's details replace it), then the details.
+
+    A recorded v0.3 agent's own error `type` (`{type: …}`, no google.rpc detail) goes to a v1.0
+    client, which has no such field, in the kind's ErrorInfo as its metadata `type`."""
     details = []
-    if row.reason is not None and exc.own_info:
+    agent_type = exc.agent_type
+    if row.reason is not None and (exc.own_info or agent_type is not None):
         metadata = dict(exc.metadata)
+        if agent_type is not None:
+            metadata["type"] = agent_type
         if exc.kind == "NoMatch":
             metadata["mockagent"] = "NO_MATCHING_INTERACTION"
         info: dict[str, Any] = {"@type": ERROR_INFO, "reason": row.reason, "domain": DOMAIN}
         if metadata:
             info["metadata"] = metadata
         details.append(info)
-    return details + exc.details
+    return details if agent_type is not None else details + exc.details
 
 
 def jsonrpc_error(exc: ProtocolError, request_id: Any) -> dict[str, Any]:
@@ -77,7 +98,7 @@ def rest_error(exc: ProtocolError) -> tuple[dict[str, Any], int]:
     body = {
         "error": {
             "code": http,
-            "status": row.status,
+            "status": row.status if http == row.http else CODE_OF_HTTP.get(http, row.status),
             "message": exc.message,
             "details": _details(exc, row),
         }

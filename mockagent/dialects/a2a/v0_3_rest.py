@@ -268,8 +268,7 @@ def rest_result_out(operation: str, result: Any) -> Any:
 def rest_error_out(exc: errors.ProtocolError) -> dict[str, Any]:
     """A v0.3 REST error: `{message, type}` (the sdk error class a2a-sdk's compat client raises).
     A recorded agent's own `type`, one no kind has, is the error's one detail `{type: …}`."""
-    kind = REST_ERROR_TYPES.get(exc.kind, "InternalError")
-    kept = exc.details[0].get("type") if len(exc.details) == 1 and not exc.own_info else None
-    if isinstance(kept, str) and set(exc.details[0]) == {"type"}:
-        kind = kept
-    return {"message": exc.message, "type": kind}
+    return {
+        "message": exc.message,
+        "type": exc.agent_type or REST_ERROR_TYPES.get(exc.kind, "InternalError"),
+    }

@@ -1,0 +1,242 @@
+"""A host stopped while it holds the shared store, for longer than the store's lease, then resumed
+(as a paused VM, a debugger or an overloaded machine would do it): the other host goes on once the
+lease has run out, the stopped host's save is refused (its client gets Unavailable), and calls on
+both hosts afterwards mint unique ids and lose no task and no use count.
+
+Real processes: `mockagent serve --store redis://…` and a second host with `--join`, each in a
+process group of its own, stopped with SIGSTOP to the whole group (a server's workers are its
+children). The lease is made short for the test with MOCKAGENT_STORE_LEASE_MS.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+import redis
+
+LEASE_MS = 300
+CASSETTE = """\
+version: 1
+protocol: a2a
+agent:
+  name: jobs
+  description: runs jobs
+  version: '1'
+  skills: [{id: s, name: s, description: d, tags: [t]}]
+interactions:
+  - name: job
+    times: 100000
+    match: {text: run}
+    reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
+"""
+LOCK = "mockagent:jobs:jobs:lock"  # the store's lock: mockagent:<file stem>:<agent name>:lock
+SEND = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "SendMessage",
+    "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "run"}]}},
+}
+
+
+class Host:
+    """`mockagent serve` in a process group of its own, ready; its stderr goes to a file."""
+
+    def __init__(self, cassette: Path, url: str, err: IO[str], *flags: str) -> None:
+        env = {**os.environ, "MOCKAGENT_STORE_LEASE_MS": str(LEASE_MS)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mockagent.cli", "serve", str(cassette), "--port", "0"]
+            + ["--pace", "instant", "--store", url, *flags],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        assert self.process.stdout is not None
+        while not (line := self.process.stdout.readline()).startswith("mockagent ready"):
+            assert line, "the host did not start"
+        found = re.search(r"127\.0\.0\.1:(\d+)", line)
+        assert found is not None, line
+        self.url = f"http://127.0.0.1:{found[1]}"
+
+    def signal(self, signum: int) -> None:
+        os.killpg(self.process.pid, signum)
+
+    def stopped(self) -> bool:
+        """Whether every process of its group has stopped (SIGSTOP takes effect a moment after
+        it is sent)."""
+        states = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[2]) == self.process.pid:  # its process group
+                states.append(fields[0])
+        return bool(states) and all(state in "tT" for state in states)
+
+    def stop(self) -> None:
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        self.process.communicate(timeout=30)
+
+
+class Calls:
+    """SendMessage calls and what became of them: the ids of the tasks made, and how many were
+    refused as Unavailable (anything else fails the test)."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.ids: list[str] = []
+        self.refused = 0
+        self.unexpected: list[Any] = []
+        self._lock = threading.Lock()
+
+    def send(self, client: httpx.Client, url: str) -> None:
+        try:
+            answer = client.post(url + "/", json=SEND, headers={"A2A-Version": "1.0"}).json()
+        except Exception as exc:  # noqa: BLE001 (reported by the test)
+            answer = repr(exc)
+        with self._lock:
+            self.sent += 1
+            if isinstance(answer, dict) and "result" in answer:
+                self.ids.append(answer["result"]["task"]["id"])
+            elif isinstance(answer, dict) and "store" in answer["error"]["message"]:
+                assert answer["error"]["code"] == -32603  # JSON-RPC's Unavailable: try again
+                self.refused += 1
+            else:
+                self.unexpected.append(answer)
+
+    def run(self, url: Callable[[int], str], threads: int, each: int) -> None:
+        """`each` calls on each of `threads` threads (thread i on `url(i)`); back when all
+        answered."""
+
+        def work(i: int) -> None:
+            with httpx.Client(timeout=60) as client:
+                for _ in range(each):
+                    self.send(client, url(i))
+
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=120)
+
+
+def stop_while_holding(host: Host, monitor: redis.Redis) -> bytes:
+    """Stop `host` at a moment it holds the store's lock (it is the only host taking calls, and
+    it takes them without a break); try again at another moment when it did not. The lock's
+    token as the host holds it."""
+    for _ in range(200):
+        host.signal(signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while not host.stopped():  # poll: stopped a moment after the signal
+            assert time.monotonic() < deadline, "SIGSTOP did not stop the host"
+        token = monitor.get(LOCK)
+        if token is not None:  # held, and by a stopped process: it stays held
+            return token
+        host.signal(signal.SIGCONT)
+    raise AssertionError("the host never held the store's lock when it was stopped")
+
+
+def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis_url, tmp_path):
+    cassette = tmp_path / "jobs.yaml"
+    cassette.write_text(CASSETTE)
+    err = (tmp_path / "hosts.err").open("w")
+    monitor = redis.Redis.from_url(redis_url)
+    a = Host(cassette, redis_url, err)
+    b = Host(cassette, redis_url, err, "--join")
+    calls = Calls()
+    busy = threading.Event()
+    busy.set()
+
+    def keep_busy() -> None:  # host a takes calls without a break until the stall
+        with httpx.Client(timeout=60) as client:
+            while busy.is_set():
+                calls.send(client, a.url)
+
+    hammers = [threading.Thread(target=keep_busy) for _ in range(4)]
+    try:
+        for hammer in hammers:
+            hammer.start()
+        held = stop_while_holding(a, monitor)
+        busy.clear()  # the calls in flight on a stay with it until it resumes
+        # Host b can go on only once a's lease has run out; a stays stopped until it has.
+        calls.run(lambda i: b.url, threads=2, each=10)
+        assert a.stopped() and monitor.get(LOCK) != held
+        a.signal(signal.SIGCONT)
+        for hammer in hammers:
+            hammer.join(timeout=60)
+        calls.run(lambda i: (a.url, b.url)[i % 2], threads=12, each=25)  # 300 calls at once
+
+        assert calls.unexpected == [] and len(calls.ids) + calls.refused == calls.sent
+        assert len(calls.ids) >= 300
+        twice = len(calls.ids) - len(set(calls.ids))
+        assert twice == 0, f"{twice} task ids minted twice"
+        with httpx.Client(base_url=b.url, timeout=60) as admin:
+            listed = [task["id"] for task in admin.get("/_mockagent/tasks").json()["tasks"]]
+            (job,) = admin.get("/_mockagent/interactions").json()["interactions"]
+        assert sorted(listed) == sorted(calls.ids)  # every task answered is kept, no other
+        assert job["uses"] == len(calls.ids)  # and each use counted once
+        assert calls.refused >= 1  # a's save from the stall: its client was told to try again
+    finally:
+        busy.clear()
+        a.stop()
+        b.stop()
+        monitor.close()
+        err.close()
+    assert "Traceback" not in (tmp_path / "hosts.err").read_text()
+
+
+def test_a_host_killed_holding_the_store_holds_up_the_other_for_one_lease(redis_url, tmp_path):
+    cassette = tmp_path / "jobs.yaml"
+    cassette.write_text(CASSETTE)
+    err = (tmp_path / "hosts.err").open("w")
+    monitor = redis.Redis.from_url(redis_url)
+    a = Host(cassette, redis_url, err)
+    b = Host(cassette, redis_url, err, "--join")
+    calls = Calls()
+    busy = threading.Event()
+    busy.set()
+
+    def keep_busy() -> None:
+        with httpx.Client(timeout=60) as client:
+            while busy.is_set():
+                calls.send(client, a.url)
+
+    hammers = [threading.Thread(target=keep_busy) for _ in range(4)]
+    try:
+        for hammer in hammers:
+            hammer.start()
+        stop_while_holding(a, monitor)
+        busy.clear()
+        a.signal(signal.SIGKILL)  # dies holding the lock: nobody releases it
+        a.process.wait(timeout=30)
+        for hammer in hammers:
+            hammer.join(timeout=60)
+        before = len(calls.ids)
+        killed = time.monotonic()
+        calls.run(lambda i: b.url, threads=2, each=10)
+        assert time.monotonic() - killed < LEASE_MS / 1000 + 5  # not a wait bound's 10 s
+        assert len(calls.ids) == before + 20
+        assert len(calls.ids) == len(set(calls.ids))
+        with httpx.Client(base_url=b.url, timeout=60) as admin:
+            listed = [task["id"] for task in admin.get("/_mockagent/tasks").json()["tasks"]]
+        assert sorted(listed) == sorted(calls.ids)
+    finally:
+        busy.clear()
+        if a.process.poll() is None:
+            a.stop()
+        b.stop()
+        monitor.close()
+        err.close()
