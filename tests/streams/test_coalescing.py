@@ -48,11 +48,13 @@ def test_a_paced_stream_writes_each_event_when_it_comes():
 
 
 def free(condition: threading.Condition) -> bool:
-    """Whether another thread could take `condition` now."""
+    """Whether another thread can take `condition` while the stream is suspended at a write.
+    Within a second: the player thread takes it for a moment now and then; a suspended stream
+    holding it would hold it for good."""
     took: list[bool] = []
 
     def take() -> None:
-        if condition.acquire(blocking=False):
+        if condition.acquire(timeout=1):
             condition.release()
             took.append(True)
 
