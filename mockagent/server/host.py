@@ -253,6 +253,9 @@ def serve_on(
         sock,
         workers=workers,
         blocking_threads=threads,
+        # A thread freed by an ended stream goes after 5 s idle (granian's least; 30 by default),
+        # so a burst of streams does not leave a worker holding a hundred idle threads.
+        blocking_threads_idle_timeout=5,
         respawn_failed_workers=True,
         workers_kill_timeout=int(GRACE_S * 2),
         log_level=LogLevels.warning,
