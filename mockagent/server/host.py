@@ -283,6 +283,10 @@ def listen(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: a stream's writes go out at once, not held back by
+        # Nagle's algorithm until the client's delayed ACK (40 ms a stream). granian sets it on
+        # the sockets it binds itself.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind(address)
         sock.listen(1024)
     except OSError:

@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from mockagent.cli import READY
+from mockagent.server.host import listen
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / "cassettes" / "kit"
@@ -193,3 +194,14 @@ def test_fresh_calls_are_answered_while_forty_streams_are_open(server: Served) -
                 f"{server.url}/test-runner/message:send", headers=V1, json=message("hi?")
             )
             assert answered.status_code == 200
+
+
+def test_accepted_connections_write_at_once() -> None:
+    """granian serves on the socket `serve` listens on: without TCP_NODELAY there (accepted
+    connections inherit it), a stream's second write waited for the client's delayed ACK, and a
+    9-event stream took 4–44 ms instead of 0.3."""
+    sock = listen("127.0.0.1", 0)
+    try:
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        sock.close()
