@@ -8,6 +8,8 @@ would send six events where the live one sent three.
 With `stepwise` the upstream hands each update to one stream, then the other, only when the test
 releases it: the two streams take turns event by event, beside a streamed follow-up and beside
 a new task's stream (which a replay must not play ahead of the subscription opened on it).
+Either order records the same cassette: the subscription that hears a step first used to gate
+it `after: {polls: 1}` as a subscriber's first sight, which the stream never writes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -206,3 +210,37 @@ def test_the_official_client_on_both_streams_taking_turns_replays_as_live(
         replay, error = asyncio.run(run_scenario(server.agent_url(), binding, scenarios["turns"]))
     found = differences(live, replay)
     assert found == [], "\n".join([*found, error])
+
+
+Conversation = Callable[[str, SubscribedUpstream | None], Any]
+
+
+def gates(path: Path, conversation: Conversation, first: str) -> list[list[Any]]:
+    """The conversation recorded with the `first` stream heard first: for each interaction,
+    its steps' `after` without the measured gaps."""
+    with subscribed_upstream() as upstream, recording(upstream.url, path) as rec:
+        upstream.stamped = upstream.stepwise = True
+        upstream.subscription_first = first == "subscription"
+        conversation(rec.url, upstream)
+        rec.finish()
+    return [
+        [
+            {k: v for k, v in (step.get("after") or {}).items() if k != "ms"}
+            for step in (interaction.get("reply") or {}).get("task", {}).get("steps", [])
+        ]
+        for interaction in interactions(path)
+    ]
+
+
+@pytest.mark.parametrize("conversation", [interleaved, new_task_interleaved])
+def test_the_recording_is_the_same_whichever_stream_is_heard_first(
+    tmp_path: Path, conversation: Conversation
+) -> None:
+    """A message stream plays its task on replay: no step of it waits for a poll, whoever saw
+    it first (the gaps measured aside)."""
+    heard = {
+        first: gates(tmp_path / f"{first}.yaml", conversation, first)
+        for first in ("message", "subscription")
+    }
+    assert heard["subscription"] == heard["message"]
+    assert not any("polls" in after for script in heard["message"] for after in script)
