@@ -26,10 +26,9 @@ import httpx
 
 from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
-from mockagent.compare import differences
 from mockagent.errors import CassetteError
 from mockagent.server.app import create_app
-from mockagent.verify_agentex import AgentexSide, verify_agentex
+from mockagent.verify_agentex import AgentexSide, own_differences, verify_agentex
 from mockagent.verify_calls import Side, http_sender, wsgi_sender
 
 TIMEOUT = 60.0
@@ -39,7 +38,6 @@ HOW = {
     "polls": "polled",
     "gated": "gated",
 }  # how a verdict says it was verified
-CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
 # predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
 EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
@@ -252,17 +250,5 @@ def _origin(interaction: Interaction) -> str | None:
 
 def _compare(live: Side, replay: Side, before: range | None, calls: range) -> list[str]:
     """The differences of an interaction's calls, compared after those of the interaction that
-    created its task (a follow-up must answer on the same task): ids are named in order over
-    those calls only, so a drift elsewhere does not rename this interaction's ids."""
-    numbers = [*(before or []), *calls]
-    lines = differences(
-        [live.exchanges[n] for n in numbers], [replay.exchanges[n] for n in numbers]
-    )
-    own = len(numbers) - len(calls)  # the origin's calls come first
-    out = []
-    for line in lines:
-        found = CALL.match(line)
-        k = int(found[1]) - 1 - own if found else -1
-        if found and k >= 0:
-            out.append(f"poll {k}: " * bool(k) + line[found.end() :])
-    return out
+    created its task (a follow-up must answer on the same task; see `own_differences`)."""
+    return own_differences((live, replay), before, calls, later="poll {k}: ")
