@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from mockagent.cassette import Interaction
 from mockagent.compare import Exchange, differences
@@ -261,12 +261,32 @@ def own_differences(
     return out
 
 
+class Watch(Protocol):
+    """Told when an interaction's calls begin and end (a recording of the live side)."""
+
+    def begin(self) -> None: ...
+
+    def end(self, name: str) -> None: ...
+
+
 def verify_agentex(
-    interactions: list[Interaction], live: AgentexSide, replay: AgentexSide
+    interactions: list[Interaction],
+    live: AgentexSide,
+    replay: AgentexSide,
+    watch: Watch | None = None,
 ) -> list[tuple[str, list[str], str, str]]:
-    """(name, differences, why skipped, mode) per interaction, in the cassette's order."""
+    """(name, differences, why skipped, mode) per interaction, in the cassette's order; `watch`
+    sees each interaction's calls."""
     run = AgentexRun(live, replay)
-    return [(i.name, *run.one(i)) for i in interactions]
+    out = []
+    for interaction in interactions:
+        if watch is not None:
+            watch.begin()
+        found = run.one(interaction)
+        if watch is not None:
+            watch.end(interaction.name)
+        out.append((interaction.name, *found))
+    return out
 
 
 __all__ = ["ENDED", "AgentexRun", "AgentexSide", "task_id_of", "task_of", "verify_agentex"]
