@@ -111,3 +111,18 @@ def test_a_cancel_of_a_made_up_task_is_skipped_saying_why(tmp_path: Path) -> Non
         "the client made up is not recorded)",
     ]
     assert code == 0
+
+
+def data_message(client: Any) -> None:
+    content = {"type": "data", "author": "user", "data": {"rows": 3}}
+    client.agents.send_message(agent_name="echo-bot", params={"content": content})
+
+
+def test_a_turn_whose_content_is_not_text_is_skipped_saying_why(tmp_path: Path) -> None:
+    path = recorded(tmp_path, data_message)
+    with platform() as url:
+        code, lines = verify(path, url)
+    assert lines == [
+        "skip data (its content is not text: the recording keeps the content's type only)"
+    ]
+    assert code == 0
