@@ -26,7 +26,7 @@ import pytest
 
 from mockagent.compare import Event, Exchange, differences
 from mockagent.server.thread import serve_in_thread
-from tests.helpers.fidelity import run_scenario, sdk_taking_turns
+from tests.helpers.fidelity import run_scenario, sdk_subscription_first, sdk_taking_turns
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import HEADERS, TIMEOUT, message, recording, rpc, wait_for
 from tests.helpers.subscribed_upstream import SubscribedUpstream, subscribed_upstream
@@ -244,3 +244,31 @@ def test_the_recording_is_the_same_whichever_stream_is_heard_first(
     }
     assert heard["subscription"] == heard["message"]
     assert not any("polls" in after for script in heard["message"] for after in script)
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_official_client_hearing_the_subscription_first_records_the_same_gates(
+    tmp_path: Path, binding: str
+) -> None:
+    """The official client's streams taking turns as above, the subscription's client getting
+    each step first: the recording's gates are those of the stream heard first."""
+    path = tmp_path / "subscription-first.yaml"
+    step, held = threading.Semaphore(0), threading.Semaphore(0)
+    with serve_quirky(stepwise=step, held=held) as agent, recording(agent.url, path) as rec:
+        scenario = sdk_subscription_first(step, held)
+        live, error = asyncio.run(run_scenario(rec.url, binding, scenario))
+        rec.finish()
+    assert error == "", error
+    steps = interactions(path)[0]["reply"]["task"]["steps"]
+    assert [sorted(step.get("after") or {}) for step in steps] == [
+        [],
+        ["ms", "subscribers"],
+        ["ms"],
+        ["ms"],
+        ["ms"],
+    ]
+    with serve_in_thread(path, pace="instant") as server:
+        scenario = sdk_subscription_first(None, None)
+        replay, error = asyncio.run(run_scenario(server.agent_url(), binding, scenario))
+    found = differences(live, replay)
+    assert found == [], "\n".join([*found, error])
