@@ -8,8 +8,9 @@ platform and to the cassette, and compared as for A2A (everything but ids and ti
   its script has `deltas` or `after: {ms}` gaps, else blocking.
 * An event interaction (`operation: SendEvent`) is an `event/send` of its text to the task its
   `task: {from}` interaction answered, else to the latest task of its agent (the recorded client
-  named one; a task the replay's store made without an interaction is made on both sides first,
-  with a `task/create` that is not compared).
+  named one). With none, or that one ended (no event goes to an ended task), the task was one
+  the replay's store made without an interaction: it is made on both sides first, with a
+  `task/create` that is not compared.
 * A cancel (`operation: CancelTask`) is a `task/cancel` of the task its `task: {from}`
   interaction answered (else the latest of its agent), by the task's name when its CreateTask
   interaction names it, else by its id. A refusal recorded on a CANCELED task whose cancel the
@@ -23,15 +24,13 @@ false}`: the made-up id or name the client sent is not recorded).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Protocol
 
 from mockagent.cassette import Interaction
 from mockagent.compare import Exchange, differences
-from mockagent.observe import exchange_from_http
+from mockagent.verify_agentex_calls import AgentexSide, task_id_of, task_of
 from mockagent.verify_agentex_gates import ENDED, Gates, open_gates
-from mockagent.verify_calls import Send
 
 CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 Found = tuple[list[str], str, str]  # differences, why skipped, how it was sent
@@ -39,68 +38,6 @@ UNKNOWN_TASK = (
     "a cancel of a task the recording never saw: the id or name the client made up is not recorded"
 )
 NOT_TEXT = "its content is not text: the recording keeps the content's type only"
-
-
-class AgentexSide:
-    """One side of an Agentex comparison and what it answered, call by call."""
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.exchanges: list[Exchange] = []  # the compared calls
-        self.tasks: dict[str, str] = {}  # origin interaction -> the id of the task it answered
-        self.seen: dict[str, Exchange] = {}  # task id -> the last answer that showed it
-
-    def rpc(self, agent: str, method: str, params: dict[str, Any]) -> Exchange:
-        """One RPC call to the agent named `agent`; the caller decides whether it is kept."""
-        envelope = {"jsonrpc": "2.0", "id": len(self.exchanges) + 1, "method": method}
-        raw = json.dumps({**envelope, "params": params}).encode()
-        route = f"/agents/name/{agent}/rpc"
-        status, content_type, answer, dropped = self.send("POST", route, raw)
-        return self._saw(
-            exchange_from_http("POST", route, raw, status, content_type, answer, dropped)
-        )
-
-    def get(self, route: str) -> Exchange:
-        """One GET (`/tasks/{id}`, `/messages?task_id=`): a poll."""
-        status, content_type, answer, dropped = self.send("GET", route, None)
-        return self._saw(
-            exchange_from_http("GET", route, b"", status, content_type, answer, dropped)
-        )
-
-    def _saw(self, exchange: Exchange) -> Exchange:
-        task = task_of(exchange)
-        if task is not None:
-            self.seen[str(task.get("id"))] = exchange
-        return exchange
-
-    def keep(self, exchange: Exchange) -> Exchange:
-        """Keep `exchange` for the comparison."""
-        self.exchanges.append(exchange)
-        return exchange
-
-
-def task_of(exchange: Exchange) -> dict[str, Any] | None:
-    """The task an answer shows (a task/create or task/cancel result, a GET /tasks/{id} body)."""
-    body = exchange.body if isinstance(exchange.body, dict) else {}
-    task = body.get("result") if "result" in body else body
-    return task if isinstance(task, dict) and "status" in task else None
-
-
-def task_id_of(exchange: Exchange) -> str | None:
-    """The id of the task an answer is about: a task's, an event's or its messages' `task_id`."""
-    task = task_of(exchange)
-    if task is not None:
-        return str(task.get("id"))
-    payloads = [exchange.body] if exchange.events is None else [e.data for e in exchange.events]
-    for payload in payloads:
-        result = payload.get("result") if isinstance(payload, dict) else None
-        items = result if isinstance(result, list) else [result]
-        for item in items:
-            if isinstance(item, dict):
-                parent = item.get("parent_task_message") or item
-                if isinstance(parent, dict) and parent.get("task_id"):
-                    return str(parent["task_id"])
-    return None
 
 
 class AgentexRun:
@@ -153,6 +90,13 @@ class AgentexRun:
         origin = on.from_ if on is not None and on.from_ else self.latest.get(agent)
         return origin if origin is not None and origin in self.sides[1].tasks else None
 
+    def _ended(self, origin: str) -> bool:
+        """Whether the task of `origin` was last seen ended on the replay side."""
+        _, replay = self.sides
+        seen = replay.seen.get(replay.tasks[origin])
+        task = task_of(seen) if seen is not None else None
+        return task is not None and task.get("status") in ENDED
+
     def _answered(
         self, interaction: str, agent: str, origin: str, exchanges: list[Exchange]
     ) -> None:
@@ -181,7 +125,8 @@ class AgentexRun:
             s.deltas or (s.after is not None and s.after.ms) for s in steps
         )
         origin = self._task(interaction, agent)
-        if event and origin is None:  # the store made its task: so does each side, unsaid
+        if event and (origin is None or self._ended(origin)):
+            # the store made its task (an event goes to no task that ended): so does each side
             made = [side.rpc(agent, "task/create", {}) for side in self.sides]
             self._answered(interaction.name, agent, interaction.name, made)
             origin = interaction.name
@@ -287,6 +232,3 @@ def verify_agentex(
             watch.end(interaction.name)
         out.append((interaction.name, *found))
     return out
-
-
-__all__ = ["ENDED", "AgentexRun", "AgentexSide", "task_id_of", "task_of", "verify_agentex"]

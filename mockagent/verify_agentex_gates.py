@@ -20,13 +20,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mockagent.compare import Exchange, differences, untimed
+from mockagent.verify_agentex_calls import AgentexSide, task_of
 from mockagent.verify_calls import POLL_GAP_S, POLL_TIMEOUT_S
-
-if TYPE_CHECKING:
-    from mockagent.verify_agentex import AgentexSide
 
 ENDED = ("COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT")
 NO_NAME = "its get-or-creates need the task's name, which the recording does not name"
@@ -104,13 +102,7 @@ def on_its_way(answer: Exchange, expected: Exchange, before: Exchange | None) ->
     shown, wanted = answer.body, expected.body
     if isinstance(shown, list) and isinstance(wanted, list):  # messages: fewer than expected
         return len(shown) < len(wanted)
-    task, seen = _task(answer), _task(before)
+    task, seen = task_of(answer), task_of(before) if before is not None else None
     if task is None or task.get("status") in ENDED:
         return False
     return seen is not None and untimed(task) == untimed(seen)
-
-
-def _task(exchange: Exchange | None) -> dict[str, Any] | None:
-    body = exchange.body if exchange is not None and isinstance(exchange.body, dict) else {}
-    task = body.get("result") if "result" in body else body
-    return task if isinstance(task, dict) and "status" in task else None

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 
 from mockagent.cli import main
 from mockagent.server.thread import ServerThread
-from tests.helpers.agentex_fidelity import async_cancel, async_polled, record_and_replay
+from tests.helpers.agentex_fidelity import async_cancel, async_polled, poll, record_and_replay
+from tests.helpers.agentex_fidelity import text as text_content
 from tests.helpers.agentex_platform import create_platform_app
 
 
@@ -125,4 +126,23 @@ def test_a_turn_whose_content_is_not_text_is_skipped_saying_why(tmp_path: Path) 
     assert lines == [
         "skip data (its content is not text: the recording keeps the content's type only)"
     ]
+    assert code == 0
+
+
+def two_tasks(client: Any) -> None:
+    """Two store-made tasks, each with its event: the second goes to a new task, not to the
+    first, which has completed."""
+    for text in ("research it", "research that"):
+        task = client.agents.create_task(agent_name="worker", params={}).result
+        client.agents.send_event(
+            agent_name="worker", params={"task_id": task.id, "content": text_content(text)}
+        )
+        poll(client, task.id)
+
+
+def test_an_event_after_its_agents_task_ended_goes_to_a_new_task(tmp_path: Path) -> None:
+    path = recorded(tmp_path, two_tasks, forwarded=())
+    with platform(forwarded=()) as url:
+        code, lines = verify(path, url)
+    assert lines == ["ok research-it (polled)", "ok research-that (polled)"]
     assert code == 0
