@@ -31,6 +31,7 @@ from mockagent.cassette import Interaction
 from mockagent.compare import Exchange, differences
 from mockagent.verify_agentex_calls import AgentexSide, task_id_of, task_of
 from mockagent.verify_agentex_gates import ENDED, Gates, open_gates
+from mockagent.verify_follow_ups import same_state
 
 CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 Found = tuple[list[str], str, str]  # differences, why skipped, how it was sent
@@ -156,7 +157,7 @@ class AgentexRun:
         waits = states if isinstance(states, list) else [states]
         for side in self.sides:
             params = {"task_name": name} if name else {"task_id": side.tasks[origin]}
-            if "CANCELED" in waits and origin not in self.canceled:
+            if any(same_state(w, "CANCELED") for w in waits) and origin not in self.canceled:
                 side.rpc(agent, "task/cancel", params)  # the store answered it: no interaction
             side.keep(side.rpc(agent, "task/cancel", params))
         self.canceled.add(origin)

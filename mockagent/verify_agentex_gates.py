@@ -25,6 +25,7 @@ from typing import Any
 from mockagent.compare import Exchange, differences, untimed
 from mockagent.verify_agentex_calls import AgentexSide, task_of
 from mockagent.verify_calls import POLL_GAP_S, POLL_TIMEOUT_S
+from mockagent.verify_follow_ups import same_state
 
 ENDED = ("COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT")
 NO_NAME = "its get-or-creates need the task's name, which the recording does not name"
@@ -51,7 +52,7 @@ def kinds(steps: list[Any], create: bool) -> list[tuple[str, int]]:
             out.append(("finds", after.finds))
         elif after is not None and after.polls and (after.strict or not create):
             out.append(("messages" if step.say is not None else "tasks", after.polls))
-        if step.state in ENDED:
+        if any(same_state(step.state, ended) for ended in ENDED):
             break
     return out
 

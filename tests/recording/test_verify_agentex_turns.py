@@ -146,3 +146,20 @@ def test_an_event_after_its_agents_task_ended_goes_to_a_new_task(tmp_path: Path)
         code, lines = verify(path, url)
     assert lines == ["ok research-it (polled)", "ok research-that (polled)"]
     assert code == 0
+
+
+def test_a_refused_cancel_after_one_the_store_answered_is_verified_refused(
+    tmp_path: Path,
+) -> None:
+    """A cancel the replay's store answers alike (CANCELED, no reason) has no interaction; the
+    refused cancel after it waits for `task: {state: CANCELED}`. Verify cancels the task first
+    (not compared), so the refusal is what is compared: an edited refusal drifts."""
+    path = recorded(tmp_path, async_cancel, canceled=None)
+    text = path.read_text()
+    assert text.count("operation: CancelTask") == 1 and "state: CANCELED" in text
+    path.write_text(text.replace("cannot be canceled", "is over"))
+    with platform(canceled=None) as url:
+        code, lines = verify(path, url)
+    assert lines[:3] == ["ok create-worker", "ok long-job (polled)", "drift cancel-create-worker"]
+    assert "cannot be canceled" in lines[3] and "is over" in lines[3]
+    assert code == 1
