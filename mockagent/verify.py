@@ -20,17 +20,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 
 from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
-from mockagent.compare import differences
-from mockagent.errors import CassetteError
 from mockagent.server.app import create_app
-from mockagent.verify_agentex import AgentexSide, verify_agentex
-from mockagent.verify_calls import Side, http_sender, wsgi_sender
+from mockagent.verify_agentex import AgentexSide, Watch, own_differences, verify_agentex
+from mockagent.verify_calls import Send, Side, http_sender, wsgi_sender
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
@@ -39,7 +37,6 @@ HOW = {
     "polls": "polled",
     "gated": "gated",
 }  # how a verdict says it was verified
-CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
 # predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
 EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
@@ -163,50 +160,30 @@ def _poll(interaction: Interaction, live: Side, replay: Side) -> None:
         live.poll(tasks[0]["taskId"], expected)
 
 
-class Watch(Protocol):
-    """Told when an interaction's calls begin and end (a recording of the live side)."""
-
-    def begin(self) -> None: ...
-
-    def end(self, name: str) -> None: ...
-
-
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
     """Send the requests of the cassette at `path` to `upstream` and to the cassette; a verdict
     per interaction (an Agentex cassette's as `verify_agentex` sends them; `binding` is A2A's).
     Raises CassetteError for an unreadable cassette."""
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
-        if load_cassette(path).cassette.protocol == "agentex":
-            return _run_agentex(path, AgentexSide(http_sender(http, upstream)))
-        return run(path, Side(http_sender(http, upstream), binding), binding)
+        return run(path, http_sender(http, upstream), binding)
 
 
-def _run_agentex(path: str | Path, live: AgentexSide) -> list[Verdict]:
+def run(path: str | Path, send: Send, binding: str, watch: Watch | None = None) -> list[Verdict]:
+    """Verify the cassette at `path` against the live agent `send` reaches (an A2A agent over
+    `binding`, or an Agentex platform); `watch` sees each interaction's calls."""
     loaded = load_cassette(path)
     app = create_app(path, pace="instant", admin=False)
     try:
-        replay = AgentexSide(wsgi_sender(app))
-        found = verify_agentex(loaded.cassette.interactions, live, replay)
-        return [
-            Verdict(name, differences=diffs, skipped=why, mode=mode)
-            for name, diffs, why, mode in found
-        ]
-    finally:
-        app.extensions["mockagent"].close()
-
-
-def run(path: str | Path, live: Side, binding: str, watch: Watch | None = None) -> list[Verdict]:
-    """Verify the A2A cassette at `path` against `live`; `watch` sees each interaction's calls.
-    Raises CassetteError for an Agentex cassette (`--update` speaks A2A only)."""
-    loaded = load_cassette(path)
-    if loaded.cassette.protocol != "a2a":
-        raise CassetteError(
-            "verify --update speaks A2A; this is an Agentex cassette", path=str(path)
-        )
-    app = create_app(path, pace="instant", admin=False)
-    try:
-        replay = Side(wsgi_sender(app), binding)
-        return _run(loaded.cassette.interactions, live, replay, watch)
+        interactions = loaded.cassette.interactions
+        if loaded.cassette.protocol == "agentex":
+            found = verify_agentex(
+                interactions, AgentexSide(send), AgentexSide(wsgi_sender(app)), watch
+            )
+            return [
+                Verdict(name, differences=diffs, skipped=why, mode=mode)
+                for name, diffs, why, mode in found
+            ]
+        return _run(interactions, Side(send, binding), Side(wsgi_sender(app), binding), watch)
     finally:
         app.extensions["mockagent"].close()
 
@@ -252,17 +229,5 @@ def _origin(interaction: Interaction) -> str | None:
 
 def _compare(live: Side, replay: Side, before: range | None, calls: range) -> list[str]:
     """The differences of an interaction's calls, compared after those of the interaction that
-    created its task (a follow-up must answer on the same task): ids are named in order over
-    those calls only, so a drift elsewhere does not rename this interaction's ids."""
-    numbers = [*(before or []), *calls]
-    lines = differences(
-        [live.exchanges[n] for n in numbers], [replay.exchanges[n] for n in numbers]
-    )
-    own = len(numbers) - len(calls)  # the origin's calls come first
-    out = []
-    for line in lines:
-        found = CALL.match(line)
-        k = int(found[1]) - 1 - own if found else -1
-        if found and k >= 0:
-            out.append(f"poll {k}: " * bool(k) + line[found.end() :])
-    return out
+    created its task (a follow-up must answer on the same task; see `own_differences`)."""
+    return own_differences((live, replay), before, calls, later="poll {k}: ")

@@ -2,107 +2,179 @@
 platform and to the cassette, and compared as for A2A (everything but ids and timestamps).
 
 * A CreateTask interaction is a `task/create` to its agent (`where: {agent}`), of its name when
-  it has one (`where: {name}`). Its script's gates are then opened as the recorded client did:
-  `after: {finds: N}` by N get-or-creates (a `task/create` of the name), `after: {polls: N,
-  strict: true}` by N `GET /tasks/{id}`; the call that passes a gate is compared. The live
-  platform is asked again while its task is on its way (unchanged, not ended), for at most
-  `POLL_TIMEOUT_S`: a platform moves a task on in its own time (a timeout, a background job).
+  it has one (`where: {name}`).
 * A message interaction (`match: {text}`) is a `message/send` of that text to its agent, on the
   task its `task: {from}` interaction answered, streamed (NDJSON, compared line by line) when
   its script has `deltas` or `after: {ms}` gaps, else blocking.
-* Every other interaction (event/send turns, cancels, refusals) is skipped, saying so.
+* An event interaction (`operation: SendEvent`) is an `event/send` of its text to the task its
+  `task: {from}` interaction answered, else to the latest task of its agent (the recorded client
+  named one). With none, or that one ended (no event goes to an ended task), the task was one
+  the replay's store made without an interaction: it is made on both sides first, with a
+  `task/create` that is not compared.
+* A cancel (`operation: CancelTask`) is a `task/cancel` of the task its `task: {from}`
+  interaction answered (else the latest of its agent), by the task's name when its CreateTask
+  interaction names it, else by its id. A refusal recorded on a CANCELED task whose cancel the
+  store answered (no interaction) is preceded by that cancel, not compared.
+
+The gates of a script are then opened as the recorded client did (`verify_agentex_gates`): the
+call that passes a gate is compared. Skipped, saying why: a turn whose content is not text (the
+recording keeps its type only), and a cancel of a task the recording never saw (`task: {known:
+false}`: the made-up id or name the client sent is not recorded).
 """
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable
-from functools import partial
-from typing import Any
+import re
+from typing import Any, Protocol
 
 from mockagent.cassette import Interaction
-from mockagent.cassette.models import Step
-from mockagent.compare import Exchange, differences, untimed
-from mockagent.observe import exchange_from_http
-from mockagent.verify_calls import POLL_GAP_S, POLL_TIMEOUT_S, Send
+from mockagent.compare import Exchange, differences
+from mockagent.verify_agentex_calls import AgentexSide, task_id_of, task_of
+from mockagent.verify_agentex_gates import ENDED, Gates, open_gates
+from mockagent.verify_follow_ups import same_state
 
-ENDED = ("COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT")
-
-
-class AgentexSide:
-    """One side of an Agentex comparison and what it answered, call by call."""
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.exchanges: list[Exchange] = []
-        self.tasks: dict[str, str] = {}  # interaction name -> the id of the task it answered
-
-    def rpc(self, agent: str, method: str, params: dict[str, Any]) -> Exchange:
-        """One RPC call to the agent named `agent`; the caller decides whether it is kept."""
-        envelope = {"jsonrpc": "2.0", "id": len(self.exchanges) + 1, "method": method}
-        raw = json.dumps({**envelope, "params": params}).encode()
-        route = f"/agents/name/{agent}/rpc"
-        status, content_type, answer, dropped = self.send("POST", route, raw)
-        return exchange_from_http("POST", route, raw, status, content_type, answer, dropped)
-
-    def get_task(self, task_id: str) -> Exchange:
-        """One `GET /tasks/{id}` (a poll)."""
-        route = f"/tasks/{task_id}"
-        status, content_type, answer, dropped = self.send("GET", route, None)
-        return exchange_from_http("GET", route, b"", status, content_type, answer, dropped)
-
-
-def task_of(exchange: Exchange) -> dict[str, Any] | None:
-    """The task an answer shows (a task/create result or a GET /tasks/{id} body)."""
-    body = exchange.body if isinstance(exchange.body, dict) else {}
-    task = body.get("result") if "result" in body else body
-    return task if isinstance(task, dict) and "status" in task else None
-
-
-def task_id_of(exchange: Exchange) -> str | None:
-    """The id of the task an answer is about: a task's, or its messages' `task_id`."""
-    task = task_of(exchange)
-    if task is not None:
-        return str(task.get("id"))
-    payloads = [exchange.body] if exchange.events is None else [e.data for e in exchange.events]
-    for payload in payloads:
-        result = payload.get("result") if isinstance(payload, dict) else None
-        items = result if isinstance(result, list) else [result]
-        for item in items:
-            if isinstance(item, dict):
-                parent = item.get("parent_task_message") or item
-                if isinstance(parent, dict) and parent.get("task_id"):
-                    return str(parent["task_id"])
-    return None
-
-
+CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
 Found = tuple[list[str], str, str]  # differences, why skipped, how it was sent
+UNKNOWN_TASK = (
+    "a cancel of a task the recording never saw: the id or name the client made up is not recorded"
+)
+NOT_TEXT = "its content is not text: the recording keeps the content's type only"
 
 
-def verify_agentex(
-    interactions: list[Interaction], live: AgentexSide, replay: AgentexSide
-) -> list[tuple[str, list[str], str, str]]:
-    """(name, differences, why skipped, mode) per interaction, in the cassette's order."""
-    out: list[tuple[str, list[str], str, str]] = []
-    for interaction in interactions:
-        out.append((interaction.name, *_one(interaction, live, replay)))
-    return out
+class AgentexRun:
+    """One verify run over an Agentex cassette: both sides, and which task each interaction was
+    about, so that later calls go to the same task and are compared after its origin's."""
+
+    def __init__(self, live: AgentexSide, replay: AgentexSide) -> None:
+        self.sides = (live, replay)
+        self.spans: dict[str, range] = {}  # interaction -> the numbers of its compared calls
+        self.origin: dict[str, str] = {}  # interaction -> the one that answered its task first
+        self.names: dict[str, str] = {}  # origin interaction -> its task's name
+        self.latest: dict[str, str] = {}  # agent -> the origin of the task it last worked on
+        self.canceled: set[str] = set()  # origins whose task verify canceled
+
+    def one(self, interaction: Interaction) -> Found:
+        """Verify one interaction: its differences from the live side's answers."""
+        live, _ = self.sides
+        made = len(live.exchanges)
+        found = self._send(interaction)
+        name = interaction.name
+        self.spans[name] = range(made, len(live.exchanges))
+        if found[1]:
+            return found
+        origin = self.origin.get(name)
+        before = self.spans.get(origin) if origin is not None and origin != name else None
+        return own_differences(self.sides, before, self.spans[name]), "", found[2]
+
+    def _send(self, interaction: Interaction) -> Found:
+        where = interaction.match.where
+        agent, name = _plain(where.get("agent")), _plain(where.get("name"))
+        operation = interaction.match.operation
+        on = interaction.match.task
+        if not isinstance(agent, str):
+            return [], "no agent to send to", "block"
+        if on is not None and not on.known:
+            return [], UNKNOWN_TASK, "block"
+        if operation == "CreateTask":
+            return self._create(interaction, agent, name if isinstance(name, str) else None)
+        if operation == "CancelTask":
+            return self._cancel(interaction, agent)
+        if operation in (None, "SendMessage", "SendEvent"):
+            if not isinstance(interaction.match.text, str):
+                return [], NOT_TEXT, "block"
+            return self._turn(interaction, agent, operation == "SendEvent")
+        return [], f"{operation} is not an Agentex call verify makes", "block"
+
+    def _task(self, interaction: Interaction, agent: str) -> str | None:
+        """The origin of the task a call of `interaction` goes to (None: no task known)."""
+        on = interaction.match.task
+        origin = on.from_ if on is not None and on.from_ else self.latest.get(agent)
+        return origin if origin is not None and origin in self.sides[1].tasks else None
+
+    def _ended(self, origin: str) -> bool:
+        """Whether the task of `origin` was last seen ended on the replay side."""
+        _, replay = self.sides
+        seen = replay.seen.get(replay.tasks[origin])
+        task = task_of(seen) if seen is not None else None
+        return task is not None and task.get("status") in ENDED
+
+    def _answered(
+        self, interaction: str, agent: str, origin: str, exchanges: list[Exchange]
+    ) -> None:
+        """`interaction` answered (or worked on) the task of `origin`: each side's answer is in
+        `exchanges`."""
+        for side, exchange in zip(self.sides, exchanges, strict=True):
+            task_id = task_id_of(exchange)
+            if origin == interaction and task_id is not None:
+                side.tasks[origin] = task_id
+        if origin in self.sides[1].tasks:
+            self.origin[interaction] = origin
+            self.latest[agent] = origin
+
+    def _create(self, interaction: Interaction, agent: str, name: str | None) -> Found:
+        params = {"name": name} if name else {}
+        made = [side.keep(side.rpc(agent, "task/create", params)) for side in self.sides]
+        self._answered(interaction.name, agent, interaction.name, made)
+        if name:
+            self.names[interaction.name] = name
+        gated, why = self._gates(interaction, agent, interaction.name, create=True)
+        return [], why, "gated" if gated else "block"
+
+    def _turn(self, interaction: Interaction, agent: str, event: bool) -> Found:
+        steps = _steps(interaction)
+        streamed = not event and any(
+            s.deltas or (s.after is not None and s.after.ms) for s in steps
+        )
+        origin = self._task(interaction, agent)
+        if event and (origin is None or self._ended(origin)):
+            # the store made its task (an event goes to no task that ended): so does each side
+            made = [side.rpc(agent, "task/create", {}) for side in self.sides]
+            self._answered(interaction.name, agent, interaction.name, made)
+            origin = interaction.name
+        answers = []
+        for side in self.sides:
+            text = {"type": "text", "author": "user", "content": interaction.match.text}
+            params: dict[str, Any] = {"content": text}
+            if origin is not None and (event or interaction.match.task is not None):
+                params["task_id"] = side.tasks[origin]
+            if streamed:
+                params["stream"] = True
+            answers.append(
+                side.keep(side.rpc(agent, "event/send" if event else "message/send", params))
+            )
+        if origin is None or (not event and interaction.match.task is None):
+            origin = interaction.name  # a message without a task makes one
+        self._answered(interaction.name, agent, origin, answers)
+        gated, why = self._gates(interaction, agent, origin, create=False)
+        return [], why, "polls" if gated else "stream" if streamed else "block"
+
+    def _cancel(self, interaction: Interaction, agent: str) -> Found:
+        origin = self._task(interaction, agent)
+        if origin is None:
+            return [], "no task of its agent to cancel", "block"
+        name = self.names.get(origin)
+        states = interaction.match.task.state if interaction.match.task else None
+        waits = states if isinstance(states, list) else [states]
+        for side in self.sides:
+            params = {"task_name": name} if name else {"task_id": side.tasks[origin]}
+            if any(same_state(w, "CANCELED") for w in waits) and origin not in self.canceled:
+                side.rpc(agent, "task/cancel", params)  # the store answered it: no interaction
+            side.keep(side.rpc(agent, "task/cancel", params))
+        self.canceled.add(origin)
+        self._answered(interaction.name, agent, origin, [s.exchanges[-1] for s in self.sides])
+        return [], "", "block"
+
+    def _gates(
+        self, interaction: Interaction, agent: str, origin: str, create: bool
+    ) -> tuple[bool, str]:
+        live, replay = self.sides
+        gates = Gates(agent, self.names.get(origin), live.tasks[origin], replay.tasks[origin])
+        return open_gates(_steps(interaction), gates, live, replay, create)
 
 
-def _one(interaction: Interaction, live: AgentexSide, replay: AgentexSide) -> Found:
-    where = interaction.match.where
-    agent, name = _plain(where.get("agent")), _plain(where.get("name"))
+def _steps(interaction: Interaction) -> list[Any]:
     reply = interaction.reply
-    steps = list(reply.task.steps) if reply is not None and reply.task is not None else []
-    operation = interaction.match.operation
-    if not isinstance(agent, str):
-        return [], "no agent to send to", "block"
-    if operation == "CreateTask" and steps:
-        return _create(agent, name if isinstance(name, str) else None, steps, live, replay)
-    if operation in (None, "SendMessage") and isinstance(interaction.match.text, str):
-        return _message(interaction, agent, steps, live, replay)
-    return [], "not verified for Agentex", "block"
+    return list(reply.task.steps) if reply is not None and reply.task is not None else []
 
 
 def _plain(predicate: Any) -> Any:
@@ -112,76 +184,52 @@ def _plain(predicate: Any) -> Any:
     return predicate
 
 
-def _create(
-    agent: str, name: str | None, steps: list[Step], live: AgentexSide, replay: AgentexSide
-) -> Found:
-    params = {"name": name} if name else {}
-    for side in (live, replay):
-        side.exchanges.append(side.rpc(agent, "task/create", params))
-    calls = [(live.exchanges[-1], replay.exchanges[-1])]
-    ids = (task_id_of(live.exchanges[-1]), task_id_of(replay.exchanges[-1]))
-    gated = False
-    for step in steps[1:]:
-        after = step.after
-        if after is None or not (after.finds or (after.strict and after.polls)):
-            continue  # shown with the step before it
-        if after.finds and not name:
-            return [], "its get-or-creates need the task's name", "block"
-        live_id, replay_id = ids
-        if live_id is None or replay_id is None:
-            break  # one side made no task: the create's difference says so
-        gated = True
-        finds = bool(after.finds)
-
-        def ask(side: AgentexSide, task_id: str, finds: bool = finds) -> Exchange:
-            return side.rpc(agent, "task/create", params) if finds else side.get_task(task_id)
-
-        before = live.exchanges[-1]  # what the live side answered last
-        for _ in range((after.finds or after.polls or 1) - 1):
-            ask(replay, replay_id)
-            before = ask(live, live_id)
-        expected = ask(replay, replay_id)
-        replay.exchanges.append(expected)
-        live.exchanges.append(_until(partial(ask, live, live_id), expected, before))
-        calls.append((live.exchanges[-1], expected))
-    found = differences([c[0] for c in calls], [c[1] for c in calls])
-    return found, "", "gated" if gated else "block"
+def own_differences(
+    sides: tuple[Any, Any], before: range | None, calls: range, later: str = "call {n}: "
+) -> list[str]:
+    """The differences of an interaction's calls (`calls`, numbers into both sides' exchanges),
+    compared after those of the interaction that answered its task first (`before`): ids are
+    named in order over those calls only, so a drift elsewhere does not rename this
+    interaction's ids, and a refusal that names the task names the same one. A line about the
+    interaction's first call is bare, one about a later call starts with `later` (`n`: 2…)."""
+    live, replay = sides
+    numbers = [*(before or []), *calls]
+    lines = differences(
+        [live.exchanges[n] for n in numbers], [replay.exchanges[n] for n in numbers]
+    )
+    own = len(numbers) - len(calls)  # the origin's calls come first
+    out = []
+    for line in lines:
+        found = CALL.match(line)
+        k = int(found[1]) - 1 - own if found else -1
+        if found and k >= 0:
+            out.append(later.format(n=k + 1, k=k) * bool(k) + line[found.end() :])
+    return out
 
 
-def _until(ask: Callable[[], Exchange], expected: Exchange, before: Exchange) -> Exchange:
-    """Ask the live platform while its answer is not the expected one but its task is on its
-    way: unchanged since `before` and not ended, for at most POLL_TIMEOUT_S."""
-    deadline = time.monotonic() + POLL_TIMEOUT_S
-    answer: Exchange = ask()
-    while differences([answer], [expected]) and time.monotonic() < deadline:
-        task, seen = task_of(answer), task_of(before)
-        if task is None or task.get("status") in ENDED or untimed(task) != untimed(seen or {}):
-            break
-        time.sleep(POLL_GAP_S)
-        answer = ask()
-    return answer
+class Watch(Protocol):
+    """Told when an interaction's calls begin and end (a recording of the live side)."""
+
+    def begin(self) -> None: ...
+
+    def end(self, name: str) -> None: ...
 
 
-def _message(
-    interaction: Interaction,
-    agent: str,
-    steps: list[Step],
+def verify_agentex(
+    interactions: list[Interaction],
     live: AgentexSide,
     replay: AgentexSide,
-) -> Found:
-    streamed = any(s.deltas or (s.after is not None and s.after.ms) for s in steps)
-    origin = interaction.match.task.from_ if interaction.match.task else None
-    text = interaction.match.text
-    for side in (live, replay):
-        params: dict[str, Any] = {"content": {"type": "text", "author": "user", "content": text}}
-        if origin and origin in side.tasks:
-            params["task_id"] = side.tasks[origin]
-        if streamed:
-            params["stream"] = True
-        exchange = side.rpc(agent, "message/send", params)
-        side.exchanges.append(exchange)
-        task_id = task_id_of(exchange)
-        if task_id is not None:
-            side.tasks[interaction.name] = task_id
-    found = differences([live.exchanges[-1]], [replay.exchanges[-1]])
-    return found, "", "stream" if streamed else "block"
+    watch: Watch | None = None,
+) -> list[tuple[str, list[str], str, str]]:
+    """(name, differences, why skipped, mode) per interaction, in the cassette's order; `watch`
+    sees each interaction's calls."""
+    run = AgentexRun(live, replay)
+    out = []
+    for interaction in interactions:
+        if watch is not None:
+            watch.begin()
+        found = run.one(interaction)
+        if watch is not None:
+            watch.end(interaction.name)
+        out.append((interaction.name, *found))
+    return out

@@ -8,8 +8,10 @@ interaction only (a cassette whose interactions are not written as `- name: …`
 anew instead, without its comments). A follow-up of a re-recorded interaction whose `task.state`
 is not where the new script stops for a follow-up gets that state (`mockagent.verify_follow_ups`),
 on its own line where it can be found there; one whose origin no longer stops for a follow-up is
-reported as stranded. The result is validated, scanned for the secrets the
-recording saw, and written atomically.
+reported as stranded. An Agentex cassette is re-recorded alike (`verify_agentex` through the
+proxy), and a re-recorded follow-up takes the state its task was in now from its recording
+(`replacement`) instead. The result is validated, scanned for the secrets the recording saw,
+and written atomically.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from mockagent.cassette.store import (
     write_atomic,
 )
 from mockagent.errors import CassetteError
+from mockagent.proxy.agentex import AGENTS_PATH
 from mockagent.proxy.app import RECORDING, create_recording_app
 from mockagent.proxy.session import ITEM, with_notes
 from mockagent.verify import TIMEOUT, Verdict, run
-from mockagent.verify_calls import Side, wsgi_sender
+from mockagent.verify_calls import wsgi_sender
 from mockagent.verify_follow_ups import moves
 from mockagent.vocabulary import CARD_PATH
 
@@ -55,16 +58,23 @@ class Update:
 class LiveRecording:
     """The recording of the live side: which recorded interaction answers which of ours."""
 
-    def __init__(self, recorder: Any) -> None:
+    def __init__(self, recorder: Any, operations: dict[str, Any] | None = None) -> None:
         self.recorder = recorder
+        self.operations = operations or {}  # interaction name -> its `match.operation`
         self.recorded: dict[str, dict[str, Any]] = {}
-        self._mark = 0
+        self._before: set[int] = set()
 
     def begin(self) -> None:
-        self._mark = len(self.recorder.interactions)
+        self._before = {id(i) for i in self.recorder.interactions}
 
     def end(self, name: str) -> None:
-        new = self.recorder.interactions[self._mark :]
+        """The interaction recorded for `name`'s calls: the one new interaction (an Agentex
+        recording may insert one before the end: a task's CreateTask). Several new ones (an
+        uncompared call made one too) leave the one of the same operation, if it is alone."""
+        new = [i for i in self.recorder.interactions if id(i) not in self._before]
+        if len(new) > 1:
+            operation = self.operations.get(name)
+            new = [i for i in new if (i.get("match") or {}).get("operation") == operation]
         if len(new) == 1:  # polls add steps to it; an unanswered message adds nothing
             self.recorded[name] = new[0]
 
@@ -74,14 +84,18 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
     that drifted. Raises CassetteError when the cassette cannot be read or the result kept, and
     httpx.HTTPError when the agent does not answer."""
     path = Path(path)
+    cassette = load_cassette(path).cassette
+    agentex = cassette.protocol == "agentex"  # re-recorded the same way, through the proxy
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
-        http.get(upstream.rstrip("/") + CARD_PATH)  # an agent not there: httpx.HTTPError, as verify
+        # an agent not there: httpx.HTTPError, as verify
+        http.get(upstream.rstrip("/") + (AGENTS_PATH if agentex else CARD_PATH))
     with tempfile.TemporaryDirectory(prefix="mockagent-verify-") as scratch:
         app = create_recording_app(upstream, Path(scratch) / path.name, "all")
         proxy = app.extensions[RECORDING]
-        live = LiveRecording(proxy.session.recorder)
+        operations = {i.name: i.match.operation for i in cassette.interactions}
+        live = LiveRecording(proxy.session.recorder, operations)
         try:
-            verdicts = run(path, Side(wsgi_sender(app), binding), binding, live)
+            verdicts = run(path, wsgi_sender(app), binding, live)
         finally:
             proxy.upstream.close()
     update = Update(verdicts)
@@ -96,11 +110,12 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         if recorded is None:
             update.missed.append(verdict.name)
             continue
-        new[index] = replacement(written[index], recorded)
+        new[index] = replacement(written[index], recorded, agentex)
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)
-    states = _retarget(update, loaded, written, live.recorded, new)
+    # An Agentex follow-up's state is the task's as the recording saw it (`replacement`)
+    states = {} if agentex else _retarget(update, loaded, written, live.recorded, new)
     if new or states:
         text = rewrite(loaded, new, notes, states)
         _check(text, loaded.path, proxy.session.redactor.leaks(text))
@@ -152,11 +167,21 @@ def _state_line(loaded: LoadedCassette, lines: list[str], index: int, old: Any) 
     return found[0] if len(found) == 1 else None
 
 
-def replacement(written: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
-    """The interaction as written, with the reply (and fault) the agent gives now."""
+def replacement(
+    written: dict[str, Any], recorded: dict[str, Any], agentex: bool = False
+) -> dict[str, Any]:
+    """The interaction as written, with the reply (and fault) the agent gives now; an Agentex
+    follow-up (`match.task`) also with the state its task was in now (the recording writes one
+    only where the state is what tells the call apart: a refused cancel, say)."""
     out: dict[str, Any] = {"name": written["name"]}
     if "match" in written:
         out["match"] = written["match"]
+    on, now = (written.get("match") or {}).get("task"), (recorded.get("match") or {}).get("task")
+    if agentex and isinstance(on, dict) and isinstance(now, dict) and on.get("known", True):
+        task = {k: v for k, v in on.items() if k != "state"}
+        if "state" in now:
+            task = {"state": now["state"], **task}
+        out["match"] = {**written["match"], "task": task}
     out["reply"] = recorded["reply"]
     if "fault" in recorded:
         out["fault"] = recorded["fault"]

@@ -62,6 +62,9 @@ class StreamRecording:
         if self.interaction is None:
             return
         self.recorder.remove_interaction(self.interaction)
+        if self.streaming and self.task is not None:
+            self.task.streams -= 1
+            self.streaming = False
         if self.follow_up is not None and self._previous_steps is not None:
             self.follow_up.steps = self._previous_steps
         self.interaction = None
@@ -190,14 +193,19 @@ class StreamRecording:
         task.steps = self.interaction["reply"]["task"]["steps"]
         if self.streamed:  # a subscription beside this stream may record its events first
             self.place = (task.steps, 0)
+            if self.follow_up is not None:  # it plays the task from the request on
+                self.streaming = True
+                task.streams += 1
         return task
 
     def after(self, ms: float) -> dict[str, Any]:
         """The `after` of a step seen `ms` after the one before (a subscriber's first waits for
-        the client)."""
+        the client, unless a message stream plays the task: the stream, hearing the step first,
+        writes no gate, and the recording must not depend on which connection came first)."""
         if self.gate_next:
             self.gate_next = False
-            return {"polls": 1, "ms": round(ms)}
+            if self.task is None or not self.task.streams:
+                return {"polls": 1, "ms": round(ms)}
         return {"ms": round(ms)}
 
     def event(self, payload: dict[str, Any], at_ms: float) -> None:

@@ -32,6 +32,7 @@ ALLOWED = {
     "async": {"task/create", "task/cancel", "task/interrupt", "event/send"},
 }
 ENDED = {"COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT"}
+CANCELED = "Canceled by the user"  # a canceled task's `status_reason`
 
 
 def now() -> str:
@@ -61,8 +62,11 @@ class Task:
 class Platform:
     """The platform's state: agents, tasks and their messages."""
 
-    def __init__(self, forwarded: Collection[str] = ("sync", "async")) -> None:
+    def __init__(
+        self, forwarded: Collection[str] = ("sync", "async"), canceled: str | None = CANCELED
+    ) -> None:
         self.forwarded = forwarded  # the acp_types whose new tasks say they were forwarded
+        self.canceled = canceled  # the `status_reason` of a task canceled
         stamp = now()
         self.agents = [
             {
@@ -163,7 +167,7 @@ def rpc(platform: Platform, agent: dict[str, Any], method: str, params: dict[str
                 f"Task {task.body['id']} is {task.body['status']} and cannot be canceled"
             )
         task.script.clear()
-        task.body.update(status="CANCELED", status_reason="Canceled by the user", updated_at=now())
+        task.body.update(status="CANCELED", status_reason=platform.canceled, updated_at=now())
         return task.body
     if method == "event/send":
         content = params.get("content")
@@ -250,12 +254,15 @@ def cut_off(lines: Iterator[str], after: int) -> Iterator[str]:
 
 
 def create_platform_app(
-    drop_after: int | None = None, forwarded: Collection[str] = ("sync", "async")
+    drop_after: int | None = None,
+    forwarded: Collection[str] = ("sync", "async"),
+    canceled: str | None = CANCELED,
 ) -> Flask:
     """The platform as a Flask app (one Platform per app); with `drop_after`, every streamed
     message/send breaks off after that many NDJSON lines; a new task of an agent whose acp_type
-    is not `forwarded` has no `status_reason`."""
-    platform = Platform(forwarded)
+    is not `forwarded` has no `status_reason`; a task canceled has `canceled` as its
+    `status_reason`."""
+    platform = Platform(forwarded, canceled)
     app = Flask(__name__)
 
     @app.post("/agents/<key>/rpc")

@@ -202,3 +202,29 @@ def sdk_taking_turns(step: threading.Semaphore | None) -> Callable[[Clients], Aw
                 pass
 
     return scenario
+
+
+def sdk_subscription_first(
+    step: threading.Semaphore | None, held: threading.Semaphore | None
+) -> Callable[[Clients], Awaitable[None]]:
+    """As `sdk_taking_turns`, but the subscription's client gets each step before the message
+    stream is sent it (the quirky agent with `stepwise` and `held`; None on replay): the
+    recording proxy hears every step on the subscription first."""
+
+    async def scenario(c: Clients) -> None:
+        streamed = aiter(c.streaming.send_message(SendMessageRequest(message=user("build it"))))
+        task = (await anext(streamed)).task
+        subscribed = aiter(c.streaming.subscribe(SubscribeToTaskRequest(id=task.id)))
+        await anext(subscribed)
+        for _ in range(4):
+            if step is not None:
+                step.release()
+            await anext(subscribed)
+            if held is not None:
+                held.release()
+            await anext(streamed)
+        for rest in (streamed, subscribed):
+            async for _ in rest:
+                pass
+
+    return scenario

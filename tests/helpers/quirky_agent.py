@@ -24,7 +24,9 @@ How answers go (deterministic: the task advances when a client looks, never on w
 
 With `stepwise` (a semaphore the test releases) a stream takes each step only when released,
 and a subscription plays nothing pending: the test has a stream and a subscription on its task
-see one step at a time.
+see one step at a time. With `held` too (another semaphore), the stream sends a step it took
+(which the subscriptions have at once) only when that is released: the test has the
+subscription's client get each step first.
 
 Every status message is also appended to the history, as a2a-sdk's task manager does.
 tests/helpers/quirky_app.py serves it over HTTP.
@@ -156,11 +158,15 @@ class QuirkyAgent:
     """The agent's tasks and behaviour, independent of the binding."""
 
     def __init__(
-        self, streams_ended: bool = False, stepwise: threading.Semaphore | None = None
+        self,
+        streams_ended: bool = False,
+        stepwise: threading.Semaphore | None = None,
+        held: threading.Semaphore | None = None,
     ) -> None:
         self.tasks: dict[str, QuirkyTask] = {}
         self.streams_ended = streams_ended  # a subscription on an ended task: its snapshot
         self.stepwise = stepwise  # a stream's steps wait for the test
+        self.held = held  # with `stepwise`: a step taken waits for the test to go on the stream
 
     async def aclose(self) -> None:
         """End every open subscription (UpstreamAgent.stop calls this before shutting down)."""
@@ -244,7 +250,10 @@ class QuirkyAgent:
             return
         while task.pending and task.state not in INTERRUPTED | TERMINAL:
             await asyncio.to_thread(self.stepwise.acquire, True, SUBSCRIBER_WAIT)
-            yield task.apply(task.pending.pop(0))
+            event = task.apply(task.pending.pop(0))
+            if self.held is not None:
+                await asyncio.to_thread(self.held.acquire, True, SUBSCRIBER_WAIT)
+            yield event
 
     def get(self, params: dict[str, Any]) -> dict[str, Any]:
         task = self.task(str(params.get("id")))

@@ -8,6 +8,8 @@ would send six events where the live one sent three.
 With `stepwise` the upstream hands each update to one stream, then the other, only when the test
 releases it: the two streams take turns event by event, beside a streamed follow-up and beside
 a new task's stream (which a replay must not play ahead of the subscription opened on it).
+Either order records the same cassette: the subscription that hears a step first used to gate
+it `after: {polls: 1}` as a subscriber's first sight, which the stream never writes.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from mockagent.compare import Event, Exchange, differences
 from mockagent.server.thread import serve_in_thread
-from tests.helpers.fidelity import run_scenario, sdk_taking_turns
+from tests.helpers.fidelity import run_scenario, sdk_subscription_first, sdk_taking_turns
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import HEADERS, TIMEOUT, message, recording, rpc, wait_for
 from tests.helpers.subscribed_upstream import SubscribedUpstream, subscribed_upstream
@@ -204,5 +208,67 @@ def test_the_official_client_on_both_streams_taking_turns_replays_as_live(
     with serve_in_thread(path, pace="instant") as server:
         scenarios = {"turns": sdk_taking_turns(None)}
         replay, error = asyncio.run(run_scenario(server.agent_url(), binding, scenarios["turns"]))
+    found = differences(live, replay)
+    assert found == [], "\n".join([*found, error])
+
+
+Conversation = Callable[[str, SubscribedUpstream | None], Any]
+
+
+def gates(path: Path, conversation: Conversation, first: str) -> list[list[Any]]:
+    """The conversation recorded with the `first` stream heard first: for each interaction,
+    its steps' `after` without the measured gaps."""
+    with subscribed_upstream() as upstream, recording(upstream.url, path) as rec:
+        upstream.stamped = upstream.stepwise = True
+        upstream.subscription_first = first == "subscription"
+        conversation(rec.url, upstream)
+        rec.finish()
+    return [
+        [
+            {k: v for k, v in (step.get("after") or {}).items() if k != "ms"}
+            for step in (interaction.get("reply") or {}).get("task", {}).get("steps", [])
+        ]
+        for interaction in interactions(path)
+    ]
+
+
+@pytest.mark.parametrize("conversation", [interleaved, new_task_interleaved])
+def test_the_recording_is_the_same_whichever_stream_is_heard_first(
+    tmp_path: Path, conversation: Conversation
+) -> None:
+    """A message stream plays its task on replay: no step of it waits for a poll, whoever saw
+    it first (the gaps measured aside)."""
+    heard = {
+        first: gates(tmp_path / f"{first}.yaml", conversation, first)
+        for first in ("message", "subscription")
+    }
+    assert heard["subscription"] == heard["message"]
+    assert not any("polls" in after for script in heard["message"] for after in script)
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_official_client_hearing_the_subscription_first_records_the_same_gates(
+    tmp_path: Path, binding: str
+) -> None:
+    """The official client's streams taking turns as above, the subscription's client getting
+    each step first: the recording's gates are those of the stream heard first."""
+    path = tmp_path / "subscription-first.yaml"
+    step, held = threading.Semaphore(0), threading.Semaphore(0)
+    with serve_quirky(stepwise=step, held=held) as agent, recording(agent.url, path) as rec:
+        scenario = sdk_subscription_first(step, held)
+        live, error = asyncio.run(run_scenario(rec.url, binding, scenario))
+        rec.finish()
+    assert error == "", error
+    steps = interactions(path)[0]["reply"]["task"]["steps"]
+    assert [sorted(step.get("after") or {}) for step in steps] == [
+        [],
+        ["ms", "subscribers"],
+        ["ms"],
+        ["ms"],
+        ["ms"],
+    ]
+    with serve_in_thread(path, pace="instant") as server:
+        scenario = sdk_subscription_first(None, None)
+        replay, error = asyncio.run(run_scenario(server.agent_url(), binding, scenario))
     found = differences(live, replay)
     assert found == [], "\n".join([*found, error])

@@ -69,7 +69,7 @@ def test_a_finds_gate_is_opened_by_get_or_creates_and_verifies_ok(tmp_path, timi
     # before: verify refused every Agentex cassette ("verify speaks A2A")
     assert lines == [
         "ok create-worker (gated)",
-        "skip cancel-create-worker (not verified for Agentex)",
+        "ok cancel-create-worker",  # refused by name, on the task that timed out
     ]
     assert code == 0
 
@@ -77,7 +77,10 @@ def test_a_finds_gate_is_opened_by_get_or_creates_and_verifies_ok(tmp_path, timi
 def test_a_strict_polls_gate_is_opened_by_polls_and_verifies_ok(tmp_path, timing_out):
     path = recorded(tmp_path, timed_out_while_polled)
     code, lines = verify(path, timing_out)
-    assert lines[0] == "ok create-worker (gated)"
+    assert lines == [
+        "ok create-worker (gated)",
+        "ok cancel-create-worker",  # refused by id: the task has no name
+    ]
     assert code == 0
 
 
