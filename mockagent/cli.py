@@ -349,18 +349,22 @@ def schema() -> None:
     help="Re-record the interactions that drifted, keeping the others as written.",
 )
 def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
-    """Is CASSETTE stale? Send its recorded requests to the live agent at --upstream and to the
-    cassette, and compare the answers on everything but ids and timestamps.
+    """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
+    --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
 
-    A script recorded from a stream is verified with SendStreamingMessage, event by event; one
-    recorded from polls with returnImmediately and GetTask polls; any other message blocking.
-    Prints `ok NAME` or `drift NAME` (then each difference, the live answer first) per
-    interaction; exits 0 when every interaction still matches, 1 otherwise. With --update, the
-    interactions that drifted are re-recorded from the live agent (their names, matchers and
-    `times` kept, every other interaction left as written) and the cassette is rewritten
-    atomically: it prints `updated NAME` for each (a follow-up of one moves to the state it now
-    stops at) and exits 0 once written, 1 if an answer was not recorded or a follow-up can no
-    longer match (`check NAME`).
+    A2A: a script recorded from a stream is verified with SendStreamingMessage, event by event;
+    one recorded from polls with returnImmediately and GetTask polls; any other message blocking.
+    Agentex: task/create, message/send (streamed if it was recorded streamed), event/send and
+    task/cancel are sent as the recorded client sent them, and each script's gates are opened
+    with GET /messages, GET /tasks/{id} or get-or-creates; a turn whose content is not text and
+    a cancel of a made-up task print `skip NAME (why)`. Prints `ok NAME` or `drift NAME` (then
+    each difference, the live answer first) per interaction; exits 0 when every interaction
+    still matches, 1 otherwise. With --update, the interactions that drifted are re-recorded
+    from the live agent (their names, matchers and `times` kept, every other interaction left
+    as written) and the cassette is rewritten atomically: it prints `updated NAME` for each (a
+    follow-up of one moves to the state it now stops at; an Agentex cancel takes the state its
+    task is in now) and exits 0 once written, 1 if an answer was not recorded or a follow-up
+    can no longer match (`check NAME`).
     """
     try:
         if update:
