@@ -133,11 +133,16 @@ class Calls:
             worker.join(timeout=120)
 
 
-def stop_while_holding(host: Host, monitor: redis.Redis) -> bytes:
+def stop_while_holding(host: Host, monitor: redis.Redis, answered: Callable[[], int]) -> bytes:
     """Stop `host` at a moment it holds the store's lock (it is the only host taking calls, and
     it takes them without a break); try again at another moment when it did not. The lock's
-    token as the host holds it."""
+    token as the host holds it. `answered`: how many calls it has answered so far; between two
+    tries it answers one more, so that stopping it again and again cannot starve it."""
     for _ in range(200):
+        before = answered()
+        deadline = time.monotonic() + 10
+        while answered() == before:  # poll: its worker runs until it has answered a call
+            assert time.monotonic() < deadline, "the host answered no call"
         host.signal(signal.SIGSTOP)
         deadline = time.monotonic() + 10
         while not host.stopped():  # poll: stopped a moment after the signal
@@ -169,7 +174,7 @@ def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis
     try:
         for hammer in hammers:
             hammer.start()
-        held = stop_while_holding(a, monitor)
+        held = stop_while_holding(a, monitor, lambda: calls.sent)
         busy.clear()  # the calls in flight on a stay with it until it resumes
         # Host b can go on only once a's lease has run out; a stays stopped until it has.
         calls.run(lambda i: b.url, threads=2, each=10)
@@ -218,7 +223,7 @@ def test_a_host_killed_holding_the_store_holds_up_the_other_for_one_lease(redis_
     try:
         for hammer in hammers:
             hammer.start()
-        stop_while_holding(a, monitor)
+        stop_while_holding(a, monitor, lambda: calls.sent)
         busy.clear()
         a.signal(signal.SIGKILL)  # dies holding the lock: nobody releases it
         a.process.wait(timeout=30)
