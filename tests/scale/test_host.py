@@ -16,17 +16,21 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from mockagent.cli import READY
 from mockagent.server.host import listen
+from tests.helpers.http_checks import (
+    V1,
+    check_body_over_the_limit,
+    check_expect_100_continue,
+    message,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / "cassettes" / "kit"
-V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 
 
 class Served:
@@ -71,10 +75,6 @@ def serving(*args: str) -> Iterator[Served]:
 def server() -> Iterator[Served]:
     with serving("--max-body", "1000", "--pace", "scale=0.5") as running:
         yield running
-
-
-def message(text: str, **extra: Any) -> dict[str, Any]:
-    return {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}, **extra}
 
 
 def test_a_stop_ends_open_streams_and_the_workers_promptly() -> None:
@@ -133,36 +133,11 @@ def test_head_has_the_headers_and_no_body(server: Served) -> None:
 
 
 def test_expect_100_continue(server: Served) -> None:
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": message("hi?")}
-    )
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-        sock.sendall(
-            f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            "Expect: 100-continue\r\n\r\n".encode()
-        )
-        reader = sock.makefile("rb")
-        assert reader.readline().startswith(b"HTTP/1.1 100")
-        assert reader.readline() == b"\r\n"
-        sock.sendall(body.encode())
-        answer = http.client.HTTPResponse(sock)
-        answer.fp = reader
-        answer.begin()
-        assert answer.status == 200 and json.loads(answer.read())["id"] == 1
+    check_expect_100_continue("127.0.0.1", server.port)
 
 
 def test_a_body_over_the_limit_is_a_413_in_the_protocols_shape(server: Served) -> None:
-    big = {"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": message("x" * 2000)}
-    answer = httpx.post(f"{server.url}/test-runner/", headers=V1, json=big)
-    assert answer.status_code == 413
-    assert answer.json()["error"]["code"] == -32600 and "1000 bytes" in answer.text
-    chunked = httpx.post(
-        f"{server.url}/test-runner/message:send",
-        headers=V1,
-        content=iter([json.dumps(message("y" * 2000)).encode()]),  # no length: chunked
-    )
-    assert chunked.status_code == 413 and chunked.json()["error"]["code"] == 413
+    check_body_over_the_limit(server.url)
 
 
 def test_a_paced_stream_goes_out_event_by_event(server: Served) -> None:
