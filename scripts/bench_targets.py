@@ -2,7 +2,7 @@
 
 Every target speaks A2A v1.0 JSON-RPC at `POST /` on 127.0.0.1, so one set of request bodies
 (`BODIES`) goes to all of them. Each runs in its own process session, so that stopping it also
-stops its children (forked workers, mountebank's imposter) and nothing else.
+stops its children (granian workers, mountebank's imposter) and nothing else.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def start_redis() -> tuple[subprocess.Popen, int]:
 
 
 def mockagent(cassette: Path, workers: int = 0) -> Target:
-    """`mockagent serve`, or with `workers` forked workers sharing a Redis store."""
+    """`mockagent serve`, or with `workers` granian worker processes sharing a Redis store."""
     port = free_port()
     cmd = [MOCKAGENT, "serve", str(cassette), "--port", str(port), "--pace", "instant"]
     if not workers:
