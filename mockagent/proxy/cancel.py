@@ -22,6 +22,7 @@ in the order the calls came.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mockagent import errors
@@ -59,7 +60,7 @@ def record_cancel(
         unknown_refused(recorder, "CancelTask", binding, kind, payload, task_id, status)
         return
     error = recorded_error(binding, kind, payload, task_id, status)
-    if error != _store_refusal(task):
+    if error != replay_refusal(task, not_cancelable):
         # A canceled task is refused in that state: the cancel before, answered by the store
         # (no interaction), must not take this refusal on replay. Other refusals go in order
         # (the recording may not have seen the state the agent refused in).
@@ -114,16 +115,20 @@ def _add(recorder: Recorder, task: RecordedTask, reply: dict[str, Any], state: s
     recorder.add_interaction({"parts": [{"text": f"cancel {task.origin}"}]}, reply, match=match)
 
 
-def _store_refusal(task: RecordedTask) -> dict[str, Any] | None:
-    """The store's refusal on replay, as `recorded_error` writes an error; None if it accepts."""
+def replay_refusal(
+    task: RecordedTask, refuse: Callable[[str, TaskState], errors.ProtocolError]
+) -> dict[str, Any] | None:
+    """How the replay refuses a call on `task` once it has ended (`refuse`: task_ops'
+    `not_cancelable` or `not_subscribable`), as `recorded_error` writes an error; None while the
+    task has not ended (the replay goes on)."""
     try:
         state = TaskState.parse(task.state)
     except ValueError:
         return None
     if not state.terminal:
         return None
-    payload = jsonrpc_error(not_cancelable(TASK_ID, state), None)
-    return recorded_error("JSONRPC", "TaskNotCancelable", payload, TASK_ID)
+    error = refuse(TASK_ID, state)
+    return recorded_error("JSONRPC", error.kind, jsonrpc_error(error, None), TASK_ID)
 
 
 def recorded_error(

@@ -38,11 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mockagent.cassette.states import TaskState
-from mockagent.dialects.a2a.error_table import jsonrpc_error
-from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_subscribable
-from mockagent.proxy.cancel import recorded_error, unknown_refused
+from mockagent.proxy.cancel import replay_refusal, unknown_refused
 from mockagent.proxy.recorder import TERMINAL, RecordedTask, Recorder
 
 if TYPE_CHECKING:
@@ -142,7 +139,7 @@ def subscription_fault(
 def subscription_refused(recorder: Recorder, task: RecordedTask, error: dict[str, Any]) -> None:
     """A SubscribeToTask on `task` answered with `error` (as `recorded_error` writes it; see
     above)."""
-    if error != _replay_refusal(task):
+    if error != replay_refusal(task, not_subscribable):
         _subscription(recorder, task, {"error": error})
 
 
@@ -208,16 +205,3 @@ def ended_answer(recorder: Recorder, task_id: str) -> EndedAnswer | None:
     if task is not None and task.state in TERMINAL:
         return EndedAnswer(recorder, task, task.state)
     return None
-
-
-def _replay_refusal(task: RecordedTask) -> dict[str, Any] | None:
-    """The replay's own refusal of a subscription to `task`, as `recorded_error` writes it;
-    None where it subscribes."""
-    try:
-        state = TaskState.parse(task.state)
-    except ValueError:
-        return None
-    if not state.terminal:
-        return None
-    payload = jsonrpc_error(not_subscribable(TASK_ID, state), None)
-    return recorded_error("JSONRPC", "UnsupportedOperation", payload, TASK_ID)
