@@ -17,7 +17,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -155,7 +156,14 @@ def stop_while_holding(host: Host, monitor: redis.Redis, answered: Callable[[], 
     raise AssertionError("the host never held the store's lock when it was stopped")
 
 
-def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis_url, tmp_path):
+Hosts = tuple[Host, Host, redis.Redis, Calls, threading.Event, list[threading.Thread]]
+
+
+@contextmanager
+def busy_hosts(redis_url: str, tmp_path: Path) -> Iterator[Hosts]:
+    """Two hosts on one store, `a` kept busy by the hammers (4 threads calling it without a
+    break until `busy` is cleared), `b` joined to it; `monitor` reads the store. Stops
+    everything at the end (the hosts' stderr is in tmp_path/hosts.err)."""
     cassette = tmp_path / "jobs.yaml"
     cassette.write_text(CASSETTE)
     err = (tmp_path / "hosts.err").open("w")
@@ -175,6 +183,18 @@ def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis
     try:
         for hammer in hammers:
             hammer.start()
+        yield a, b, monitor, calls, busy, hammers
+    finally:
+        busy.clear()
+        if a.process.poll() is None:
+            a.stop()
+        b.stop()
+        monitor.close()
+        err.close()
+
+
+def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis_url, tmp_path):
+    with busy_hosts(redis_url, tmp_path) as (a, b, monitor, calls, busy, hammers):
         held = stop_while_holding(a, monitor, lambda: calls.sent)
         busy.clear()  # the calls in flight on a stay with it until it resumes
         # Host b can go on only once a's lease has run out; a stays stopped until it has.
@@ -195,35 +215,11 @@ def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis
         assert sorted(listed) == sorted(calls.ids)  # every task answered is kept, no other
         assert job["uses"] == len(calls.ids)  # and each use counted once
         assert calls.refused >= 1  # a's save from the stall: its client was told to try again
-    finally:
-        busy.clear()
-        a.stop()
-        b.stop()
-        monitor.close()
-        err.close()
     assert "Traceback" not in (tmp_path / "hosts.err").read_text()
 
 
 def test_a_host_killed_holding_the_store_holds_up_the_other_for_one_lease(redis_url, tmp_path):
-    cassette = tmp_path / "jobs.yaml"
-    cassette.write_text(CASSETTE)
-    err = (tmp_path / "hosts.err").open("w")
-    monitor = redis.Redis.from_url(redis_url)
-    a = Host(cassette, redis_url, err)
-    b = Host(cassette, redis_url, err, "--join")
-    calls = Calls()
-    busy = threading.Event()
-    busy.set()
-
-    def keep_busy() -> None:
-        with httpx.Client(timeout=60) as client:
-            while busy.is_set():
-                calls.send(client, a.url)
-
-    hammers = [threading.Thread(target=keep_busy) for _ in range(4)]
-    try:
-        for hammer in hammers:
-            hammer.start()
+    with busy_hosts(redis_url, tmp_path) as (a, b, monitor, calls, busy, hammers):
         stop_while_holding(a, monitor, lambda: calls.sent)
         busy.clear()
         a.signal(signal.SIGKILL)  # dies holding the lock: nobody releases it
@@ -248,10 +244,3 @@ def test_a_host_killed_holding_the_store_holds_up_the_other_for_one_lease(redis_
         other = [i for i, task_id in enumerate(listed) if task_id not in calls.ids]
         first_of_b = min(listed.index(task_id) for task_id in calls.ids[before:])
         assert len(other) <= cut_off and all(i < first_of_b for i in other), (other, cut_off)
-    finally:
-        busy.clear()
-        if a.process.poll() is None:
-            a.stop()
-        b.stop()
-        monitor.close()
-        err.close()
