@@ -131,7 +131,11 @@ class Client:
     def _connection(self) -> Any:
         connection = getattr(self._local, "connection", None)
         if connection is None or connection.pid != os.getpid():  # not a forked parent's socket
-            connection = self._local.connection = self._pool.make_connection()
+            # Made from the pool's settings, not by the pool: the pool counts what it made and
+            # refuses its 101st, while the server's threads come and go (each closes its own as
+            # the thread ends and its locals are collected).
+            pool = self._pool
+            connection = self._local.connection = pool.connection_class(**pool.connection_kwargs)
         return connection
 
     def call(self, *command: Any) -> Any:

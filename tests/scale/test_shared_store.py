@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -292,3 +293,15 @@ def test_a_transaction_that_outlived_its_lease_saves_nothing(redis_url, monkeypa
             "SendMessage",
             "ListTasks",
         ]
+
+
+def test_threads_that_come_and_go_each_get_a_connection(redis_url):
+    """A server's threads end when idle and new ones start: the 101st thread to use the store
+    was refused ("Too many connections") by a pool that counts every connection it ever made."""
+    client = Client(redis_url, timeout_s=5)
+    replies: list[Any] = []
+    for _ in range(150):
+        thread = threading.Thread(target=lambda: replies.append(client.call("PING")))
+        thread.start()
+        thread.join()
+    assert replies == ["PONG"] * 150
