@@ -305,3 +305,16 @@ def test_threads_that_come_and_go_each_get_a_connection(redis_url):
         thread.start()
         thread.join()
     assert replies == ["PONG"] * 150
+
+
+def test_a_store_over_tls(tmp_path):
+    """`rediss://`: the same conversation through a redis-server that speaks only TLS; and one
+    whose certificate is not trusted is refused as the server starts, saying so."""
+    process, url = start_redis(tls=tmp_path)
+    try:
+        assert conversation(client(store_from_url(url))) == conversation(client(None))
+        with pytest.raises(StoreError, match="certificate verify failed"):
+            client(store_from_url(url.split("?")[0]))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
