@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -207,6 +209,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
         signal.signal(signal.SIGTERM, on_signal)
         if _stop_asked.is_set():
             on_signal(signal.SIGTERM, None)
+        _stop_when_orphaned()
         return granian_stop
 
     granian_signals.set_sync_signals = set_sync_signals  # this worker process's own module
@@ -214,6 +217,21 @@ def _worker(*args: Any, **kwargs: Any) -> None:
 
 
 _stop_asked = threading.Event()  # a worker's: it was told to stop before it could
+
+
+def _stop_when_orphaned() -> None:
+    """A worker stops as if told to when its parent dies (SIGKILL, say) and cannot stop it: a
+    worker left behind would keep the port and answer from stale state. The parent's sentinel
+    (a pipe multiprocessing keeps for each child) becomes ready at its end."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="mockagent-orphan", daemon=True).start()
 
 
 def _keep_stops() -> None:

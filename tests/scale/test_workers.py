@@ -264,6 +264,33 @@ def test_a_worker_that_dies_is_replaced(redis_url, signum):
     assert err == f"mockagent: Unexpected exit from worker-{1 + [dead, survivor].index(dead)}\n"
 
 
+def test_workers_stop_when_serve_is_killed(redis_url):
+    """SIGKILL leaves serve no time to stop its workers: they see it and stop by themselves,
+    freeing the port, instead of serving on as orphans."""
+    server = serve("--workers", "2", "--store", redis_url)
+    port = ready(server)
+    pids = workers(server)
+    server.kill()
+    deadline = time.monotonic() + 10
+    while alive := [pid for pid in pids if Path(f"/proc/{pid}").exists() and not zombie(pid)]:
+        if time.monotonic() > deadline:
+            for pid in alive:
+                os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"workers {alive} outlived serve")
+        time.sleep(0.01)
+    server.communicate(timeout=10)  # the workers held its pipes open
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def zombie(pid: int) -> bool:
+    """Ended but not reaped yet (an orphan's parent is init, which reaps it soon)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def test_ctrl_c_stops_the_workers_and_their_open_streams(redis_url):
     server = serve(
         "--workers", "2", "--store", redis_url, start_new_session=True
