@@ -49,7 +49,7 @@ class RedisStore(TaskStore):
         self._token: str | None = None  # the lock's, while this process holds it
         self._count = 0  # tasks saved before the open transaction
         self._loaded: dict[str, Task] = {}
-        self._saved: dict[str, tuple[str, int]] = {}  # each loaded task as saved, its event count
+        self._saved: dict[str, str] = {}  # each loaded task as saved
         self._fetched: dict[str, str | None] = {}  # read with the lock, not loaded yet
         self._created: list[Task] = []
         super().__init__(len(interactions))
@@ -97,17 +97,16 @@ class RedisStore(TaskStore):
             counters.ids.count = int(fields["ids"])
             counters.generation = int(fields["generation"])
 
-    def commit(self, counters: Counters, keep: bool = False) -> None:
+    def commit(self, counters: Counters) -> None:
         offset, advanced, origin = counters.clock.state()
         head = ("offset", repr(offset), "advanced", repr(advanced), "origin", repr(origin))
         counts = ("ids", counters.ids.count, "generation", counters.generation)
         writes: list[Command] = [("HSET", self._k("head"), *head, *counts)]
-        changed: dict[str, tuple[str, int]] = {}
+        fields: list[str] = []
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
-            if text != self._saved.get(task_id, ("", -1))[0]:
-                changed[task_id] = (text, len(task.events))
-        fields = [field for task_id, (text, _) in changed.items() for field in (task_id, text)]
+            if text != self._saved.get(task_id):
+                fields += (task_id, text)
         writes += _chunked(("HSET", self._k("tasks")), fields, 2)
         writes += _chunked(("RPUSH", self._k("order")), [task.id for task in self._created], 1)
         named = [f for t in self._created if t.name is not None for f in (t.name, t.id)]
@@ -117,16 +116,8 @@ class RedisStore(TaskStore):
         if token is None:
             return
         try:
-            self._lease.commit(token, writes, keep)
-        except BaseException:
-            self._forget()
-            raise
-        if keep:  # still ours: what this process loaded is what the store has
-            self._token = token
-            self._saved.update(changed)
-            self._count += len(self._created)
-            self._created = []
-        else:
+            self._lease.commit(token, writes, keep=False)
+        finally:
             self._forget()
 
     def _forget(self) -> None:
@@ -176,12 +167,11 @@ class RedisStore(TaskStore):
         return self._loaded[task_id]
 
     def _keep(self, task_id: str, text: str) -> None:
-        task = self._loaded[task_id] = load_task(text, self._steps)
-        self._saved[task_id] = (text, len(task.events))
+        self._loaded[task_id] = load_task(text, self._steps)
+        self._saved[task_id] = text
 
     def peek(self, task_id: str) -> Task | None:
-        if self._open and task_id in self._loaded:  # changed in this process's lease, not yet saved
-            return self._loaded[task_id]
+        # As saved: not what a call of this lease changed, whose batch may yet be refused.
         text = self._redis.call("HGET", self._k("tasks"), task_id)
         return None if text is None else load_task(text, self._steps)
 

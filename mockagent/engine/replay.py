@@ -198,7 +198,7 @@ class Engine:
             self._record(call, error=None if exc is None else exc.kind)
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
-        with self.locked(self._task_id(call)):
+        with self.locked(self._task_id(call), group=True):
             name = None
             try:
                 task = self._referenced_task(call)

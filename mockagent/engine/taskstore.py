@@ -63,10 +63,9 @@ class TaskStore:
         reads the task the call names (`task_id`, if any) in the same round trip. It waits for
         its lock until `deadline` (time.monotonic()) at most, StoreError then."""
 
-    def commit(self, counters: Counters, keep: bool = False) -> None:
-        """The transaction ends, also after an error: a shared store writes back and unlocks, or
-        keeps its lock when `keep` (more calls of this process are in line). StoreError, with
-        nothing written, when a shared store lost its lock meanwhile."""
+    def commit(self, counters: Counters) -> None:
+        """The transactions of a lease end, also after an error: a shared store writes back and
+        unlocks. StoreError, with nothing written, when a shared store lost its lock meanwhile."""
 
     def add(self, task: Task) -> None:
         self._tasks[task.id] = task
@@ -98,15 +97,26 @@ LEASE_CALLS = 16
 """Calls one process may answer in a row under a shared store's lock while more of its own wait."""
 
 
+class _Batch:
+    """Calls that ended under one lease and wait for its one write: `error` if it was refused."""
+
+    def __init__(self) -> None:
+        self.written = threading.Event()
+        self.error: StoreError | None = None
+
+
 class Transactions:
     """`with transactions():` — the engine's lock held and the store's state loaded, nesting.
 
-    With a shared store, every call's changes are written (and the write confirmed) before it
-    returns, so no answer goes out that the store may not keep. A process whose threads queue
-    for the engine keeps the store's lock for them (at most LEASE_CALLS calls in a row) instead
-    of unlocking and locking again for each: the load is paid once per batch, the write per
-    call. Waiting, for the engine's lock and the store's together, ends after the store's
-    `wait_s` with StoreError (the client gets Unavailable), never in going on without them.
+    With a shared store, no answer goes out that the store may not keep: a call returns once its
+    changes are written and the write confirmed. A process whose threads queue for the engine
+    keeps the store's lock for them (at most LEASE_CALLS calls in a row) and group-commits: a
+    client's call (`group=True`) that ends while others are in line leaves its changes to the
+    batch and waits; the next transaction to end with nobody in line (or any other kind of
+    transaction) writes them all in one round trip and unlocks, and a refused write fails every
+    call of the batch. So the load and the write are paid once per batch. Waiting, for the
+    engine's lock and the store's together, ends after the store's `wait_s` with StoreError (the
+    client gets Unavailable), never in going on without them.
     """
 
     def __init__(self, lock: threading.RLock, store: TaskStore, counters: Counters) -> None:
@@ -116,14 +126,18 @@ class Transactions:
         self._depth = 0
         self._leased = False  # the store's state is loaded (and its lock held)
         self._calls = 0  # transactions in this lease
+        self._batch: _Batch | None = None  # the calls of this lease that wait for its write
         self._queue = 0  # threads waiting for `lock` to begin one
         self._queue_lock = threading.Lock()
 
     @contextmanager
-    def __call__(self, task_id: Any = None) -> Iterator[None]:
-        """`task_id`: the task the call names, if any (see `TaskStore.begin`)."""
-        shared = self._store.shared  # only a shared store keeps a lease for the calls in line
+    def __call__(self, task_id: Any = None, group: bool = False) -> Iterator[None]:
+        """`task_id`: the task the call names, if any (see `TaskStore.begin`). `group`: the
+        transaction may wait for its write outside the engine's lock, which the caller must not
+        hold around it (a client's call; the player holds it across its own)."""
+        shared = self._store.shared  # only a shared store locks, and keeps a lease for a batch
         deadline = None
+        batch: _Batch | None = None
         if shared:
             deadline = time.monotonic() + self._store.wait_s
             with self._queue_lock:
@@ -140,35 +154,65 @@ class Transactions:
         else:
             self._lock.acquire()
         try:
-            self._depth += 1
             try:
-                if not self._leased:
-                    self._store.begin(self._counters, task_id, deadline)
-                    self._leased, self._calls = True, 0
-                yield
+                self._depth += 1
+                try:
+                    if not self._leased:
+                        self._store.begin(self._counters, task_id, deadline)
+                        self._leased, self._calls = True, 0
+                    yield
+                finally:
+                    self._depth -= 1
+                    if self._depth == 0 and self._leased:
+                        self._calls += 1
+                        batch = self._end(shared and group)
             finally:
-                self._depth -= 1
-                if self._depth == 0 and self._leased:
-                    self._calls += 1
-                    self._end(shared)
+                self._lock.release()
         finally:
-            self._lock.release()
+            if batch is not None:  # outside the lock: the next in line goes on under the lease
+                self._wait_for(batch)
 
-    def _end(self, shared: bool) -> None:
-        """A transaction ended: write, and unlock or keep the lease for the calls in line."""
-        keep = False
-        if shared and self._calls < LEASE_CALLS:
+    def _end(self, group: bool) -> _Batch | None:
+        """A transaction ended: the batch to wait for when the next in line goes on under the
+        lease; otherwise the batch's changes are written now and the lock let go."""
+        if group and self._calls < LEASE_CALLS:
             with self._queue_lock:
-                keep = self._queue > 0  # the next in line (in this process) goes on under it
-        self._leased = False  # also when the write is refused: the next call locks afresh
-        self._store.commit(self._counters, keep)
-        self._leased = keep
+                waiting = self._queue > 0
+            if waiting:
+                if self._batch is None:
+                    self._batch = _Batch()
+                return self._batch
+        self._write()
+        return None
+
+    def _write(self) -> None:
+        """Write what the lease's calls changed and unlock: StoreError when refused (then the
+        lock is let go here, and the next call locks afresh)."""
+        batch, self._batch = self._batch, None
+        self._leased = False
+        try:
+            self._store.commit(self._counters)
+        except StoreError as exc:
+            if batch is not None:
+                batch.error = exc
+            raise
+        finally:
+            if batch is not None:
+                batch.written.set()
+
+    def _wait_for(self, batch: _Batch) -> None:
+        if not batch.written.wait(self._store.wait_s):
+            # Nobody in line ended the lease (each gave up waiting for the engine): end it here.
+            with self._lock:
+                if self._batch is batch and self._depth == 0 and self._leased:
+                    self._write()
+        if batch.error is not None:
+            raise StoreError(str(batch.error))
 
     def release(self) -> None:
         """Write and unlock the store now (call with the lock held, outside any transaction)."""
         if self._leased:
-            self._leased = False
-            self._store.commit(self._counters)
+            self._write()
 
 
 StoreFactory = Callable[[str, Any], TaskStore]
