@@ -67,18 +67,22 @@ def machine_facts() -> dict[str, str]:
     }
 
 
-def ratio_row(name: str, mine, theirs, minimum: float, missing: str = "n/a (not measured)") -> Row:
-    """`mine / theirs` throughput against `minimum`; a side with errors or missing is n/a."""
+def ratio_row(
+    name: str, mine, theirs, minimum: float | None, missing: str = "n/a (not measured)"
+) -> Row:
+    """`mine / theirs` throughput against `minimum` (None: for information, no target); a side
+    with errors or missing is n/a."""
+    target = "" if minimum is None else f"≥ {minimum:g}×"
     if mine is None or theirs is None:
-        return Row(name, missing, f"≥ {minimum:g}×", None)
+        return Row(name, missing, target, None)
     if mine.errors or theirs.errors:
-        return Row(name, f"n/a (errors: {mine.errors} / {theirs.errors})", f"≥ {minimum:g}×", None)
+        return Row(name, f"n/a (errors: {mine.errors} / {theirs.errors})", target, None)
     ratio = mine.rps / theirs.rps
     return Row(
         name,
         f"{ratio:.2f}× ({mine.rps:,.0f} vs {theirs.rps:,.0f} req/s)",
-        f"≥ {minimum:g}×",
-        ratio >= minimum,
+        target,
+        minimum is None or ratio >= minimum,
     )
 
 
