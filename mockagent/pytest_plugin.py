@@ -7,6 +7,9 @@ def test_review(mockagent):
     ...
 ```
 
+A bare `@pytest.mark.mockagent` names the test's own cassette, as pytest-recording does:
+`cassettes/{module}/{test}.yaml` beside the test file (see mockagent.plugin_cassette).
+
 A call that no interaction answers fails the test with the near-miss report, so a client that
 drifts from its cassette is never a silent pass.
 """
@@ -22,6 +25,7 @@ import pytest
 
 from mockagent.errors import CassetteError
 from mockagent.fixture import MockAgent
+from mockagent.plugin_cassette import default_path
 from mockagent.vocabulary import RECORD_MODES
 
 MARKER = "mockagent"
@@ -51,21 +55,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail a passing test that left interactions of its cassette unused "
         "(as the marker's strict=True does)",
     )
+    group.addoption(
+        "--mockagent-allow-repeats",
+        action="store_true",
+        default=None,
+        help="let every interaction answer as often as it matches, whatever its `times` "
+        "(VCR.py's allow_playback_repeats; as allow_playback_repeats=True in the marker or "
+        "mockagent_config)",
+    )
 
 
 @pytest.fixture
 def mockagent_config() -> dict[str, Any]:
     """Defaults for the `mockagent` fixture: override it (in a conftest.py) to return e.g.
-    `{"record_mode": "once", "upstream": "http://127.0.0.1:9999"}`. The command line wins over the
-    marker, which wins over this."""
+    `{"record_mode": "once", "upstream": "http://127.0.0.1:9999"}`. Its keys are the marker's
+    keyword arguments (`cassette_dir`, `agent`, `allow_playback_repeats`, `before_record_request`,
+    `before_record_response`, …). The command line wins over the marker, which wins over this."""
     return {}
 
 
 def _setting(
-    request: pytest.FixtureRequest, config: dict[str, Any], name: str, default: Any
+    request: pytest.FixtureRequest,
+    config: dict[str, Any],
+    name: str,
+    default: Any,
+    option_name: str | None = None,
 ) -> Any:
     """A setting by precedence: command line > marker > mockagent_config > default."""
-    option = request.config.getoption(f"--mockagent-{name.replace('_', '-')}", None)
+    flag = option_name or name.replace("_", "-")
+    option = request.config.getoption(f"--mockagent-{flag}", None)
     if option is not None:
         return option
     marker = request.node.get_closest_marker(MARKER)
@@ -77,12 +95,16 @@ def _setting(
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(path, pace='instant', pace_cap_ms=None, record_mode='none', upstream=None, "
-        "strict=False): "
+        f"{MARKER}(path=None, pace='instant', pace_cap_ms=None, record_mode='none', "
+        "upstream=None, strict=False, cassette_dir='cassettes/{module}', agent=None, "
+        "allow_playback_repeats=False, before_record_request=None, before_record_response=None): "
         "the cassette file or folder of cassettes the `mockagent` fixture serves, relative to the "
-        "test file's directory, else to the rootdir; pace of streams: instant (default), "
-        "recorded or scale=F; record_mode and upstream record the cassette from a real agent; "
-        "strict fails a test that leaves interactions unused.",
+        "test file's directory, else to the rootdir; without a path, the test's own "
+        "cassette_dir/{test}.yaml beside the test file (in record mode none and not there yet: an "
+        "agent with no interactions, its card from `agent`); pace of streams: instant (default), "
+        "recorded or scale=F; record_mode and upstream record the cassette from a real agent, "
+        "the before_record_* callables filter what is recorded; strict fails a test that leaves "
+        "interactions unused; allow_playback_repeats ignores `times`.",
     )
 
 
@@ -95,22 +117,34 @@ def mockagent(
     # Imported here, not at the top: pytest loads this plugin in every session of the environment,
     # and only sessions that use the fixture should pay for importing the server (Flask).
     from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
+    from mockagent.server.app import create_app
     from mockagent.server.thread import ServerThread
 
-    mode = _setting(request, mockagent_config, "record_mode", "none")
-    upstream = _setting(request, mockagent_config, "upstream", None)
-    path = cassette_path(request, may_be_missing=mode != "none")
+    def setting(name: str, default: Any = None, option_name: str | None = None) -> Any:
+        return _setting(request, mockagent_config, name, default, option_name)
+
+    mode = setting("record_mode", "none")
+    path = cassette_path(request, may_be_missing=mode != "none", config=mockagent_config)
+    options = {  # Instant by default: a test suite should never sleep through a stream's gaps.
+        "pace": setting("pace", "instant"),
+        "pace_cap_ms": setting("pace_cap_ms"),
+        "allow_repeats": bool(setting("allow_playback_repeats", False, "allow-repeats")),
+    }
     try:
-        # Instant by default: a test suite should never sleep through a stream's gaps.
-        app = create_app_for_mode(
-            path,
-            mode,
-            upstream,
-            pace=_setting(request, mockagent_config, "pace", "instant"),
-            pace_cap_ms=_setting(request, mockagent_config, "pace_cap_ms", None),
-        )
+        if mode == "none" and not path.exists():  # the test's own cassette, not recorded yet
+            from mockagent.plugin_cassette import agent_without_cassette
+
+            app = create_app(agent_without_cassette(path, setting("agent")), **options)
+        else:
+            app = create_app_for_mode(
+                path, mode, setting("upstream"), hooks=_hooks(setting), **options
+            )
     except (CassetteError, ValueError) as exc:
-        pytest.fail(f"mockagent: {exc}", pytrace=False)
+        refused = str(exc)  # failed outside the `except`: pytest would print it twice, chained
+    else:
+        refused = ""
+    if refused:
+        pytest.fail(f"mockagent: {refused}", pytrace=False)
     recording = RECORDING in app.extensions
     with ExitStack() as stack:  # stops the server however the test ends
         if recording:  # runs last: after the server has stopped taking calls
@@ -153,6 +187,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     return result
 
 
+def _hooks(setting: Any) -> Any:
+    """The before_record_* callables of the marker or mockagent_config."""
+    from mockagent.proxy.hooks import RecordHooks
+
+    found = {name: setting(name) for name in ("before_record_request", "before_record_response")}
+    for name, hook in found.items():
+        if hook is not None and not callable(hook):
+            pytest.fail(
+                f"mockagent: {name} takes a callable (dict -> dict or None), got {hook!r}",
+                pytrace=False,
+            )
+    return RecordHooks(**found)
+
+
 def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
     handle = item.stash.get(_HANDLE, None)
     if handle is None or not handle.unmatched[skip:]:
@@ -163,6 +211,11 @@ def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
         f"mockagent: {count} call{'s' if count > 1 else ''} matched no interaction "
         f"in {handle.path}:"
     ]
+    if not handle.path.exists():
+        lines.append(
+            f"(there is no cassette at {handle.path}: the agent has only the interactions the "
+            "test added; record it with --mockagent-record-mode=once --mockagent-upstream=URL)"
+        )
     for entry in unmatched:
         lines += [
             "",
@@ -179,17 +232,28 @@ def _finish(app: Any, finish: Any) -> None:
         pytest.fail(f"mockagent: {exc}", pytrace=False)
 
 
-def cassette_path(request: pytest.FixtureRequest, may_be_missing: bool = False) -> Path:
+def cassette_path(
+    request: pytest.FixtureRequest,
+    may_be_missing: bool = False,
+    config: dict[str, Any] | None = None,
+) -> Path:
     """The marker's path, resolved against the test file's directory, then the rootdir; a cassette
-    about to be recorded may be missing (it goes next to the test file)."""
+    about to be recorded may be missing (it goes next to the test file). A marker without a path
+    names the test's own cassette (`cassette_dir`/{test}.yaml beside the test file), which may
+    always be missing: the fixture then serves an agent without interactions."""
     marker = request.node.get_closest_marker(MARKER)
     if marker is None:
         pytest.fail(
             f"the `mockagent` fixture needs a cassette: mark the test with "
-            f'@pytest.mark.{MARKER}("path/to/cassette.yaml") (a file or a folder of cassettes)',
+            f'@pytest.mark.{MARKER}("path/to/cassette.yaml") (a file or a folder of cassettes), '
+            f"or with a bare @pytest.mark.{MARKER} for its own cassettes/{{module}}/{{test}}.yaml",
             pytrace=False,
         )
     raw = marker.args[0] if marker.args else marker.kwargs.get("path")
+    if raw is None:
+        cassette_dir = _setting(request, config or {}, "cassette_dir", None)
+        cls = request.node.cls if isinstance(request.node, pytest.Function) else None
+        return default_path(request.path, request.node.name, cls and cls.__name__, cassette_dir)
     if not isinstance(raw, (str, Path)):
         pytest.fail(
             f"@pytest.mark.{MARKER} takes the path of a cassette or folder, got {raw!r}",

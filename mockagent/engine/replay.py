@@ -54,8 +54,11 @@ class Engine:
         keepalive_s: float = KEEPALIVE_S,
         store: StoreFactory | None = None,
         numbering: Numbering | None = None,
+        allow_repeats: bool = False,
     ) -> None:
         self.loaded = loaded
+        # VCR.py's allow_playback_repeats: every interaction answers as often as it matches.
+        self.allow_repeats = allow_repeats
         self.cassette = loaded.cassette
         self.record_mode = record_mode
         self.on_miss = on_miss  # the server logs near misses as they happen
@@ -248,7 +251,7 @@ class Engine:
         them that matches is the first in the cassette; only a miss pays for a pass over them all,
         which its near-miss report needs."""
         for i in self._index.candidates(call):
-            limit = self.interactions[i].times
+            limit = None if self.allow_repeats else self.interactions[i].times
             if not self._matchers[i].check(call, self._task_facts) and (
                 limit is None or self.uses[i] < limit
             ):

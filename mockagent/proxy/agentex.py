@@ -116,7 +116,12 @@ class AgentexRecording:
 
     # -- forwarding ---------------------------------------------------------------------------
 
-    def handle(self, request: HttpRequest, query: str) -> HttpResponse:
+    def handle(
+        self, request: HttpRequest, query: str, recorded: HttpRequest | None = None
+    ) -> HttpResponse:
+        """Forward `request`; record `recorded` (what the request hook made of it) and its
+        answer."""
+        recorded = request if recorded is None else recorded
         replay = (
             self.proxy.replay
         )  # new_episodes: what the cassette already has is answered from it
@@ -126,15 +131,18 @@ class AgentexRecording:
             request.method == "GET" and request.path.rstrip("/") == AGENTS_PATH
         ):
             self._fetch_agents(request.headers)
-        call = self._rpc_call(request)
+        call = self._rpc_call(recorded)
         try:
             response = self.proxy.open(request, query)
         except UpstreamUnreachable as exc:
             return self._error(call, f"upstream {self.proxy.upstream.url} unreachable: {exc}")
         headers = forwardable(dict(response.headers))
         if "application/x-ndjson" in response.headers.get("content-type", ""):
+            kept = self.proxy.hooks.response(response.status_code, dict(response.headers), None)
             turn = (
-                StreamTurn(self, call) if call is not None and call[1] == "message/send" else None
+                StreamTurn(self, call)
+                if call is not None and call[1] == "message/send" and kept is not None
+                else None
             )
             if turn is None:
                 lines = tee(response, b"\n", lambda _: None, self.session.save_partial)
@@ -145,13 +153,14 @@ class AgentexRecording:
             body = read(response)
         except httpx.HTTPError as exc:
             return self._error(call, f"upstream {self.proxy.upstream.url} broke off: {exc}")
-        if 200 <= response.status_code < 300:
+        answer = self.proxy.hooks.response(response.status_code, dict(response.headers), body)
+        if answer is not None and 200 <= answer[0] < 300:
             try:
-                payload = parse_json(body)
+                payload = parse_json(answer[1] or b"")
             except ValueError:
                 payload = None
             with self.session.lock:
-                self._record(request, call, payload)
+                self._record(recorded, call, payload)
             self.session.save_partial()
         return HttpResponse(response.status_code, body, headers)
 

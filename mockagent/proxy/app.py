@@ -15,6 +15,7 @@ from mockagent.dialects.http import HttpRequest
 from mockagent.engine.replay import Engine
 from mockagent.errors import CassetteError
 from mockagent.proxy.forward import RecordingProxy
+from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.session import Session
 from mockagent.proxy.upstream import Upstream
 from mockagent.server.app import create_app, flask_response
@@ -28,10 +29,12 @@ def create_app_for_mode(
     mode: str = "none",
     upstream: str | None = None,
     redactor: Redactor | None = None,
+    hooks: RecordHooks | None = None,
     **app_options: Any,
 ) -> Flask:
     """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
-    `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do."""
+    `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do; `hooks` say
+    what a recording keeps, `app_options` go to `create_app` for a replay."""
     path = Path(cassette)
     if mode not in RECORD_MODES:
         raise CassetteError(
@@ -49,11 +52,15 @@ def create_app_for_mode(
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    return create_recording_app(upstream, path, mode, redactor)
+    return create_recording_app(upstream, path, mode, redactor, hooks)
 
 
 def create_recording_app(
-    upstream: str, cassette: str | Path, mode: str = "all", redactor: Redactor | None = None
+    upstream: str,
+    cassette: str | Path,
+    mode: str = "all",
+    redactor: Redactor | None = None,
+    hooks: RecordHooks | None = None,
 ) -> Flask:
     """A proxy to `upstream` that records into `cassette`; in new_episodes it replays what the
     cassette already has and records the rest. Call `finish_recording(app)` to write it."""
@@ -64,7 +71,7 @@ def create_recording_app(
         loaded = load_cassette(path)
         engine = Engine(loaded, record_mode=mode)
         replay = A2AAgent(engine) if loaded.cassette.protocol == "a2a" else AgentexAgent(engine)
-    proxy = RecordingProxy(Upstream(upstream), session, replay)
+    proxy = RecordingProxy(Upstream(upstream), session, replay, hooks)
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy
 

@@ -17,6 +17,7 @@ from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.cancel import record_cancel, recorded_error
+from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.status_history import requested_length
@@ -45,11 +46,16 @@ class RecordingProxy:
     """One upstream agent behind the proxy's root; `replay` answers what the cassette knows."""
 
     def __init__(
-        self, upstream: Upstream, session: Session, replay: A2AAgent | AgentexAgent | None = None
+        self,
+        upstream: Upstream,
+        session: Session,
+        replay: A2AAgent | AgentexAgent | None = None,
+        hooks: RecordHooks | None = None,
     ) -> None:
         self.upstream = upstream
         self.session = session
         self.replay = replay
+        self.hooks = hooks or RecordHooks()
         self._card: dict[str, Any] | None = None
         self._protocol: str | None = None
         self.agentex = AgentexRecording(self)
@@ -171,9 +177,12 @@ class RecordingProxy:
         """Answer one request: the card, a replay the cassette already has, or the upstream's."""
         if request.path == CARD_PATH and request.method == "GET":
             return self.card(request)
+        recorded = self.hooks.request(request)  # what is recorded of it; None: nothing
+        if recorded is None:
+            return self.unrecorded(request, query)
         if self.protocol() == "agentex":
-            return self.agentex.handle(request, query)
-        call = self.classify(request)
+            return self.agentex.handle(request, query, recorded)
+        call = self.classify(recorded)
         replay = self.replay if isinstance(self.replay, A2AAgent) else None
         if (
             call is not None
@@ -195,23 +204,63 @@ class RecordingProxy:
                 ),
             )
         headers = forwardable(dict(response.headers))
-        if "text/event-stream" in response.headers.get("content-type", ""):
+        streamed = "text/event-stream" in response.headers.get("content-type", "")
+        body = None
+        if not streamed:
+            try:
+                body = read(response)
+            except httpx.HTTPError as exc:
+                return self._error(
+                    call,
+                    recording,
+                    errors.InternalError(
+                        f"upstream {self.upstream.url} broke off: {exc}", http_status=502
+                    ),
+                )
+        kept = (
+            self.hooks.response(response.status_code, dict(response.headers), body)
+            if call is not None  # the hook sees the answers the recording would keep
+            else (response.status_code, body)
+        )
+        if kept is None:  # the hook dropped the answer: record nothing of this call
+            if recording is not None:
+                with self.session.lock:
+                    recording.discard()
+            call, recording = None, None
+        if streamed:
             return HttpResponse(response.status_code, self._tee(response, call, recording), headers)
-        try:
-            body = read(response)
-        except httpx.HTTPError as exc:
-            return self._error(
-                call,
-                recording,
-                errors.InternalError(
-                    f"upstream {self.upstream.url} broke off: {exc}", http_status=502
-                ),
-            )
-        if call is not None:
-            problem = self._record(call, response.status_code, body, recording)
+        assert body is not None
+        if call is not None and kept is not None:
+            problem = self._record(call, kept[0], kept[1] or b"", recording)
             if problem is not None:
                 return self._error(call, recording, problem)
         return HttpResponse(response.status_code, body, headers)
+
+    def unrecorded(self, request: HttpRequest, query: str) -> HttpResponse:
+        """Forward a call the request hook dropped: the client gets the upstream's answer (a
+        stream passed on as it comes), the recording nothing."""
+        try:
+            response = self.open(request, query)
+        except UpstreamUnreachable as exc:
+            return rest.error_response(
+                errors.InternalError(
+                    f"upstream {self.upstream.url} unreachable: {exc}", http_status=502
+                )
+            )
+        headers = forwardable(dict(response.headers))
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" in content_type or "ndjson" in content_type:
+            return HttpResponse(
+                response.status_code, tee(response, b"\n", lambda _: None, lambda: None), headers
+            )
+        try:
+            return HttpResponse(response.status_code, read(response), headers)
+        except httpx.HTTPError as exc:
+            return rest.error_response(
+                errors.InternalError(
+                    f"upstream {self.upstream.url} broke off: {exc}", http_status=502
+                )
+            )
 
     def _begin(self, call: Classified | None) -> StreamRecording | None:
         """The recording of a message's or a subscription's answer, opened as the request leaves."""

@@ -54,11 +54,16 @@ def _log_miss(report: NearMissReport) -> None:
 class Mounts:
     """Agents by mount name: "" for a single cassette at `/`, NAME for `NAME.yaml` at `/NAME/`."""
 
-    def __init__(self, source: str | Path, **engine_options: Any) -> None:
-        path = Path(source)
-        self.single = not path.is_dir()
+    def __init__(self, source: str | Path | LoadedCassette, **engine_options: Any) -> None:
+        # A LoadedCassette is served as it is: a cassette made in memory (the pytest plugin's
+        # agent without a cassette file) has no file to load.
+        if isinstance(source, LoadedCassette):
+            path, self.single, cassettes = Path(source.path), True, {"": source}
+        else:
+            path = Path(source)
+            self.single = not path.is_dir()
+            cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
         self.folder = path.parent if self.single else path  # where runtime loads may read from
-        cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
         self.numbering = Numbering()  # one count over every agent's journal
         self._engine_options = {**engine_options, "numbering": self.numbering}
         self._lock = threading.Lock()  # runtime loads, one at a time
@@ -157,7 +162,7 @@ def body_refused(
 
 
 def create_app(
-    source: str | Path,
+    source: str | Path | LoadedCassette,
     pace: Pace | str | None = None,
     pace_cap_ms: float | None = None,
     keepalive_s: float = KEEPALIVE_S,
@@ -165,8 +170,10 @@ def create_app(
     admin: bool = True,
     max_body: int | None = MAX_BODY,
     store: StoreFactory | None = None,
+    allow_repeats: bool = False,
 ) -> Flask:
-    """A Flask app serving the cassette file or folder at `source`; raises CassetteError.
+    """A Flask app serving the cassette file or folder at `source` (or a cassette already
+    loaded); raises CassetteError.
 
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
     `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
@@ -174,6 +181,7 @@ def create_app(
     admin API under `/_mockagent/` (see mockagent.server.admin); off, that path is like any other.
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     `store` makes each cassette's task store (default: in memory; see `store_from_url`).
+    `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.
     """
     mounts = Mounts(
         source,
@@ -182,6 +190,7 @@ def create_app(
         keepalive_s=keepalive_s,
         record_mode=record_mode,
         store=store,
+        allow_repeats=allow_repeats,
     )
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts

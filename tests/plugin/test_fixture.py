@@ -32,8 +32,11 @@ def test_marker_is_documented(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--markers")
     result.stdout.fnmatch_lines(
         [
-            "@pytest.mark.mockagent(path, pace='instant', pace_cap_ms=None, record_mode='none',"
-            " upstream=None, strict=False):*cassette*"
+            "@pytest.mark.mockagent(path=None, pace='instant', pace_cap_ms=None,"
+            " record_mode='none', upstream=None, strict=False,"
+            " cassette_dir='cassettes/{module}', agent=None,"
+            " allow_playback_repeats=False, before_record_request=None,"
+            " before_record_response=None):*cassette*without a path, the test's own*"
         ]
     )
 
