@@ -248,7 +248,9 @@ def main() -> None:
     # No paths of this machine in a committed file: error texts name files relative to the
     # repository.
     text = text.replace(f"{targets.ROOT}/", "")
-    readme.write_text(bench_choice.splice(text, section) if section else text)
+    text = bench_choice.splice(text, section) if section else text
+    history = bench_choice.previous(old, bench_choice.HISTORY)
+    readme.write_text(bench_choice.splice(text, history, bench_choice.HISTORY) if history else text)
     bench_report.chart(OUT / "chart.png", {k: v for k, v in labels.items() if v}, best)
     log("\n| measurement | value | target | result |")
     for r in rows:

@@ -178,15 +178,22 @@ def section(
     return "\n".join(lines)
 
 
-def previous(readme: str) -> str:
-    """The section in an earlier README, or "" if it has none."""
-    start, end = readme.find(BEGIN), readme.find(END)
-    return readme[start : end + len(END)] if 0 <= start < end else ""
+HISTORY = ("<!-- history: begin -->", "<!-- history: end -->")
+"""Markers of a section written by hand (what changed between runs, and why), which every run
+keeps as it was."""
 
 
-def splice(readme: str, new: str) -> str:
-    """`readme` with its section replaced by `new` (appended if it had none)."""
-    old = previous(readme)
+def previous(readme: str, markers: tuple[str, str] = (BEGIN, END)) -> str:
+    """The section between `markers` in an earlier README, or "" if it has none."""
+    begin, end = markers
+    start, stop = readme.find(begin), readme.find(end)
+    return readme[start : stop + len(end)] if 0 <= start < stop else ""
+
+
+def splice(readme: str, new: str, markers: tuple[str, str] = (BEGIN, END)) -> str:
+    """`readme` with its section between `markers` replaced by `new` (appended if it had
+    none)."""
+    old = previous(readme, markers)
     if old:
         return readme.replace(old, new)
     return readme.rstrip("\n") + "\n\n" + new + "\n"
