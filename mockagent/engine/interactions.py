@@ -1,4 +1,4 @@
-"""Interactions added to a served agent (the admin API, `MockAgent.expect`), checked as a cassette's.
+"""Interactions added to a served agent (admin API, `MockAgent.expect`), checked as a cassette is.
 
 An added interaction is validated by the cassette's own model: the cassette as it now is, with
 the new interactions after its own, goes through `Cassette.model_validate`, so every field rule,
@@ -113,13 +113,12 @@ def validated(
         added = Cassette.model_validate(data).interactions[shift:]
     except ValidationError as exc:
         raise locate(*first_problem(Cassette, data, exc.errors())) from None
+
+    def within(index: int) -> Locate:
+        return lambda loc, message: locate(("interactions", shift + index, *loc), message)
+
     return [
-        (
-            interaction,
-            compile_interaction(
-                interaction, lambda loc, msg, i=i: locate(("interactions", shift + i, *loc), msg)
-            ),
-        )
+        (interaction, compile_interaction(interaction, within(i)))
         for i, interaction in enumerate(added)
     ]
 

@@ -21,10 +21,10 @@ from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
-from mockagent.engine.runtime import RuntimeInteractions
 from mockagent.engine.journal import Journal, Numbering
 from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
+from mockagent.engine.runtime import RuntimeInteractions
 from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import (
     TaskOperations,

@@ -130,7 +130,9 @@ class RuntimeInteractions:
         with self.locked():
             uses = list(self.tasks.uses)
             return [
-                Used(interaction, uses[i], [], self.line_of(i), not isinstance(self.origins[i], int))
+                Used(
+                    interaction, uses[i], [], self.line_of(i), not isinstance(self.origins[i], int)
+                )
                 for i, interaction in enumerate(self.interactions)
             ]
 

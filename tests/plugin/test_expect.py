@@ -199,12 +199,12 @@ def test_unknown(mockagent):
         ]
     )
     result.stdout.fnmatch_lines(
-        ["E*mockagent: interaction 'languages' answered 0 calls, expected at least once",
-         "E*No calls at all."]
+        [
+            "E*mockagent: interaction 'languages' answered 0 calls, expected at least once",
+            "E*No calls at all.",
+        ]
     )
-    result.stdout.fnmatch_lines(
-        ["E*interaction 'languages' answered 1 call, expected 0 calls"]
-    )
+    result.stdout.fnmatch_lines(["E*interaction 'languages' answered 1 call, expected 0 calls"])
     result.stdout.fnmatch_lines(
         ["E*mockagent: no interaction named 'reveiw'; the agent has 'languages'"]
     )
