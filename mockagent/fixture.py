@@ -205,11 +205,18 @@ class MockAgent:
 
     def assert_called(self, name: str, times: int | None = None, agent: str | None = None) -> None:
         """Raise AssertionError unless interaction `name` answered `times` calls (None: at least
-        one), listing the calls it answered and every call with what answered it."""
+        one), listing the calls it answered and every call with what answered it. In a folder,
+        `agent` may be left out when one agent has an interaction of that name."""
         __tracebackhide__ = True
         from mockagent.errors import UnknownInteraction
         from mockagent.expect import called_report
 
+        mounts = self._mounts()
+        if agent is None and mounts is not None:  # in a folder: the one agent that has it
+            having = [
+                n for n, e in mounts.agents.items() if any(i.name == name for i in e.interactions)
+            ]
+            agent = having[0] if len(having) == 1 else None
         _, engine = self._engine(agent)
         try:
             answered = engine.interaction(name).calls

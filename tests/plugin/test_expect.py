@@ -224,6 +224,9 @@ def test_folder(mockagent):
     reply = send(mockagent.agent_url("beta"), "hello")
     assert reply["result"]["message"]["parts"][0]["text"] == "Beta here."
     mockagent.assert_called("expected-1", times=1, agent="beta")
+    mockagent.assert_called("expected-1", times=1)  # only beta has it
+    with pytest.raises(ValueError, match="name the agent"):
+        mockagent.assert_called("languages")  # both have it
     assert "error" in send(mockagent.agent_url("alpha"), "hello")
     mockagent.reset()  # the unmatched call to alpha would fail the test
 """,
