@@ -22,6 +22,28 @@ class CassetteError(MockagentError):
         self.line = line
 
 
+class InteractionChangeError(MockagentError):
+    """A change to an agent's interactions while it serves (the admin API, `MockAgent.expect`)
+    that cannot be made; the subclasses say why, and each binding gives them a status."""
+
+
+class DuplicateInteraction(InteractionChangeError):
+    """An added interaction's name is taken by one the agent has."""
+
+
+class UnknownInteraction(InteractionChangeError):
+    """No interaction of the agent has the name given."""
+
+
+class InteractionFollowed(InteractionChangeError):
+    """The interaction to remove is the `from` of a follow-up the agent keeps."""
+
+
+class SharedInteractions(InteractionChangeError):
+    """The agent's state is in a shared store (`--store redis`): every process and host must
+    answer alike, and a change here would reach only this one."""
+
+
 class ProtocolError(MockagentError):
     """An error the client receives in its protocol's shape.
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mockagent.engine.journal import JournalEntry
+    from mockagent.engine.replay import Engine
+    from mockagent.expect import Expectation
     from mockagent.server.app import Mounts
     from mockagent.server.thread import ServerThread
 
@@ -150,3 +152,83 @@ class MockAgent:
         report = self.unused_report()
         if report:
             raise AssertionError(report)
+
+    # Interactions written in Python (pytest-httpserver's habit) and count verification
+    # (WireMock's): see mockagent.expect.
+
+    def _engine(self, agent: str | None) -> tuple[str, Engine]:
+        mounts = self._mounts()
+        if mounts is None:
+            raise ValueError("mockagent is recording: interactions are the upstream's")
+        agents = dict(mounts.agents)
+        if agent is None and len(agents) == 1:
+            agent = next(iter(agents))
+        if agent not in agents:
+            known = ", ".join(repr(name) for name in agents)
+            raise ValueError(f"name the agent: agent=NAME, one of {known}")
+        return agent, agents[agent]
+
+    def expect(
+        self,
+        *,
+        name: str | None = None,
+        times: int | None = None,
+        agent: str | None = None,
+        fault: dict[str, Any] | None = None,
+        **match: Any,
+    ) -> Expectation:
+        """An interaction matching `match` (a cassette's matchers as keywords: `operation=`,
+        `text=`, `parts=`, `where=`, `headers=`, `task=`), added to the agent (`agent=`: a
+        folder's agent by name) when a `reply_…` of what this returns gives its reply. It comes
+        after the cassette's interactions, and `reset()` removes it. `name` defaults to
+        `expected-N`; `times` and `fault` are the cassette's."""
+        from mockagent.errors import MockagentError
+        from mockagent.expect import Expectation, unused_name
+
+        _, engine = self._engine(agent)
+
+        def add(interaction: dict[str, Any]) -> str:
+            __tracebackhide__ = True
+            if "name" not in interaction:
+                taken = [i.name for i in list(engine.interactions)]
+                interaction = {"name": unused_name(taken), **interaction}
+            try:
+                return engine.add_interactions([interaction])[0].name
+            except MockagentError as exc:  # the test's mistake: no frames of mockagent's
+                raise exc.with_traceback(None) from None
+
+        return Expectation(add, match, name, times, fault)
+
+    def remove_interaction(self, name: str, agent: str | None = None) -> None:
+        """Remove an interaction (an expected one, or the cassette's own until `reset()`)."""
+        self._engine(agent)[1].remove_interaction(name)
+
+    def assert_called(self, name: str, times: int | None = None, agent: str | None = None) -> None:
+        """Raise AssertionError unless interaction `name` answered `times` calls (None: at least
+        one), listing the calls it answered and every call with what answered it. In a folder,
+        `agent` may be left out when one agent has an interaction of that name."""
+        __tracebackhide__ = True
+        from mockagent.errors import UnknownInteraction
+        from mockagent.expect import called_report
+
+        mounts = self._mounts()
+        if agent is None and mounts is not None:  # in a folder: the one agent that has it
+            having = [
+                n for n, e in mounts.agents.items() if any(i.name == name for i in e.interactions)
+            ]
+            agent = having[0] if len(having) == 1 else None
+        _, engine = self._engine(agent)
+        try:
+            answered = engine.interaction(name).calls
+        except UnknownInteraction as exc:
+            raise AssertionError(f"mockagent: {exc}") from None
+        with engine.locked():
+            journal = list(engine.journal.entries)
+        report = called_report(name, times, answered, journal)
+        if report:
+            raise AssertionError(report)
+
+    def assert_not_called(self, name: str, agent: str | None = None) -> None:
+        """Raise AssertionError if interaction `name` answered any call, listing them."""
+        __tracebackhide__ = True
+        self.assert_called(name, 0, agent)

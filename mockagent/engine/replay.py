@@ -20,9 +20,11 @@ from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
+from mockagent.engine.interactions import Locate, compile_interaction
 from mockagent.engine.journal import Journal, Numbering
-from mockagent.engine.matchers import CompiledMatch, TaskFacts
+from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
+from mockagent.engine.runtime import RuntimeInteractions
 from mockagent.engine.stream import Stream
 from mockagent.engine.task_ops import (
     TaskOperations,
@@ -39,7 +41,7 @@ KEEPALIVE_S = 15.0  # a quiet stream sends a comment this often, and so learns i
 EventListener = Callable[[Task, TaskEvent], None]
 
 
-class Engine:
+class Engine(RuntimeInteractions):
     """Answers calls from one cassette, deterministically (its own clock and id factory)."""
 
     def __init__(
@@ -67,10 +69,15 @@ class Engine:
         self.numbering = numbering  # shared by a folder's agents; None: the journal counts alone
         self.interactions: list[Interaction] = list(self.cassette.interactions)
         with collector_paused():  # as while loading: many new objects, no garbage
-            self._matchers = [
-                self._compile(i, interaction) for i, interaction in enumerate(self.interactions)
+            self._own = [
+                compile_interaction(interaction, self._locator(i))
+                for i, interaction in enumerate(self.interactions)
             ]
+            self._matchers = self._own
             self._index = InteractionIndex(self._matchers)
+        # Where each interaction comes from: its index in the cassette, or the data it was
+        # added as at runtime (for the agent's cassette as it is now, and its lines).
+        self.origins: list[Any] = list(range(len(self.interactions)))
         clock = self.cassette.clock
         self.pace = Pace.resolve(pace, pace_cap_ms, clock.pace, clock.paceCapMs)
         self._clock_factory = clock_factory
@@ -86,21 +93,8 @@ class Engine:
         self._start_counters()
         self.tasks.attach(self)
 
-    def _compile(self, index: int, interaction: Interaction) -> CompiledMatch:
-        try:
-            compiled = CompiledMatch(interaction.match)
-        except ValueError as exc:
-            raise self.loaded.locate(("interactions", index, "match"), str(exc)) from None
-        for where, error in (
-            ("reply", interaction.reply and interaction.reply.error),
-            ("fault", interaction.fault and interaction.fault.error),
-        ):
-            if error and error.name not in errors.ERROR_KINDS:
-                raise self.loaded.locate(
-                    ("interactions", index, where, "error"),
-                    f"unknown error {error.name!r}; use one of {', '.join(errors.ERROR_KINDS)}",
-                )
-        return compiled
+    def _locator(self, index: int) -> Locate:
+        return lambda loc, message: self.loaded.locate(("interactions", index, *loc), message)
 
     def _start_counters(self) -> None:
         """A new clock, id factory and runner, as the cassette says they start."""
@@ -145,6 +139,9 @@ class Engine:
             if old is not None:
                 old.stop()
             self._start_counters()
+            own = list(range(len(self.cassette.interactions)))
+            if self.origins != own:  # added or removed at runtime: the cassette's own again
+                self._install(list(self.cassette.interactions), self._own, own, [None] * len(own))
             self.tasks.clear()
         if old is not None:
             old.join()  # outside the lock, which the old player needs to finish
@@ -261,7 +258,7 @@ class Engine:
         candidates = [  # built only for a report: a matched call never pays for it
             Candidate(
                 self.interactions[i].name,
-                self.loaded.line_of(("interactions", i)),
+                self.line_of(i),
                 mismatches,
                 used_up=not mismatches,
                 uses=self.uses[i],

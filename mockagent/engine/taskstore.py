@@ -55,6 +55,14 @@ class TaskStore:
         """Count one use of interaction `index`."""
         self._counts[index] += 1
 
+    def renumber(self, kept: Sequence[int | None]) -> None:
+        """The engine's interactions changed while it serves: interaction i is the one that was
+        at `kept[i]` (None: a new one, unused). Only an in-process store allows it."""
+        if self.shared:
+            raise StoreError("a shared store keeps the interactions it was started with")
+        self._counts[:] = [0 if old is None else self._counts[old] for old in kept]
+        self._size = len(kept)
+
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
 

@@ -30,7 +30,27 @@ single cassette); without it, every agent in mount order. Each item names its `a
          (or nothing) moves it.
     GET  /_mockagent/interactions?unused=true|false
          {"interactions": [{"agent", "name", "uses", "times": n|null, "used": bool, "line",
-                            "cassette"}]}
+                            "cassette", "added": bool}]}
+         `added`: added at runtime (its `line` is null).
+    GET  /_mockagent/interactions/{name}
+         {"interaction": {the fields above, "definition": the interaction as the cassette
+                          would write it, "calls": [calls it answered, as /calls lists them]}}
+         Without ?agent=, the one agent that has it (400 when several do).
+    POST /_mockagent/interactions?agent=NAME   body: an interaction as a cassette writes it,
+         a list of them, or `{"interactions": [...]}`; JSON (Content-Type: application/json)
+         or YAML (anything else)
+         → 201 {"agent", "added": [names], "interactions": count}
+         Validated as the cassette was, with the same errors (400) naming the item and field
+         (and a YAML body's line); 409 for a name the agent has, or for an agent whose state
+         is in a shared store (--store). ?agent= may be left out when one agent is served.
+    DELETE /_mockagent/interactions/{name}?agent=NAME
+         → {"agent", "removed": name, "interactions": count}
+         Any interaction, added or the cassette's own; 409 while a follow-up's `from` names it.
+         A reset brings back the cassette's interactions as loaded (and drops the added ones).
+    GET  /_mockagent/cassette?agent=NAME
+         The agent's cassette as it is now, with what was added and without what was removed:
+         YAML (application/yaml) with the `$schema` comment first, that loads back to the
+         same agent.
     GET  /_mockagent/deliveries
          {"deliveries": [{"agent", "seq", "url", "taskId", "configId", "event", "status": n|null,
                           "error": text|null, "ok": bool}]}
@@ -45,7 +65,7 @@ single cassette); without it, every agent in mount order. Each item names its `a
          replaced (its streams end). The agent defaults to the file's stem ("" for a single
          cassette).
 
-Errors: {"error": {"code": 400|404|405, "message": text}} with that status.
+Errors: {"error": {"code": 400|404|405|409, "message": text}} with that status.
 """
 
 from __future__ import annotations
@@ -58,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 from flask import Flask, Response, request
 
 from mockagent.dialects.http import parse_json
-from mockagent.server import control, inspector
+from mockagent.server import control, inspector, runtime
 from mockagent.server.control import ControlError
 from mockagent.vocabulary import HTTP_METHODS
 
@@ -66,7 +86,8 @@ if TYPE_CHECKING:
     from mockagent.server.app import Mounts
 
 PREFIX = "/_mockagent"
-Handler = Callable[..., dict[str, Any]]
+Handler = Callable[..., "dict[str, Any] | tuple[dict[str, Any], int] | Response"]
+YAML = "application/yaml; charset=utf-8"
 
 
 def _json(payload: dict[str, Any], status: int = 200) -> Response:
@@ -163,7 +184,21 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
             )
         return control.load(mounts, body["path"], body.get("agent"))
 
-    plain = [
+    def add() -> tuple[dict[str, Any], int]:
+        items, line_of = runtime.body_items(request.get_data(cache=True), request.mimetype)
+        return runtime.add(mounts, items, _agent_arg(), line_of), 201
+
+    def one(name: str) -> dict[str, Any]:
+        return {"interaction": runtime.interaction_view(mounts, name, _agent_arg())}
+
+    def remove(name: str) -> dict[str, Any]:
+        return runtime.remove(mounts, name, _agent_arg())
+
+    def cassette() -> Response:
+        text = runtime.cassette_text(mounts, _agent_arg())
+        return Response(text, mimetype="application/yaml", content_type=YAML)
+
+    plain: list[tuple[str, str, Handler]] = [
         ("GET", "agents", agents),
         ("GET", "calls", calls),
         ("GET", "near-misses", near_misses),
@@ -173,11 +208,15 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         ("POST", "reset", reset),
         ("POST", "clock/advance", advance),
         ("POST", "cassettes/load", load),
+        ("POST", "interactions", add),
+        ("GET", "cassette", cassette),
     ]
     routes: list[tuple[str, re.Pattern[str], Handler]] = [
         (method, re.compile(re.escape(path)), handler) for method, path, handler in plain
     ]
     routes.append(("POST", re.compile(r"tasks/(?P<task_id>[^/]+)/polls"), polls))
+    named = re.compile(r"interactions/(?P<name>.+)")  # a name may hold anything, even "/"
+    routes += [("GET", named, one), ("DELETE", named, remove)]
     return routes
 
 
@@ -203,9 +242,13 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
             allowed.append(method)
             if request.method == method or (request.method == "HEAD" and method == "GET"):
                 try:
-                    return _json(handler(**found.groupdict()))
+                    answer = handler(**found.groupdict())
                 except ControlError as exc:
                     return _error(exc.code, exc.message)
+                if isinstance(answer, Response):
+                    return answer
+                payload, status = answer if isinstance(answer, tuple) else (answer, 200)
+                return _json(payload, status)
         if allowed:
             response = _error(405, f"{request.method} {PREFIX}/{path}: use {', '.join(allowed)}")
             response.headers["Allow"] = ", ".join(allowed)

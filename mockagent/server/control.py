@@ -19,6 +19,7 @@ from mockagent.cassette.store import load_cassette
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
+from mockagent.engine.runtime import Used
 from mockagent.engine.tasks import Task
 from mockagent.errors import CassetteError
 
@@ -71,7 +72,8 @@ def agents_view(mounts: Mounts) -> list[dict[str, Any]]:
     ]
 
 
-def _call(name: str, entry: JournalEntry) -> dict[str, Any]:
+def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
+    """One journal entry as `GET /_mockagent/calls` lists it."""
     return {
         "seq": entry.seq,
         "agent": name,
@@ -96,7 +98,7 @@ def calls_view(
         with engine.locked():
             entries = list(engine.journal.entries)
         out += [
-            _call(name, e)
+            call_view(name, e)
             for e in entries
             if (operation is None or e.operation == operation)
             and (matched is None or e.matched == matched)
@@ -111,7 +113,7 @@ def near_misses_view(mounts: Mounts, agent: str | None = None) -> list[dict[str,
         with engine.locked():
             entries = engine.journal.unmatched()
         out += [
-            {**_call(name, e), "report": _jsonable(e.report.as_detail()) if e.report else None}
+            {**call_view(name, e), "report": _jsonable(e.report.as_detail()) if e.report else None}
             for e in entries
         ]
     return out
@@ -188,21 +190,25 @@ def interactions_view(
     """Each interaction with its use count; `unused=True` keeps the never-used ones only."""
     out = []
     for name, engine in engines(mounts, agent):
-        with engine.locked():
-            uses = list(engine.uses)
-        for i, interaction in enumerate(engine.interactions):
-            view = {
-                "agent": name,
-                "name": interaction.name,
-                "uses": uses[i],
-                "times": interaction.times,
-                "used": uses[i] > 0,
-                "line": engine.loaded.line_of(("interactions", i)),
-                "cassette": engine.loaded.path,
-            }
+        for used in engine.used():
+            view = interaction_summary(name, engine, used)
             if unused is None or view["used"] != unused:
                 out.append(view)
     return out
+
+
+def interaction_summary(agent: str, engine: Engine, used: Used) -> dict[str, Any]:
+    """One interaction as `GET /_mockagent/interactions` lists it."""
+    return {
+        "agent": agent,
+        "name": used.interaction.name,
+        "uses": used.uses,
+        "times": used.interaction.times,
+        "used": used.uses > 0,
+        "line": used.line,
+        "cassette": engine.loaded.path,
+        "added": used.added,
+    }
 
 
 def deliveries_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:

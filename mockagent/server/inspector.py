@@ -7,7 +7,8 @@ the page and the API never disagree, and rendered by Flask's Jinja2 from
 Sections, with stable ids for tests and links:
 
     #agents        each agent: name, protocol, cassette, URL; the card (A2A) or the agents (Agentex)
-    #interactions  each interaction: agent, name, cassette line, uses / times (used or unused)
+    #interactions  each interaction: agent, name, cassette line ("added" for one added at
+                   runtime), uses / times (used or unused)
     #tasks         each live task: id, state, and the timeline of its events
     #journal       every call in arrival order: seq, agent, operation, binding, and the
                    interaction it matched or the near-miss report (with the differing paths)
@@ -68,7 +69,7 @@ def _interactions(mounts: Mounts) -> list[dict[str, Any]]:
     return [
         {
             **view,
-            "line": _text(view["line"]),
+            "line": "added" if view["added"] else _text(view["line"]),  # at runtime: no line
             "css": "used" if view["used"] else "unused",
             "times": "∞" if view["times"] is None else view["times"],
         }

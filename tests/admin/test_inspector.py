@@ -183,6 +183,13 @@ def test_the_page_shows_agents_interactions_tasks_and_journal(client: FlaskClien
     assert "<script>alert('card')</script>" in html.unescape(agents)
 
 
+def test_an_interaction_added_at_runtime_shows_as_added(client: FlaskClient) -> None:
+    body = {"name": "hello", "match": {"text": "hello"}, "reply": {"message": "Hi."}}
+    assert client.post("/_mockagent/interactions?agent=alpha", json=body).status_code == 201
+    rows = section(client.get("/_mockagent/").get_data(as_text=True), "interactions")
+    assert "<td>alpha</td><td>hello</td><td>added</td>" in rows
+
+
 def test_an_empty_server_says_so(client: FlaskClient) -> None:
     page = client.get("/_mockagent/").get_data(as_text=True)
     assert "No live tasks." in section(page, "tasks")

@@ -150,7 +150,7 @@ def test_near_miss_report_is_the_servers(readme: Readme, kit: Served) -> None:
 
 @pytest.mark.parametrize("where", ["test file's directory", "rootdir"])
 def test_pytest_example_passes(readme: Readme, pytester: pytest.Pytester, where: str) -> None:
-    example = readme.block("python", "@pytest.mark.mockagent(").text
+    example = readme.block("python", "def test_asks_for_languages").text
     cassette = re.search(r'@pytest\.mark\.mockagent\("([^"]+)"\)', example)
     assert cassette is not None
     tests = pytester.mkdir("tests")
@@ -168,7 +168,7 @@ def test_pytest_example_needs_only_what_the_readme_installs(readme: Readme) -> N
     install = readme.block("sh", "pip install").text
     named = shlex.split(install.split("pip install", 1)[1].split("#")[0])
     assert {"mockagent", "pytest"} <= set(named)
-    example = readme.block("python", "@pytest.mark.mockagent(").text
+    example = readme.block("python", "def test_asks_for_languages").text
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(ast.parse(example))

@@ -318,3 +318,23 @@ def test_a_store_over_tls(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_runtime_interactions_are_refused_on_a_shared_store(redis_url):
+    # Use counts and task scripts are kept by cassette index for every process: an interaction
+    # added to one process only would make the processes answer one call differently.
+    shared = client(store_from_url(redis_url))
+    body = {"name": "hello", "match": {"text": "hello"}, "reply": {"message": "Hi."}}
+    for refused in (
+        shared.post("/_mockagent/interactions?agent=test-runner", json=body),
+        shared.delete("/_mockagent/interactions/run-deadbee?agent=test-runner"),
+    ):
+        assert refused.status_code == 409
+        assert "shared store (--store)" in refused.get_json()["error"]["message"]
+    names = [
+        i["name"]
+        for i in shared.get("/_mockagent/interactions?agent=test-runner").json["interactions"]
+    ]
+    assert "hello" not in names and "run-deadbee" in names
+    saved = shared.get("/_mockagent/cassette?agent=test-runner")
+    assert saved.status_code == 200 and "name: run-deadbee" in saved.get_data(as_text=True)

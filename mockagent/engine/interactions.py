@@ -1,0 +1,148 @@
+"""Interactions added to a served agent (admin API, `MockAgent.expect`), checked as a cassette is.
+
+An added interaction is validated by the cassette's own model: the cassette as it now is, with
+the new interactions after its own, goes through `Cassette.model_validate`, so every field rule,
+every rule between fields (an Agentex cassette takes no `message:` reply) and every rule between
+interactions (unique names, a follow-up's `from`) holds for it as it would in the file, in the
+same words. Errors name the added interaction by its place among those added, and a YAML body's
+line when there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from mockagent import errors
+from mockagent.cassette.models import Cassette, Interaction
+from mockagent.cassette.problems import first_problem
+from mockagent.cassette.store import LoadedCassette, describe, dump_cassette, schema_comment
+from mockagent.cassette.yaml_reader import Loc, deepest_line, line_map, parse
+from mockagent.engine.matchers import CompiledMatch
+
+Locate = Callable[[Loc, str], errors.CassetteError]
+"""Makes the error for a problem at a location within one interaction (`("match",)`)."""
+
+
+def compile_interaction(interaction: Interaction, locate: Locate) -> CompiledMatch:
+    """The interaction's compiled matcher, after the checks only the engine can make (a regex
+    that compiles, an error name it knows); CassetteError from `locate` otherwise."""
+    try:
+        compiled = CompiledMatch(interaction.match)
+    except ValueError as exc:
+        raise locate(("match",), str(exc)) from None
+    for where, error in (
+        ("reply", interaction.reply and interaction.reply.error),
+        ("fault", interaction.fault and interaction.fault.error),
+    ):
+        if error and error.name not in errors.ERROR_KINDS:
+            raise locate(
+                (where, "error"),
+                f"unknown error {error.name!r}; use one of {', '.join(errors.ERROR_KINDS)}",
+            )
+    return compiled
+
+
+def as_items(data: Any) -> tuple[list[Any], Callable[[int], Loc]]:
+    """The interactions a body gives: one mapping, a list of them, or a cassette fragment with
+    `interactions:`; and where the i-th of them is in the body (for its lines)."""
+    if isinstance(data, dict) and set(data) == {"interactions"}:
+        items = data["interactions"]
+        if isinstance(items, list):
+            return items, lambda i: ("interactions", i)
+    if isinstance(data, list):
+        return data, lambda i: (i,)
+    if isinstance(data, dict):
+        return [data], lambda i: ()
+    raise errors.CassetteError(
+        "give an interaction (a mapping with `name`, `match`, `reply`), a list of them, "
+        f"or `interactions:` with the list; got {type(data).__name__}"
+    )
+
+
+LineOf = Callable[[Loc], int | None]
+"""The line of a location in the added interactions (`("interactions", i, "match")`)."""
+
+
+def parse_body(text: str, source: str) -> tuple[list[Any], LineOf]:
+    """The interactions in a YAML (or JSON) text, and the lines they are written on."""
+    data, node = parse(text, source)
+    items, place = as_items(data)
+    lines = line_map(node) if node is not None else {}
+
+    def line_of(loc: Loc) -> int | None:
+        if len(loc) < 2 or loc[0] != "interactions" or not isinstance(loc[1], int):
+            return None
+        return deepest_line(lines, (*place(loc[1]), *loc[2:]))
+
+    return items, line_of
+
+
+def validated(
+    cassette: Cassette,
+    current: Sequence[Interaction],
+    items: Sequence[Any],
+    source: str = "",
+    line_of: LineOf | None = None,
+) -> list[tuple[Interaction, CompiledMatch]]:
+    """`items` (plain data, as a cassette writes interactions) validated after `current`, and
+    compiled; CassetteError naming the item and the field as the loader would, or
+    DuplicateInteraction for a name `current` has."""
+    taken = {interaction.name for interaction in current}
+    for item in items:
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in taken:
+            raise errors.DuplicateInteraction(
+                f"there is an interaction named {name!r} already: remove it first, "
+                "or give this one another name"
+            )
+    names = [item.get("name") if isinstance(item, dict) else None for item in items]
+    shift = len(current)
+
+    def locate(loc: Loc, message: str) -> errors.CassetteError:
+        if len(loc) >= 2 and loc[0] == "interactions" and isinstance(loc[1], int):
+            loc = ("interactions", loc[1] - shift, *loc[2:])
+        line = line_of(loc) if line_of is not None else None
+        return errors.CassetteError(describe(names, loc, message), path=source, line=line)
+
+    fields = {name: getattr(cassette, name) for name in Cassette.model_fields}
+    data = {**fields, "interactions": [*current, *items]}
+    try:
+        added = Cassette.model_validate(data).interactions[shift:]
+    except ValidationError as exc:
+        raise locate(*first_problem(Cassette, data, exc.errors())) from None
+
+    def within(index: int) -> Locate:
+        return lambda loc, message: locate(("interactions", shift + index, *loc), message)
+
+    return [
+        (interaction, compile_interaction(interaction, within(i)))
+        for i, interaction in enumerate(added)
+    ]
+
+
+def followers(interactions: Sequence[Interaction], name: str) -> list[str]:
+    """The follow-ups whose `from` names interaction `name`."""
+    return [
+        interaction.name
+        for interaction in interactions
+        if interaction.match.task is not None and interaction.match.task.from_ == name
+    ]
+
+
+def exported(loaded: LoadedCassette, origins: Sequence[Any]) -> str:
+    """The cassette text of an agent whose interactions are now `origins`: each an index into
+    the cassette (written as its file has it) or the data an interaction was added as. The
+    file's other sections stay as they are, and the `$schema` line comes first, so the text
+    loads back to the same agent."""
+    data: dict[str, Any]
+    if loaded.source:
+        data = dict(parse(loaded.source, loaded.path)[0])
+        own = data.get("interactions") or []
+    else:  # built in code: the model's own fields
+        data = loaded.cassette.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        own = data.get("interactions", [])
+    data["interactions"] = [own[o] if isinstance(o, int) else o for o in origins]
+    return schema_comment(loaded.path) + dump_cassette(data)

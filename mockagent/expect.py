@@ -1,0 +1,127 @@
+"""Interactions written in Python beside the test, as pytest-httpserver's expectations are, and
+count verification, as WireMock's `verify` is: what `MockAgent.expect` and
+`MockAgent.assert_called` are made of.
+
+An expectation builds the plain data a cassette's interaction is (`name`, `match`, `reply`,
+`fault`, `times`), keyword for keyword, and hands it to the engine, which validates it with the
+cassette's own models: the matchers, predicates and replies are the YAML's, the errors the
+loader's, and a field the format gains is there without a change here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mockagent.engine.journal import JournalEntry
+
+Add = Callable[[dict[str, Any]], str]
+"""Adds one interaction (as data) to the agent; its name."""
+
+NAME_PREFIX = "expected"  # unnamed expectations are `expected-1`, `expected-2`, …
+
+
+class Expectation:
+    """What `mockagent.expect(...)` returns: the interaction's matchers, waiting for a reply.
+    Each `reply_…` adds the interaction to the agent (it answers from then on) and returns its
+    name; an invalid one raises the cassette loader's error (`CassetteError`) and adds nothing."""
+
+    def __init__(
+        self,
+        add: Add,
+        match: Mapping[str, Any],
+        name: str | None = None,
+        times: int | None = None,
+        fault: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._add = add
+        self._interaction: dict[str, Any] = {"match": dict(match)}
+        if name is not None:
+            self._interaction["name"] = name
+        if times is not None:
+            self._interaction["times"] = times
+        if fault is not None:
+            self._interaction["fault"] = dict(fault)
+
+    def reply(self, **reply: Any) -> str:
+        """Reply as a cassette's `reply:` says, keyword for keyword (`message=`, `task=`,
+        `error=`)."""
+        __tracebackhide__ = True
+        return self._add({**self._interaction, "reply": reply})
+
+    def reply_message(self, message: str | Mapping[str, Any]) -> str:
+        """A direct reply: a text, or `{"parts": [...], "metadata": {...}}`."""
+        __tracebackhide__ = True
+        return self.reply(message=message)
+
+    def reply_task(self, steps: Sequence[Any] | None = None, **task: Any) -> str:
+        """A task that plays `steps` (each a cassette step: `{"state": "TASK_STATE_WORKING"}`,
+        an `artifact`, with `after`), with the task's other fields (`first=`, `firstSteps=`,
+        `metadata=`) as keywords."""
+        script = dict(task) if steps is None else {"steps": list(steps), **task}
+        __tracebackhide__ = True
+        return self.reply(task=script)
+
+    def reply_error(self, error: str, **fields: Any) -> str:
+        """A protocol error by name (`"TaskNotFound"`), with `message=`, `details=`, `status=`."""
+        __tracebackhide__ = True
+        return self.reply(error={"name": error, **fields} if fields else error)
+
+    def reply_fault(self, **fault: Any) -> str:
+        """No reply: a fault with an HTTP `status` (and `body=`), as `fault:` alone says."""
+        __tracebackhide__ = True
+        return self._add({**self._interaction, "fault": fault})
+
+
+def unused_name(taken: Sequence[str]) -> str:
+    """The first `expected-N` no interaction has."""
+    names, number = set(taken), 1
+    while f"{NAME_PREFIX}-{number}" in names:
+        number += 1
+    return f"{NAME_PREFIX}-{number}"
+
+
+def called_report(
+    name: str, times: int | None, answered: Sequence[JournalEntry], journal: Sequence[JournalEntry]
+) -> str:
+    """The failure of `assert_called(name, times)`; "" when it holds (`times=None`: at least
+    once). It lists the calls the interaction answered, then every call with what answered it."""
+    count = len(answered)
+    if (count > 0) if times is None else (count == times):
+        return ""
+    expected = "at least once" if times is None else _calls(times)
+    lines = [f"mockagent: interaction {name!r} answered {_calls(count)}, expected {expected}"]
+    if answered:
+        lines += [f"  {describe(entry)}" for entry in answered]
+    lines.append(f"All calls ({len(journal)}):" if journal else "No calls at all.")
+    lines += [f"  {describe(entry)} → {answerer(entry)}" for entry in journal]
+    return "\n".join(lines)
+
+
+def _calls(count: int) -> str:
+    return f"{count} call{'' if count == 1 else 's'}"
+
+
+def answerer(entry: JournalEntry) -> str:
+    """What answered a call: its interaction, or why none did."""
+    if entry.interaction is not None:
+        return entry.interaction
+    if not entry.matched:
+        return "no interaction matched"
+    return f"the task store ({entry.error})" if entry.error else "the task store"
+
+
+def describe(entry: JournalEntry) -> str:
+    """`#3 SendMessage over JSONRPC, text 'Please review'` for a journal entry."""
+    words = f"#{entry.seq} {entry.operation} over {entry.binding}"
+    message = entry.params.get("message")
+    if isinstance(message, dict):
+        parts = message.get("parts") or message.get("content") or []
+        texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if texts:
+            text = "\n".join(texts)
+            words += f", text {text!r}"
+    elif "id" in entry.params:
+        words += f", task {entry.params['id']}"
+    return words

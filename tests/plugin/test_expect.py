@@ -1,0 +1,252 @@
+"""`mockagent.expect(...)` (pytest-httpserver's habit) and `assert_called` (WireMock's verify), in
+generated test sessions (pytester)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.plugin_sessions import cassette, make_test, run
+
+EMPTY = """\
+version: 1
+agent:
+  name: Blank
+  description: An agent with no interactions of its own.
+  skills: [{id: s, name: S, description: A skill.}]
+"""
+
+TASK = """
+def send_task(url, text):
+    reply = send(url, text)
+    return reply["result"]["task"]
+"""
+
+
+def test_expect_alone_answers_with_each_reply_form(pytester: pytest.Pytester) -> None:
+    (pytester.path / "blank.yaml").write_text(EMPTY)
+    make_test(
+        pytester,
+        TASK
+        + """
+@pytest.mark.mockagent("blank.yaml")
+def test_message(mockagent):
+    name = mockagent.expect(text={"endswith": "?"}).reply_message("Python and Go.")
+    assert name == "expected-1"
+    assert send(mockagent.url, "Which languages?")["result"]["message"]["parts"] == [
+        {"text": "Python and Go."}
+    ]
+    assert [e.interaction for e in mockagent.journal] == ["expected-1"]
+
+
+@pytest.mark.mockagent("blank.yaml")
+def test_task(mockagent):
+    mockagent.expect(operation="SendMessage", name="build").reply_task(
+        steps=[
+            {"state": "TASK_STATE_WORKING"},
+            {"artifact": {"artifactId": "log", "parts": [{"text": "ok"}]}, "lastChunk": True},
+            {"state": "TASK_STATE_COMPLETED", "message": "Built."},
+        ]
+    )
+    task = send_task(mockagent.url, "build it")
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["status"]["message"]["parts"] == [{"text": "Built."}]
+    assert task["artifacts"][0]["parts"] == [{"text": "ok"}]
+
+
+@pytest.mark.mockagent("blank.yaml")
+def test_error_and_predicates(mockagent):
+    mockagent.expect(
+        where={"message.metadata.priority": "high"}, parts={"any": {"mediaType": "text/x-diff"}}
+    ).reply_error("ContentTypeNotSupported", message="No diffs today.")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+        "messageId": "m1", "role": "ROLE_USER", "metadata": {"priority": "high"},
+        "parts": [{"text": "x", "mediaType": "text/x-diff"}]}}}
+    request = urllib.request.Request(mockagent.url, data=json.dumps(body).encode(), headers={
+        "Content-Type": "application/json", "A2A-Version": "1.0"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        error = json.load(response)["error"]
+    assert error["code"] == -32005 and error["message"] == "No diffs today."
+""",
+    )
+    run(pytester).assert_outcomes(passed=3)
+
+
+def test_expect_alone_with_a_bare_marker_and_no_cassette(pytester: pytest.Pytester) -> None:
+    """The issue's "alone": no cassette file at all, the agent from the `agent=` option, every
+    interaction from expect()."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent(agent={"name": "Reviewer"})
+def test_alone(mockagent):
+    mockagent.expect(text={"endswith": "?"}, name="languages").reply_message("Python and Go.")
+    reply = send(mockagent.url, "Which languages?")["result"]["message"]
+    assert reply["parts"] == [{"text": "Python and Go."}]
+    mockagent.assert_called("languages", times=1)
+""",
+    )
+    run(pytester).assert_outcomes(passed=1)
+    assert not (pytester.path / "cassettes").exists()  # nothing was written in mode none
+
+
+def test_expect_comes_after_the_cassette_and_reset_removes_it(pytester: pytest.Pytester) -> None:
+    cassette(pytester.path / "reviewer.yaml")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent("reviewer.yaml")
+def test_mixed(mockagent):
+    mockagent.expect(text={"endswith": "?"}, name="late").reply_message("Never.")
+    mockagent.expect(text="hello").reply_message("Hi!")
+    assert send(mockagent.url, "Which languages?")["result"]["message"]["parts"][0]["text"] == (
+        "Python, Go and TypeScript."
+    )
+    assert send(mockagent.url, "hello")["result"]["message"]["parts"][0]["text"] == "Hi!"
+    views = {view["name"]: view for view in mockagent.interactions}
+    assert (views["languages"]["added"], views["late"]["added"]) == (False, True)
+    assert views["expected-1"]["uses"] == 1 and views["late"]["line"] is None
+    mockagent.reset()
+    assert [view["name"] for view in mockagent.interactions] == ["languages"]
+    mockagent.expect(text="hello").reply_message("Hi again!")  # the name is free again
+    assert send(mockagent.url, "hello")["result"]["message"]["parts"][0]["text"] == "Hi again!"
+""",
+    )
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_an_invalid_expectation_fails_with_the_loaders_error(pytester: pytest.Pytester) -> None:
+    cassette(pytester.path / "reviewer.yaml")
+    make_test(
+        pytester,
+        """
+from mockagent.errors import CassetteError, DuplicateInteraction
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_typo(mockagent):
+    mockagent.expect(txt="hello").reply_message("Hi!")
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_bad_step(mockagent):
+    mockagent.expect(name="run").reply_task(steps=[{"state": "TASK_STATE_DONE"}])
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_taken_name(mockagent):
+    with pytest.raises(DuplicateInteraction, match="named 'languages' already"):
+        mockagent.expect(name="languages").reply_message("Again.")
+    with pytest.raises(CassetteError, match="which is no interaction of this cassette"):
+        mockagent.expect(task={"from": "nowhere"}).reply_message("Follow-up.")
+    assert [view["name"] for view in mockagent.interactions] == ["languages"]
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    assert "mockagent/engine" not in result.stdout.str()  # the test's error, not ours
+    result.stdout.fnmatch_lines(
+        [
+            "E*CassetteError: interaction 'expected-1' (#1): match.txt: unknown field; "
+            "did you mean 'text'?",
+            "E*CassetteError: interaction 'run' (#1): reply.task.steps?0?.state: unknown task "
+            "state 'TASK_STATE_DONE'*",
+        ]
+    )
+
+
+def test_times_and_a_second_interaction_are_scenario_state(pytester: pytest.Pytester) -> None:
+    (pytester.path / "blank.yaml").write_text(EMPTY)
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent("blank.yaml")
+def test_scenario(mockagent):
+    mockagent.expect(text="status?", times=1, name="first").reply_message("Starting.")
+    mockagent.expect(text="status?", name="then").reply_message("Running.")
+    answers = [send(mockagent.url, "status?")["result"]["message"]["parts"][0]["text"]
+               for _ in range(3)]
+    assert answers == ["Starting.", "Running.", "Running."]
+    mockagent.assert_called("first", times=1)
+    mockagent.assert_called("then", times=2)
+    mockagent.assert_called("then")
+    mockagent.remove_interaction("then")
+    assert [view["name"] for view in mockagent.interactions] == ["first"]
+""",
+    )
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_assert_called_lists_the_calls(pytester: pytest.Pytester) -> None:
+    cassette(pytester.path / "reviewer.yaml")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent("reviewer.yaml")
+def test_too_few(mockagent):
+    mockagent.expect(text="review", name="review").reply_message("LGTM.")
+    send(mockagent.url, "review")
+    send(mockagent.url, "Which languages?")
+    mockagent.assert_called("review", times=2)
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_called_at_all(mockagent):
+    mockagent.assert_called("languages")
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_not_called(mockagent):
+    send(mockagent.url, "Which languages?")
+    mockagent.assert_not_called("languages")
+
+
+@pytest.mark.mockagent("reviewer.yaml")
+def test_unknown(mockagent):
+    mockagent.assert_called("reveiw")
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "E*mockagent: interaction 'review' answered 1 call, expected 2 calls",
+            "E*  #1 SendMessage over JSONRPC, text 'review'",
+            "E*All calls (2):",
+            "E*  #1 SendMessage over JSONRPC, text 'review' → review",
+            "E*  #2 SendMessage over JSONRPC, text 'Which languages?' → languages",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "E*mockagent: interaction 'languages' answered 0 calls, expected at least once",
+            "E*No calls at all.",
+        ]
+    )
+    result.stdout.fnmatch_lines(["E*interaction 'languages' answered 1 call, expected 0 calls"])
+    result.stdout.fnmatch_lines(
+        ["E*mockagent: no interaction named 'reveiw'; the agent has 'languages'"]
+    )
+
+
+def test_a_folder_needs_the_agent(pytester: pytest.Pytester) -> None:
+    cassette(pytester.path / "agents" / "alpha.yaml", name="Alpha")
+    cassette(pytester.path / "agents" / "beta.yaml", name="Beta")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent("agents")
+def test_folder(mockagent):
+    with pytest.raises(ValueError, match="name the agent: agent=NAME, one of 'alpha', 'beta'"):
+        mockagent.expect(text="hello")
+    mockagent.expect(text="hello", agent="beta").reply_message("Beta here.")
+    reply = send(mockagent.agent_url("beta"), "hello")
+    assert reply["result"]["message"]["parts"][0]["text"] == "Beta here."
+    mockagent.assert_called("expected-1", times=1, agent="beta")
+    mockagent.assert_called("expected-1", times=1)  # only beta has it
+    with pytest.raises(ValueError, match="name the agent"):
+        mockagent.assert_called("languages")  # both have it
+    assert "error" in send(mockagent.agent_url("alpha"), "hello")
+    mockagent.reset()  # the unmatched call to alpha would fail the test
+""",
+    )
+    run(pytester).assert_outcomes(passed=1)
