@@ -65,3 +65,25 @@ def test_committed_json_schema_is_the_generated_one():
 
     committed = (ROOT / "cassettes" / "schema.json").read_text()
     assert committed == json_schema(), "regenerate: mockagent schema > cassettes/schema.json"
+
+
+def test_the_protocol_vocabulary_is_written_once():
+    # mockagent/vocabulary.py is its one home: a second copy of the card's path or of the record
+    # modes drifts from it unseen. Naming one mode (`mode == "all"`) is a use, not a copy, and
+    # `("any", "all", "none")` are the list predicates.
+    from mockagent.vocabulary import CARD_PATH, RECORD_MODES
+
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "vocabulary.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if CARD_PATH in node.value:
+                    offenders.append(f"{where} writes the card path")
+            elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                words = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+                if len(words & set(RECORD_MODES)) > 1 and words & {"once", "new_episodes"}:
+                    offenders.append(f"{where} lists record modes")
+    assert offenders == [], "use mockagent.vocabulary:\n" + "\n".join(offenders)
