@@ -87,3 +87,45 @@ def test_the_protocol_vocabulary_is_written_once():
                 if len(words & set(RECORD_MODES)) > 1 and words & {"once", "new_episodes"}:
                     offenders.append(f"{where} lists record modes")
     assert offenders == [], "use mockagent.vocabulary:\n" + "\n".join(offenders)
+
+
+def test_no_module_calls_a_private_function_of_another():
+    # What another module (a test included) calls is part of a module's interface: it is public,
+    # so a reader of the module sees that it is used elsewhere. Within its own file a `_name` is
+    # free; `self._name()` and `cls._name()` are the class's own.
+    private: dict[str, set[Path]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_private(node.name):
+                private.setdefault(node.name, set()).add(path)
+    offenders = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        others = {"self", "cls"} | other_modules(tree)  # `os._exit` is not ours
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                owner = node.func.value
+                if not (isinstance(owner, ast.Name) and owner.id in others):
+                    names.append(node.func.attr)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mockagent"):
+                names += [alias.name for alias in node.names]
+            for name in names:
+                if name in private and path not in private[name]:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {name}")
+    assert offenders == [], "\n".join(offenders)
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def other_modules(tree: ast.Module) -> set[str]:
+    """The names a module binds to modules that are not mockagent's (`import os`)."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if not alias.name.startswith("mockagent")
+    }
