@@ -31,7 +31,7 @@ from mockagent.server.host import listen, root_url, serve_on
 from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
 from mockagent.verify_update import update_cassette
-from mockagent.vocabulary import CARD_PATH
+from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
 READY = "mockagent ready"
 """Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
@@ -254,7 +254,7 @@ def _run(
 @listening
 @click.option(
     "--mode",
-    type=click.Choice(["once", "new_episodes", "all"]),
+    type=click.Choice(RECORDING_MODES),
     default="once",
     show_default=True,
     help="once: record when the cassette does not exist, else replay it; new_episodes: replay "

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mockagent.vocabulary import CARD_PATH
+
 if TYPE_CHECKING:
     from mockagent.engine.journal import JournalEntry
     from mockagent.engine.replay import Engine
@@ -42,7 +44,7 @@ class MockAgent:
             raise ValueError(
                 f"{self.path} is a folder of agents; use mockagent.agent_card_url(NAME)"
             )
-        return self.url + "/.well-known/agent-card.json"
+        return self.url + CARD_PATH
 
     def agent_url(self, name: str = "") -> str:
         """URL of the agent mounted as NAME (the cassette file's stem) in a folder."""

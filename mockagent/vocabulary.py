@@ -9,6 +9,9 @@ CARD_PATH = "/.well-known/agent-card.json"
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 """VCR.py's record modes: replay only, record when missing, record what is new, record anew."""
 
+RECORDING_MODES = RECORD_MODES[1:]
+"""The record modes that record (`mockagent record --mode`): all but `none`."""
+
 HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 """Every method a catch-all route takes: the dialects answer an unknown one themselves."""
 

@@ -65,3 +65,67 @@ def test_committed_json_schema_is_the_generated_one():
 
     committed = (ROOT / "cassettes" / "schema.json").read_text()
     assert committed == json_schema(), "regenerate: mockagent schema > cassettes/schema.json"
+
+
+def test_the_protocol_vocabulary_is_written_once():
+    # mockagent/vocabulary.py is its one home: a second copy of the card's path or of the record
+    # modes drifts from it unseen. Naming one mode (`mode == "all"`) is a use, not a copy, and
+    # `("any", "all", "none")` are the list predicates.
+    from mockagent.vocabulary import CARD_PATH, RECORD_MODES
+
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "vocabulary.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if CARD_PATH in node.value:
+                    offenders.append(f"{where} writes the card path")
+            elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                words = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+                if len(words & set(RECORD_MODES)) > 1 and words & {"once", "new_episodes"}:
+                    offenders.append(f"{where} lists record modes")
+    assert offenders == [], "use mockagent.vocabulary:\n" + "\n".join(offenders)
+
+
+def test_no_module_calls_a_private_function_of_another():
+    # What another module (a test included) calls is part of a module's interface: it is public,
+    # so a reader of the module sees that it is used elsewhere. Within its own file a `_name` is
+    # free; `self._name()` and `cls._name()` are the class's own.
+    private: dict[str, set[Path]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_private(node.name):
+                private.setdefault(node.name, set()).add(path)
+    offenders = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        others = {"self", "cls"} | other_modules(tree)  # `os._exit` is not ours
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                owner = node.func.value
+                if not (isinstance(owner, ast.Name) and owner.id in others):
+                    names.append(node.func.attr)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mockagent"):
+                names += [alias.name for alias in node.names]
+            for name in names:
+                if name in private and path not in private[name]:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {name}")
+    assert offenders == [], "\n".join(offenders)
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def other_modules(tree: ast.Module) -> set[str]:
+    """The names a module binds to modules that are not mockagent's (`import os`)."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if not alias.name.startswith("mockagent")
+    }

@@ -112,7 +112,7 @@ _PLAIN = {
 }
 
 
-def _construct(loader: Any, root: yaml.Node) -> Any:
+def construct_document(loader: Any, root: yaml.Node) -> Any:
     """What `loader.construct_document(root)` returns, built faster.
 
     Strings, mappings with string keys and sequences (nearly every node of a cassette) are built
@@ -177,7 +177,7 @@ def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
         node = loader.get_single_node()
         if node is not None and "&" in text:  # no anchor, no alias: nothing to expand
             _check_aliases(node, path)
-        data = _construct(loader, node) if node is not None else None
+        data = construct_document(loader, node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -390,9 +390,9 @@ class RecordingProxy:
                     (recording.first if teed.sent == 0 else recording.event)(result, now_ms())
                 teed.sent += 1
 
-        return self._watched(tee(response, b"\n\n", on_block, lambda: None), teed)
+        return self.watched(tee(response, b"\n\n", on_block, lambda: None), teed)
 
-    def _watched(self, chunks: Iterator[bytes], teed: TeedStream) -> Iterator[bytes]:
+    def watched(self, chunks: Iterator[bytes], teed: TeedStream) -> Iterator[bytes]:
         """The teed chunks; how the stream ended decides how its answer is recorded."""
         try:
             yield from chunks

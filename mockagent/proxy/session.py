@@ -20,6 +20,7 @@ from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.recorder import Recorder
+from mockagent.vocabulary import RECORDING_MODES
 
 ITEM = re.compile(r"^( *)- name: (.*)$")  # an interaction starts (at the first one's indent)
 NOTE = "# recorded: "
@@ -45,8 +46,10 @@ class Session:
     """A recording into `path`; thread-safe (calls are recorded from the server's threads)."""
 
     def __init__(self, path: str | Path, mode: str, redactor: Redactor | None = None) -> None:
-        if mode not in ("once", "new_episodes", "all"):
-            raise ValueError(f"record mode {mode!r} does not record; use once, new_episodes or all")
+        if mode not in RECORDING_MODES:
+            raise ValueError(
+                f"record mode {mode!r} does not record; use one of {', '.join(RECORDING_MODES)}"
+            )
         self.path = Path(path)
         self.mode = mode
         self.redactor = redactor or Redactor()

@@ -8,7 +8,7 @@ range pinned in pyproject.toml:
   responses under way, and an open stream may never end by itself (a subscription to a task
   waiting for input). So the worker ends its app's streams first, then lets granian stop.
 
-Each worker is a process of its own that builds the app itself (`_load`): its tasks, journal and
+Each worker is a process of its own that builds the app itself (`load`): its tasks, journal and
 streams live in that worker, and workers share state only through a shared `--store`.
 """
 
@@ -150,7 +150,7 @@ class _Counted:
 _answers: _Answers | None = None  # this worker's app (each worker is a process)
 
 
-def _load(options: dict[str, Any], target: str) -> _Answers:
+def load(options: dict[str, Any], target: str) -> _Answers:
     """The app of one worker; granian calls this in each worker process (`target` is unused)."""
     global _answers
     options = dict(options)
@@ -289,7 +289,7 @@ def serve_on(
         )
         _forks_keep_stops = True
     server.on_startup(started)  # the socket listens: a call now waits for a worker
-    loader = partial(_load, {"path": path, "store_url": store_url, **app_options})
+    loader = partial(load, {"path": path, "store_url": store_url, **app_options})
     server.serve(spawn_target=_worker, target_loader=loader)
 
 

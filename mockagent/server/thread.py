@@ -22,6 +22,7 @@ from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
+from mockagent.vocabulary import CARD_PATH
 
 POLL_S = 0.005
 """How often `serve_forever()` looks for a stop: a stop takes at most this long."""
@@ -132,7 +133,7 @@ class ServerThread:
         return self.url + self.mounts.prefix(name).rstrip("/")
 
     def card_url(self, name: str = "") -> str:
-        return self.agent_url(name) + "/.well-known/agent-card.json"
+        return self.agent_url(name) + CARD_PATH
 
     def journal(self, name: str | None = None) -> list[JournalEntry]:
         """Calls to one agent, or to every agent in mount order."""

@@ -191,7 +191,7 @@ def test_a_client_that_leaves_before_the_answer_ended_sees_a_drop_on_replay(
     recording = open_turn(session.recorder, {"message": message("go")}, 0.0)
     recording.first({"task": {"id": "t1", "status": {"state": state}}}, 0.0)
     teed = TeedStream(session, recording, sent=1)
-    chunks = proxy._watched(iter([b"event 1", b"event 2"]), teed)
+    chunks = proxy.watched(iter([b"event 1", b"event 2"]), teed)
     next(chunks)
     chunks.close()  # what the server does when the client's side is gone
     proxy.upstream.close()

@@ -56,7 +56,9 @@ def outcome(text: str, loader: Any, fast: bool) -> tuple[Any, ...]:
             return ("empty",)
         return (
             "data",
-            yaml_reader._construct(parser, node) if fast else parser.construct_document(node),
+            yaml_reader.construct_document(parser, node)
+            if fast
+            else parser.construct_document(node),
         )
     except (
         yaml.YAMLError,

@@ -140,7 +140,7 @@ def test_a_worker_freezes_survivors_of_every_collection() -> None:
     frozen_before = gc.get_freeze_count()
     options = {"path": ROOT / "cassettes" / "kit", "store_url": None, "pace": "instant"}
     try:
-        host._load(options, "mockagent")
+        host.load(options, "mockagent")
         gc.collect()
         assert host.freeze_survivors in gc.callbacks and gc.get_freeze_count() > frozen_before
     finally:
