@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -107,6 +108,27 @@ def test_card_is_cacheable_with_a_stable_etag(server: ServerThread) -> None:
         server.card_url(), headers={"If-None-Match": first.headers["etag"]}, timeout=TIMEOUT
     )
     assert revalidated.status_code == 304
+
+
+def test_card_last_modified_is_the_clock_start_and_answers_if_modified_since(
+    server: ServerThread,
+) -> None:
+    """CARD-CACHE-003: a Last-Modified the cassette fixes, and If-Modified-Since revalidation."""
+    first = httpx.get(server.card_url(), timeout=TIMEOUT)
+    start = yaml.safe_load(CASSETTE.read_text())["clock"]["start"]
+    assert parsedate_to_datetime(first.headers["last-modified"]) == start
+    assert first.headers["last-modified"] == "Tue, 06 Oct 2026 09:00:00 GMT"
+    for method in ("GET", "HEAD"):
+        revalidated = httpx.request(
+            method,
+            server.card_url(),
+            headers={"If-Modified-Since": first.headers["last-modified"]},
+            timeout=TIMEOUT,
+        )
+        assert revalidated.status_code == 304 and revalidated.content == b""
+        assert revalidated.headers["etag"] == first.headers["etag"]
+    earlier = {"If-Modified-Since": "Mon, 05 Oct 2026 09:00:00 GMT"}
+    assert httpx.get(server.card_url(), headers=earlier, timeout=TIMEOUT).json() == first.json()
 
 
 def test_extended_card_adds_a_skill(agent: Agent, server: ServerThread) -> None:
