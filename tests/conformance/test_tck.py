@@ -407,32 +407,43 @@ def test_subscribe_after_abandoning_the_stream(rest: Agent, verb: str) -> None:
 
 
 def test_concurrent_subscribers_get_identical_events(agent: Agent, server: ServerThread) -> None:
-    task = agent.task(
-        new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True}
-    )
-    barrier = threading.Barrier(2)
+    """Two subscribers see the same events. The task waits for input until both have its first
+    event, then a follow-up completes it: no timing decides whether a subscriber comes too late."""
+    task = agent.task(new_id("tck-input-required"))
+    subscribed = threading.Barrier(3)  # both subscribers and this thread
     results: dict[int, Any] = {}
 
     def subscribe(slot: int) -> None:
         with httpx.Client(base_url=server.url, headers=HEADERS, timeout=TIMEOUT) as client:
-            barrier.wait()
             try:
-                results[slot] = Agent(client, agent.binding).stream_all(
+                with Agent(client, agent.binding).stream(
                     "SubscribeToTask", {"id": task["id"]}
-                )
+                ) as events:
+                    first = next(events)
+                    subscribed.wait(timeout=5)
+                    results[slot] = [first, *events]
             except BaseException as exc:  # handed to the test thread, which asserts on it
+                subscribed.abort()
                 results[slot] = exc
 
     threads = [threading.Thread(target=subscribe, args=(slot,)) for slot in (0, 1)]
     for thread in threads:
         thread.start()
+    try:
+        subscribed.wait(timeout=5)
+        agent.task(new_id("tck-complete-task"), taskId=task["id"])
+    except threading.BrokenBarrierError:
+        pass  # a subscriber failed: its exception is in `results`
     for thread in threads:
         thread.join(timeout=10)
-    assert not isinstance(results[0], BaseException), results[0]
-    assert not isinstance(results[1], BaseException), results[1]
+    assert not isinstance(results[0], BaseException), repr(results[0])
+    assert not isinstance(results[1], BaseException), repr(results[1])
     # The reader already dropped `id`/`jsonrpc` (checked per event): the rest must be equal.
     assert results[0] == results[1]
-    assert [kind(e) for e in results[0]] == [("task", WORKING), ("statusUpdate", COMPLETED)]
+    assert [kind(e) for e in results[0]] == [
+        ("task", "TASK_STATE_INPUT_REQUIRED"),
+        ("statusUpdate", COMPLETED),
+    ]
 
 
 def test_subscription_stays_open_through_input_required(agent: Agent, http: httpx.Client) -> None:
