@@ -40,6 +40,11 @@ class Clock:
         self._advanced_ms = 0.0
         self._origin = time.monotonic()
 
+    @property
+    def start(self) -> datetime:
+        """Where virtual time began: the cassette's `clock.start`, or when the clock was made."""
+        return self._start
+
     def now(self) -> datetime:
         """The current virtual time."""
         return self._start + self._offset

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -107,6 +108,27 @@ def test_card_is_cacheable_with_a_stable_etag(server: ServerThread) -> None:
         server.card_url(), headers={"If-None-Match": first.headers["etag"]}, timeout=TIMEOUT
     )
     assert revalidated.status_code == 304
+
+
+def test_card_last_modified_is_the_clock_start_and_answers_if_modified_since(
+    server: ServerThread,
+) -> None:
+    """CARD-CACHE-003: a Last-Modified the cassette fixes, and If-Modified-Since revalidation."""
+    first = httpx.get(server.card_url(), timeout=TIMEOUT)
+    start = yaml.safe_load(CASSETTE.read_text())["clock"]["start"]
+    assert parsedate_to_datetime(first.headers["last-modified"]) == start
+    assert first.headers["last-modified"] == "Tue, 06 Oct 2026 09:00:00 GMT"
+    for method in ("GET", "HEAD"):
+        revalidated = httpx.request(
+            method,
+            server.card_url(),
+            headers={"If-Modified-Since": first.headers["last-modified"]},
+            timeout=TIMEOUT,
+        )
+        assert revalidated.status_code == 304 and revalidated.content == b""
+        assert revalidated.headers["etag"] == first.headers["etag"]
+    earlier = {"If-Modified-Since": "Mon, 05 Oct 2026 09:00:00 GMT"}
+    assert httpx.get(server.card_url(), headers=earlier, timeout=TIMEOUT).json() == first.json()
 
 
 def test_extended_card_adds_a_skill(agent: Agent, server: ServerThread) -> None:
@@ -385,32 +407,43 @@ def test_subscribe_after_abandoning_the_stream(rest: Agent, verb: str) -> None:
 
 
 def test_concurrent_subscribers_get_identical_events(agent: Agent, server: ServerThread) -> None:
-    task = agent.task(
-        new_id("test-resubscribe-message-id"), configuration={"returnImmediately": True}
-    )
-    barrier = threading.Barrier(2)
+    """Two subscribers see the same events. The task waits for input until both have its first
+    event, then a follow-up completes it: no timing decides whether a subscriber comes too late."""
+    task = agent.task(new_id("tck-input-required"))
+    subscribed = threading.Barrier(3)  # both subscribers and this thread
     results: dict[int, Any] = {}
 
     def subscribe(slot: int) -> None:
         with httpx.Client(base_url=server.url, headers=HEADERS, timeout=TIMEOUT) as client:
-            barrier.wait()
             try:
-                results[slot] = Agent(client, agent.binding).stream_all(
+                with Agent(client, agent.binding).stream(
                     "SubscribeToTask", {"id": task["id"]}
-                )
+                ) as events:
+                    first = next(events)
+                    subscribed.wait(timeout=5)
+                    results[slot] = [first, *events]
             except BaseException as exc:  # handed to the test thread, which asserts on it
+                subscribed.abort()
                 results[slot] = exc
 
     threads = [threading.Thread(target=subscribe, args=(slot,)) for slot in (0, 1)]
     for thread in threads:
         thread.start()
+    try:
+        subscribed.wait(timeout=5)
+        agent.task(new_id("tck-complete-task"), taskId=task["id"])
+    except threading.BrokenBarrierError:
+        pass  # a subscriber failed: its exception is in `results`
     for thread in threads:
         thread.join(timeout=10)
-    assert not isinstance(results[0], BaseException), results[0]
-    assert not isinstance(results[1], BaseException), results[1]
+    assert not isinstance(results[0], BaseException), repr(results[0])
+    assert not isinstance(results[1], BaseException), repr(results[1])
     # The reader already dropped `id`/`jsonrpc` (checked per event): the rest must be equal.
     assert results[0] == results[1]
-    assert [kind(e) for e in results[0]] == [("task", WORKING), ("statusUpdate", COMPLETED)]
+    assert [kind(e) for e in results[0]] == [
+        ("task", "TASK_STATE_INPUT_REQUIRED"),
+        ("statusUpdate", COMPLETED),
+    ]
 
 
 def test_subscription_stays_open_through_input_required(agent: Agent, http: httpx.Client) -> None:

@@ -165,7 +165,7 @@ def test_pytest_example_passes(readme: Readme, pytester: pytest.Pytester, where:
 
 
 def test_pytest_example_needs_only_what_the_readme_installs(readme: Readme) -> None:
-    install = readme.block("sh", "pip install").text
+    install = readme.block("sh", "pip install mockagent").text
     named = shlex.split(install.split("pip install", 1)[1].split("#")[0])
     assert {"mockagent", "pytest"} <= set(named)
     example = readme.block("python", "def test_asks_for_languages").text

@@ -21,6 +21,11 @@ import httpx
 from tests.helpers.paths import ROOT
 
 CASSETTE = ROOT / "cassettes" / "conformance" / "tck.yaml"
+# The same agent with streaming, push notifications and the extended card off, and one that
+# requires the TCK's extension: the cassettes its capability tests need.
+NO_CAPABILITIES = CASSETTE.with_name("tck-no-capabilities.yaml")
+REQUIRED_EXTENSION = CASSETTE.with_name("tck-required-extension.yaml")
+EXTENSION = "urn:a2a:tck:required-extension"
 # 4000 ms of `test-resubscribe-message-id` become 200 ms: short enough for a fast suite, long
 # enough for a subscriber (or two) to connect while the task still works.
 PACE = "scale=0.05"
@@ -36,6 +41,8 @@ ERRORS = {
     "TaskNotFound": (-32001, {404}, "TASK_NOT_FOUND"),
     "TaskNotCancelable": (-32002, {400, 409}, "TASK_NOT_CANCELABLE"),
     "UnsupportedOperation": (-32004, {400}, "UNSUPPORTED_OPERATION"),
+    "PushNotificationNotSupported": (-32003, {400}, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    "ExtensionSupportRequired": (-32008, {400}, "EXTENSION_SUPPORT_REQUIRED"),
 }
 
 

@@ -4,6 +4,8 @@ server."""
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any
 
 from mockagent.cassette.models import Agent
@@ -71,15 +73,43 @@ def build_extended_card(agent: Agent, base_url: str) -> dict[str, Any]:
     return {**build_card(agent, base_url), **(agent.extendedCard or {})}
 
 
-def card_response(agent: Agent, request: HttpRequest) -> HttpResponse:
-    """GET of the card, with `Cache-Control` and an `ETag` that honours `If-None-Match`."""
+def card_response(agent: Agent, request: HttpRequest, modified: datetime) -> HttpResponse:
+    """GET of the card, with `Cache-Control`, an `ETag` and a `Last-Modified`, answered 304 when
+    `If-None-Match` names the ETag or, without one, `If-Modified-Since` is not before `modified`.
+
+    `modified` is where the agent's clock starts: the cassette's `clock.start`, the same on every
+    checkout and run (a file's mtime is not), so the card's headers replay as identically as its
+    bytes; every timestamp the agent gives is later, and the card never changes while served.
+    Without `clock.start` it is when the clock started (load or reset), as the agent's timestamps.
+    """
     card = build_card(agent, request.base_url)
     if agent.v03Card:
         card = with_v03_fields(card, agent, request.base_url)
     response = HttpResponse.json(card)
     assert isinstance(response.body, bytes)  # a JSON answer is never streamed
-    etag = '"' + hashlib.sha256(response.body).hexdigest()[:20] + '"'
-    response.headers.update({"Cache-Control": CACHE_CONTROL, "ETag": etag})
-    if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
-        return HttpResponse(304, b"", {"Cache-Control": CACHE_CONTROL, "ETag": etag})
+    modified = modified.replace(microsecond=0)  # an HTTP date has whole seconds
+    validators = {
+        "Cache-Control": CACHE_CONTROL,
+        "ETag": '"' + hashlib.sha256(response.body).hexdigest()[:20] + '"',
+        "Last-Modified": format_datetime(modified.astimezone(UTC), usegmt=True),
+    }
+    response.headers.update(validators)
+    if _not_modified(request, validators["ETag"], modified):
+        return HttpResponse(304, b"", validators)
     return response
+
+
+def _not_modified(request: HttpRequest, etag: str, modified: datetime) -> bool:
+    """RFC 9110 §13.2.2: `If-None-Match` when sent, else `If-Modified-Since` (a bad date is
+    ignored)."""
+    if_none_match = request.headers.get("if-none-match")
+    if if_none_match is not None:
+        tags = [tag.strip() for tag in if_none_match.split(",")]
+        return "*" in tags or etag in tags or "W/" + etag in tags
+    try:
+        since = parsedate_to_datetime(request.headers.get("if-modified-since", ""))
+    except (TypeError, ValueError, IndexError):
+        return False
+    if since.tzinfo is None:  # `-0000` or no zone: the RFC's dates are GMT
+        since = since.replace(tzinfo=UTC)
+    return modified <= since
