@@ -135,3 +135,29 @@ def test_typo(mockagent):  # a path the test names must be there: only its own c
     )
     assert "During handling" not in result.stdout.str()
     assert not (pytester.path / "cassettes").exists()  # replaying never writes a file
+
+
+def test_a_test_that_fails_by_itself_without_its_cassette_hears_why(
+    pytester: pytest.Pytester,
+) -> None:
+    """The first run of a new test without `once`: the client gets an error and the test fails on
+    its own (a KeyError, say), so the server's log is all it shows: that log says there is no
+    cassette, not that the cassette has no interactions."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_languages(mockagent):
+    send(mockagent.url, "Which languages?")["result"]
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E*KeyError: 'result'",
+            "*Hint: There is no cassette at *test_generated*test_languages.yaml yet: record it "
+            "(record mode once, with an upstream), or add an interaction*",
+        ]
+    )
+    assert "The cassette has no interactions" not in result.stdout.str()
