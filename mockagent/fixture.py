@@ -216,6 +216,9 @@ class MockAgent:
             having = [
                 n for n, e in mounts.agents.items() if any(i.name == name for i in e.interactions)
             ]
+            if not having and len(mounts.agents) > 1:  # a typo, not a missing agent=
+                names = ", ".join(repr(n) for n in mounts.agents)
+                raise AssertionError(f"mockagent: no interaction named {name!r} in {names}")
             agent = having[0] if len(having) == 1 else None
         _, engine = self._engine(agent)
         try:

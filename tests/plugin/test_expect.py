@@ -245,6 +245,8 @@ def test_folder(mockagent):
     mockagent.assert_called("expected-1", times=1)  # only beta has it
     with pytest.raises(ValueError, match="name the agent"):
         mockagent.assert_called("languages")  # both have it
+    with pytest.raises(AssertionError, match="no interaction named 'langauges' in 'alpha', 'beta'"):
+        mockagent.assert_called("langauges")  # a typo: neither has it
     assert "error" in send(mockagent.agent_url("alpha"), "hello")
     mockagent.reset()  # the unmatched call to alpha would fail the test
 """,
