@@ -7,6 +7,7 @@ and only a test that uses the fixture loads the server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,13 +23,16 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class MockAgent:
     """Where the agents are and what they were asked. While recording, `url` is the recording
-    proxy and there is nothing replayed: the views are empty and the actions do nothing."""
+    proxy and there is nothing replayed: the views are empty and the actions do nothing, but for
+    `expect` (answered before the upstream, never recorded) and the checks of what it added."""
 
     server: ServerThread
     path: Path
     folder: bool
     recording: bool = False  # a proxy to the upstream that records into `path`
     strict: bool = False  # a passing test that left interactions unused fails
+    # While recording: the engine that answers what `expect` adds, made when first asked for.
+    local: Callable[[], Engine] | None = None
 
     @property
     def url(self) -> str:
@@ -159,7 +163,9 @@ class MockAgent:
     def _engine(self, agent: str | None) -> tuple[str, Engine]:
         mounts = self._mounts()
         if mounts is None:
-            raise ValueError("mockagent is recording: interactions are the upstream's")
+            if self.local is None:
+                raise ValueError("mockagent is recording: interactions are the upstream's")
+            return "", self.local()
         agents = dict(mounts.agents)
         if agent is None and len(agents) == 1:
             agent = next(iter(agents))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,7 @@ def mockagent(
     record it from an upstream agent in a record mode."""
     # Imported here, not at the top: pytest loads this plugin in every session of the environment,
     # and only sessions that use the fixture should pay for importing the server (Flask).
-    from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
+    from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording, local_engine
     from mockagent.server.app import create_app
     from mockagent.server.thread import ServerThread
 
@@ -157,6 +158,7 @@ def mockagent(
             folder=path.is_dir(),
             recording=recording,
             strict=bool(_setting(request, mockagent_config, "strict", False)),
+            local=partial(local_engine, app, **options) if recording else None,
         )
         request.node.stash[_HANDLE] = handle
         yield handle

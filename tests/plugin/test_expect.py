@@ -4,8 +4,10 @@ generated test sessions (pytester)."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from tests.helpers.plugin_sessions import cassette, make_test, run
+from tests.helpers.recording import CODE_REVIEWER, upstream_agent
 
 EMPTY = """\
 version: 1
@@ -252,3 +254,45 @@ def test_folder(mockagent):
 """,
     )
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_expect_while_recording_answers_before_the_upstream_and_is_not_recorded(
+    pytester: pytest.Pytester,
+) -> None:
+    """`pytest --mockagent-record-mode=once --mockagent-upstream=URL` over a whole suite records the
+    tests that ask the agent; a test of the same suite whose interactions are all expect()'s
+    still passes (its calls never reach the upstream, and it gets no cassette), and one that
+    mixes both records only the upstream's answers."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_own(mockagent):
+    mockagent.expect(text="ping", name="ping").reply_message("pong")
+    assert send(mockagent.url, "ping")["result"]["message"]["parts"] == [{"text": "pong"}]
+    mockagent.assert_called("ping", times=1)
+
+
+@pytest.mark.mockagent
+def test_mixed(mockagent):
+    mockagent.expect(text="ping").reply_task(steps=[{"state": "TASK_STATE_COMPLETED"}])
+    task = send(mockagent.url, "ping")["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert send(mockagent.url, "Which languages do you review?")["result"]["message"]
+""",
+        name="test_suite",
+    )
+    with upstream_agent(CODE_REVIEWER, pace="instant") as upstream:
+        first = run(
+            pytester, "--mockagent-record-mode=once", f"--mockagent-upstream={upstream.url}"
+        )
+        first.assert_outcomes(passed=2)
+        asked = [entry.params["message"]["parts"][0]["text"] for entry in upstream.journal()]
+        assert asked == ["Which languages do you review?"]
+    folder = pytester.path / "cassettes" / "test_suite"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_mixed.yaml"]
+    recorded = yaml.safe_load((folder / "test_mixed.yaml").read_text())
+    assert [i["match"]["text"] for i in recorded["interactions"]] == [
+        "Which languages do you review?"
+    ]
+    run(pytester).assert_outcomes(passed=2)  # and without the upstream, as before
