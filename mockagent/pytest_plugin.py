@@ -162,6 +162,10 @@ def mockagent(
         )
         request.node.stash[_HANDLE] = handle
         yield handle
+        if recording:  # a hook's bug: its call got an Internal error, whatever the test did
+            failures = app.extensions[RECORDING].hooks.failures
+            if failures:
+                pytest.fail("\n\n".join(f"mockagent: {f}" for f in failures), pytrace=False)
         # Calls made after the test body (by other fixtures' teardown) fail the test here.
         late = _unmatched_report(request.node, skip=request.node.stash.get(_REPORTED, 0))
         if late:
