@@ -8,7 +8,7 @@ and only a test that uses the fixture loads the server.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,8 @@ class MockAgent:
     strict: bool = False  # a passing test that left interactions unused fails
     # While recording: the engine that answers what `expect` adds, made when first asked for.
     local: Callable[[], Engine] | None = None
+    # expect()s not given a reply yet: never added, so a passing test that left one fails.
+    _unreplied: list[Expectation] = field(default_factory=list, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -195,6 +197,8 @@ class MockAgent:
 
         def add(interaction: dict[str, Any]) -> str:
             __tracebackhide__ = True
+            if expectation in self._unreplied:  # replied to, even if the reply is refused
+                self._unreplied.remove(expectation)
             if "name" not in interaction:
                 taken = [i.name for i in list(engine.interactions)]
                 interaction = {"name": unused_name(taken), **interaction}
@@ -203,7 +207,24 @@ class MockAgent:
             except MockagentError as exc:  # the test's mistake: no frames of mockagent's
                 raise exc.with_traceback(None) from None
 
-        return Expectation(add, match, name, times, fault)
+        expectation = Expectation(add, match, name, times, fault)
+        self._unreplied.append(expectation)
+        return expectation
+
+    def unreplied_report(self) -> str:
+        """The `expect(...)`s the test never gave a reply (so never added), as text; empty when
+        there are none."""
+        if not self._unreplied:
+            return ""
+        lines = [f"  {expectation!r}" for expectation in self._unreplied]
+        return "\n".join(
+            [
+                "mockagent: an expect() without a reply is never added to the agent:",
+                *lines,
+                "(finish each with .reply_message(...), .reply_task(...), .reply_error(...), "
+                ".reply(...) or .reply_fault(...))",
+            ]
+        )
 
     def remove_interaction(self, name: str, agent: str | None = None) -> None:
         """Remove an interaction (an expected one, or the cassette's own until `reset()`)."""

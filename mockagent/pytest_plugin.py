@@ -179,13 +179,18 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     # pytest shows that log beside it): only a pass is turned into a failure here.
     try:
         result = yield
+    except BaseException:  # beside its own failure: an expect() it left without a reply
+        handle = item.stash.get(_HANDLE, None)
+        if handle is not None and handle.unreplied_report():
+            item.add_report_section("call", "mockagent", handle.unreplied_report())
+        raise
     finally:  # a failed test reports its own failure; these calls are not "late" at teardown
         handle = item.stash.get(_HANDLE, None)
         item.stash[_REPORTED] = len(handle.unmatched) if handle is not None else 0
-    report = _unmatched_report(item)
+    unreplied = handle.unreplied_report() if handle is not None else ""
+    report = "\n\n".join(text for text in (unreplied, _unmatched_report(item)) if text)
     if report:
         pytest.fail(report, pytrace=False)
-    handle = item.stash.get(_HANDLE, None)
     if handle is not None and handle.strict and not handle.recording:
         unused = handle.unused_report()
         if unused:  # pytest.fail inside an `except` would print the report twice, chained

@@ -296,3 +296,49 @@ def test_mixed(mockagent):
         "Which languages do you review?"
     ]
     run(pytester).assert_outcomes(passed=2)  # and without the upstream, as before
+
+
+def test_an_expect_left_without_a_reply_is_named(pytester: pytest.Pytester) -> None:
+    """pytest-httpserver answers a request whose handler has no response with an error saying
+    so; an expect() is added only by its reply, so one the test forgot fails the test by name
+    (beside its own failure, when it has one), not as a mere unmatched call."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_passes_by_itself(mockagent):
+    mockagent.expect(text="ping", name="ping")
+    send(mockagent.url, "ping")
+
+
+@pytest.mark.mockagent
+def test_fails_by_itself(mockagent):
+    mockagent.expect(text={"endswith": "?"})
+    send(mockagent.url, "Ready?")["result"]
+
+
+@pytest.mark.mockagent
+def test_refused_reply_is_a_reply(mockagent):
+    with pytest.raises(Exception, match="unknown field"):
+        mockagent.expect(txt="ping").reply_message("pong")
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_passes_by_itself _*",
+            "mockagent: an expect() without a reply is never added to the agent:",
+            "  mockagent.expect(text='ping', name='ping')",
+            "(finish each with .reply_message(...), .reply_task(...), .reply_error(...), *",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_fails_by_itself _*",
+            "E*KeyError: 'result'",
+            "*Captured mockagent call*",
+            "mockagent: an expect() without a reply is never added to the agent:",
+            "  mockagent.expect(text={'endswith': '?'})",
+        ]
+    )
