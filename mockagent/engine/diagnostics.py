@@ -89,6 +89,11 @@ class NearMissReport:
                 )
             lines.extend(f"       {m.describe()}" for m in cand.mismatches)
         lines.append(f"Hint: {self.hint()}")
+        if self.record_mode == "once":  # VCR.py's CannotOverwriteExistingCassetteException
+            lines.append(
+                "Record mode once records only a cassette that is not there yet: record the calls "
+                "it lacks with new_episodes, or all of them anew with all."
+            )
         return "\n".join(lines)
 
     def as_detail(self) -> dict[str, Any]:

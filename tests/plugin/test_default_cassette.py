@@ -161,3 +161,32 @@ def test_languages(mockagent):
         ]
     )
     assert "The cassette has no interactions" not in result.stdout.str()
+
+
+def test_once_with_the_cassette_there_replays_and_says_how_to_record_more(
+    pytester: pytest.Pytester,
+) -> None:
+    """As VCR.py's `once` (CannotOverwriteExistingCassetteException): a cassette that is there is
+    replayed, the upstream is never asked, and a call it lacks fails saying which record modes
+    would record it."""
+    cassette(pytester.path / "cassettes" / "test_generated" / "test_new_call.yaml")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_new_call(mockagent):
+    assert not mockagent.recording
+    send(mockagent.url, "Deploy it")
+""",
+    )
+    result = run(
+        pytester, "--mockagent-record-mode=once", "--mockagent-upstream=http://127.0.0.1:9"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "No interaction in *test_new_call.yaml matches this SendMessage call (record mode: once).",
+            "Record mode once records only a cassette that is not there yet: record the calls it "
+            "lacks with new_episodes, or all of them anew with all.",
+        ]
+    )
