@@ -173,7 +173,10 @@ class MockAgent:
             agent = next(iter(agents))
         if agent not in agents:
             known = ", ".join(repr(name) for name in agents)
-            raise ValueError(f"name the agent: agent=NAME, one of {known}")
+            if agent is None:
+                raise ValueError(f"name the agent: agent=NAME, one of {known}")
+            alone = " (one cassette: leave agent= out)" if len(agents) == 1 else ""
+            raise ValueError(f"no agent {agent!r}; the agents are {known}{alone}")
         return agent, agents[agent]
 
     def expect(

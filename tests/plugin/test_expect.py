@@ -230,6 +230,25 @@ def test_unknown(mockagent):
     )
 
 
+def test_a_single_cassettes_agent_named_by_its_file_says_to_leave_it_out(
+    pytester: pytest.Pytester,
+) -> None:
+    cassette(pytester.path / "reviewer.yaml")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent("reviewer.yaml")
+def test_named(mockagent):
+    with pytest.raises(ValueError) as refused:
+        mockagent.expect(text="hello", agent="reviewer")
+    assert str(refused.value) == (
+        "no agent 'reviewer'; the agents are '' (one cassette: leave agent= out)"
+    )
+""",
+    )
+    run(pytester).assert_outcomes(passed=1)
+
+
 def test_a_folder_needs_the_agent(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "agents" / "alpha.yaml", name="Alpha")
     cassette(pytester.path / "agents" / "beta.yaml", name="Beta")
@@ -240,6 +259,8 @@ def test_a_folder_needs_the_agent(pytester: pytest.Pytester) -> None:
 def test_folder(mockagent):
     with pytest.raises(ValueError, match="name the agent: agent=NAME, one of 'alpha', 'beta'"):
         mockagent.expect(text="hello")
+    with pytest.raises(ValueError, match="no agent 'gamma'; the agents are 'alpha', 'beta'$"):
+        mockagent.expect(text="hello", agent="gamma")
     mockagent.expect(text="hello", agent="beta").reply_message("Beta here.")
     reply = send(mockagent.agent_url("beta"), "hello")
     assert reply["result"]["message"]["parts"][0]["text"] == "Beta here."
