@@ -212,6 +212,10 @@ def test_refusals_are_4xx_in_the_admin_shape(
         (b"a: [", "not valid YAML"),
         (b"!!python/object:os.system {}", "not valid YAML"),
         (b"- 1\n- two\n", "interaction #1: "),
+        (
+            b"version: 1\nagent: {name: other}\ninteractions: []\n",
+            "this is a whole cassette (with `version:`, `agent:`): give only its `interactions:`",
+        ),
     ],
 )
 def test_bad_bodies_are_400(server: ServerThread, content: bytes, message: str) -> None:
