@@ -185,7 +185,8 @@ def test_new_call(mockagent):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "No interaction in *test_new_call.yaml matches this SendMessage call (record mode: once).",
+            "No interaction in *test_new_call.yaml matches this SendMessage call "
+            "(record mode: once).",
             "Record mode once records only a cassette that is not there yet: record the calls it "
             "lacks with new_episodes, or all of them anew with all.",
         ]
