@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class MockAgent:
     """Where the agents are and what they were asked. While recording, `url` is the recording
-    proxy and there is nothing replayed: the views are empty and the actions do nothing, but for
-    `expect` (answered before the upstream, never recorded) and the checks of what it added."""
+    proxy and what the upstream answers is not replayed: the journal holds only the calls
+    answered before the upstream (by what `expect` added; in new_episodes, by the cassette too),
+    the other views are empty and the actions do nothing, but for `expect` and its checks."""
 
     server: ServerThread
     path: Path
@@ -32,7 +33,7 @@ class MockAgent:
     recording: bool = False  # a proxy to the upstream that records into `path`
     strict: bool = False  # a passing test that left interactions unused fails
     # While recording: the engine that answers what `expect` adds, made when first asked for.
-    local: Callable[[], Engine] | None = None
+    local: Callable[..., Engine | None] | None = None
     # expect()s not given a reply yet: never added, so a passing test that left one fails.
     _unreplied: list[Expectation] = field(default_factory=list, init=False, repr=False)
 
@@ -70,12 +71,19 @@ class MockAgent:
     def calls_for(
         self, operation: str | None = None, matched: bool | None = None, agent: str | None = None
     ) -> list[JournalEntry]:
-        """The journal's entries, optionally of one operation, matched or not, and one agent."""
+        """The journal's entries, optionally of one operation, matched or not, and one agent.
+        While recording: the calls what `expect` added answered."""
         if self.recording:
-            return []
+            engine = self.local(create=False) if self.local is not None else None
+            if engine is None:
+                return []
+            with engine.locked():
+                entries = list(engine.journal.entries)
+        else:
+            entries = self.server.journal(agent)
         return [
             entry
-            for entry in self.server.journal(agent)
+            for entry in entries
             if (operation is None or entry.operation == operation)
             and (matched is None or entry.matched == matched)
         ]
@@ -165,9 +173,10 @@ class MockAgent:
     def _engine(self, agent: str | None) -> tuple[str, Engine]:
         mounts = self._mounts()
         if mounts is None:
-            if self.local is None:
+            engine = self.local() if self.local is not None else None
+            if engine is None:
                 raise ValueError("mockagent is recording: interactions are the upstream's")
-            return "", self.local()
+            return "", engine
         agents = dict(mounts.agents)
         if agent is None and len(agents) == 1:
             agent = next(iter(agents))

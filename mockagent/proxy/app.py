@@ -91,13 +91,15 @@ def create_recording_app(
     return app
 
 
-def local_engine(app: Flask, **engine_options: Any) -> Engine:
+def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engine | None:
     """The engine of a recording `app` that answers the interactions a test adds while it records
     (`mockagent.expect`), before the upstream sees the call and without recording it: in
     new_episodes the cassette's replay, else an agent with the upstream's card and no
-    interactions, made on first use. ValueError for an Agentex upstream (its calls are
-    recorded as they come)."""
+    interactions, made on first use (None without `create`, before that). ValueError for an
+    Agentex upstream (its calls are recorded as they come)."""
     proxy: RecordingProxy = app.extensions[RECORDING]
+    if not create and not isinstance(proxy.replay, A2AAgent):
+        return None
     if proxy.replay is None and proxy.protocol() == "a2a":  # the card is read by now, if any
         from mockagent.plugin_cassette import agent_without_cassette
 

@@ -292,6 +292,7 @@ def test_own(mockagent):
     mockagent.expect(text="ping", name="ping").reply_message("pong")
     assert send(mockagent.url, "ping")["result"]["message"]["parts"] == [{"text": "pong"}]
     mockagent.assert_called("ping", times=1)
+    assert [entry.interaction for entry in mockagent.journal] == ["ping"]
 
 
 @pytest.mark.mockagent
