@@ -130,12 +130,17 @@ class MockAgent:
         return self._view("deliveries_view")
 
     def reset(self, agent: str | None = None) -> None:
-        """Forget tasks, the journal, deliveries and use counts (of one agent, or all)."""
+        """Forget tasks, the journal, deliveries and use counts (of one agent, or all), and the
+        interactions `expect` added (while recording too)."""
         from mockagent.server import control
 
         mounts = self._mounts()
         if mounts is not None:
             control.reset(mounts, agent)
+        elif self.local is not None:
+            engine = self.local(create=False)
+            if engine is not None:
+                engine.reset()
 
     def advance_clock(self, ms: float, agent: str | None = None) -> None:
         """Let `ms` milliseconds pass for `after: {ms}` steps, without waiting."""

@@ -293,6 +293,10 @@ def test_own(mockagent):
     assert send(mockagent.url, "ping")["result"]["message"]["parts"] == [{"text": "pong"}]
     mockagent.assert_called("ping", times=1)
     assert [entry.interaction for entry in mockagent.journal] == ["ping"]
+    mockagent.reset()  # forgets the journal and what expect() added
+    assert mockagent.journal == []
+    mockagent.expect(text="ping", name="ping").reply_message("pong again")
+    assert send(mockagent.url, "ping")["result"]["message"]["parts"] == [{"text": "pong again"}]
 
 
 @pytest.mark.mockagent
