@@ -36,6 +36,8 @@ class Expectation:
         fault: Mapping[str, Any] | None = None,
     ) -> None:
         self._add = add
+        given = {**match, "name": name, "times": times, "fault": fault}
+        self._shown = ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None)
         self._interaction: dict[str, Any] = {"match": dict(match)}
         if name is not None:
             self._interaction["name"] = name
@@ -43,6 +45,9 @@ class Expectation:
             self._interaction["times"] = times
         if fault is not None:
             self._interaction["fault"] = dict(fault)
+
+    def __repr__(self) -> str:
+        return f"mockagent.expect({self._shown})"
 
     def reply(self, **reply: Any) -> str:
         """Reply as a cassette's `reply:` says, keyword for keyword (`message=`, `task=`,

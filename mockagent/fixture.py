@@ -7,7 +7,8 @@ and only a test that uses the fixture loads the server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +25,19 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class MockAgent:
     """Where the agents are and what they were asked. While recording, `url` is the recording
-    proxy and there is nothing replayed: the views are empty and the actions do nothing."""
+    proxy and what the upstream answers is not replayed: the journal holds only the calls
+    answered before the upstream (by what `expect` added; in new_episodes, by the cassette too),
+    the other views are empty and the actions do nothing, but for `expect` and its checks."""
 
     server: ServerThread
     path: Path
     folder: bool
     recording: bool = False  # a proxy to the upstream that records into `path`
     strict: bool = False  # a passing test that left interactions unused fails
+    # While recording: the engine that answers what `expect` adds, made when first asked for.
+    local: Callable[..., Engine | None] | None = None
+    # expect()s not given a reply yet: never added, so a passing test that left one fails.
+    _unreplied: list[Expectation] = field(default_factory=list, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -66,12 +73,19 @@ class MockAgent:
     def calls_for(
         self, operation: str | None = None, matched: bool | None = None, agent: str | None = None
     ) -> list[JournalEntry]:
-        """The journal's entries, optionally of one operation, matched or not, and one agent."""
+        """The journal's entries, optionally of one operation, matched or not, and one agent.
+        While recording: the calls what `expect` added answered."""
         if self.recording:
-            return []
+            engine = self.local(create=False) if self.local is not None else None
+            if engine is None:
+                return []
+            with engine.locked():
+                entries = list(engine.journal.entries)
+        else:
+            entries = self.server.journal(agent)
         return [
             entry
-            for entry in self.server.journal(agent)
+            for entry in entries
             if (operation is None or entry.operation == operation)
             and (matched is None or entry.matched == matched)
         ]
@@ -118,12 +132,17 @@ class MockAgent:
         return self._view("deliveries_view")
 
     def reset(self, agent: str | None = None) -> None:
-        """Forget tasks, the journal, deliveries and use counts (of one agent, or all)."""
+        """Forget tasks, the journal, deliveries and use counts (of one agent, or all), and the
+        interactions `expect` added (while recording too)."""
         from mockagent.server import control
 
         mounts = self._mounts()
         if mounts is not None:
             control.reset(mounts, agent)
+        elif self.local is not None:
+            engine = self.local(create=False)
+            if engine is not None:
+                engine.reset()
 
     def advance_clock(self, ms: float, agent: str | None = None) -> None:
         """Let `ms` milliseconds pass for `after: {ms}` steps, without waiting."""
@@ -161,13 +180,19 @@ class MockAgent:
     def _engine(self, agent: str | None) -> tuple[str, Engine]:
         mounts = self._mounts()
         if mounts is None:
-            raise ValueError("mockagent is recording: interactions are the upstream's")
+            engine = self.local() if self.local is not None else None
+            if engine is None:
+                raise ValueError("mockagent is recording: interactions are the upstream's")
+            return "", engine
         agents = dict(mounts.agents)
         if agent is None and len(agents) == 1:
             agent = next(iter(agents))
         if agent not in agents:
             known = ", ".join(repr(name) for name in agents)
-            raise ValueError(f"name the agent: agent=NAME, one of {known}")
+            if agent is None:
+                raise ValueError(f"name the agent: agent=NAME, one of {known}")
+            alone = " (one cassette: leave agent= out)" if len(agents) == 1 else ""
+            raise ValueError(f"no agent {agent!r}; the agents are {known}{alone}")
         return agent, agents[agent]
 
     def expect(
@@ -191,6 +216,8 @@ class MockAgent:
 
         def add(interaction: dict[str, Any]) -> str:
             __tracebackhide__ = True
+            if expectation in self._unreplied:  # replied to, even if the reply is refused
+                self._unreplied.remove(expectation)
             if "name" not in interaction:
                 taken = [i.name for i in list(engine.interactions)]
                 interaction = {"name": unused_name(taken), **interaction}
@@ -199,7 +226,24 @@ class MockAgent:
             except MockagentError as exc:  # the test's mistake: no frames of mockagent's
                 raise exc.with_traceback(None) from None
 
-        return Expectation(add, match, name, times, fault)
+        expectation = Expectation(add, match, name, times, fault)
+        self._unreplied.append(expectation)
+        return expectation
+
+    def unreplied_report(self) -> str:
+        """The `expect(...)`s the test never gave a reply (so never added), as text; empty when
+        there are none."""
+        if not self._unreplied:
+            return ""
+        lines = [f"  {expectation!r}" for expectation in self._unreplied]
+        return "\n".join(
+            [
+                "mockagent: an expect() without a reply is never added to the agent:",
+                *lines,
+                "(finish each with .reply_message(...), .reply_task(...), .reply_error(...), "
+                ".reply(...) or .reply_fault(...))",
+            ]
+        )
 
     def remove_interaction(self, name: str, agent: str | None = None) -> None:
         """Remove an interaction (an expected one, or the cassette's own until `reset()`)."""
@@ -218,6 +262,9 @@ class MockAgent:
             having = [
                 n for n, e in mounts.agents.items() if any(i.name == name for i in e.interactions)
             ]
+            if not having and len(mounts.agents) > 1:  # a typo, not a missing agent=
+                names = ", ".join(repr(n) for n in mounts.agents)
+                raise AssertionError(f"mockagent: no interaction named {name!r} in {names}")
             agent = having[0] if len(having) == 1 else None
         _, engine = self._engine(agent)
         try:

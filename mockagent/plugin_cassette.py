@@ -76,4 +76,4 @@ def agent_without_cassette(path: Path, agent: dict[str, Any] | None) -> LoadedCa
     except ValidationError as exc:
         loc, message = first_problem(Cassette, data, exc.errors())
         raise CassetteError(f"agent= option: {describe([], loc, message)}") from None
-    return LoadedCassette(cassette=cassette, path=str(path))
+    return LoadedCassette(cassette=cassette, path=str(path), missing=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,7 @@ def mockagent(
     record it from an upstream agent in a record mode."""
     # Imported here, not at the top: pytest loads this plugin in every session of the environment,
     # and only sessions that use the fixture should pay for importing the server (Flask).
-    from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
+    from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording, local_engine
     from mockagent.server.app import create_app
     from mockagent.server.thread import ServerThread
 
@@ -157,9 +158,14 @@ def mockagent(
             folder=path.is_dir(),
             recording=recording,
             strict=bool(_setting(request, mockagent_config, "strict", False)),
+            local=partial(local_engine, app, **options) if recording else None,
         )
         request.node.stash[_HANDLE] = handle
         yield handle
+        if recording:  # a hook's bug: its call got an Internal error, whatever the test did
+            failures = app.extensions[RECORDING].hooks.failures
+            if failures:
+                pytest.fail("\n\n".join(f"mockagent: {f}" for f in failures), pytrace=False)
         # Calls made after the test body (by other fixtures' teardown) fail the test here.
         late = _unmatched_report(request.node, skip=request.node.stash.get(_REPORTED, 0))
         if late:
@@ -173,13 +179,18 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     # pytest shows that log beside it): only a pass is turned into a failure here.
     try:
         result = yield
+    except BaseException:  # beside its own failure: an expect() it left without a reply
+        handle = item.stash.get(_HANDLE, None)
+        if handle is not None and handle.unreplied_report():
+            item.add_report_section("call", "mockagent", handle.unreplied_report())
+        raise
     finally:  # a failed test reports its own failure; these calls are not "late" at teardown
         handle = item.stash.get(_HANDLE, None)
         item.stash[_REPORTED] = len(handle.unmatched) if handle is not None else 0
-    report = _unmatched_report(item)
+    unreplied = handle.unreplied_report() if handle is not None else ""
+    report = "\n\n".join(text for text in (unreplied, _unmatched_report(item)) if text)
     if report:
         pytest.fail(report, pytrace=False)
-    handle = item.stash.get(_HANDLE, None)
     if handle is not None and handle.strict and not handle.recording:
         unused = handle.unused_report()
         if unused:  # pytest.fail inside an `except` would print the report twice, chained

@@ -52,6 +52,7 @@ class LoadedCassette:
     cassette: Cassette
     path: str
     source: str = field(default="", repr=False)  # the YAML text, where `lines` are found
+    missing: bool = False  # no file at `path` yet (a test's own cassette, before recording)
 
     @property
     def name(self) -> str:

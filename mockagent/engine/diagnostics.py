@@ -40,6 +40,7 @@ class NearMissReport:
     operation: str
     call: str
     candidates: list[Candidate] = field(default_factory=list)
+    no_file: bool = False  # no cassette at `cassette` yet: the agent is one made to fill
 
     @property
     def closest(self) -> list[Candidate]:
@@ -52,6 +53,11 @@ class NearMissReport:
 
     def hint(self) -> str:
         closest = self.closest
+        if not closest and self.no_file:
+            return (
+                f"There is no cassette at {self.cassette} yet: record it (record mode once, "
+                "with an upstream), or add an interaction whose `match` fits this call."
+            )
         if not closest:
             return "The cassette has no interactions: add one whose `match` fits this call."
         best = closest[0]
@@ -83,6 +89,11 @@ class NearMissReport:
                 )
             lines.extend(f"       {m.describe()}" for m in cand.mismatches)
         lines.append(f"Hint: {self.hint()}")
+        if self.record_mode == "once":  # VCR.py's CannotOverwriteExistingCassetteException
+            lines.append(
+                "Record mode once records only a cassette that is not there yet: record the calls "
+                "it lacks with new_episodes, or all of them anew with all."
+            )
         return "\n".join(lines)
 
     def as_detail(self) -> dict[str, Any]:
@@ -110,7 +121,10 @@ class NearMissReport:
 
 
 def near_miss(
-    cassette: str, record_mode: str, call: Call, candidates: list[Candidate]
+    cassette: str, record_mode: str, call: Call, candidates: list[Candidate], no_file: bool = False
 ) -> NearMissReport:
-    """Build the report for `call` from every interaction's mismatches."""
-    return NearMissReport(cassette, record_mode, call.operation, call.summary(), candidates)
+    """Build the report for `call` from every interaction's mismatches (`no_file`: the agent
+    stands for a cassette not recorded yet)."""
+    return NearMissReport(
+        cassette, record_mode, call.operation, call.summary(), candidates, no_file
+    )

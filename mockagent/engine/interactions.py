@@ -52,6 +52,12 @@ def as_items(data: Any) -> tuple[list[Any], Callable[[int], Loc]]:
         items = data["interactions"]
         if isinstance(items, list):
             return items, lambda i: ("interactions", i)
+    if isinstance(data, dict) and "interactions" in data:  # a whole cassette, saved elsewhere
+        others = ", ".join(f"`{key}:`" for key in data if key != "interactions")
+        raise errors.CassetteError(
+            f"this is a whole cassette (with {others}): give only its `interactions:`; the "
+            "agent's card, clock and ids stay those of the cassette it serves"
+        )
     if isinstance(data, list):
         return data, lambda i: (i,)
     if isinstance(data, dict):

@@ -267,7 +267,10 @@ class Engine(RuntimeInteractions):
             for i, matcher in enumerate(self._matchers)
             for mismatches in [matcher.check(call, self._task_facts)]
         ]
-        raise errors.NoMatch(near_miss(self.loaded.path, self.record_mode, call, candidates))
+        loaded = self.loaded
+        raise errors.NoMatch(
+            near_miss(loaded.path, self.record_mode, call, candidates, loaded.missing)
+        )
 
     # -- answering ----------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step, untouched
+from mockagent.proxy.hooks import HookError
 from mockagent.proxy.recorder import RecordedTask
 from mockagent.proxy.upstream import UpstreamUnreachable, forwardable, now_ms, read, tee
 
@@ -138,7 +139,11 @@ class AgentexRecording:
             return self._error(call, f"upstream {self.proxy.upstream.url} unreachable: {exc}")
         headers = forwardable(dict(response.headers))
         if "application/x-ndjson" in response.headers.get("content-type", ""):
-            kept = self.proxy.hooks.response(response.status_code, dict(response.headers), None)
+            try:
+                kept = self.proxy.hooks.response(response.status_code, dict(response.headers), None)
+            except HookError as exc:  # the test's hook failed: an error instead of the answer
+                response.close()
+                return self._error(call, str(exc))
             turn = (
                 StreamTurn(self, call)
                 if call is not None and call[1] == "message/send" and kept is not None
@@ -153,7 +158,10 @@ class AgentexRecording:
             body = read(response)
         except httpx.HTTPError as exc:
             return self._error(call, f"upstream {self.proxy.upstream.url} broke off: {exc}")
-        answer = self.proxy.hooks.response(response.status_code, dict(response.headers), body)
+        try:
+            answer = self.proxy.hooks.response(response.status_code, dict(response.headers), body)
+        except HookError as exc:
+            return self._error(call, str(exc))
         if answer is not None and 200 <= answer[0] < 300:
             try:
                 payload = parse_json(answer[1] or b"")

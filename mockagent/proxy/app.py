@@ -91,6 +91,31 @@ def create_recording_app(
     return app
 
 
+def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engine | None:
+    """The engine of a recording `app` that answers the interactions a test adds while it records
+    (`mockagent.expect`), before the upstream sees the call and without recording it: in
+    new_episodes the cassette's replay, else an agent with the upstream's card and no
+    interactions, made on first use (None without `create`, before that). ValueError for an
+    Agentex upstream (its calls are recorded as they come)."""
+    proxy: RecordingProxy = app.extensions[RECORDING]
+    if not create and not isinstance(proxy.replay, A2AAgent):
+        return None
+    if proxy.replay is None and proxy.protocol() == "a2a":  # the card is read by now, if any
+        from mockagent.plugin_cassette import agent_without_cassette
+
+        with proxy.session.lock:
+            agent = proxy.session.recorder.agent
+        loaded = agent_without_cassette(proxy.session.path, agent)
+        engine = Engine(loaded, record_mode=proxy.session.mode, **engine_options)
+        proxy.replay = A2AAgent(engine)
+    if not isinstance(proxy.replay, A2AAgent):
+        raise ValueError(
+            "mockagent is recording an Agentex agent: its calls go to the upstream as they come; "
+            "add interactions when it replays"
+        )
+    return proxy.replay.engine
+
+
 def finish_recording(app: Flask) -> Path | None:
     """Write the recording of `app` (if it records) and let go of the upstream; the path written,
     or None. Raises LeakError or CassetteError when the cassette cannot be kept."""

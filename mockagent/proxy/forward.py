@@ -17,7 +17,7 @@ from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.cancel import record_cancel, recorded_error
-from mockagent.proxy.hooks import RecordHooks
+from mockagent.proxy.hooks import HookError, RecordHooks
 from mockagent.proxy.push import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.status_history import requested_length
@@ -177,7 +177,10 @@ class RecordingProxy:
         """Answer one request: the card, a replay the cassette already has, or the upstream's."""
         if request.path == CARD_PATH and request.method == "GET":
             return self.card(request)
-        recorded = self.hooks.request(request)  # what is recorded of it; None: nothing
+        try:
+            recorded = self.hooks.request(request)  # what is recorded of it; None: nothing
+        except HookError as exc:  # the test's hook failed: the call is not made
+            return self._error(self.classify(request), None, errors.InternalError(str(exc)))
         if recorded is None:
             return self.unrecorded(request, query)
         if self.protocol() == "agentex":
@@ -217,11 +220,15 @@ class RecordingProxy:
                         f"upstream {self.upstream.url} broke off: {exc}", http_status=502
                     ),
                 )
-        kept = (
-            self.hooks.response(response.status_code, dict(response.headers), body)
-            if call is not None  # the hook sees the answers the recording would keep
-            else (response.status_code, body)
-        )
+        try:
+            kept = (
+                self.hooks.response(response.status_code, dict(response.headers), body)
+                if call is not None  # the hook sees the answers the recording would keep
+                else (response.status_code, body)
+            )
+        except HookError as exc:  # the test's hook failed: an error instead of the answer
+            response.close()
+            return self._error(call, recording, errors.InternalError(str(exc)))
         if kept is None:  # the hook dropped the answer: record nothing of this call
             if recording is not None:
                 with self.session.lock:

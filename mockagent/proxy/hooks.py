@@ -15,13 +15,18 @@ that call. The shapes:
 A dropped request goes to the upstream all the same, unrecorded (as VCR.py ignores it). The agent
 card the proxy reads for itself is not a call: no hook sees it. Secrets are redacted after the
 hooks, from what they return.
+
+A hook that raises (or returns neither a dict nor None) is the test author's bug: the call gets
+the protocol's Internal error instead of an answer, nothing of it is recorded, and the failure
+with the hook's traceback is kept in `failures`, for the pytest fixture to fail the test with.
 """
 
 from __future__ import annotations
 
 import json
+import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mockagent.dialects.http import HttpRequest
@@ -31,7 +36,7 @@ Hook = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 
 class HookError(MockagentError):
-    """A hook returned something that is neither a dict nor None."""
+    """A hook raised, or returned something that is neither a dict nor None."""
 
 
 def _parsed(body: bytes) -> Any:
@@ -48,18 +53,30 @@ def _encoded(body: Any) -> bytes:
     return body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
 
 
-def _checked(name: str, result: Any) -> dict[str, Any] | None:
-    if result is not None and not isinstance(result, dict):
-        raise HookError(f"{name} returned {type(result).__name__}: return the dict, or None")
-    return result
-
-
 @dataclass(frozen=True)
 class RecordHooks:
     """The two hooks of a recording (either may be None: everything is recorded as it was)."""
 
     before_record_request: Hook | None = None
     before_record_response: Hook | None = None
+    failures: list[str] = field(default_factory=list, compare=False)  # what the hooks did wrong
+
+    def _called(self, name: str, hook: Hook, seen: dict[str, Any]) -> dict[str, Any] | None:
+        """What `hook` returns for `seen`; HookError (kept in `failures`) when it raises or
+        returns neither a dict nor None."""
+        try:
+            result = hook(seen)
+        except Exception as exc:  # the test's code: any bug at all
+            tail = exc.__traceback__.tb_next if exc.__traceback__ else None  # the hook's frames
+            trace = "".join(traceback.format_exception(type(exc), exc, tail)).rstrip()
+            message = f"{name} raised {type(exc).__name__}: {exc}"
+            self.failures.append(f"{message}\n{trace}")
+            raise HookError(message) from None
+        if result is not None and not isinstance(result, dict):
+            message = f"{name} returned {type(result).__name__}: return the dict, or None"
+            self.failures.append(message)
+            raise HookError(message)
+        return result
 
     def request(self, http: HttpRequest) -> HttpRequest | None:
         """`http` as it is to be recorded; None when the hook drops it."""
@@ -72,7 +89,7 @@ class RecordHooks:
             "headers": dict(http.headers),
             "body": _parsed(http.body),
         }
-        kept = _checked("before_record_request", self.before_record_request(seen))
+        kept = self._called("before_record_request", self.before_record_request, seen)
         if kept is None:
             return None
         path = kept.get("path", seen["path"])
@@ -97,7 +114,7 @@ class RecordHooks:
             "headers": {k.lower(): v for k, v in headers.items()},
             "body": None if body is None else _parsed(body),
         }
-        kept = _checked("before_record_response", self.before_record_response(seen))
+        kept = self._called("before_record_response", self.before_record_response, seen)
         if kept is None:
             return None
         kept_body = kept.get("body")

@@ -46,6 +46,7 @@ single cassette); without it, every agent in mount order. Each item names its `a
     DELETE /_mockagent/interactions/{name}?agent=NAME
          → {"agent", "removed": name, "interactions": count}
          Any interaction, added or the cassette's own; 409 while a follow-up's `from` names it.
+         Without ?agent=, the one agent that has it (400 when several do).
          A reset brings back the cassette's interactions as loaded (and drops the added ones).
     GET  /_mockagent/cassette?agent=NAME
          The agent's cassette as it is now, with what was added and without what was removed:

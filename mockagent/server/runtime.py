@@ -49,6 +49,25 @@ def one_agent(mounts: Mounts, agent: str | None) -> tuple[str, Engine]:
     return engines(mounts, agent)[0]
 
 
+def having(mounts: Mounts, interaction: str, agent: str | None) -> tuple[str, Engine]:
+    """The agent named (which may lack it: its engine then lists what it has), or without a name
+    the one agent that has an interaction `interaction`; 404 when none has it, 400 when several
+    do."""
+    if agent is not None:
+        return engines(mounts, agent)[0]
+    found = [
+        (name, engine)
+        for name, engine in engines(mounts)
+        if any(i.name == interaction for i in list(engine.interactions))
+    ]
+    if not found:
+        raise ControlError(404, f"no interaction named {interaction!r} in any agent")
+    if len(found) > 1:
+        names = ", ".join(repr(name) for name, _ in found)
+        raise ControlError(400, f"agents {names} each have {interaction!r}: add ?agent=NAME")
+    return found[0]
+
+
 def body_items(raw: bytes, mimetype: str) -> tuple[list[Any], LineOf | None]:
     """The interactions in a request body: JSON (by its content type), else YAML (which
     reads JSON too); the lines of a YAML body, for errors."""
@@ -86,8 +105,9 @@ def add(
 
 
 def remove(mounts: Mounts, interaction: str, agent: str | None = None) -> dict[str, Any]:
-    """Remove one agent's interaction `interaction` (until a reset brings back the cassette's)."""
-    name, engine = one_agent(mounts, agent)
+    """Remove one agent's interaction `interaction` (until a reset brings back the cassette's).
+    Without `agent`, the one agent that has it."""
+    name, engine = having(mounts, interaction, agent)
     try:
         engine.remove_interaction(interaction)
     except errors.MockagentError as exc:
@@ -99,18 +119,7 @@ def interaction_view(mounts: Mounts, interaction: str, agent: str | None = None)
     """One interaction: its summary (as `GET /_mockagent/interactions` lists it), as written
     (`definition`) and the calls it answered (as `GET /_mockagent/calls` lists them). Without
     `agent`, the one agent that has it."""
-    found = [
-        (name, engine)
-        for name, engine in engines(mounts, agent)
-        if any(i.name == interaction for i in list(engine.interactions))
-    ]
-    if not found:
-        where = f"agent {agent!r}" if agent is not None else "any agent"
-        raise ControlError(404, f"no interaction named {interaction!r} in {where}")
-    if len(found) > 1:
-        names = ", ".join(repr(name) for name, _ in found)
-        raise ControlError(400, f"agents {names} each have {interaction!r}: add ?agent=NAME")
-    name, engine = found[0]
+    name, engine = having(mounts, interaction, agent)
     try:
         used = engine.interaction(interaction)
     except errors.UnknownInteraction as exc:  # removed meanwhile

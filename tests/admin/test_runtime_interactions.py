@@ -212,6 +212,10 @@ def test_refusals_are_4xx_in_the_admin_shape(
         (b"a: [", "not valid YAML"),
         (b"!!python/object:os.system {}", "not valid YAML"),
         (b"- 1\n- two\n", "interaction #1: "),
+        (
+            b"version: 1\nagent: {name: other}\ninteractions: []\n",
+            "this is a whole cassette (with `version:`, `agent:`): give only its `interactions:`",
+        ),
     ],
 )
 def test_bad_bodies_are_400(server: ServerThread, content: bytes, message: str) -> None:
@@ -242,6 +246,28 @@ def test_removing_and_reset(server: ServerThread) -> None:
         ("branch", False),
         ("question", False),
     ]
+
+
+def test_delete_without_agent_finds_the_one_agent_that_has_it(server: ServerThread) -> None:
+    """As GET /_mockagent/interactions/NAME does (and WireMock's DELETE by id): in a folder, a
+    name only one agent has needs no ?agent=."""
+    added = {"name": "only-beta", "match": {"text": "b"}, "reply": {"message": "B"}}
+    assert admin(server, "POST", "interactions?agent=beta", json=added).status_code == 201
+    assert admin(server, "DELETE", "interactions/only-beta").json() == {
+        "agent": "beta",
+        "removed": "only-beta",
+        "interactions": 3,
+    }
+    assert admin(server, "DELETE", "interactions/only-beta").json()["error"] == {
+        "code": 404,
+        "message": "no interaction named 'only-beta' in any agent",
+    }
+    assert admin(server, "DELETE", "interactions/question").json()["error"] == {
+        "code": 400,
+        "message": "agents 'alpha', 'beta' each have 'question': add ?agent=NAME",
+    }
+    unknown = admin(server, "DELETE", "interactions/nope?agent=alpha").json()["error"]["message"]
+    assert unknown == "no interaction named 'nope'; the agent has 'start', 'branch', 'question'"
 
 
 def test_a_saved_cassette_answers_byte_for_byte(server: ServerThread, tmp_path: Path) -> None:

@@ -135,3 +135,59 @@ def test_typo(mockagent):  # a path the test names must be there: only its own c
     )
     assert "During handling" not in result.stdout.str()
     assert not (pytester.path / "cassettes").exists()  # replaying never writes a file
+
+
+def test_a_test_that_fails_by_itself_without_its_cassette_hears_why(
+    pytester: pytest.Pytester,
+) -> None:
+    """The first run of a new test without `once`: the client gets an error and the test fails on
+    its own (a KeyError, say), so the server's log is all it shows: that log says there is no
+    cassette, not that the cassette has no interactions."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_languages(mockagent):
+    send(mockagent.url, "Which languages?")["result"]
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E*KeyError: 'result'",
+            "*Hint: There is no cassette at *test_generated*test_languages.yaml yet: record it "
+            "(record mode once, with an upstream), or add an interaction*",
+        ]
+    )
+    assert "The cassette has no interactions" not in result.stdout.str()
+
+
+def test_once_with_the_cassette_there_replays_and_says_how_to_record_more(
+    pytester: pytest.Pytester,
+) -> None:
+    """As VCR.py's `once` (CannotOverwriteExistingCassetteException): a cassette that is there is
+    replayed, the upstream is never asked, and a call it lacks fails saying which record modes
+    would record it."""
+    cassette(pytester.path / "cassettes" / "test_generated" / "test_new_call.yaml")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_new_call(mockagent):
+    assert not mockagent.recording
+    send(mockagent.url, "Deploy it")
+""",
+    )
+    result = run(
+        pytester, "--mockagent-record-mode=once", "--mockagent-upstream=http://127.0.0.1:9"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "No interaction in *test_new_call.yaml matches this SendMessage call "
+            "(record mode: once).",
+            "Record mode once records only a cassette that is not there yet: record the calls it "
+            "lacks with new_episodes, or all of them anew with all.",
+        ]
+    )

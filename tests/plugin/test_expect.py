@@ -4,8 +4,10 @@ generated test sessions (pytester)."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from tests.helpers.plugin_sessions import cassette, make_test, run
+from tests.helpers.recording import CODE_REVIEWER, upstream_agent
 
 EMPTY = """\
 version: 1
@@ -228,6 +230,25 @@ def test_unknown(mockagent):
     )
 
 
+def test_a_single_cassettes_agent_named_by_its_file_says_to_leave_it_out(
+    pytester: pytest.Pytester,
+) -> None:
+    cassette(pytester.path / "reviewer.yaml")
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent("reviewer.yaml")
+def test_named(mockagent):
+    with pytest.raises(ValueError) as refused:
+        mockagent.expect(text="hello", agent="reviewer")
+    assert str(refused.value) == (
+        "no agent 'reviewer'; the agents are '' (one cassette: leave agent= out)"
+    )
+""",
+    )
+    run(pytester).assert_outcomes(passed=1)
+
+
 def test_a_folder_needs_the_agent(pytester: pytest.Pytester) -> None:
     cassette(pytester.path / "agents" / "alpha.yaml", name="Alpha")
     cassette(pytester.path / "agents" / "beta.yaml", name="Beta")
@@ -238,6 +259,8 @@ def test_a_folder_needs_the_agent(pytester: pytest.Pytester) -> None:
 def test_folder(mockagent):
     with pytest.raises(ValueError, match="name the agent: agent=NAME, one of 'alpha', 'beta'"):
         mockagent.expect(text="hello")
+    with pytest.raises(ValueError, match="no agent 'gamma'; the agents are 'alpha', 'beta'$"):
+        mockagent.expect(text="hello", agent="gamma")
     mockagent.expect(text="hello", agent="beta").reply_message("Beta here.")
     reply = send(mockagent.agent_url("beta"), "hello")
     assert reply["result"]["message"]["parts"][0]["text"] == "Beta here."
@@ -245,8 +268,103 @@ def test_folder(mockagent):
     mockagent.assert_called("expected-1", times=1)  # only beta has it
     with pytest.raises(ValueError, match="name the agent"):
         mockagent.assert_called("languages")  # both have it
+    with pytest.raises(AssertionError, match="no interaction named 'langauges' in 'alpha', 'beta'"):
+        mockagent.assert_called("langauges")  # a typo: neither has it
     assert "error" in send(mockagent.agent_url("alpha"), "hello")
     mockagent.reset()  # the unmatched call to alpha would fail the test
 """,
     )
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_expect_while_recording_answers_before_the_upstream_and_is_not_recorded(
+    pytester: pytest.Pytester,
+) -> None:
+    """`pytest --mockagent-record-mode=once --mockagent-upstream=URL` over a whole suite records the
+    tests that ask the agent; a test of the same suite whose interactions are all expect()'s
+    still passes (its calls never reach the upstream, and it gets no cassette), and one that
+    mixes both records only the upstream's answers."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_own(mockagent):
+    mockagent.expect(text="ping", name="ping").reply_message("pong")
+    assert send(mockagent.url, "ping")["result"]["message"]["parts"] == [{"text": "pong"}]
+    mockagent.assert_called("ping", times=1)
+    assert [entry.interaction for entry in mockagent.journal] == ["ping"]
+    mockagent.reset()  # forgets the journal and what expect() added
+    assert mockagent.journal == []
+    mockagent.expect(text="ping", name="ping").reply_message("pong again")
+    assert send(mockagent.url, "ping")["result"]["message"]["parts"] == [{"text": "pong again"}]
+
+
+@pytest.mark.mockagent
+def test_mixed(mockagent):
+    mockagent.expect(text="ping").reply_task(steps=[{"state": "TASK_STATE_COMPLETED"}])
+    task = send(mockagent.url, "ping")["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert send(mockagent.url, "Which languages do you review?")["result"]["message"]
+""",
+        name="test_suite",
+    )
+    with upstream_agent(CODE_REVIEWER, pace="instant") as upstream:
+        first = run(
+            pytester, "--mockagent-record-mode=once", f"--mockagent-upstream={upstream.url}"
+        )
+        first.assert_outcomes(passed=2)
+        asked = [entry.params["message"]["parts"][0]["text"] for entry in upstream.journal()]
+        assert asked == ["Which languages do you review?"]
+    folder = pytester.path / "cassettes" / "test_suite"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_mixed.yaml"]
+    recorded = yaml.safe_load((folder / "test_mixed.yaml").read_text())
+    assert [i["match"]["text"] for i in recorded["interactions"]] == [
+        "Which languages do you review?"
+    ]
+    run(pytester).assert_outcomes(passed=2)  # and without the upstream, as before
+
+
+def test_an_expect_left_without_a_reply_is_named(pytester: pytest.Pytester) -> None:
+    """pytest-httpserver answers a request whose handler has no response with an error saying
+    so; an expect() is added only by its reply, so one the test forgot fails the test by name
+    (beside its own failure, when it has one), not as a mere unmatched call."""
+    make_test(
+        pytester,
+        """
+@pytest.mark.mockagent
+def test_passes_by_itself(mockagent):
+    mockagent.expect(text="ping", name="ping")
+    send(mockagent.url, "ping")
+
+
+@pytest.mark.mockagent
+def test_fails_by_itself(mockagent):
+    mockagent.expect(text={"endswith": "?"})
+    send(mockagent.url, "Ready?")["result"]
+
+
+@pytest.mark.mockagent
+def test_refused_reply_is_a_reply(mockagent):
+    with pytest.raises(Exception, match="unknown field"):
+        mockagent.expect(txt="ping").reply_message("pong")
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_passes_by_itself _*",
+            "mockagent: an expect() without a reply is never added to the agent:",
+            "  mockagent.expect(text='ping', name='ping')",
+            "(finish each with .reply_message(...), .reply_task(...), .reply_error(...), *",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_fails_by_itself _*",
+            "E*KeyError: 'result'",
+            "*Captured mockagent call*",
+            "mockagent: an expect() without a reply is never added to the agent:",
+            "  mockagent.expect(text={'endswith': '?'})",
+        ]
+    )

@@ -85,3 +85,50 @@ def test_wrong(mockagent):
     result = run(pytester)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*before_record_request takes a callable*'drop secrets'*"])
+
+
+def test_a_hook_that_fails_fails_the_test_with_its_own_error(pytester: pytest.Pytester) -> None:
+    """A bug in a hook (it raises, or returns a string) gets its call the protocol's Internal error
+    naming the hook, not an HTML 500, and the test fails with the hook's error and traceback,
+    whatever the test made of the answer."""
+    make_test(
+        pytester,
+        """
+def broken(request):
+    raise RuntimeError("hook bug")
+
+
+def wrong(response):
+    return "oops"
+
+
+@pytest.mark.mockagent(before_record_request=broken)
+def test_raises(mockagent):
+    error = send(mockagent.url, "Which languages do you review?")["error"]
+    assert error["message"] == "before_record_request raised RuntimeError: hook bug"
+
+
+@pytest.mark.mockagent(before_record_response=wrong)
+def test_returns_text(mockagent):
+    error = send(mockagent.url, "Which languages do you review?")["error"]
+    assert "before_record_response returned str" in error["message"]
+""",
+    )
+    with upstream_agent(CODE_REVIEWER, pace="instant") as upstream:
+        result = run(
+            pytester, "--mockagent-record-mode=once", f"--mockagent-upstream={upstream.url}"
+        )
+        assert len(upstream.journal()) == 1  # the request hook failed before the call was made
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*mockagent: before_record_request raised RuntimeError: hook bug",
+            "Traceback (most recent call last):",
+            '*raise RuntimeError("hook bug")',
+            "RuntimeError: hook bug",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*mockagent: before_record_response returned str: return the dict, or None"]
+    )
+    assert not (pytester.path / "cassettes").exists()  # nothing was recorded

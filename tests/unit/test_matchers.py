@@ -529,6 +529,8 @@ def test_report_text_is_pinned() -> None:
             "       operation: in ['GetTask'] ≠ \"SendMessage\"",
             "Hint: Interaction 'once' matches but was already used 2 times: "
             "raise its `times` or add another interaction.",
+            "Record mode once records only a cassette that is not there yet: record the calls "
+            "it lacks with new_episodes, or all of them anew with all.",
         ]
     )
 
