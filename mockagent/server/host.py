@@ -1,12 +1,13 @@
 """`mockagent serve` on granian (a Rust HTTP server): its WSGI workers, respawns, graceful stop.
 
-Two private hooks of granian are used, both tested in tests/scale/test_host.py, with the granian
-range pinned in pyproject.toml:
+Private hooks of granian are used, tested in tests/scale/, with the granian range pinned in
+pyproject.toml:
 - `_init_shared_socket`: granian binds its own socket; `serve` listens first, so that its ready
   line can name the real port of `--port 0`, and hands granian that socket.
 - `granian._signals.set_sync_signals`, in each worker: granian's graceful stop waits for the
   responses under way, and an open stream may never end by itself (a subscription to a task
   waiting for input). So the worker ends its app's streams first, then lets granian stop.
+- `_stop_workers`: how the parent tells that a worker has stopped (see there).
 
 Each worker is a process of its own that builds the app itself (`load`): its tasks, journal and
 streams live in that worker, and workers share state only through a shared `--store`.
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import multiprocessing
 import multiprocessing.connection
 import os
 import signal
@@ -33,6 +33,7 @@ from granian import _signals as granian_signals
 from granian._granian import SocketHolder
 from granian.constants import Interfaces
 from granian.log import LogLevels
+from granian.log import logger as granian_log
 from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
@@ -43,6 +44,8 @@ EXIT_S = 1.0
 """How long a worker whose app has stopped gives granian to end, before it ends itself."""
 GRACE_S = 5.0
 """How long a stopping worker waits for its answers under way once its streams were ended."""
+ORPHAN_POLL_S = 0.2
+"""How often a worker looks whether its parent is still there."""
 LOGGING = {
     "formatters": {"generic": {"()": "logging.Formatter", "fmt": "mockagent: %(message)s"}},
     "filters": {"advice": {"()": "mockagent.server.host.NoThreadAdvice"}},
@@ -84,6 +87,24 @@ class _OnOurSocket(MPServer):
 
     def _drop_shared_socket(self) -> None:
         pass  # ours to close
+
+    def _stop_workers(self) -> None:
+        """granian's, but a worker has stopped when its sentinel says so (ready once the process
+        ended). granian asks `is_alive()`, which can still say yes when granian's own watcher
+        thread reaped the process first: it then killed a worker that had stopped, warning that
+        it refused to (seen under load, in about one stop in ten after a respawn)."""
+        for worker in self.wrks:
+            worker.terminate()
+        deadline = time.monotonic() + (self.workers_kill_timeout or GRACE_S * 2)
+        for worker in self.wrks:
+            left = max(deadline - time.monotonic(), 0)
+            if not multiprocessing.connection.wait([worker.inner.sentinel], left):
+                granian_log.warning(
+                    f"Killing worker-{worker.idx + 1} after it refused to gracefully stop"
+                )
+                worker.kill()
+            worker.join()
+        self.wrks.clear()
 
 
 class _Answers:
@@ -181,6 +202,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     """
     if not hasattr(os, "register_at_fork"):  # a spawned worker: no fork hook ran
         _keep_stops()
+    _stop_when_orphaned()
     original = granian_signals.set_sync_signals
 
     def set_sync_signals() -> Any:
@@ -207,9 +229,10 @@ def _worker(*args: Any, **kwargs: Any) -> None:
         # that also stopped on SIGINT hung in granian's stop (seen with two workers).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, on_signal)
+        global _stop
+        _stop = partial(on_signal, signal.SIGTERM, None)
         if _stop_asked.is_set():
-            on_signal(signal.SIGTERM, None)
-        _stop_when_orphaned()
+            _stop()
         return granian_stop
 
     granian_signals.set_sync_signals = set_sync_signals  # this worker process's own module
@@ -217,19 +240,26 @@ def _worker(*args: Any, **kwargs: Any) -> None:
 
 
 _stop_asked = threading.Event()  # a worker's: it was told to stop before it could
+_stop: Callable[[], None] | None = None  # a worker's stop, once granian's worker is there
 
 
 def _stop_when_orphaned() -> None:
     """A worker stops as if told to when its parent dies (SIGKILL, say) and cannot stop it: a
-    worker left behind would keep the port and answer from stale state. The parent's sentinel
-    (a pipe multiprocessing keeps for each child) becomes ready at its end."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
+    worker left behind would keep the port and answer from stale state. It looks every
+    ORPHAN_POLL_S for a new parent (the orphan's adopter). Not the sentinel multiprocessing keeps
+    for the parent: a worker forked later holds its other end too, so it never fired while a
+    sibling lived. Should the stop not end the worker, it ends itself."""
+    parent = os.getppid()
 
     def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os.kill(os.getpid(), signal.SIGTERM)
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_POLL_S)
+        # Not a signal to itself: it reached no handler when the main thread waited in granian.
+        _stop_asked.set()
+        if _stop is not None:
+            _stop()
+        time.sleep(GRACE_S + EXIT_S + 1)
+        os._exit(1)
 
     threading.Thread(target=watch, name="mockagent-orphan", daemon=True).start()
 
