@@ -9,6 +9,8 @@ import this module only when gRPC is asked for.
 
 from __future__ import annotations
 
+import socket
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -39,12 +41,18 @@ class GrpcServer:
         host: str = "127.0.0.1",
         port: int = 0,
         threads: int = 128,
+        reuse_port: bool = False,
     ) -> None:
         self.mounts = mounts
         self.http_root = http_root.rstrip("/")
         # Every open stream holds a thread until it ends, as on the HTTP side.
         executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
-        self._server = grpc.server(executor, handlers=[generic_handler(self.resolve)])
+        # SO_REUSEPORT only where `serve` asks for it (its workers share the port it reserved);
+        # elsewhere a port in use must be an error, not a second server on it.
+        options = [("grpc.so_reuseport", 1 if reuse_port else 0)]
+        self._server = grpc.server(
+            executor, handlers=[generic_handler(self.resolve)], options=options
+        )
         try:
             self.port = self._server.add_insecure_port(target_of(host, port))
         except RuntimeError as exc:  # grpcio's way of saying the port is taken
@@ -82,3 +90,33 @@ class GrpcServer:
         """Stop taking calls; return once the calls under way have ended (the caller ends the
         open streams first, with `mounts.close()`)."""
         self._server.stop(STOP_GRACE_S).wait()
+
+
+def reserve(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port` with SO_REUSEPORT, not listening: it holds the port (the
+    real one of port 0) for `serve`'s workers, whose gRPC servers bind it too. Connections go to
+    listening sockets only, so it never takes one. OSError when the port is taken."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def wait_listening(host: str, port: int, timeout_s: float) -> bool:
+    """Whether something accepts connections on `host`:`port` within `timeout_s` (polled)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=0.5).close()
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)

@@ -64,3 +64,7 @@ def struct_detail(status: status_pb2.Status, type_url: str) -> dict[str, Any]:
     """A detail carried as a Struct of its JSON (mockagent's near-miss report)."""
     [detail] = [d for d in status.details if d.type_url == type_url]
     return json_format.MessageToDict(struct_pb2.Struct.FromString(detail.value))
+
+
+DIFF_PART = a2a_pb2.Part(raw=b"--- a\n+++ b\n", media_type="text/x-diff")
+"""A diff part, which code-reviewer reviews."""
