@@ -122,3 +122,42 @@ def test_replays_send_the_same_bytes_run_to_run() -> None:
 
     assert runs[0] == runs[1]
     assert b"summary" in runs[0][0], "the answer has the artifacts (Struct data included)"
+
+
+def test_a_long_error_message_is_cut_to_fit_the_clients_trailer_limit(tmp_path) -> None:
+    # grpcio clients refuse trailers over 8 KiB: a 20 kB message would reach the client as
+    # RESOURCE_EXHAUSTED, not as the scripted error.
+    (tmp_path / "agent.yaml").write_text(
+        "version: 1\n"
+        "agent: {name: a, description: d, skills: [{id: s, name: S, description: S.}]}\n"
+        "interactions:\n"
+        "  - name: big\n"
+        "    match: {text: big}\n"
+        f"    reply: {{error: {{name: TaskNotFound, message: '{'gone ' * 4000}'}}}}\n"
+    )
+    with serve_in_thread(tmp_path / "agent.yaml", grpc_port=0) as server:
+        with stub(server.grpc_target) as a2a, pytest.raises(grpc.RpcError) as caught:
+            a2a.SendMessage(send_request("big"), metadata=VERSION)
+
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert caught.value.details().startswith("gone gone")
+    assert caught.value.details().endswith("(cut short; the journal has the whole report)")
+    assert error_info(status_of(caught.value)).reason == "TASK_NOT_FOUND"
+
+
+def test_an_answer_protobuf_cannot_hold_is_an_invalid_agent_response(tmp_path) -> None:
+    (tmp_path / "agent.yaml").write_text(
+        "version: 1\n"
+        "agent: {name: a, description: d, skills: [{id: s, name: S, description: S.}]}\n"
+        "interactions:\n"
+        "  - name: bad\n"
+        "    match: {text: bad}\n"
+        "    reply: {message: {parts: [{raw: '@@@ not base64 @@@'}]}}\n"
+    )
+    with serve_in_thread(tmp_path / "agent.yaml", grpc_port=0) as server:
+        with stub(server.grpc_target) as a2a, pytest.raises(grpc.RpcError) as caught:
+            a2a.SendMessage(send_request("bad"), metadata=VERSION)
+
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert "cannot be sent over gRPC as SendMessageResponse" in caught.value.details()
+    assert error_info(status_of(caught.value)).reason == "INVALID_AGENT_RESPONSE"

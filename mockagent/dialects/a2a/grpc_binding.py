@@ -13,6 +13,7 @@ from itertools import chain
 from typing import Any, NamedTuple, NoReturn
 
 import grpc
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from mockagent import errors
@@ -104,7 +105,7 @@ def _unary(
         except errors.ProtocolError as exc:
             abort(context, exc)
         delay(answer.fault)
-        return message_of(answer.result, response)
+        return _message(context, answer.result, response)
 
     return behaviour
 
@@ -132,11 +133,25 @@ def _streaming(
                     abort(context, item)  # errorAfter: the mapped status ends the call
                 else:
                     event = render_event(item) if isinstance(item, TaskEvent) else item
-                    yield message_of(event, response)
+                    yield _message(context, event, response)
         except errors.DropConnection as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, f"mockagent: {exc}")
 
     return behaviour
+
+
+def _message(context: grpc.ServicerContext, result: Any, response: type[Message]) -> Message:
+    """The answer as `response`; a cassette's answer that protobuf cannot hold (a `raw` part that
+    is not base64, say) ends the call as InvalidAgentResponse, saying what, not UNKNOWN."""
+    try:
+        return message_of(result, response)
+    except json_format.ParseError as exc:
+        abort(
+            context,
+            errors.InvalidAgentResponseError(
+                f"The cassette's answer cannot be sent over gRPC as {response.__name__}: {exc}"
+            ),
+        )
 
 
 def code_of(exc: errors.ProtocolError) -> tuple[grpc.StatusCode, dict[str, Any]]:
