@@ -10,6 +10,7 @@ import pytest
 from a2a.types import a2a_pb2
 from google.protobuf import json_format
 
+from mockagent.dialects.a2a.service import A2AService
 from mockagent.engine.player import Pace
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.grpc_calls import (
@@ -161,3 +162,18 @@ def test_an_answer_protobuf_cannot_hold_is_an_invalid_agent_response(tmp_path) -
     assert caught.value.code() == grpc.StatusCode.INTERNAL
     assert "cannot be sent over gRPC as SendMessageResponse" in caught.value.details()
     assert error_info(status_of(caught.value)).reason == "INVALID_AGENT_RESPONSE"
+
+
+def test_a_bug_of_ours_is_internal_in_protocol_terms(monkeypatch, caplog) -> None:
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    with _fresh_kit_agent() as server:
+        monkeypatch.setattr(A2AService, "call", broken)
+        with stub(server.grpc_target) as a2a, pytest.raises(grpc.RpcError) as caught:
+            a2a.SendMessage(send_request(RUN), metadata=VERSION)
+
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert caught.value.details() == "mockagent failed: ValueError"
+    assert error_info(status_of(caught.value)).reason == "INTERNAL_ERROR"
+    assert "mockagent failed on gRPC SendMessage" in caplog.text

@@ -8,6 +8,7 @@ service reads as it reads HTTP headers. Needs `mockagent[grpc]`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any, NamedTuple, NoReturn
@@ -27,13 +28,14 @@ from mockagent.dialects.a2a.grpc_wire import (
     serialize,
     status_of,
 )
-from mockagent.dialects.a2a.service import A2AService
+from mockagent.dialects.a2a.service import A2AService, Answer
 from mockagent.dialects.a2a.wire import render_event, render_result
 from mockagent.dialects.faults import delay, faulty
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE
 
+log = logging.getLogger("mockagent")
 BINDING = "GRPC"
 STREAMING = "SendStreamingMessage"  # a stream's first answer is a StreamResponse, either rpc
 STATUS_DETAILS = "grpc-status-details-bin"
@@ -86,24 +88,31 @@ def _request_of(context: grpc.ServicerContext, base_url: str) -> HttpRequest:
     return HttpRequest(method="POST", path="/", base_url=base_url, headers=headers)
 
 
-def _call(name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext) -> Any:
-    params = params_of(request)
-    target = resolve(str(params.pop("tenant", "")))
-    http = _request_of(context, target.base_url)
-    tenant = target.tenant or None
-    return target.service.call(name, params, http, BINDING, tenant=tenant)
+def _answer(name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext) -> Answer:
+    """The service's answer to one call, or the call ended with the error's status. A bug of
+    ours is INTERNAL in protocol terms (and logged), as on the HTTP bindings."""
+    failure: errors.ProtocolError | errors.HttpFault
+    try:
+        params = params_of(request)
+        target = resolve(str(params.pop("tenant", "")))
+        http = _request_of(context, target.base_url)
+        return target.service.call(name, params, http, BINDING, tenant=target.tenant or None)
+    except (errors.HttpFault, errors.ProtocolError) as exc:
+        failure = exc
+    except Exception as exc:
+        log.exception("mockagent failed on gRPC %s", name)
+        failure = errors.InternalError(f"mockagent failed: {type(exc).__name__}")
+    # Outside the `try`: context.abort raises, and nothing here may catch that.
+    if isinstance(failure, errors.HttpFault):
+        _abort_fault(context, failure.fault)
+    abort(context, failure)
 
 
 def _unary(
     name: str, response: type[Message], resolve: Resolve
 ) -> Callable[[Message, grpc.ServicerContext], Message]:
     def behaviour(request: Message, context: grpc.ServicerContext) -> Message:
-        try:
-            answer = _call(name, resolve, request, context)
-        except errors.HttpFault as exc:
-            _abort_fault(context, exc.fault)
-        except errors.ProtocolError as exc:
-            abort(context, exc)
+        answer = _answer(name, resolve, request, context)
         delay(answer.fault)
         return _message(context, answer.result, response)
 
@@ -116,13 +125,9 @@ def _streaming(
     response = METHODS[name].response
 
     def behaviour(request: Message, context: grpc.ServicerContext) -> Iterator[Message]:
-        try:
-            answer = _call(name, resolve, request, context)
-        except errors.HttpFault as exc:
-            _abort_fault(context, exc.fault)
-        except errors.ProtocolError as exc:
-            abort(context, exc)
+        answer = _answer(name, resolve, request, context)
         stream = answer.stream
+        assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
         try:
             for item in faulty(chain(first, stream.events()), stream.fault):
