@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +116,14 @@ def main() -> None:
     is_flag=True,
     help="Share the state already in --store (another host serves it) instead of wiping it.",
 )
+@click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    metavar="P",
+    help="Also serve the A2A gRPC binding (lf.a2a.v1.A2AService) on --host:P, from the same "
+    "agents (0 picks a free port); the cards then list a GRPC interface. A folder's agents are "
+    "tenants named as their files. Needs mockagent[grpc].",
+)
 def serve(
     path: Path,
     host: str,
@@ -127,13 +136,18 @@ def serve(
     workers: int,
     store_url: str | None,
     join: bool,
+    grpc_port: int | None,
 ) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
     Prints one line per agent with its URL and card URL, then a line starting with
     "mockagent ready"; Ctrl-C (or SIGTERM) stops the server: open streams end, then the workers.
-    Served by granian (a Rust HTTP server) in worker processes that each load the cassettes.
+    Served by granian (a Rust HTTP server) in worker processes that each load the cassettes;
+    with --grpc-port, each worker also serves gRPC (grpcio's server) from the same engines, so
+    every binding sees the same tasks.
     """
+    if grpc_port is not None:
+        _check_grpc()
     _check_pace(pace)
     if workers > 1 and store_url in (None, "memory", "memory:"):
         raise click.BadParameter(
@@ -173,14 +187,28 @@ def serve(
         return f"{name or path.stem}  {url}{card}"
 
     sock = _listen(host, port)
+    options: dict[str, Any] = {
+        "pace": pace,
+        "pace_cap_ms": pace_cap_ms,
+        "admin": admin_enabled(host, admin),
+        "max_body": max_body,
+    }
+    how = f" with {workers} workers" if workers > 1 else ""
+    lines = _agent_lines(mounts, describe)
+    grpc_sock = None  # holds the gRPC port while the workers serve it
+    if grpc_port is not None:
+        grpc_sock, grpc_at = _reserve_grpc(host, grpc_port)
+        grpc_port = grpc_sock.getsockname()[1]
+        root = root_url(*sock.getsockname()[:2])
+        options["grpc"] = {"host": host, "port": grpc_port, "http_root": root, "threads": threads}
+        how = f" and gRPC on {grpc_at(grpc_port)}{how}"
+        lines = _with_grpc_lines(lines, mounts, grpc_at(grpc_port))
 
     def announce() -> None:
-        _announce(
-            sock,
-            lambda root: [describe(root, name) for name in mounts.agents],
-            f" with {workers} workers" if workers > 1 else "",
-        )
+        _announce(sock, lines, how)
 
+    if grpc_port is not None:
+        announce = _when_listening(host, grpc_port, announce)
     _run(
         app,
         sock,
@@ -189,13 +217,69 @@ def serve(
         workers=workers,
         source=path,
         store_url=store_url,
-        options={
-            "pace": pace,
-            "pace_cap_ms": pace_cap_ms,
-            "admin": admin_enabled(host, admin),
-            "max_body": max_body,
-        },
+        options=options,
     )
+    if grpc_sock is not None:
+        grpc_sock.close()
+
+
+GRPC_READY_S = 60.0
+"""How long `serve` waits for its workers' gRPC servers before it gives up saying so."""
+
+
+def _check_grpc() -> None:
+    """Exit 2 naming the extra when gRPC's packages are not installed."""
+    try:
+        import mockagent.server.grpc_server  # noqa: F401  (grpcio and the a2a-sdk stubs)
+    except ImportError as exc:
+        click.echo(
+            f"mockagent: --grpc-port needs the gRPC extra: pip install 'mockagent[grpc]' "
+            f"({exc.msg})",
+            err=True,
+        )
+        raise SystemExit(2) from None
+
+
+def _agent_lines(mounts: Any, describe: Callable[[str, str], str]) -> Callable[[str], list[str]]:
+    return lambda root: [describe(root, name) for name in mounts.agents]
+
+
+def _with_grpc_lines(
+    lines: Callable[[str], list[str]], mounts: Any, target: str
+) -> Callable[[str], list[str]]:
+    """The agent lines, then where gRPC serves them (and which tenant is which in a folder)."""
+    tenants = [name for name in mounts.agents if mounts.a2a_service(name) is not None]
+    where = "" if mounts.single else f"  (tenants: {', '.join(tenants)})"
+    return lambda root: [*lines(root), f"gRPC  {target}{where}"]
+
+
+def _reserve_grpc(host: str, port: int) -> tuple[socket.socket, Callable[[int], str]]:
+    """The socket holding the gRPC port for the workers, or exit 1 saying why there is none."""
+    from mockagent.server.grpc_server import reserve, target_of
+
+    try:
+        return reserve(host, port), lambda real: target_of(host, real)
+    except OSError as exc:
+        click.echo(
+            f"mockagent: cannot listen on {host}:{port} for gRPC: {exc.strerror or exc}", err=True
+        )
+        raise SystemExit(1) from None
+
+
+def _when_listening(host: str, port: int, announce: Callable[[], None]) -> Callable[[], None]:
+    """`announce` once a worker's gRPC server accepts connections (a gRPC client that finds no
+    listener fails at once, where an HTTP one waits in the socket's backlog)."""
+    from mockagent.server.grpc_server import wait_listening
+
+    def wait_then_announce() -> None:
+        if wait_listening(host, port, GRPC_READY_S):
+            announce()
+        else:
+            click.echo(f"mockagent: gRPC did not start on {host}:{port}; see above", err=True)
+
+    return lambda: threading.Thread(
+        target=wait_then_announce, name="mockagent-grpc-ready", daemon=True
+    ).start()
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -288,7 +372,17 @@ def record(
     to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
     PATH.partial holds what was recorded so far while it runs). The proxy runs in this one
     process (werkzeug's threaded server, a thread per connection), where the recording lives.
+    The upstream is recorded over HTTP (JSON-RPC or HTTP+JSON): recording gRPC is not supported
+    yet, and the proxy's card leaves the upstream's GRPC interface out.
     """
+    if not upstream.lower().startswith(("http://", "https://")):
+        click.echo(
+            f"mockagent: cannot record {upstream}: recording a gRPC upstream is not supported "
+            "yet. Record the agent over its JSON-RPC or HTTP+JSON interface (--upstream "
+            "http://…); the cassette then answers gRPC clients too (serve --grpc-port).",
+            err=True,
+        )
+        raise SystemExit(2)
     redactor = Redactor(
         SECRET_HEADERS + redact_header, SECRET_PARAMS + redact_param, SECRET_FIELDS + redact_field
     )

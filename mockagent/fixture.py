@@ -53,6 +53,14 @@ class MockAgent:
             )
         return self.url + CARD_PATH
 
+    @property
+    def grpc_url(self) -> str:
+        """The gRPC target (`127.0.0.1:PORT`) of the A2A gRPC binding, served with `grpc=True`
+        (a folder's agents are its tenants, named as their files); ValueError without it."""
+        if self.server.grpc is None:
+            raise ValueError("gRPC is not served: use @pytest.mark.mockagent(..., grpc=True)")
+        return self.server.grpc_target
+
     def agent_url(self, name: str = "") -> str:
         """URL of the agent mounted as NAME (the cassette file's stem) in a folder."""
         return self.server.agent_url(name)

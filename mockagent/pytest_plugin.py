@@ -98,14 +98,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{MARKER}(path=None, pace='instant', pace_cap_ms=None, record_mode='none', "
         "upstream=None, strict=False, cassette_dir='cassettes/{module}', agent=None, "
-        "allow_playback_repeats=False, before_record_request=None, before_record_response=None): "
+        "allow_playback_repeats=False, before_record_request=None, before_record_response=None, "
+        "grpc=False): "
         "the cassette file or folder of cassettes the `mockagent` fixture serves, relative to the "
         "test file's directory, else to the rootdir; without a path, the test's own "
         "cassette_dir/{test}.yaml beside the test file (in record mode none and not there yet: an "
         "agent with no interactions, its card from `agent`); pace of streams: instant (default), "
         "recorded or scale=F; record_mode and upstream record the cassette from a real agent, "
         "the before_record_* callables filter what is recorded; strict fails a test that leaves "
-        "interactions unused; allow_playback_repeats ignores `times`.",
+        "interactions unused; allow_playback_repeats ignores `times`; grpc=True also serves the "
+        "A2A gRPC binding on a free port (mockagent.grpc_url; needs mockagent[grpc]).",
     )
 
 
@@ -119,7 +121,6 @@ def mockagent(
     # and only sessions that use the fixture should pay for importing the server (Flask).
     from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording, local_engine
     from mockagent.server.app import create_app
-    from mockagent.server.thread import ServerThread
 
     def setting(name: str, default: Any = None, option_name: str | None = None) -> Any:
         return _setting(request, mockagent_config, name, default, option_name)
@@ -147,10 +148,17 @@ def mockagent(
     if refused:
         pytest.fail(f"mockagent: {refused}", pytrace=False)
     recording = RECORDING in app.extensions
+    grpc = bool(setting("grpc", False))
+    if grpc and recording:
+        _finish(app, finish_recording)
+        pytest.fail(
+            "mockagent: grpc=True replays only: recording a gRPC upstream is not supported yet",
+            pytrace=False,
+        )
     with ExitStack() as stack:  # stops the server however the test ends
         if recording:  # runs last: after the server has stopped taking calls
             stack.callback(_finish, app, finish_recording)
-        server = ServerThread(app).start()
+        server = _server_thread(app, grpc)
         stack.callback(server.stop)
         handle = MockAgent(
             server=server,
@@ -170,6 +178,20 @@ def mockagent(
         late = _unmatched_report(request.node, skip=request.node.stash.get(_REPORTED, 0))
         if late:
             pytest.fail(late, pytrace=False)
+
+
+def _server_thread(app: Any, grpc: bool) -> Any:
+    """The fixture's server, started; with `grpc`, the gRPC binding too (port 0)."""
+    from mockagent.server.thread import ServerThread
+
+    try:
+        server = ServerThread(app, grpc_port=0 if grpc else None)
+    except ImportError as exc:  # grpcio or the a2a-sdk stubs are not installed
+        refused = "mockagent: grpc=True needs the gRPC extra: pip install 'mockagent[grpc]' "
+        refused += f"({exc})"
+    else:
+        return server.start()
+    pytest.fail(refused, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,9 +1,18 @@
 """Suite-wide setup."""
 
+import os
+
+# gRPC's fork support (on by default, read when grpc is first imported) runs fork handlers that
+# now and then abort a child forked while a gRPC server of the session polls: a subprocess with
+# preexec_fn (tests/unit/test_cli.py) then dies with SIGABRT before its exec. The children here
+# never use gRPC, so the handlers are off for the suite. Set before anything imports grpc.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 # Loaded before any pytester run: pytester's in-process runs drop every module first imported
 # during the run, and a re-imported `yaml` no longer matches the C parser that outlives it
 # ("could not determine a constructor for the tag None"). The plugin no longer imports these
 # itself (it is lazy), so the suite does.
-import yaml  # noqa: F401
+import grpc  # noqa: E402, F401  (the same goes for its C extension)
+import yaml  # noqa: E402, F401
 
-import mockagent.server.app  # noqa: F401
+import mockagent.server.app  # noqa: E402, F401

@@ -11,8 +11,8 @@ from pydantic.json_schema import WithJsonSchema
 
 from mockagent.cassette.base import Count, Model
 
-Binding = Literal["JSONRPC", "HTTP+JSON"]
-"""The A2A bindings a card lists (gRPC is not served)."""
+Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
+"""The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
 
 
 class Skill(Model):
@@ -100,7 +100,8 @@ class Agent(Model):
     bindings: list[Binding] = Field(
         default_factory=lambda: list(get_args(Binding)),
         min_length=1,
-        description="interfaces in the card, in preference order",
+        description="interfaces in the card, in preference order (GRPC is listed only while "
+        "gRPC is served: `mockagent serve --grpc-port`)",
     )
     tenant: str | None = None
     securitySchemes: dict[str, Any] | None = None

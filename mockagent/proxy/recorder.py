@@ -139,7 +139,7 @@ class Recorder:
         bindings = [
             i["protocolBinding"]
             for i in interfaces
-            if i.get("protocolBinding") in ("JSONRPC", "HTTP+JSON")
+            if i.get("protocolBinding") in ("JSONRPC", "HTTP+JSON", "GRPC")
         ]
         if bindings:
             agent["bindings"] = list(dict.fromkeys(bindings))

@@ -81,8 +81,16 @@ class Upstream:
         return response.json()
 
     def rewrite_card(self, card: dict[str, Any], proxy_url: str) -> dict[str, Any]:
-        """The card with every interface URL on the upstream moved to the proxy."""
+        """The card with every interface URL on the upstream moved to the proxy. A GRPC
+        interface is left out: the proxy records HTTP only, and a client that took it would
+        call the upstream past the recording."""
         out = copy.deepcopy(card)
+        if isinstance(out.get("supportedInterfaces"), list):
+            out["supportedInterfaces"] = [
+                i
+                for i in out["supportedInterfaces"]
+                if not (isinstance(i, dict) and i.get("protocolBinding") == "GRPC")
+            ]
         for interface in out.get("supportedInterfaces") or []:
             url = interface.get("url", "")
             if isinstance(url, str) and url.rstrip("/").startswith(self.url):

@@ -13,8 +13,10 @@ from flask import Flask, Response, request
 
 from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent, rest, v0_3_rest
+from mockagent.dialects.a2a.card import GrpcInterface
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.rest import error_response
+from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
@@ -71,18 +73,40 @@ class Mounts:
             name: Engine(loaded, on_miss=_log_miss, **self._engine_options)
             for name, loaded in cassettes.items()
         }
-        self._handlers = {name: self._handler(engine) for name, engine in self.agents.items()}
+        self.grpc_url: str | None = None  # `host:port` while gRPC serves these agents
+        self._handlers = {name: self._handler(name, engine) for name, engine in self.agents.items()}
 
-    @staticmethod
-    def _handler(engine: Engine) -> A2AAgent | AgentexAgent:
-        return (AgentexAgent if engine.cassette.protocol == "agentex" else A2AAgent)(engine)
+    def _handler(self, name: str, engine: Engine) -> A2AAgent | AgentexAgent:
+        if engine.cassette.protocol == "agentex":
+            return AgentexAgent(engine)
+        agent = A2AAgent(engine)
+        if self.grpc_url is not None:
+            agent.service.grpc = self._grpc_interface(name)
+        return agent
+
+    def _grpc_interface(self, name: str) -> GrpcInterface:
+        assert self.grpc_url is not None
+        return GrpcInterface(self.grpc_url, tenant=name or None)  # a folder's tenant: its name
+
+    def serve_grpc(self, url: str) -> None:
+        """gRPC serves these agents at `url` (`host:port`) from now on: their cards list it."""
+        with self._lock:
+            self.grpc_url = url
+            for name, handler in self._handlers.items():
+                if isinstance(handler, A2AAgent):
+                    handler.service.grpc = self._grpc_interface(name)
+
+    def a2a_service(self, name: str) -> A2AService | None:
+        """The A2A service of agent `name` (None for no agent or an Agentex one)."""
+        handler = self._handlers.get(name)
+        return handler.service if isinstance(handler, A2AAgent) else None
 
     def load(self, name: str, loaded: LoadedCassette) -> bool:
         """Mount `loaded` as agent `name` at runtime: a new name adds an agent, a known one gets a
         new engine (the old one is closed: its streams end). True when it replaced an agent.
         Raises CassetteError for a cassette the engine refuses."""
         engine = Engine(loaded, on_miss=_log_miss, **self._engine_options)
-        handler = self._handler(engine)
+        handler = self._handler(name, engine)
         with self._lock:
             old = self._handlers.get(name)
             # Handler first: a request that resolves the new name must find its handler.

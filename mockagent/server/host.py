@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 from granian import _signals as granian_signals
@@ -38,6 +38,9 @@ from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+
+if TYPE_CHECKING:
+    from mockagent.server.grpc_server import GrpcServer
 
 STOPS = (signal.SIGINT, signal.SIGTERM)
 EXIT_S = 1.0
@@ -110,8 +113,9 @@ class _OnOurSocket(MPServer):
 class _Answers:
     """The worker's WSGI app, counting the answers under way (a stream is one until it ends)."""
 
-    def __init__(self, app: Flask) -> None:
+    def __init__(self, app: Flask, grpc: GrpcServer | None = None) -> None:
         self.app = app
+        self.grpc = grpc  # this worker's GrpcServer, with `serve --grpc-port`
         self.open = 0
         self.changed = threading.Condition()
 
@@ -132,6 +136,8 @@ class _Answers:
         """End the app's streams (and let go of a shared store), then wait for the answers under
         way, at most GRACE_S."""
         self.app.extensions["mockagent"].close()
+        if self.grpc is not None:  # its streams have just ended: only short calls are left
+            self.grpc.stop()
         with self.changed:
             self.changed.wait_for(lambda: self.open <= 0, GRACE_S)
 
@@ -176,7 +182,14 @@ def load(options: dict[str, Any], target: str) -> _Answers:
     global _answers
     options = dict(options)
     store = store_from_url(options.pop("store_url"), join=True)  # `serve` wiped it once
-    _answers = _Answers(create_app(options.pop("path"), store=store, **options))
+    grpc_options = options.pop("grpc", None)
+    app = create_app(options.pop("path"), store=store, **options)
+    grpc: GrpcServer | None = None
+    if grpc_options is not None:  # beside the HTTP app, over the same agents
+        from mockagent.server.grpc_server import GrpcServer
+
+        grpc = GrpcServer(app.extensions["mockagent"], reuse_port=True, **grpc_options).start()
+    _answers = _Answers(app, grpc)
     gc.freeze()  # the cassettes live as long as the worker: the collector leaves them alone
     gc.callbacks.append(freeze_survivors)
     return _answers

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
@@ -23,6 +23,9 @@ from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
 from mockagent.server.app import Mounts, create_app
 from mockagent.vocabulary import CARD_PATH
+
+if TYPE_CHECKING:
+    from mockagent.server.grpc_server import GrpcServer
 
 POLL_S = 0.005
 """How often `serve_forever()` looks for a stop: a stop takes at most this long."""
@@ -100,11 +103,22 @@ class _Server(ThreadedWSGIServer):
 class ServerThread:
     """A WSGI server in a daemon thread; it listens from construction on."""
 
-    def __init__(self, app: Flask, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, app: Flask, host: str = "127.0.0.1", port: int = 0, grpc_port: int | None = None
+    ) -> None:
         self.app = app
         self._server = _Server(host, port, app)
         self.host = host
         self.port = self._server.port
+        self.grpc: GrpcServer | None = None
+        if grpc_port is not None:  # the A2A gRPC binding beside, over the same agents
+            from mockagent.server.grpc_server import GrpcServer  # needs mockagent[grpc]
+
+            try:
+                self.grpc = GrpcServer(self.mounts, self.url, host, grpc_port)
+            except BaseException:
+                self._server.server_close()
+                raise
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             args=(POLL_S,),
@@ -116,6 +130,13 @@ class ServerThread:
     def url(self) -> str:
         """The server root, `http://127.0.0.1:PORT`."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def grpc_target(self) -> str:
+        """The gRPC server's `host:port` (a gRPC channel's target); ValueError without one."""
+        if self.grpc is None:
+            raise ValueError("gRPC is not served: start the server with grpc_port")
+        return self.grpc.target
 
     @property
     def mounts(self) -> Mounts:
@@ -145,6 +166,8 @@ class ServerThread:
 
     def start(self) -> ServerThread:
         self._thread.start()
+        if self.grpc is not None:
+            self.grpc.start()
         return self
 
     def stop(self) -> None:
@@ -152,6 +175,8 @@ class ServerThread:
         mounts = self.app.extensions.get("mockagent")
         if mounts is not None:  # a recording proxy has none
             mounts.close()  # open streams end, so their threads do too
+        if self.grpc is not None:
+            self.grpc.stop()
         if self._thread.is_alive():
             self._server.shutdown()  # returns once serve_forever() has (within POLL_S)
             self._thread.join()
@@ -161,13 +186,18 @@ class ServerThread:
 
 @contextmanager
 def serve_in_thread(
-    source: str | Path, host: str = "127.0.0.1", port: int = 0, **app_options: Any
+    source: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    grpc_port: int | None = None,
+    **app_options: Any,
 ) -> Iterator[ServerThread]:
     """Serve a cassette file or folder for the duration of a `with` block.
 
-    `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s, admin.
+    `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s, admin. `grpc_port` also
+    serves the A2A gRPC binding there (0: a free port; needs mockagent[grpc]).
     """
-    server = ServerThread(create_app(source, **app_options), host, port).start()
+    server = ServerThread(create_app(source, **app_options), host, port, grpc_port).start()
     try:
         yield server
     finally:

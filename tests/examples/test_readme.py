@@ -106,7 +106,7 @@ def test_rest_curls_card_then_send_then_poll(readme: Readme, kit: Served) -> Non
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])  # the README's `# or ["HTTP+JSON"]`
 def test_a2a_sdk_client_prints_the_finished_task(readme: Readme, kit: Served, binding: str) -> None:
-    source = readme.block("python", "create_client").text.replace(README_URL, kit.url)
+    source = readme.block("python", 'bindings=["JSONRPC"]').text.replace(README_URL, kit.url)
     assert 'supported_protocol_bindings=["JSONRPC"]' in source
     source = source.replace('["JSONRPC"]', json.dumps([binding]))
     done = subprocess.run(

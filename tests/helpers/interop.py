@@ -14,6 +14,7 @@ import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import grpc
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.types import (
@@ -31,7 +32,10 @@ from a2a.types import (
 )
 from google.protobuf import json_format
 
-BINDINGS = ["JSONRPC", "HTTP+JSON"]
+BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
+"""The card lists GRPC once the kit server serves gRPC too (tests/interop/conftest.py)."""
+JSON_BINDINGS = ["JSONRPC", "HTTP+JSON"]
+"""For tests that read the HTTP wire (SSE frames) themselves."""
 
 T = TypeVar("T")
 
@@ -50,7 +54,11 @@ class Kit:
         return self.server.agent_url(agent)
 
     def config(self, streaming: bool = False) -> ClientConfig:
-        return ClientConfig(supported_protocol_bindings=[self.binding], streaming=streaming)
+        return ClientConfig(
+            supported_protocol_bindings=[self.binding],
+            streaming=streaming,
+            grpc_channel_factory=grpc.aio.insecure_channel,
+        )
 
     def card(self, agent: str) -> AgentCard:
         """The agent's public card, as the client's resolver reads it."""

@@ -1,8 +1,9 @@
 """Interop fixtures: the bundled kit cassettes served once per session, driven by the official
-`a2a-sdk` client over both JSON bindings (the client code is in tests/helpers/interop.py).
+`a2a-sdk` client over every binding, JSON-RPC, HTTP+JSON and gRPC (the client code is in
+tests/helpers/interop.py).
 
 Every test asks for `kit` (a `Kit` bound to one binding); the `binding` fixture parametrizes it,
-so each test runs once over JSON-RPC and once over HTTP+JSON.
+so each test runs over JSON-RPC, HTTP+JSON and gRPC.
 
 Tests share one server, so they never depend on what other tests did: each works with the task
 and context ids it created, and reads only the journal entries its own calls added.
@@ -23,12 +24,13 @@ from tests.helpers.paths import KIT
 
 @pytest.fixture(scope="session")
 def kit_server() -> Iterator[Any]:
-    """One server for the whole session, with every kit cassette mounted at /NAME/.
+    """One server for the whole session, with every kit cassette mounted at /NAME/ (and over
+    gRPC as the tenant NAME).
 
     Streams are played at instant pace: the cassettes' `after: {ms}` gaps order the events but
     no test waits for them.
     """
-    with serve_in_thread(str(KIT), pace=Pace.parse("instant")) as server:
+    with serve_in_thread(str(KIT), grpc_port=0, pace=Pace.parse("instant")) as server:
         yield server
 
 

@@ -130,10 +130,14 @@ def test_the_extended_card_adds_the_admin_skill(kit: Kit) -> None:
     assert [s.id for s in card.skills] == ["deploy", "rollback"]
     assert card.description.endswith("operators can roll back.")
     assert card.capabilities.extended_agent_card
-    assert [i.protocol_binding for i in card.supported_interfaces] == ["JSONRPC", "HTTP+JSON"]
+    assert [i.protocol_binding for i in card.supported_interfaces] == [
+        "JSONRPC",
+        "HTTP+JSON",
+        "GRPC",
+    ]
 
 
-def test_the_public_card_lists_both_interfaces_in_binding_order(kit: Kit) -> None:
+def test_the_public_card_lists_every_interface_in_binding_order(kit: Kit) -> None:
     card = kit.card("deployer")
 
     assert card.name == "deployer"
@@ -141,7 +145,9 @@ def test_the_public_card_lists_both_interfaces_in_binding_order(kit: Kit) -> Non
     assert [(i.protocol_binding, i.url, i.protocol_version) for i in card.supported_interfaces] == [
         ("JSONRPC", kit.agent_url("deployer"), "1.0"),
         ("HTTP+JSON", kit.agent_url("deployer"), "1.0"),
+        ("GRPC", kit.server.grpc_target, "1.0"),
     ]
+    assert card.supported_interfaces[2].tenant == "deployer", "a folder's agents: gRPC tenants"
     assert card.capabilities.extended_agent_card
     assert card.capabilities.streaming and not card.capabilities.push_notifications
     assert list(card.default_input_modes) == ["text/plain", "application/json"]

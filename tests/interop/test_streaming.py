@@ -24,6 +24,7 @@ from google.protobuf import json_format
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.interop import (
     DIFF,
+    JSON_BINDINGS,
     LOG,
     Kit,
     as_json,
@@ -200,6 +201,7 @@ def test_a_question_streams_one_message(kit: Kit) -> None:
     assert event.message.context_id and not event.message.task_id
 
 
+@pytest.mark.parametrize("binding", JSON_BINDINGS)  # SSE frames: gRPC's are in test_grpc.py
 def test_the_server_closes_a_message_stream_after_the_message(kit: Kit) -> None:
     """The client stops reading after a Message on its own, so read the raw SSE body: it must end
     (the server closed the stream) with exactly one event in it."""
@@ -298,7 +300,7 @@ def test_streaming_to_a_completed_task_is_an_unsupported_operation(kit: Kit) -> 
 @pytest.fixture(scope="module")
 def paced_server():
     """The kit at a tenth of the recorded pace: the reference run's 1.9 s of gaps take 0.19 s."""
-    with serve_in_thread(str(KIT), pace="scale=0.1") as server:
+    with serve_in_thread(str(KIT), grpc_port=0, pace="scale=0.1") as server:
         yield server
 
 
@@ -324,6 +326,7 @@ def test_a_paced_stream_waits_for_the_scripted_gaps(paced_server, binding: str) 
     assert done_at >= 0.185, [round(t, 3) for t, _ in arrivals]
 
 
+@pytest.mark.parametrize("binding", JSON_BINDINGS)  # SSE frames: gRPC's are in test_grpc.py
 def test_stream_events_are_valid_stream_responses_on_the_wire(kit: Kit) -> None:
     """Every SSE frame parses as a StreamResponse (JSON-RPC: inside a response with the id)."""
     message = {

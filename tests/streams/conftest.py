@@ -105,3 +105,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     path.write_text(AGENT)
     with serve_in_thread(path, keepalive_s=0.2) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def grpc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """AGENT served over gRPC too (needs mockagent[grpc])."""
+    path = Path(tmp_path_factory.mktemp("streams")) / "streamer.yaml"
+    path.write_text(AGENT)
+    with serve_in_thread(path, grpc_port=0, keepalive_s=0.2) as running:
+        yield running

@@ -59,7 +59,7 @@ agent:
     assert c.protocol == "a2a"
     assert c.clock.start is None and c.clock.tick.ms == 250
     assert c.ids.seed is None
-    assert c.agent.bindings == ["JSONRPC", "HTTP+JSON"]
+    assert c.agent.bindings == ["JSONRPC", "HTTP+JSON", "GRPC"]  # GRPC: while served
     assert c.agent.defaultInputModes == ["text/plain"]
 
 

@@ -30,7 +30,9 @@ class A2AAgent:
     def handle(self, request: HttpRequest) -> HttpResponse:
         """Answer any request under this agent's mount; never raises."""
         if request.path == CARD_PATH and request.method in ("GET", "HEAD"):
-            return card_response(self.service.agent, request, self.engine.clock.start)
+            return card_response(
+                self.service.agent, request, self.engine.clock.start, self.service.grpc
+            )
         if request.path in ("", "/") and request.method == "POST":
             return jsonrpc.handle(self.service, request)
         try:

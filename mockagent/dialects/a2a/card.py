@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockagent.cassette.models import Agent
 from mockagent.dialects.http import HttpRequest, HttpResponse
@@ -14,13 +14,30 @@ from mockagent.dialects.http import HttpRequest, HttpResponse
 CACHE_CONTROL = "public, max-age=60"  # short: a cassette may be edited while clients run
 
 
-def build_card(agent: Agent, base_url: str) -> dict[str, Any]:
-    """The public card, fields in `a2a.proto` order, unset fields omitted."""
+class GrpcInterface(NamedTuple):
+    """Where gRPC serves an agent: `host:port`, and the tenant that selects it (a folder's)."""
+
+    url: str
+    tenant: str | None = None
+
+
+def served_bindings(agent: Agent, grpc: GrpcInterface | None) -> list[str]:
+    """The cassette's bindings that are served: GRPC only while a gRPC port is on."""
+    return [b for b in agent.bindings if b != "GRPC" or grpc is not None]
+
+
+def build_card(agent: Agent, base_url: str, grpc: GrpcInterface | None = None) -> dict[str, Any]:
+    """The public card, fields in `a2a.proto` order, unset fields omitted. Interfaces in the
+    order of the cassette's `bindings`; GRPC (`host:port`) only with `grpc`."""
     interfaces = []
-    for binding in agent.bindings:
-        interface = {"url": base_url, "protocolBinding": binding, "protocolVersion": "1.0"}
-        if agent.tenant:
-            interface["tenant"] = agent.tenant
+    for binding in served_bindings(agent, grpc):
+        url, tenant = base_url, agent.tenant
+        if binding == "GRPC":
+            assert grpc is not None
+            url, tenant = grpc.url, grpc.tenant or agent.tenant
+        interface = {"url": url, "protocolBinding": binding, "protocolVersion": "1.0"}
+        if tenant:
+            interface["tenant"] = tenant
         interfaces.append(interface)
     card: dict[str, Any] = {
         "name": agent.name,
@@ -49,7 +66,8 @@ def with_v03_fields(card: dict[str, Any], agent: Agent, base_url: str) -> dict[s
     bindings say.
     """
     interfaces = list(card.get("supportedInterfaces", []))
-    for binding in agent.bindings:  # after the 1.0 interfaces, which a 1.x client prefers
+    bindings = [b for b in agent.bindings if b != "GRPC"]  # v0.3's gRPC service is not served
+    for binding in bindings:  # after the 1.0 interfaces, which a 1.x client prefers
         legacy = {"url": base_url, "protocolBinding": binding, "protocolVersion": "0.3"}
         if agent.tenant and binding == "JSONRPC":  # v0.3 REST has no tenant prefix
             legacy["tenant"] = agent.tenant
@@ -59,21 +77,23 @@ def with_v03_fields(card: dict[str, Any], agent: Agent, base_url: str) -> dict[s
         **card,
         "supportedInterfaces": interfaces,
         "url": base_url,
-        "preferredTransport": agent.bindings[0],
+        "preferredTransport": bindings[0] if bindings else "JSONRPC",
         "protocolVersion": "0.3.0",
-        "additionalInterfaces": [
-            {"url": base_url, "transport": binding} for binding in agent.bindings
-        ],
+        "additionalInterfaces": [{"url": base_url, "transport": binding} for binding in bindings],
         "supportsAuthenticatedExtendedCard": bool(agent.capabilities.extendedAgentCard),
     }
 
 
-def build_extended_card(agent: Agent, base_url: str) -> dict[str, Any]:
+def build_extended_card(
+    agent: Agent, base_url: str, grpc: GrpcInterface | None = None
+) -> dict[str, Any]:
     """The public card with the cassette's `extendedCard` fields added or replaced."""
-    return {**build_card(agent, base_url), **(agent.extendedCard or {})}
+    return {**build_card(agent, base_url, grpc), **(agent.extendedCard or {})}
 
 
-def card_response(agent: Agent, request: HttpRequest, modified: datetime) -> HttpResponse:
+def card_response(
+    agent: Agent, request: HttpRequest, modified: datetime, grpc: GrpcInterface | None = None
+) -> HttpResponse:
     """GET of the card, with `Cache-Control`, an `ETag` and a `Last-Modified`, answered 304 when
     `If-None-Match` names the ETag or, without one, `If-Modified-Since` is not before `modified`.
 
@@ -82,7 +102,7 @@ def card_response(agent: Agent, request: HttpRequest, modified: datetime) -> Htt
     bytes; every timestamp the agent gives is later, and the card never changes while served.
     Without `clock.start` it is when the clock started (load or reset), as the agent's timestamps.
     """
-    card = build_card(agent, request.base_url)
+    card = build_card(agent, request.base_url, grpc)
     if agent.v03Card:
         card = with_v03_fields(card, agent, request.base_url)
     response = HttpResponse.json(card)

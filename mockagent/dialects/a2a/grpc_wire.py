@@ -1,0 +1,110 @@
+"""The A2A gRPC binding's messages: protobuf requests in as the ProtoJSON the HTTP+JSON binding
+takes, answers out as protobuf; errors as `google.rpc.Status` with its detail messages.
+
+Requests go through `json_format.MessageToDict`, which gives the same camelCase JSON (unset
+fields omitted, enums by name) a client's HTTP+JSON body carries: the service, the matchers and
+the engine see the same call whichever binding it came by. Needs `mockagent[grpc]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from a2a.types import a2a_pb2
+from google.protobuf import any_pb2, empty_pb2, json_format, struct_pb2
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+
+SERVICE = "lf.a2a.v1.A2AService"
+"""The v1.0 service name in `a2a.proto` (`package lf.a2a.v1`)."""
+
+
+class Method(NamedTuple):
+    """One rpc: its request and response messages, and whether it streams its answer."""
+
+    request: type[Message]
+    response: type[Message]
+    streaming: bool = False
+
+
+METHODS: dict[str, Method] = {
+    "SendMessage": Method(a2a_pb2.SendMessageRequest, a2a_pb2.SendMessageResponse),
+    "SendStreamingMessage": Method(a2a_pb2.SendMessageRequest, a2a_pb2.StreamResponse, True),
+    "GetTask": Method(a2a_pb2.GetTaskRequest, a2a_pb2.Task),
+    "ListTasks": Method(a2a_pb2.ListTasksRequest, a2a_pb2.ListTasksResponse),
+    "CancelTask": Method(a2a_pb2.CancelTaskRequest, a2a_pb2.Task),
+    "SubscribeToTask": Method(a2a_pb2.SubscribeToTaskRequest, a2a_pb2.StreamResponse, True),
+    "CreateTaskPushNotificationConfig": Method(
+        a2a_pb2.TaskPushNotificationConfig, a2a_pb2.TaskPushNotificationConfig
+    ),
+    "GetTaskPushNotificationConfig": Method(
+        a2a_pb2.GetTaskPushNotificationConfigRequest, a2a_pb2.TaskPushNotificationConfig
+    ),
+    "ListTaskPushNotificationConfigs": Method(
+        a2a_pb2.ListTaskPushNotificationConfigsRequest,
+        a2a_pb2.ListTaskPushNotificationConfigsResponse,
+    ),
+    "DeleteTaskPushNotificationConfig": Method(
+        a2a_pb2.DeleteTaskPushNotificationConfigRequest, empty_pb2.Empty
+    ),
+    "GetExtendedAgentCard": Method(a2a_pb2.GetExtendedAgentCardRequest, a2a_pb2.AgentCard),
+}
+
+# Typed error details a client can unpack; any other `@type` (mockagent's near-miss report)
+# travels as a Struct of its JSON under its own type URL.
+_DETAILS: dict[str, type[Message]] = {
+    "type.googleapis.com/google.rpc.ErrorInfo": error_details_pb2.ErrorInfo,
+    "type.googleapis.com/google.rpc.BadRequest": error_details_pb2.BadRequest,
+    "type.googleapis.com/google.rpc.DebugInfo": error_details_pb2.DebugInfo,
+    "type.googleapis.com/google.rpc.Help": error_details_pb2.Help,
+    "type.googleapis.com/google.rpc.LocalizedMessage": error_details_pb2.LocalizedMessage,
+}
+
+
+def params_of(request: Message) -> dict[str, Any]:
+    """A request message as ProtoJSON params (camelCase, unset fields left out)."""
+    return json_format.MessageToDict(request)
+
+
+def message_of(result: Any, response: type[Message]) -> Message:
+    """The engine's result JSON as `response`. A field the proto has no place for (a recorded
+    agent's extra key) is left out: gRPC cannot carry it."""
+    message = response()
+    if result is not None and response is not empty_pb2.Empty:
+        json_format.ParseDict(result, message, ignore_unknown_fields=True)
+    return message
+
+
+def serialize(message: Message) -> bytes:
+    """Wire bytes with map entries (Struct fields: metadata, data) in key order, so equal answers
+    are equal bytes run to run."""
+    return message.SerializeToString(deterministic=True)
+
+
+def _any(detail: dict[str, Any]) -> any_pb2.Any | None:
+    type_url = detail.get("@type")
+    if not isinstance(type_url, str):
+        return None
+    fields = {k: v for k, v in detail.items() if k != "@type"}
+    packed = any_pb2.Any()
+    kind = _DETAILS.get(type_url)
+    try:
+        if kind is not None:
+            packed.Pack(json_format.ParseDict(fields, kind(), ignore_unknown_fields=True))
+        else:
+            struct = struct_pb2.Struct()
+            struct.update(fields)
+            packed.type_url, packed.value = type_url, serialize(struct)
+    except (json_format.ParseError, ValueError, TypeError):
+        return None  # a scripted detail proto cannot hold: the code and message still say it
+    return packed
+
+
+def status_of(code: int, message: str, details: list[dict[str, Any]]) -> status_pb2.Status:
+    """A `google.rpc.Status` (for `grpc-status-details-bin`) from REST-shaped JSON details."""
+    status = status_pb2.Status(code=code, message=message)
+    for detail in details:
+        packed = _any(detail)
+        if packed is not None:
+            status.details.append(packed)
+    return status

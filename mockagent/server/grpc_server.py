@@ -1,0 +1,122 @@
+"""The A2A gRPC binding served by grpcio's own server, over the agents of a `Mounts`: the same
+engines as the HTTP app, so one cassette answers every binding with the same tasks and ids.
+
+A single cassette is the agent of every call (its `tenant` passes to the engine, as an HTTP+JSON
+tenant prefix does); in a folder, the request's `tenant` names the agent (the file's stem), as
+the mount path does over HTTP, and the card's GRPC interface carries it. Needs `mockagent[grpc]`:
+import this module only when gRPC is asked for.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+
+from mockagent import errors
+from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
+from mockagent.server.app import Mounts
+
+EXTRA = "mockagent[grpc]"
+"""What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
+STOP_GRACE_S = 1.0
+"""How long a stop waits for calls under way (open streams have already been ended)."""
+
+
+def target_of(host: str, port: int) -> str:
+    """`host:port` as a gRPC target (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class GrpcServer:
+    """grpcio's server for the agents in `mounts`, listening from construction on (call
+    `start()`). `http_root` is the HTTP server's root URL: the cards' other interfaces."""
+
+    def __init__(
+        self,
+        mounts: Mounts,
+        http_root: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        threads: int = 128,
+        reuse_port: bool = False,
+    ) -> None:
+        self.mounts = mounts
+        self.http_root = http_root.rstrip("/")
+        # Every open stream holds a thread until it ends, as on the HTTP side.
+        executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
+        # SO_REUSEPORT only where `serve` asks for it (its workers share the port it reserved);
+        # elsewhere a port in use must be an error, not a second server on it.
+        options = [("grpc.so_reuseport", 1 if reuse_port else 0)]
+        self._server = grpc.server(
+            executor, handlers=[generic_handler(self.resolve)], options=options
+        )
+        try:
+            self.port = self._server.add_insecure_port(target_of(host, port))
+        except RuntimeError as exc:  # grpcio's way of saying the port is taken
+            raise OSError(f"cannot listen on {target_of(host, port)} for gRPC: {exc}") from None
+        if self.port == 0:  # older grpcio: 0 instead of an exception
+            raise OSError(f"cannot listen on {target_of(host, port)} for gRPC")
+        self.host = host
+        self.target = target_of(host, self.port)
+
+    def resolve(self, tenant: str) -> Target:
+        """The agent of a call whose `tenant` field is `tenant`."""
+        mounts = self.mounts
+        if mounts.single:
+            service = mounts.a2a_service("")
+            if service is None:
+                raise errors.UnsupportedOperation("This cassette is not an A2A agent")
+            return Target(service, self.http_root, tenant or None)
+        service = mounts.a2a_service(tenant) if tenant else None
+        if service is None:
+            names = [n for n in mounts.agents if mounts.a2a_service(n) is not None]
+            raise errors.MethodNotFound(
+                f"No A2A agent has tenant {tenant!r}: over gRPC, a folder's agents are "
+                f"tenants named as their cassettes ({', '.join(names)})",
+                metadata={"tenant": tenant},
+            )
+        return Target(service, self.http_root + mounts.prefix(tenant).rstrip("/"), None)
+
+    def start(self) -> GrpcServer:
+        """Take calls, and list the GRPC interface in the agents' cards."""
+        self._server.start()
+        self.mounts.serve_grpc(self.target)
+        return self
+
+    def stop(self) -> None:
+        """Stop taking calls; return once the calls under way have ended (the caller ends the
+        open streams first, with `mounts.close()`)."""
+        self._server.stop(STOP_GRACE_S).wait()
+
+
+def reserve(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port` with SO_REUSEPORT, not listening: it holds the port (the
+    real one of port 0) for `serve`'s workers, whose gRPC servers bind it too. Connections go to
+    listening sockets only, so it never takes one. OSError when the port is taken."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def wait_listening(host: str, port: int, timeout_s: float) -> bool:
+    """Whether something accepts connections on `host`:`port` within `timeout_s` (polled)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=0.5).close()
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
