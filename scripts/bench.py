@@ -1,6 +1,7 @@
 """mockagent's benchmark (not a test): replay throughput against other servers, matching cost by
-cassette size, fixture start/stop, cassette load time, memory and stream pacing, and the same app
-on each candidate production server (scripts/bench_servers.py).
+cassette size, fixture start/stop, cassette load time, memory and stream pacing, the same four
+calls over gRPC (scripts/bench_grpc.py), and the same app on each candidate production server
+(scripts/bench_servers.py).
 
 Run through `scripts/bench` (it prepares .venv, wrk and the npm packages). Writes bench/README.md,
 bench/chart.png and bench/servers.png, and prints every measurement beside its target as it goes.
@@ -15,6 +16,8 @@ import signal
 import time
 
 import bench_choice
+import bench_grpc
+import bench_grpc_section
 import bench_local
 import bench_report
 import bench_servers
@@ -151,6 +154,24 @@ def servers(args: argparse.Namespace) -> str:
     return section.replace(f"{targets.ROOT}/", "")
 
 
+def grpc(seconds: float, count: int, workers: bool) -> tuple[list[Row], str]:
+    """The gRPC part (scripts/bench_grpc.py): its Targets rows and its README section."""
+    started, load_before = time.monotonic(), bench_report.loadavg()
+    best, notes = bench_grpc_section.measure(CASSETTE, workers, count, seconds, log)
+    why = bench_grpc.available()
+    found = bench_grpc_section.rows(best, workers, why)
+    settings = (
+        f"{bench_grpc_section.settings_line(count, seconds, started)}, load average "
+        f"{load_before} before, {bench_report.loadavg()} after"
+        if why is None
+        else "not run"
+    )
+    for row in found:
+        log(f"| {row.name} | {row.value} | {row.target} | {row.verdict} |")
+    section = bench_grpc_section.section(best, found, settings, notes)
+    return found, section.replace(f"{targets.ROOT}/", "")
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM ends the bench as Ctrl-C does: the finally stops every server
 
@@ -163,7 +184,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, help="seconds per wrk cell (default 3; quick 1)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
     parser.add_argument(
-        "--http-only", action="store_true", help="only the wrk runs (targets and servers)"
+        "--http-only",
+        action="store_true",
+        help="only the load runs (HTTP and gRPC targets, servers)",
     )
     parser.add_argument(
         "--server-seconds",
@@ -176,6 +199,11 @@ def main() -> None:
         "--servers-only",
         action="store_true",
         help="only the server comparison: replaces its section of bench/README.md",
+    )
+    which.add_argument(
+        "--grpc-only",
+        action="store_true",
+        help="only the gRPC part: replaces its section and rows in bench/README.md",
     )
     which.add_argument(
         "--no-servers",
@@ -196,6 +224,13 @@ def main() -> None:
         args.seconds or (1 if args.quick else 3),
         args.rounds or (1 if args.quick else 3),
     )
+    if args.grpc_only:
+        workers = {"--workers", "--store"} <= targets.serve_options()
+        found, part = grpc(seconds, rounds, workers)
+        text = bench_grpc_section.place(old, part)
+        readme.write_text(bench_grpc_section.replace_rows(text, found))
+        log("wrote the gRPC section and rows in bench/README.md")
+        return
     started = time.monotonic()
     load_before = (
         bench_report.loadavg()
@@ -224,8 +259,9 @@ def main() -> None:
     finally:
         for target in running.values():
             target.stop()
+    grpc_rows, grpc_section = grpc(seconds, rounds, bool(labels["mockagent-w2"]))
     section = bench_choice.previous(old) if args.no_servers else servers(args)
-    rows = http_rows(best, bool(labels["mockagent-w2"])) + rows
+    rows = http_rows(best, bool(labels["mockagent-w2"])) + grpc_rows + rows
     for name, label in labels.items():
         if not label:
             continue
@@ -249,6 +285,7 @@ def main() -> None:
     # repository.
     text = text.replace(f"{targets.ROOT}/", "")
     text = bench_choice.splice(text, section) if section else text
+    text = bench_grpc_section.place(text, grpc_section)
     history = bench_choice.previous(old, bench_choice.HISTORY)
     readme.write_text(bench_choice.splice(text, history, bench_choice.HISTORY) if history else text)
     bench_report.chart(OUT / "chart.png", {k: v for k, v in labels.items() if v}, best)

@@ -77,14 +77,22 @@ class StubExecutor(AgentExecutor):
         raise NotImplementedError("the bench never cancels")
 
 
-def create_app(url: str) -> Starlette:
-    """The stub as a Starlette app: card routes and JSON-RPC at `/`."""
-    card = AgentCard(
+def handler(agent_card: AgentCard) -> DefaultRequestHandler:
+    """The SDK's request handler over the stub executor and an in-memory task store;
+    scripts/bench_a2a_grpc_stub.py serves the same one over gRPC."""
+    return DefaultRequestHandler(
+        agent_executor=StubExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
+    )
+
+
+def card(url: str, binding: str = "JSONRPC") -> AgentCard:
+    """The stub's agent card, with one interface: `binding` at `url`."""
+    return AgentCard(
         name="bench-stub",
         description="a2a-sdk stub for scripts/bench",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            AgentInterface(url=url, protocol_binding=binding, protocol_version="1.0")
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],
@@ -93,11 +101,16 @@ def create_app(url: str) -> Starlette:
             AgentSkill(id="bench", name="Bench", description="Canned answers.", tags=["bench"])
         ],
     )
-    handler = DefaultRequestHandler(
-        agent_executor=StubExecutor(), task_store=InMemoryTaskStore(), agent_card=card
-    )
+
+
+def create_app(url: str) -> Starlette:
+    """The stub as a Starlette app: card routes and JSON-RPC at `/`."""
+    found = card(url)
     return Starlette(
-        routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+        routes=[
+            *create_agent_card_routes(found),
+            *create_jsonrpc_routes(handler(found), rpc_url="/"),
+        ]
     )
 
 

@@ -108,19 +108,23 @@ class Target:
                 env={**os.environ, **self.env},
             )
         deadline = time.monotonic() + timeout
-        while True:  # ready = answers the direct-reply call; no fixed sleeps
+        while True:  # ready = answers the direct-reply call (see ready); no fixed sleeps
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.label} exited ({self.proc.returncode}); see {self.log}")
-            try:
-                if post(self.url, BODIES["direct"], timeout=2)[0] == 200:
-                    return self
-            except OSError:
-                pass
+            if self.ready():
+                return self
             if time.monotonic() > deadline:
                 raise RuntimeError(
                     f"{self.label} did not answer within {timeout:.0f} s; see {self.log}"
                 )
             time.sleep(0.05)
+
+    def ready(self) -> bool:
+        """Whether the server answers the direct-reply call (each poll of `start`)."""
+        try:
+            return post(self.url, BODIES["direct"], timeout=2)[0] == 200
+        except OSError:
+            return False
 
     def stop(self) -> None:
         for proc in [p for p in [self.proc, *self.helpers] if p is not None]:
