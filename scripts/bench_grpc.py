@@ -131,6 +131,9 @@ def result(run: H2load, latency: tuple[float, float], size: int) -> Result:
     )
 
 
+LOG = targets.CACHE / "grpc" / "h2load.log"
+
+
 def available() -> str | None:
     """None when h2load is installed, else why the gRPC part is n/a."""
     if shutil.which("h2load") is None:
@@ -143,9 +146,12 @@ def h2load_version() -> str:
     return out.strip() or "?"
 
 
-def run(port: int, method: str, body: Path, size: int, conns: int, seconds: float) -> Result:
-    """h2load with one thread, `conns` connections of one stream each (as wrk's connections)."""
-    log = targets.CACHE / "grpc" / "h2load.log"
+def run(
+    port: int, method: str, body: Path, size: int, conns: int, seconds: float, log: Path = LOG
+) -> Result:
+    """h2load with one thread, `conns` connections of one stream each (as wrk's connections);
+    `log` holds its per-call log while it runs."""
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)  # h2load appends to it
     headers = [arg for k, v in METADATA.items() for arg in ("-H", f"{k}: {v}")]
     out = subprocess.run(
