@@ -181,7 +181,9 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="1 round of 1 s per cell, fewer repeats"
     )
-    parser.add_argument("--seconds", type=int, help="seconds per wrk or h2load cell (default 3; quick 1)")
+    parser.add_argument(
+        "--seconds", type=int, help="seconds per wrk or h2load cell (default 3; quick 1)"
+    )
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
     parser.add_argument(
         "--http-only",
