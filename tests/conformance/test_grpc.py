@@ -120,5 +120,6 @@ def test_the_required_extension_over_grpc_metadata(servers: dict[str, ServerThre
             a2a.SendMessage(send_request("hi", new_id("tck-cap-ext-004")), metadata=VERSION)
         activated = (*VERSION, ("a2a-extensions", EXTENSION))
         answer = a2a.SendMessage(send_request("hi", new_id("tck-cap-ext-004")), metadata=activated)
-    assert refusal(refused.value) == (grpc.StatusCode.FAILED_PRECONDITION, "EXTENSION_SUPPORT_REQUIRED")
+    failed = grpc.StatusCode.FAILED_PRECONDITION
+    assert refusal(refused.value) == (failed, "EXTENSION_SUPPORT_REQUIRED")
     assert answer.task.status.state == COMPLETED
