@@ -1,4 +1,5 @@
-"""README.md's "Conformance" block: the server it starts serves every agent its TCK runs name."""
+"""README.md's "Conformance" block: one server per conformance cassette, each serving gRPC too,
+and one TCK run per server."""
 
 from __future__ import annotations
 
@@ -11,19 +12,26 @@ import httpx
 from tests.helpers.readme import ROOT, Readme, start
 
 
-def test_the_tck_runs_name_the_agents_the_serve_line_serves(readme: Readme, tmp_path: Path) -> None:
+def test_each_tck_run_has_its_cassette_served_over_every_binding(
+    readme: Readme, tmp_path: Path
+) -> None:
     block = readme.block("sh", "run_tck.py").text
-    [serve] = [line for line in block.splitlines() if "mockagent serve" in line]
-    args = shlex.split(serve, comments=True)
-    assert args[0] == ".venv/bin/mockagent" and args[-3:] == ["--port", "9999", "&"]
-    args = args[:-1]
-    targets = re.findall(r"--sut-host http://127\.0\.0\.1:9999/([\w-]+)", block)
-    served = start([*args[1:-1], "0"], tmp_path / "stderr.log")
-    try:
-        for name in targets:
-            card = httpx.get(f"{served.url}/{name}/.well-known/agent-card.json", timeout=5)
-            assert card.status_code == 200 and card.json()["name"] == name
-    finally:
-        served.stop()
-    cassettes = sorted(p.stem for p in (ROOT / "cassettes" / "conformance").glob("*.yaml"))
-    assert sorted(targets) == cassettes, "one TCK run per conformance cassette"
+    serves = [shlex.split(line) for line in block.splitlines() if "mockagent serve" in line]
+    ports = {}
+    for args in serves:
+        assert args[0] == ".venv/bin/mockagent" and args[-1] == "&"
+        assert args[3] == "--port" and args[5] == "--grpc-port", args
+        cassette = Path(args[2])
+        ports[args[4]] = cassette.stem
+        served = start(["serve", str(cassette), "--port", "0", "--grpc-port", "0"], tmp_path / "e")
+        try:
+            card = httpx.get(f"{served.url}/.well-known/agent-card.json", timeout=5).json()
+        finally:
+            served.stop()
+        assert card["name"] == cassette.stem
+        bindings = [i["protocolBinding"] for i in card["supportedInterfaces"]]
+        assert bindings == ["JSONRPC", "HTTP+JSON", "GRPC"], "the TCK runs every binding listed"
+    runs = re.findall(r"--sut-host http://127\.0\.0\.1:(\d+)\s", block)
+    assert sorted(ports[port] for port in runs) == sorted(
+        p.stem for p in (ROOT / "cassettes" / "conformance").glob("*.yaml")
+    ), "one TCK run per conformance cassette, at its server"

@@ -17,7 +17,7 @@ UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 @pytest.fixture(scope="module")
 def served(readme: Readme, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The README's serve command, on free ports."""
-    args = readme.block("sh", "--grpc-port").text.split("#")[0].split()
+    args = readme.block("sh", "cassettes/kit --grpc-port").text.split("#")[0].split()
     assert args[:4] == ["mockagent", "serve", "cassettes/kit", "--grpc-port"], args
     server = start(
         ["serve", "cassettes/kit", "--port", "0", "--grpc-port", "0"],
