@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bench_targets as targets
-from bench_report import SCENARIOS, cell
-from bench_wrk import CONNS, Result
+from bench_report import SCENARIOS
+from bench_wrk import Result, interleaved
 
 SERVICE = "lf.a2a.v1.A2AService"
 METHODS = {
@@ -265,7 +265,6 @@ def rounds(
 ) -> dict[tuple[str, str, int], Result]:
     """Interleaved rounds as bench_wrk.rounds: every target warmed with 1 s of 16 connections
     on each call, then every cell of a round before the next; the best round wins."""
-    best: dict[tuple[str, str, int], Result] = {}
 
     def time(name: str, scenario: str, conns: int, secs: float) -> Result:
         body, size = cells[(name, scenario)]
@@ -274,20 +273,4 @@ def rounds(
 
     for name, scenario in cells:
         time(name, scenario, 16, 1)
-    names = list(running)
-    for r in range(count):
-        order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
-        for scenario in SCENARIOS:
-            for conns in CONNS:
-                for name in order:
-                    if (name, scenario) not in cells:
-                        continue
-                    res = time(name, scenario, conns, seconds)
-                    key = (name, scenario, conns)
-                    if key not in best or (res.errors, -res.rps) < (
-                        best[key].errors,
-                        -best[key].rps,
-                    ):
-                        best[key] = res
-                    log(f"  gRPC round {r + 1} {scenario:6} c{conns:<2} {name:13} {cell(res)}")
-    return best
+    return interleaved(list(running), set(cells), count, seconds, time, log, "gRPC ")

@@ -155,26 +155,49 @@ def rounds(
     """Interleaved rounds: every cell of a round before the next round; the best round wins.
     Each target is warmed up first (caches, thread pools, connection pools) with 1 s of 16
     connections on every call, or with `warm_every_call` off on its first call only."""
-    best: dict[tuple[str, str, int], Result] = {}
     names = list(running)
     warmed: set[str] = set()
     for (name, _scenario), script in scripts.items():
         if warm_every_call or name not in warmed:
             run(running[name].url, script, 16, 1)
             warmed.add(name)
+
+    def timer(name: str, scenario: str, conns: int, secs: float) -> Result:
+        return run(running[name].url, scripts[(name, scenario)], conns, secs)
+
+    return interleaved(names, set(scripts), count, seconds, timer, log)
+
+
+Timer = Callable[[str, str, int, float], Result]
+"""Times one cell: (target, call, connections, seconds) -> its Result."""
+
+
+def interleaved(
+    names: list[str],
+    cells: set[tuple[str, str]],
+    count: int,
+    seconds: float,
+    timer: Timer,
+    log: Callable[[str], None],
+    label: str = "",
+) -> dict[tuple[str, str, int], Result]:
+    """`count` rounds over the (target, call) `cells`, each at 1 and 16 connections, every cell
+    of a round before the next round and who goes first rotating; per cell the round with the
+    fewest errors, then the most requests/s, wins."""
+    best: dict[tuple[str, str, int], Result] = {}
     for r in range(count):
         order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
         for scenario in SCENARIOS:
             for conns in CONNS:
                 for name in order:
-                    if (name, scenario) not in scripts:
+                    if (name, scenario) not in cells:
                         continue
-                    res = run(running[name].url, scripts[(name, scenario)], conns, seconds)
+                    res = timer(name, scenario, conns, seconds)
                     key = (name, scenario, conns)
                     if key not in best or (res.errors, -res.rps) < (
                         best[key].errors,
                         -best[key].rps,
                     ):
                         best[key] = res
-                    log(f"  round {r + 1} {scenario:6} c{conns:<2} {name:13} {cell(res)}")
+                    log(f"  {label}round {r + 1} {scenario:6} c{conns:<2} {name:13} {cell(res)}")
     return best
