@@ -18,6 +18,7 @@ import grpc
 from mockagent import errors
 from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
 from mockagent.server.app import Mounts
+from mockagent.server.host import bound
 
 EXTRA = "mockagent[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
@@ -96,17 +97,7 @@ def reserve(host: str, port: int) -> socket.socket:
     """A socket bound to `host`:`port` with SO_REUSEPORT, not listening: it holds the port (the
     real one of port 0) for `serve`'s workers, whose gRPC servers bind it too. Connections go to
     listening sockets only, so it never takes one. OSError when the port is taken."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(address)
-    except OSError:
-        sock.close()
-        raise
-    return sock
+    return bound(host, port, (socket.SOL_SOCKET, socket.SO_REUSEPORT))
 
 
 def wait_listening(host: str, port: int, timeout_s: float) -> bool:

@@ -338,18 +338,34 @@ def serve_on(
 
 def listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on `host`:`port` (the first address `host` resolves to)."""
+    sock = bound(
+        host,
+        port,
+        (socket.SOL_SOCKET, socket.SO_REUSEADDR),
+        # Accepted connections inherit it: a stream's writes go out at once, not held back by
+        # Nagle's algorithm until the client's delayed ACK (40 ms a stream). granian sets it on
+        # the sockets it binds itself.
+        (socket.IPPROTO_TCP, socket.TCP_NODELAY),
+    )
+    try:
+        sock.listen(1024)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def bound(host: str, port: int, *options: tuple[int, int]) -> socket.socket:
+    """A TCP socket bound to `host`:`port` (the first address `host` resolves to), each
+    `(level, option)` of `options` set on first; OSError when the port is taken."""
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
     sock = socket.socket(family, kind, proto)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Accepted connections inherit it: a stream's writes go out at once, not held back by
-        # Nagle's algorithm until the client's delayed ACK (40 ms a stream). granian sets it on
-        # the sockets it binds itself.
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for level, option in options:
+            sock.setsockopt(level, option, 1)
         sock.bind(address)
-        sock.listen(1024)
     except OSError:
         sock.close()
         raise
