@@ -95,8 +95,10 @@ def http_rows(best: dict, workers: bool) -> list[Row]:
                 (one.p50_ms <= p50 and not one.errors) if one else None,
             )
         )
-        for other, minimum in (("a2a-sdk", TARGETS["a2a-sdk"]), ("flask", None)):
-            label = "a2a-sdk" if other == "a2a-sdk" else "bare Flask"
+        for other, label, minimum in (
+            ("a2a-sdk", "a2a-sdk", TARGETS["a2a-sdk"]),
+            ("flask", "bare Flask", None),
+        ):
             rows.append(
                 bench_report.ratio_row(
                     f"{title}: mockagent ÷ {label} (16 conns)",
