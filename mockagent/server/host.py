@@ -262,7 +262,7 @@ def _stop_when_orphaned() -> None:
     ORPHAN_POLL_S for a new parent (the orphan's adopter). Not the sentinel multiprocessing keeps
     for the parent: a worker forked later holds its other end too, so it never fired while a
     sibling lived. Should the stop not end the worker, it ends itself."""
-    parent = os.getppid()
+    parent = serve_pid()
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -275,6 +275,14 @@ def _stop_when_orphaned() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="mockagent-orphan", daemon=True).start()
+
+
+def serve_pid() -> int:
+    """The pid of the process that started this worker (`serve`), even when it is gone already:
+    a worker still starting when `serve` was killed has been adopted before it could look, and
+    its parent pid then is its adopter's, which never changes."""
+    parent = multiprocessing.parent_process()
+    return parent.pid if parent is not None and parent.pid is not None else os.getppid()
 
 
 def _keep_stops() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -19,6 +20,7 @@ import pytest
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+from mockagent.server.host import serve_pid
 from mockagent.server.thread import ServerThread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -281,6 +283,33 @@ def test_workers_stop_when_serve_is_killed(redis_url):
     server.communicate(timeout=10)  # the workers held its pipes open
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def test_a_worker_still_starting_when_serve_dies_knows_it_is_orphaned():
+    """A worker that looks for its parent only after serve's death has been adopted already: it
+    must still see that serve is gone (it used to take its adopter for serve and serve on)."""
+    fork = multiprocessing.get_context("fork")
+    reader, writer = fork.Pipe(duplex=False)
+    serve = fork.Process(target=start_a_worker_then_die, args=(writer,))
+    serve.start()
+    serve.join(timeout=10)
+    assert reader.poll(timeout=10), "the worker never reported"
+    serve_pid_was, parent_now, seen = reader.recv()
+    assert parent_now != serve_pid_was  # adopted: its parent pid no longer names serve
+    assert seen == serve_pid_was
+
+
+def start_a_worker_then_die(writer: Any) -> None:
+    multiprocessing.get_context("fork").Process(
+        target=look_after_adoption, args=(os.getpid(), writer)
+    ).start()
+    os._exit(0)
+
+
+def look_after_adoption(serve: int, writer: Any) -> None:
+    while os.getppid() == serve:
+        time.sleep(0.005)
+    writer.send((serve, os.getppid(), serve_pid()))
 
 
 def zombie(pid: int) -> bool:
