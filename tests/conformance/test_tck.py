@@ -28,9 +28,9 @@ from tests.helpers.tck import (
     Error,
     Reply,
     check_wire,
-    error_of,
     kind,
     new_id,
+    rest_error_of,
     status_text,
     user_message,
 )
@@ -504,16 +504,7 @@ def test_subscribe_to_a_completed_task_is_refused(agent: Agent) -> None:
     if agent.binding == "JSONRPC":
         reply = agent.call("SubscribeToTask", {"id": task["id"]})  # an immediate error: plain JSON
     else:
-        response = agent.http.post(f"/tasks/{task['id']}:subscribe")
-        error = response.json()["error"]
-        reply = Reply(
-            error=Error(
-                response.status_code,
-                error["details"][0]["reason"],
-                error["message"],
-                error["status"],
-            )
-        )
+        reply = Reply(error=rest_error_of(agent.http.post(f"/tasks/{task['id']}:subscribe")))
     assert_error(reply, "UnsupportedOperation", agent.binding)
 
 
@@ -591,26 +582,19 @@ def test_get_of_an_unknown_task_is_task_not_found(agent: Agent) -> None:
     assert_error(agent.call("GetTask", {"id": "no-such-task"}), "TaskNotFound", agent.binding)
 
 
-def test_a_wrong_content_type_or_version_is_refused_by_spec_1_0_0s_table(
-    agent: Agent, http: httpx.Client
-) -> None:
-    """HTTP_JSON-STATUS-001 (and the JSON-RPC error tests): a `text/plain` body is
-    ContentTypeNotSupported (REST 415), `A2A-Version: 99.0` VersionNotSupported (REST 400, its
-    body naming UNIMPLEMENTED, the gRPC code spec 1.0.0 gives it)."""
-    params = {"message": user_message(new_id("tck-complete-task"))}
-    if agent.binding == "JSONRPC":
-        path, body = "/", {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
-    else:
-        path, body = "/message:send", params
-    content = json.dumps(body)
-    wrong_type = http.post(path, content=content, headers={"Content-Type": "text/plain"})
-    wrong_version = http.post(path, content=content, headers={"A2A-Version": "99.0"})
-    assert_error(
-        Reply(error=error_of(wrong_type, agent.binding)), "ContentTypeNotSupported", agent.binding
+def test_a_wrong_content_type_or_version_is_refused_by_spec_1_0_0s_table(rest: Agent) -> None:
+    """HTTP_JSON-STATUS-001: a `text/plain` body is ContentTypeNotSupported (415), and
+    `A2A-Version: 99.0` VersionNotSupported (400), its body naming UNIMPLEMENTED, the gRPC code
+    spec 1.0.0 gives it (JSON-RPC's codes are the same in both tables)."""
+    content = json.dumps({"message": user_message(new_id("tck-complete-task"))})
+    wrong_type = rest.http.post(
+        "/message:send", content=content, headers={"Content-Type": "text/plain"}
     )
-    assert_error(
-        Reply(error=error_of(wrong_version, agent.binding)), "VersionNotSupported", agent.binding
+    wrong_version = rest.http.post(
+        "/message:send", content=content, headers={"A2A-Version": "99.0"}
     )
+    assert_error(Reply(error=rest_error_of(wrong_type)), "ContentTypeNotSupported", rest.binding)
+    assert_error(Reply(error=rest_error_of(wrong_version)), "VersionNotSupported", rest.binding)
 
 
 def test_unknown_fields_are_ignored(agent: Agent, server: ServerThread) -> None:

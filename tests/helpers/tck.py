@@ -160,15 +160,9 @@ def _error_info(details: Any) -> str | None:
     return None
 
 
-def error_of(response: httpx.Response, binding: str) -> Error:
-    """The protocol error of a raw response: a JSON-RPC error (in HTTP 200) or a REST
-    `google.rpc.Status` body (its HTTP status its `code`)."""
-    payload = response.json()
-    if binding == "JSONRPC":
-        assert response.status_code == 200, "JSON-RPC answers errors in HTTP 200 too"
-        error = payload["error"]
-        return Error(error["code"], _error_info(error.get("data")), error["message"])
-    error = payload["error"]
+def rest_error_of(response: httpx.Response) -> Error:
+    """The protocol error of a raw REST response: its `google.rpc.Status` body."""
+    error = response.json()["error"]
     assert error["code"] == response.status_code
     return Error(
         response.status_code, _error_info(error.get("details")), error["message"], error["status"]
@@ -225,16 +219,7 @@ class Agent:
         payload = response.json()
         check_wire(payload)
         if response.status_code != 200:
-            error = payload["error"]
-            assert error["code"] == response.status_code
-            return Reply(
-                error=Error(
-                    response.status_code,
-                    _error_info(error.get("details")),
-                    error["message"],
-                    error["status"],
-                )
-            )
+            return Reply(error=rest_error_of(response))
         return Reply(payload)
 
     def _rpc(self, operation: str, params: dict[str, Any]) -> Reply:
