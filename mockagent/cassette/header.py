@@ -32,6 +32,9 @@ class Capabilities(Model):
     extensions: list[dict[str, Any]] | None = None
 
 
+ErrorTable = Literal["1.0.1", "1.0.0"]
+"""The A2A specification whose error table an agent answers with (gRPC codes, REST statuses)."""
+
 StatusMessageJoins = Literal["when-replaced", "when-set", "never"]
 StatusAfterAnswer = Literal["archived", "kept"]
 
@@ -118,6 +121,17 @@ class Agent(Model):
     )
     v03: V03Wire | None = Field(
         None, description="how the agent speaks A2A v0.3 where agents differ (not in the card)"
+    )
+    errorTable: ErrorTable = Field(
+        "1.0.1",
+        description=(
+            "the A2A specification whose error table the agent answers with (not in the card): "
+            "1.0.1 (a2a-sdk), or 1.0.0, as the TCK (1.0-dev) checks and a2a-java answers: "
+            "gRPC UNIMPLEMENTED for PushNotificationNotSupported, UnsupportedOperation and "
+            "VersionNotSupported (not FAILED_PRECONDITION), and HTTP 409 for "
+            "TaskNotCancelable, 415 for ContentTypeNotSupported, 502 for InvalidAgentResponse "
+            "(not 400, 400, 500); JSON-RPC codes are the same"
+        ),
     )
 
 

@@ -21,6 +21,7 @@ from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.grpc_calls import VERSION, error_info, send_request, status_of, stub
 from tests.helpers.tck import (
     CASSETTE,
+    ERRORS,
     EXTENSION,
     NO_CAPABILITIES,
     PACE,
@@ -93,12 +94,16 @@ def test_a_stream_over_grpc_plays_the_prefixs_script(servers: dict[str, ServerTh
     assert events[-1].status_update.status.state == COMPLETED
 
 
+def expected(kind: str) -> tuple[grpc.StatusCode, str]:
+    """(code, ErrorInfo reason) of an error by spec 1.0.0's table, the cassettes' `errorTable`."""
+    return grpc.StatusCode[ERRORS[kind].status], ERRORS[kind].reason
+
+
 def test_the_bare_agent_refuses_its_capabilities_over_grpc(
     servers: dict[str, ServerThread],
 ) -> None:
-    """FAILED_PRECONDITION, as spec 1.0.1 and a2a-sdk give: the TCK's 1.0-dev branch checks the
-    UNIMPLEMENTED of spec 1.0.0 (a2aproject/a2a-tck#231)."""
-    failed = grpc.StatusCode.FAILED_PRECONDITION
+    """UNIMPLEMENTED, as spec 1.0.0 has it and the TCK's 1.0-dev branch checks (spec 1.0.1 and
+    a2a-sdk say FAILED_PRECONDITION; a2aproject/a2a-tck#231)."""
     push = a2a_pb2.TaskPushNotificationConfig(task_id="t", url="https://example.com/webhook")
     with stub(grpc_url(servers["tck-no-capabilities"])) as a2a:
         with pytest.raises(grpc.RpcError) as streaming:
@@ -108,10 +113,32 @@ def test_the_bare_agent_refuses_its_capabilities_over_grpc(
         with pytest.raises(grpc.RpcError) as extended:
             a2a.GetExtendedAgentCard(a2a_pb2.GetExtendedAgentCardRequest(), metadata=VERSION)
         task = a2a.SendMessage(send_request("hi", new_id("tck-complete-task"))).task
-    assert refusal(streaming.value) == (failed, "UNSUPPORTED_OPERATION")
-    assert refusal(pushing.value) == (failed, "PUSH_NOTIFICATION_NOT_SUPPORTED")
-    assert refusal(extended.value) == (failed, "UNSUPPORTED_OPERATION")
+    assert refusal(streaming.value) == expected("UnsupportedOperation")
+    assert refusal(pushing.value) == expected("PushNotificationNotSupported")
+    assert refusal(extended.value) == expected("UnsupportedOperation")
     assert task.status.state == COMPLETED, "the rest of the kit still runs"
+
+
+def test_the_full_agent_answers_spec_1_0_0s_codes_over_grpc(
+    servers: dict[str, ServerThread],
+) -> None:
+    """GRPC-ERR-002's version test (`a2a-version: 99.0`) and CORE-SEND-002 (a message to a
+    completed task) expect UNIMPLEMENTED; a cancel of a completed task stays FAILED_PRECONDITION."""
+    with stub(grpc_url(servers["tck"])) as a2a:
+        with pytest.raises(grpc.RpcError) as version:
+            a2a.SendMessage(
+                send_request("hi", new_id("tck-complete-task")), metadata=(("a2a-version", "99.0"),)
+            )
+        task = a2a.SendMessage(send_request("hi", new_id("tck-complete-task")), metadata=VERSION)
+        follow_up = send_request("again", new_id("tck-complete-task"))
+        follow_up.message.task_id = task.task.id
+        with pytest.raises(grpc.RpcError) as ended:
+            a2a.SendMessage(follow_up, metadata=VERSION)
+        with pytest.raises(grpc.RpcError) as cancel:
+            a2a.CancelTask(a2a_pb2.CancelTaskRequest(id=task.task.id), metadata=VERSION)
+    assert refusal(version.value) == expected("VersionNotSupported")
+    assert refusal(ended.value) == expected("UnsupportedOperation")
+    assert refusal(cancel.value) == expected("TaskNotCancelable")
 
 
 def test_the_required_extension_over_grpc_metadata(servers: dict[str, ServerThread]) -> None:
@@ -120,6 +147,5 @@ def test_the_required_extension_over_grpc_metadata(servers: dict[str, ServerThre
             a2a.SendMessage(send_request("hi", new_id("tck-cap-ext-004")), metadata=VERSION)
         activated = (*VERSION, ("a2a-extensions", EXTENSION))
         answer = a2a.SendMessage(send_request("hi", new_id("tck-cap-ext-004")), metadata=activated)
-    failed = grpc.StatusCode.FAILED_PRECONDITION
-    assert refusal(refused.value) == (failed, "EXTENSION_SUPPORT_REQUIRED")
+    assert refusal(refused.value) == expected("ExtensionSupportRequired")
     assert answer.task.status.state == COMPLETED

@@ -7,6 +7,7 @@ and reads only the journal entries of its own calls.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import datetime
@@ -29,6 +30,7 @@ from tests.helpers.tck import (
     check_wire,
     kind,
     new_id,
+    rest_error_of,
     status_text,
     user_message,
 )
@@ -51,13 +53,14 @@ def journal_of(server: ServerThread, message_id: str) -> list[tuple[str, str | N
 
 
 def assert_error(reply: Reply, kind_name: str, binding: str) -> Error:
-    code, statuses, reason = ERRORS[kind_name]
+    """The error the conformance cassettes answer with: spec 1.0.0's codes, as the TCK checks."""
+    expected = ERRORS[kind_name]
     assert reply.error is not None, f"expected {kind_name}, got {reply.result!r}"
-    assert reply.error.reason == reason
+    assert reply.error.reason == expected.reason
     if binding == "JSONRPC":
-        assert reply.error.code == code
+        assert reply.error.code == expected.code
     else:
-        assert reply.error.code in statuses
+        assert (reply.error.code, reply.error.status) == (expected.http, expected.status)
     return reply.error
 
 
@@ -501,11 +504,7 @@ def test_subscribe_to_a_completed_task_is_refused(agent: Agent) -> None:
     if agent.binding == "JSONRPC":
         reply = agent.call("SubscribeToTask", {"id": task["id"]})  # an immediate error: plain JSON
     else:
-        response = agent.http.post(f"/tasks/{task['id']}:subscribe")
-        error = response.json()["error"]
-        reply = Reply(
-            error=Error(response.status_code, error["details"][0]["reason"], error["message"])
-        )
+        reply = Reply(error=rest_error_of(agent.http.post(f"/tasks/{task['id']}:subscribe")))
     assert_error(reply, "UnsupportedOperation", agent.binding)
 
 
@@ -581,6 +580,21 @@ def test_cancel_of_an_input_required_task_cancels_it(agent: Agent) -> None:
 
 def test_get_of_an_unknown_task_is_task_not_found(agent: Agent) -> None:
     assert_error(agent.call("GetTask", {"id": "no-such-task"}), "TaskNotFound", agent.binding)
+
+
+def test_a_wrong_content_type_or_version_is_refused_by_spec_1_0_0s_table(rest: Agent) -> None:
+    """HTTP_JSON-STATUS-001: a `text/plain` body is ContentTypeNotSupported (415), and
+    `A2A-Version: 99.0` VersionNotSupported (400), its body naming UNIMPLEMENTED, the gRPC code
+    spec 1.0.0 gives it (JSON-RPC's codes are the same in both tables)."""
+    content = json.dumps({"message": user_message(new_id("tck-complete-task"))})
+    wrong_type = rest.http.post(
+        "/message:send", content=content, headers={"Content-Type": "text/plain"}
+    )
+    wrong_version = rest.http.post(
+        "/message:send", content=content, headers={"A2A-Version": "99.0"}
+    )
+    assert_error(Reply(error=rest_error_of(wrong_type)), "ContentTypeNotSupported", rest.binding)
+    assert_error(Reply(error=rest_error_of(wrong_version)), "VersionNotSupported", rest.binding)
 
 
 def test_unknown_fields_are_ignored(agent: Agent, server: ServerThread) -> None:

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -35,14 +35,34 @@ TIMEOUT = httpx.Timeout(5.0)  # a stream that does not close fails the test inst
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 OPAQUE = frozenset({"data", "metadata"})  # user JSON: its keys are not the protocol's
 
-# Error kind → (JSON-RPC code, REST statuses, ErrorInfo reason). TaskNotCancelable is 400 in
-# spec 1.0.1 and a2a-sdk, 409 in spec 1.0.0 and the TCK's 1.0-dev branch.
+
+class Expected(NamedTuple):
+    """How the conformance cassettes answer an error: by spec 1.0.0's table (`errorTable`), the
+    one the TCK's 1.0-dev branch checks."""
+
+    code: int  # JSON-RPC
+    http: int  # REST status
+    reason: str  # ErrorInfo reason
+    status: str  # google.rpc.Code: the REST body's `status` and the gRPC status code
+
+
+# TaskNotCancelable is 409 and UnsupportedOperation, PushNotificationNotSupported and
+# VersionNotSupported are UNIMPLEMENTED in spec 1.0.0; spec 1.0.1 (and a2a-sdk) say 400 and
+# FAILED_PRECONDITION.
 ERRORS = {
-    "TaskNotFound": (-32001, {404}, "TASK_NOT_FOUND"),
-    "TaskNotCancelable": (-32002, {400, 409}, "TASK_NOT_CANCELABLE"),
-    "UnsupportedOperation": (-32004, {400}, "UNSUPPORTED_OPERATION"),
-    "PushNotificationNotSupported": (-32003, {400}, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-    "ExtensionSupportRequired": (-32008, {400}, "EXTENSION_SUPPORT_REQUIRED"),
+    "TaskNotFound": Expected(-32001, 404, "TASK_NOT_FOUND", "NOT_FOUND"),
+    "TaskNotCancelable": Expected(-32002, 409, "TASK_NOT_CANCELABLE", "FAILED_PRECONDITION"),
+    "UnsupportedOperation": Expected(-32004, 400, "UNSUPPORTED_OPERATION", "UNIMPLEMENTED"),
+    "PushNotificationNotSupported": Expected(
+        -32003, 400, "PUSH_NOTIFICATION_NOT_SUPPORTED", "UNIMPLEMENTED"
+    ),
+    "VersionNotSupported": Expected(-32009, 400, "VERSION_NOT_SUPPORTED", "UNIMPLEMENTED"),
+    "ContentTypeNotSupported": Expected(
+        -32005, 415, "CONTENT_TYPE_NOT_SUPPORTED", "INVALID_ARGUMENT"
+    ),
+    "ExtensionSupportRequired": Expected(
+        -32008, 400, "EXTENSION_SUPPORT_REQUIRED", "FAILED_PRECONDITION"
+    ),
 }
 
 
@@ -119,6 +139,7 @@ class Error:
     code: int  # JSON-RPC code, or the REST HTTP status
     reason: str | None  # the google.rpc.ErrorInfo reason
     message: str
+    status: str | None = None  # REST: the body's google.rpc.Code name
 
 
 @dataclass(frozen=True)
@@ -137,6 +158,15 @@ def _error_info(details: Any) -> str | None:
             assert detail.get("domain") == "a2a-protocol.org"
             return detail.get("reason")
     return None
+
+
+def rest_error_of(response: httpx.Response) -> Error:
+    """The protocol error of a raw REST response: its `google.rpc.Status` body."""
+    error = response.json()["error"]
+    assert error["code"] == response.status_code
+    return Error(
+        response.status_code, _error_info(error.get("details")), error["message"], error["status"]
+    )
 
 
 def _rest_request(operation: str, params: dict[str, Any]) -> tuple[str, str, Any, dict[str, Any]]:
@@ -189,13 +219,7 @@ class Agent:
         payload = response.json()
         check_wire(payload)
         if response.status_code != 200:
-            error = payload["error"]
-            assert error["code"] == response.status_code
-            return Reply(
-                error=Error(
-                    response.status_code, _error_info(error.get("details")), error["message"]
-                )
-            )
+            return Reply(error=rest_error_of(response))
         return Reply(payload)
 
     def _rpc(self, operation: str, params: dict[str, Any]) -> Reply:

@@ -1,9 +1,15 @@
-"""The A2A error table: one row per neutral error kind, rendered for JSON-RPC and for REST."""
+"""The A2A error table: one row per neutral error kind, rendered for JSON-RPC, REST and gRPC.
+
+The table is specification 1.0.1's (and a2a-sdk's); an agent whose cassette says
+`errorTable: "1.0.0"` answers with the rows specification 1.0.0 had, which differ in a few
+gRPC codes and HTTP statuses (JSON-RPC codes and ErrorInfo reasons are the same in both).
+"""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from mockagent.cassette.header import ErrorTable
 from mockagent.errors import ProtocolError
 
 DOMAIN = "a2a-protocol.org"
@@ -14,7 +20,7 @@ class Row(NamedTuple):
     code: int  # JSON-RPC error code
     reason: str | None  # google.rpc.ErrorInfo reason; None = no ErrorInfo detail
     http: int  # REST status (a2a-sdk 1.3 and spec 1.0.1)
-    status: str  # google.rpc.Code name for the REST body
+    status: str  # google.rpc.Code name: the REST body's `status` and the gRPC status code
 
 
 TABLE: dict[str, Row] = {
@@ -45,6 +51,24 @@ TABLE: dict[str, Row] = {
     # report as the message). Never a 5xx: nothing crashed, and clients must not retry it.
     "NoMatch": Row(-32004, "UNSUPPORTED_OPERATION", 400, "FAILED_PRECONDITION"),
 }
+
+# Specification 1.0.0's values where its rows differ, as the TCK's 1.0-dev branch checks them
+# and a2a-java answers (its A2AErrorCodes); 1.0.1 made them FAILED_PRECONDITION, 400 and 500.
+_SPEC_1_0_0: dict[str, dict[str, Any]] = {
+    "TaskNotCancelable": {"http": 409},
+    "PushNotificationNotSupported": {"status": "UNIMPLEMENTED"},
+    "UnsupportedOperation": {"status": "UNIMPLEMENTED"},
+    "ContentTypeNotSupported": {"http": 415},
+    "InvalidAgentResponse": {"http": 502},
+    "VersionNotSupported": {"status": "UNIMPLEMENTED"},
+    "NoMatch": {"status": "UNIMPLEMENTED"},  # an unmatched call is UnsupportedOperation
+}
+
+TABLES: dict[ErrorTable, dict[str, Row]] = {
+    "1.0.1": TABLE,
+    "1.0.0": {kind: row._replace(**_SPEC_1_0_0.get(kind, {})) for kind, row in TABLE.items()},
+}
+"""The rows of each specification an agent may answer with (`agent.errorTable`)."""
 
 
 # The google.rpc.Code of an HTTP status that has only one (AIP-193): a recorded agent's status
@@ -91,9 +115,10 @@ def jsonrpc_error(exc: ProtocolError, request_id: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def rest_error(exc: ProtocolError) -> tuple[dict[str, Any], int]:
-    """A `google.rpc.Status` body and its HTTP status."""
-    row = TABLE[exc.kind]
+def rest_error(exc: ProtocolError, table: ErrorTable = "1.0.1") -> tuple[dict[str, Any], int]:
+    """A `google.rpc.Status` body and its HTTP status, from the rows of specification `table`
+    (a status the error carries, a recorded agent's, wins over the row's)."""
+    row = TABLES[table][exc.kind]
     http = exc.http_status or row.http
     body = {
         "error": {

@@ -18,6 +18,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from mockagent import errors
+from mockagent.cassette.header import ErrorTable
 from mockagent.cassette.models import Fault
 from mockagent.dialects.a2a.error_table import CODE_OF_HTTP, rest_error
 from mockagent.dialects.a2a.grpc_wire import (
@@ -88,15 +89,21 @@ def _request_of(context: grpc.ServicerContext, base_url: str) -> HttpRequest:
     return HttpRequest(method="POST", path="/", base_url=base_url, headers=headers)
 
 
-def _answer(name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext) -> Answer:
-    """The service's answer to one call, or the call ended with the error's status. A bug of
-    ours is INTERNAL in protocol terms (and logged), as on the HTTP bindings."""
+def _answer(
+    name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext
+) -> tuple[Answer, ErrorTable]:
+    """The service's answer to one call and the agent's error table, or the call ended with the
+    error's status. A bug of ours is INTERNAL in protocol terms (and logged), as on the HTTP
+    bindings."""
     failure: errors.ProtocolError | errors.HttpFault
+    table: ErrorTable = "1.0.1"  # no agent for the tenant: the default table
     try:
         params = params_of(request)
         target = resolve(str(params.pop("tenant", "")))
+        table = target.service.agent.errorTable
         http = _request_of(context, target.base_url)
-        return target.service.call(name, params, http, BINDING, tenant=target.tenant or None)
+        answer = target.service.call(name, params, http, BINDING, tenant=target.tenant or None)
+        return answer, table
     except (errors.HttpFault, errors.ProtocolError) as exc:
         failure = exc
     except Exception as exc:
@@ -105,14 +112,14 @@ def _answer(name: str, resolve: Resolve, request: Message, context: grpc.Service
     # Outside the `try`: context.abort raises, and nothing here may catch that.
     if isinstance(failure, errors.HttpFault):
         _abort_fault(context, failure.fault)
-    abort(context, failure)
+    abort(context, failure, table)
 
 
 def _unary(
     name: str, response: type[Message], resolve: Resolve
 ) -> Callable[[Message, grpc.ServicerContext], Message]:
     def behaviour(request: Message, context: grpc.ServicerContext) -> Message:
-        answer = _answer(name, resolve, request, context)
+        answer, _ = _answer(name, resolve, request, context)
         delay(answer.fault)
         return _message(context, answer.result, response)
 
@@ -125,7 +132,7 @@ def _streaming(
     response = METHODS[name].response
 
     def behaviour(request: Message, context: grpc.ServicerContext) -> Iterator[Message]:
-        answer = _answer(name, resolve, request, context)
+        answer, table = _answer(name, resolve, request, context)
         stream = answer.stream
         assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
@@ -135,7 +142,7 @@ def _streaming(
                     if not context.is_active():
                         return
                 elif isinstance(item, errors.ProtocolError):
-                    abort(context, item)  # errorAfter: the mapped status ends the call
+                    abort(context, item, table)  # errorAfter: the mapped status ends the call
                 else:
                     event = render_event(item) if isinstance(item, TaskEvent) else item
                     yield _message(context, event, response)
@@ -147,7 +154,8 @@ def _streaming(
 
 def _message(context: grpc.ServicerContext, result: Any, response: type[Message]) -> Message:
     """The answer as `response`; a cassette's answer that protobuf cannot hold (a `raw` part that
-    is not base64, say) ends the call as InvalidAgentResponse, saying what, not UNKNOWN."""
+    is not base64, say) ends the call as InvalidAgentResponse, saying what, not UNKNOWN (INTERNAL
+    by either error table)."""
     try:
         return message_of(result, response)
     except json_format.ParseError as exc:
@@ -159,17 +167,21 @@ def _message(context: grpc.ServicerContext, result: Any, response: type[Message]
         )
 
 
-def code_of(exc: errors.ProtocolError) -> tuple[grpc.StatusCode, dict[str, Any]]:
-    """The status code of an error (the google.rpc.Code the REST binding names) and the
-    REST-shaped error JSON it comes from."""
-    body, _ = rest_error(exc)
+def code_of(
+    exc: errors.ProtocolError, table: ErrorTable = "1.0.1"
+) -> tuple[grpc.StatusCode, dict[str, Any]]:
+    """The status code of an error (the google.rpc.Code the REST binding names, by the error
+    table of specification `table`) and the REST-shaped error JSON it comes from."""
+    body, _ = rest_error(exc, table)
     error = body["error"]
     return grpc.StatusCode[error["status"]], error
 
 
-def status_details(exc: errors.ProtocolError) -> tuple[grpc.StatusCode, str, bytes]:
+def status_details(
+    exc: errors.ProtocolError, table: ErrorTable = "1.0.1"
+) -> tuple[grpc.StatusCode, str, bytes]:
     """(code, message, `grpc-status-details-bin`) of an error, within the trailer budget."""
-    code, error = code_of(exc)
+    code, error = code_of(exc, table)
     message = error["message"]
     if len(message) > MESSAGE_LIMIT:
         message = message[:MESSAGE_LIMIT] + "\n… (cut short; the journal has the whole report)"
@@ -181,9 +193,12 @@ def status_details(exc: errors.ProtocolError) -> tuple[grpc.StatusCode, str, byt
     return code, message, details
 
 
-def abort(context: grpc.ServicerContext, exc: errors.ProtocolError) -> NoReturn:
-    """End the call with the error's status, its message and its details."""
-    code, message, details = status_details(exc)
+def abort(
+    context: grpc.ServicerContext, exc: errors.ProtocolError, table: ErrorTable = "1.0.1"
+) -> NoReturn:
+    """End the call with the error's status (by the agent's error `table`), its message and its
+    details."""
+    code, message, details = status_details(exc, table)
     context.set_trailing_metadata(((STATUS_DETAILS, details),))
     context.abort(code, message)
 

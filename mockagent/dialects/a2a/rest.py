@@ -12,6 +12,7 @@ import re
 from typing import Any, NamedTuple
 
 from mockagent import errors
+from mockagent.cassette.header import ErrorTable
 from mockagent.dialects.a2a import v0_3, v0_3_rest
 from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import rest_error
@@ -157,22 +158,26 @@ def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResp
     operation, path_params = routed.operation, routed.path_params
     if routed.v0_3:
         return _handle_v0_3(service, request, operation, path_params)
+    table = service.agent.errorTable
     try:
         params, tenant = request_params(request, path_params)
         answer = service.call(operation, params, request, BINDING, tenant=tenant)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return error_response(exc)
+        return error_response(exc, table)
     if answer.stream is not None:
-        return stream_response(answer.stream, lambda result: result, lambda exc: rest_error(exc)[0])
+        return stream_response(
+            answer.stream, lambda result: result, lambda exc: rest_error(exc, table)[0]
+        )
     delay(answer.fault)
     return HttpResponse.json({} if answer.result is None else answer.result)  # a deleted config: {}
 
 
-def error_response(exc: errors.ProtocolError) -> HttpResponse:
-    """A ProtocolError as `google.rpc.Status` JSON with its HTTP status."""
-    body, status = rest_error(exc)
+def error_response(exc: errors.ProtocolError, table: ErrorTable = "1.0.1") -> HttpResponse:
+    """A ProtocolError as `google.rpc.Status` JSON with its HTTP status, by the error table of
+    specification `table` (the agent's `errorTable`; an error before any agent: 1.0.1's)."""
+    body, status = rest_error(exc, table)
     return HttpResponse.json(body, status)
 
 
