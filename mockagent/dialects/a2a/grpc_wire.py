@@ -15,6 +15,8 @@ from google.protobuf import any_pb2, empty_pb2, json_format, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
+from mockagent.dialects.a2a.grpc_convert import kwargs_of
+
 SERVICE = "lf.a2a.v1.A2AService"
 """The v1.0 service name in `a2a.proto` (`package lf.a2a.v1`)."""
 
@@ -68,10 +70,21 @@ def params_of(request: Message) -> dict[str, Any]:
 
 def message_of(result: Any, response: type[Message]) -> Message:
     """The engine's result JSON as `response`. A field the proto has no place for (a recorded
-    agent's extra key) is left out: gRPC cannot carry it."""
+    agent's extra key) is left out: gRPC cannot carry it. json_format.ParseError when protobuf
+    cannot hold the answer."""
+    if result is None or response is empty_pb2.Empty:
+        return response()
+    try:
+        return response(**kwargs_of(result, response.DESCRIPTOR))
+    except Exception:  # Unfit, or a value protobuf refused: json_format decides, and says why
+        return parsed(result, response)
+
+
+def parsed(result: Any, response: type[Message]) -> Message:
+    """`message_of` by json_format alone: the way every answer took before grpc_convert, and
+    the one its answers must equal."""
     message = response()
-    if result is not None and response is not empty_pb2.Empty:
-        json_format.ParseDict(result, message, ignore_unknown_fields=True)
+    json_format.ParseDict(result, message, ignore_unknown_fields=True)
     return message
 
 
