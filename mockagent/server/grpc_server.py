@@ -1,5 +1,9 @@
-"""The A2A gRPC binding served by grpcio's own server, over the agents of a `Mounts`: the same
-engines as the HTTP app, so one cassette answers every binding with the same tasks and ids.
+"""The A2A gRPC binding served by grpcio's asyncio server, over the agents of a `Mounts`: the
+same engines as the HTTP app, so one cassette answers every binding with the same tasks and ids.
+
+grpc.aio rather than grpcio's thread-pool server: a call there passes between grpcio's polling
+thread and a pool thread several times, and each pass costs a GIL handoff; on an event loop a
+call that does not wait is answered where it arrives. scripts/bench has the figures.
 
 A single cassette is the agent of every call (its `tenant` passes to the engine, as an HTTP+JSON
 tenant prefix does); in a folder, the request's `tenant` names the agent (the file's stem), as
@@ -9,9 +13,13 @@ import this module only when gRPC is asked for.
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
 import time
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import grpc
 
@@ -22,6 +30,7 @@ from mockagent.server.host import bound
 
 EXTRA = "mockagent[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
+T = TypeVar("T")
 STOP_GRACE_S = 1.0
 """How long a stop waits for calls under way (open streams have already been ended)."""
 
@@ -32,8 +41,10 @@ def target_of(host: str, port: int) -> str:
 
 
 class GrpcServer:
-    """grpcio's server for the agents in `mounts`, listening from construction on (call
-    `start()`). `http_root` is the HTTP server's root URL: the cards' other interfaces."""
+    """grpc.aio's server for the agents in `mounts`, on an event loop in its own thread,
+    listening from construction on (call `start()`). `http_root` is the HTTP server's root URL:
+    the cards' other interfaces. `threads` run what may wait: a stream waiting for its next
+    event holds one, and with a shared store every call takes one."""
 
     def __init__(
         self,
@@ -46,22 +57,47 @@ class GrpcServer:
     ) -> None:
         self.mounts = mounts
         self.http_root = http_root.rstrip("/")
-        # Every open stream holds a thread until it ends, as on the HTTP side.
-        executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
+        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
+        shared = any(engine.tasks.shared for engine in mounts.agents.values())
+        handler = generic_handler(self.resolve, self._threads, shared)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mockagent-grpc-loop", daemon=True
+        )
+        self._thread.start()
+        try:
+            self._server, self.port = self._on_loop(self._bind(handler, host, port, reuse_port))
+        except BaseException:
+            self._end_loop()
+            raise
+        self.host = host
+        self.target = target_of(host, self.port)
+
+    @staticmethod
+    async def _bind(
+        handler: grpc.GenericRpcHandler, host: str, port: int, reuse_port: bool
+    ) -> tuple[grpc.aio.Server, int]:
         # SO_REUSEPORT only where `serve` asks for it (its workers share the port it reserved);
         # elsewhere a port in use must be an error, not a second server on it.
         options = [("grpc.so_reuseport", 1 if reuse_port else 0)]
-        self._server = grpc.server(
-            executor, handlers=[generic_handler(self.resolve)], options=options
-        )
+        server = grpc.aio.server(handlers=[handler], options=options)
         try:
-            self.port = self._server.add_insecure_port(target_of(host, port))
+            bound = server.add_insecure_port(target_of(host, port))
         except RuntimeError as exc:  # grpcio's way of saying the port is taken
             raise OSError(f"cannot listen on {target_of(host, port)} for gRPC: {exc}") from None
-        if self.port == 0:  # older grpcio: 0 instead of an exception
+        if bound == 0:  # older grpcio: 0 instead of an exception
             raise OSError(f"cannot listen on {target_of(host, port)} for gRPC")
-        self.host = host
-        self.target = target_of(host, self.port)
+        return server, bound
+
+    def _on_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` on the server's event loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def _end_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+        self._threads.shutdown(wait=False, cancel_futures=True)
 
     def resolve(self, tenant: str) -> Target:
         """The agent of a call whose `tenant` field is `tenant`."""
@@ -83,14 +119,19 @@ class GrpcServer:
 
     def start(self) -> GrpcServer:
         """Take calls, and list the GRPC interface in the agents' cards."""
-        self._server.start()
+        self._on_loop(self._server.start())
         self.mounts.serve_grpc(self.target)
         return self
 
     def stop(self) -> None:
         """Stop taking calls; return once the calls under way have ended (the caller ends the
-        open streams first, with `mounts.close()`)."""
-        self._server.stop(STOP_GRACE_S).wait()
+        open streams first, with `mounts.close()`), at most STOP_GRACE_S."""
+        if self._loop.is_closed():
+            return
+        try:
+            self._on_loop(self._server.stop(STOP_GRACE_S))
+        finally:
+            self._end_loop()
 
 
 def reserve(host: str, port: int) -> socket.socket:

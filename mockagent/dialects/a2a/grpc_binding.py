@@ -9,7 +9,9 @@ service reads as it reads HTTP headers. Needs `mockagent[grpc]`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from functools import partial
 from itertools import chain
 from typing import Any, NamedTuple, NoReturn
 
@@ -20,6 +22,7 @@ from google.protobuf.message import Message
 from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.dialects.a2a.error_table import CODE_OF_HTTP, rest_error
+from mockagent.dialects.a2a.grpc_stream import END, Offload, Reader
 from mockagent.dialects.a2a.grpc_wire import (
     METHODS,
     SERVICE,
@@ -30,7 +33,7 @@ from mockagent.dialects.a2a.grpc_wire import (
 )
 from mockagent.dialects.a2a.service import A2AService, Answer
 from mockagent.dialects.a2a.wire import render_event, render_result
-from mockagent.dialects.faults import delay, faulty
+from mockagent.dialects.faults import adelay, faulty
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE
@@ -59,99 +62,126 @@ Resolve = Callable[[str], Target]
 """The Target of a request's `tenant` field; raises a ProtocolError when no agent has it."""
 
 
-def generic_handler(resolve: Resolve) -> grpc.GenericRpcHandler:
-    """The whole service as one grpcio handler, from the method table."""
+def generic_handler(resolve: Resolve, threads: Executor, shared: bool) -> grpc.GenericRpcHandler:
+    """The whole service as one handler of grpc.aio's server, from the method table.
+
+    The engine answers most calls without waiting: in memory it takes a lock only briefly, so it
+    runs on the event loop. What can wait runs on one of `threads`: every engine call of a
+    `shared` store (network round trips, a lock other processes hold), and a stream's next event
+    when none is there yet (a paced gap, a subscription waiting for news)."""
+    offload = Offload(threads)
     handlers = {}
     for name, method in METHODS.items():
         if method.streaming:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
-                _streaming(name, resolve),
+                _streaming(name, resolve, offload, shared),
                 request_deserializer=method.request.FromString,
                 response_serializer=serialize,
             )
         else:
             handlers[name] = grpc.unary_unary_rpc_method_handler(
-                _unary(name, method.response, resolve),
+                _unary(name, method.response, resolve, offload, shared),
                 request_deserializer=method.request.FromString,
                 response_serializer=serialize,
             )
     return grpc.method_handlers_generic_handler(SERVICE, handlers)
 
 
-def _request_of(context: grpc.ServicerContext, base_url: str) -> HttpRequest:
+def _headers_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
     """The call's metadata as the service reads HTTP headers (binary `-bin` entries left out)."""
-    headers = {
+    return {
         key.lower(): value
-        for key, value in context.invocation_metadata()
+        for key, value in context.invocation_metadata() or ()
         if isinstance(value, str) and not key.endswith("-bin")
     }
-    return HttpRequest(method="POST", path="/", base_url=base_url, headers=headers)
 
 
-def _answer(name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext) -> Answer:
-    """The service's answer to one call, or the call ended with the error's status. A bug of
-    ours is INTERNAL in protocol terms (and logged), as on the HTTP bindings."""
-    failure: errors.ProtocolError | errors.HttpFault
+Failure = errors.ProtocolError | errors.HttpFault
+
+
+def _outcome(
+    name: str, resolve: Resolve, request: Message, headers: dict[str, str]
+) -> Answer | Failure:
+    """The service's answer to one call, or the error that ends it. A bug of ours is INTERNAL
+    in protocol terms (and logged), as on the HTTP bindings."""
     try:
         params = params_of(request)
         target = resolve(str(params.pop("tenant", "")))
-        http = _request_of(context, target.base_url)
+        http = HttpRequest(method="POST", path="/", base_url=target.base_url, headers=headers)
         return target.service.call(name, params, http, BINDING, tenant=target.tenant or None)
     except (errors.HttpFault, errors.ProtocolError) as exc:
-        failure = exc
+        return exc
     except Exception as exc:
         log.exception("mockagent failed on gRPC %s", name)
-        failure = errors.InternalError(f"mockagent failed: {type(exc).__name__}")
-    # Outside the `try`: context.abort raises, and nothing here may catch that.
-    if isinstance(failure, errors.HttpFault):
-        _abort_fault(context, failure.fault)
-    abort(context, failure)
+        return errors.InternalError(f"mockagent failed: {type(exc).__name__}")
+
+
+async def _answer(
+    name: str,
+    resolve: Resolve,
+    request: Message,
+    context: grpc.aio.ServicerContext[Any, Any],
+    offload: Offload | None,
+) -> Answer:
+    """The service's answer (computed in a thread when `offload` is given), or the call ended
+    with the error's status."""
+    compute = partial(_outcome, name, resolve, request, _headers_of(context))
+    outcome = await offload(compute) if offload is not None else compute()
+    if isinstance(outcome, Answer):
+        return outcome
+    if isinstance(outcome, errors.HttpFault):
+        await _abort_fault(context, outcome.fault)
+    await abort(context, outcome)
 
 
 def _unary(
-    name: str, response: type[Message], resolve: Resolve
-) -> Callable[[Message, grpc.ServicerContext], Message]:
-    def behaviour(request: Message, context: grpc.ServicerContext) -> Message:
-        answer = _answer(name, resolve, request, context)
-        delay(answer.fault)
-        return _message(context, answer.result, response)
+    name: str, response: type[Message], resolve: Resolve, offload: Offload, shared: bool
+) -> Callable[[Message, grpc.aio.ServicerContext[Any, Any]], Awaitable[Message]]:
+    async def behaviour(request: Message, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
+        answer = await _answer(name, resolve, request, context, offload if shared else None)
+        await adelay(answer.fault)
+        return await _message(context, answer.result, response)
 
     return behaviour
 
 
 def _streaming(
-    name: str, resolve: Resolve
-) -> Callable[[Message, grpc.ServicerContext], Iterator[Message]]:
+    name: str, resolve: Resolve, offload: Offload, shared: bool
+) -> Callable[[Message, grpc.aio.ServicerContext[Any, Any]], Awaitable[None]]:
     response = METHODS[name].response
 
-    def behaviour(request: Message, context: grpc.ServicerContext) -> Iterator[Message]:
-        answer = _answer(name, resolve, request, context)
+    async def behaviour(request: Message, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        answer = await _answer(name, resolve, request, context, offload if shared else None)
         stream = answer.stream
         assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
+        items = faulty(chain(first, stream.events()), stream.fault)
+        # A fault's delay and counting, or a shared store's reads, may wait at any item.
+        reader = Reader(items, stream, len(first), offload, stream.fault is not None or shared)
         try:
-            for item in faulty(chain(first, stream.events()), stream.fault):
-                if item is KEEPALIVE:  # nothing to send: end the stream if the client left
-                    if not context.is_active():
-                        return
-                elif isinstance(item, errors.ProtocolError):
-                    abort(context, item)  # errorAfter: the mapped status ends the call
-                else:
+            while (item := await reader.next()) is not END:
+                if isinstance(item, errors.ProtocolError):
+                    await abort(context, item)  # errorAfter: the mapped status ends the call
+                elif item is not KEEPALIVE:  # a client that left has cancelled this coroutine
                     event = render_event(item) if isinstance(item, TaskEvent) else item
-                    yield _message(context, event, response)
+                    await context.write(await _message(context, event, response))
         except errors.DropConnection as exc:
-            context.abort(grpc.StatusCode.UNAVAILABLE, f"mockagent: {exc}")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"mockagent: {exc}")
+        finally:
+            reader.close()
 
     return behaviour
 
 
-def _message(context: grpc.ServicerContext, result: Any, response: type[Message]) -> Message:
+async def _message(
+    context: grpc.aio.ServicerContext[Any, Any], result: Any, response: type[Message]
+) -> Message:
     """The answer as `response`; a cassette's answer that protobuf cannot hold (a `raw` part that
     is not base64, say) ends the call as InvalidAgentResponse, saying what, not UNKNOWN."""
     try:
         return message_of(result, response)
     except json_format.ParseError as exc:
-        abort(
+        await abort(
             context,
             errors.InvalidAgentResponseError(
                 f"The cassette's answer cannot be sent over gRPC as {response.__name__}: {exc}"
@@ -181,16 +211,15 @@ def status_details(exc: errors.ProtocolError) -> tuple[grpc.StatusCode, str, byt
     return code, message, details
 
 
-def abort(context: grpc.ServicerContext, exc: errors.ProtocolError) -> NoReturn:
+async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: errors.ProtocolError) -> NoReturn:
     """End the call with the error's status, its message and its details."""
     code, message, details = status_details(exc)
-    context.set_trailing_metadata(((STATUS_DETAILS, details),))
-    context.abort(code, message)
+    await context.abort(code, message, ((STATUS_DETAILS, details),))
 
 
-def _abort_fault(context: grpc.ServicerContext, fault: Fault) -> NoReturn:
+async def _abort_fault(context: grpc.aio.ServicerContext[Any, Any], fault: Fault) -> NoReturn:
     """A scripted HTTP status as the gRPC code it stands for (UNKNOWN when none does)."""
-    delay(fault)
+    await adelay(fault)
     status = fault.status or 500
     name = "INTERNAL" if status == 500 else CODE_OF_HTTP.get(status, "UNKNOWN")
-    context.abort(grpc.StatusCode[name], f"mockagent: scripted fault, HTTP {status}")
+    await context.abort(grpc.StatusCode[name], f"mockagent: scripted fault, HTTP {status}")
