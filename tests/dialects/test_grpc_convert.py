@@ -1,7 +1,8 @@
 """The gRPC binding's answers built from keyword arguments (grpc_convert) equal what
 `json_format.ParseDict` makes of the same JSON: over every bundled A2A cassette's answers, and over
 generated JSON of every shape (nulls, proto field names, wrong types, two oneof members, unknown
-enum names), where the fast way must either agree or leave the answer to json_format."""
+enum names), where the fast way must either agree or leave the answer to json_format. Requests
+read by `json_of` equal `json_format.MessageToDict`'s reading, likewise."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockagent.dialects.a2a.grpc_convert import Unfit, kwargs_of
-from mockagent.dialects.a2a.grpc_wire import METHODS, message_of, parsed
+from mockagent.dialects.a2a.grpc_convert import Unfit, json_of, kwargs_of
+from mockagent.dialects.a2a.grpc_wire import METHODS, message_of, params_of, parsed
 from mockagent.server.app import create_app
 from tests.helpers.paths import ROOT
 
@@ -251,3 +252,53 @@ def test_generated_json_converts_as_json_format_does(
     result: dict[str, Any], response: type[Message]
 ) -> None:
     agree(result, response)
+
+
+REQUESTS = sorted({m.request for m in METHODS.values()}, key=lambda r: r.DESCRIPTOR.full_name)
+
+
+def read_alike(request: Message) -> bool:
+    """Whether `json_of` read `request` (then as MessageToDict does); False when it left it."""
+    try:
+        fast_json = json_of(request)
+    except Unfit:
+        return False
+    assert fast_json == json_format.MessageToDict(request), request
+    assert params_of(request) == fast_json
+    return True
+
+
+def test_the_bundled_requests_read_as_message_to_dict_does() -> None:
+    sent = [m for messages in MESSAGES.values() for m in messages if m != FOLLOW]
+    requests = [
+        json_format.ParseDict(
+            {
+                "tenant": "t",
+                "message": {"role": "ROLE_USER", "taskId": "x", "metadata": {"a": [1]}, **m},
+                "configuration": {"returnImmediately": True, "historyLength": 3},
+            },
+            METHODS["SendMessage"].request(),
+        )
+        for m in sent
+    ]
+    requests += [
+        METHODS["GetTask"].request(id="t", history_length=0),
+        METHODS["ListTasks"].request(page_size=5, status=3),
+        METHODS["CancelTask"].request(id="t"),
+    ]
+    assert all(read_alike(r) for r in requests)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    source=st.dictionaries(st.sampled_from(_names()), _JSON, max_size=5),
+    kind=st.sampled_from(REQUESTS),
+)
+def test_generated_requests_read_as_message_to_dict_does(
+    source: dict[str, Any], kind: type[Message]
+) -> None:
+    try:
+        request = json_format.ParseDict(source, kind(), ignore_unknown_fields=True)
+    except json_format.ParseError:
+        return
+    read_alike(request)

@@ -1,12 +1,16 @@
-"""The engine's answer JSON as a protobuf message without `json_format.ParseDict`, which walks
-every field in Python: the JSON becomes the constructor's keyword arguments (nested dicts for
-messages, enum names, dicts for Structs), and protobuf's C runtime builds the message at once.
+"""gRPC messages to and from the engine's JSON without json_format, which walks every field in
+pure Python.
 
-Only the shapes an answer has in practice take this way: camelCase keys, values of exactly the
-field's JSON type, Timestamps as RFC 3339 strings. Anything else (a null, a proto field name,
-numbers as strings, a second member of a oneof, a map) is `Unfit`, and the caller parses
-the whole answer with `json_format`, which stays the authority on what a shape means and which
-error it is. tests/dialects/test_grpc_convert.py holds both ways equal over every bundled answer.
+Answers: the JSON becomes the generated class's keyword arguments (nested dicts for messages,
+enum names, dicts for Structs, parsed Timestamps), and protobuf's C runtime builds the message
+at once. Only the shapes an answer has in practice take this way: camelCase keys, values of
+exactly the field's JSON type. Anything else (a null, a proto field name, numbers as strings, a
+second member of a oneof, a map) is `Unfit`, and the caller parses the whole answer with
+`json_format`, which stays the authority on what a shape means and which error it is.
+
+Requests: `json_of` reads the set fields (`ListFields()`) as `MessageToDict` prints them, and
+leaves maps, floats and unnamed enum numbers to it. tests/dialects/test_grpc_convert.py holds
+both ways equal to json_format's.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from google.protobuf import struct_pb2, timestamp_pb2
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 Convert = Callable[[Any], Any]
@@ -170,3 +174,69 @@ def _value(value: Any) -> struct_pb2.Value:
     holder = struct_pb2.Struct()
     holder.update({"v": value})
     return holder.fields["v"]
+
+
+def json_of(message: Any) -> dict[str, Any]:
+    """A request message as `json_format.MessageToDict` gives it (camelCase, set fields only,
+    enums by name, 64-bit integers as strings), without its field-by-field Python walk; Unfit
+    for what it leaves to json_format (maps, floats, extensions, unnamed enum numbers)."""
+    return {field.json_name: _writer(field)(value) for field, value in message.ListFields()}
+
+
+_writers: dict[Any, Convert] = {}
+
+
+def _writer(field: Any) -> Convert:
+    write = _writers.get(field)
+    if write is None:
+        write = _writers[field] = _new_writer(field)
+    return write
+
+
+def _new_writer(field: FieldDescriptor) -> Convert:
+    if field.is_extension:
+        return _unfit
+    one = _scalar_json(field) if field.message_type is None else _message_json(field.message_type)
+    if not field.is_repeated:
+        return one
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        return _unfit
+    return lambda values: [one(value) for value in values]
+
+
+def _message_json(descriptor: Descriptor) -> Convert:
+    name = descriptor.full_name
+    if name == "google.protobuf.Timestamp":
+        return lambda value: value.ToJsonString()
+    if name in ("google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"):
+        return json_format.MessageToDict  # rare in a request: json_format's own rules
+    if name.startswith("google.protobuf."):
+        return _unfit
+    return json_of
+
+
+_INT64 = frozenset({FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64})
+
+
+def _scalar_json(field: FieldDescriptor) -> Convert:
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return lambda value: base64.b64encode(value).decode("utf-8")
+    if field.enum_type is not None:
+        names = {number: value.name for number, value in field.enum_type.values_by_number.items()}
+
+        def enum(value: Any) -> Any:
+            name = names.get(value)
+            if name is None:
+                raise Unfit  # a number no name has: json_format's rules
+            return name
+
+        return enum
+    if field.cpp_type in _INT64:
+        return str
+    if field.cpp_type in _TYPES:
+        return _same
+    return _unfit  # floats: json_format's shortest repr, NaN and Infinity
+
+
+def _same(value: Any) -> Any:
+    return value

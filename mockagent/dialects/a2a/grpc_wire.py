@@ -15,7 +15,7 @@ from google.protobuf import any_pb2, empty_pb2, json_format, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
-from mockagent.dialects.a2a.grpc_convert import kwargs_of
+from mockagent.dialects.a2a.grpc_convert import Unfit, json_of, kwargs_of
 
 SERVICE = "lf.a2a.v1.A2AService"
 """The v1.0 service name in `a2a.proto` (`package lf.a2a.v1`)."""
@@ -64,8 +64,12 @@ _DETAILS: dict[str, type[Message]] = {
 
 
 def params_of(request: Message) -> dict[str, Any]:
-    """A request message as ProtoJSON params (camelCase, unset fields left out)."""
-    return json_format.MessageToDict(request)
+    """A request message as ProtoJSON params (camelCase, unset fields left out), as
+    `json_format.MessageToDict` gives them."""
+    try:
+        return json_of(request)
+    except Unfit:
+        return json_format.MessageToDict(request)
 
 
 def message_of(result: Any, response: type[Message]) -> Message:
