@@ -1,9 +1,5 @@
-"""The A2A gRPC binding served by grpcio's asyncio server, over the agents of a `Mounts`: the
-same engines as the HTTP app, so one cassette answers every binding with the same tasks and ids.
-
-grpc.aio rather than grpcio's thread-pool server: a call there passes between grpcio's polling
-thread and a pool thread several times, and each pass costs a GIL handoff; on an event loop a
-call that does not wait is answered where it arrives. scripts/bench has the figures.
+"""The A2A gRPC binding served by grpcio's own servers, over the agents of a `Mounts`: the same
+engines as the HTTP app, so one cassette answers every binding with the same tasks and ids.
 
 A single cassette is the agent of every call (its `tenant` passes to the engine, as an HTTP+JSON
 tenant prefix does); in a folder, the request's `tenant` names the agent (the file's stem), as
@@ -24,6 +20,7 @@ from typing import Any, TypeVar
 import grpc
 
 from mockagent import errors
+from mockagent.dialects.a2a.grpc_aio import aio_handler
 from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
 from mockagent.server.app import Mounts
 from mockagent.server.host import bound
@@ -41,10 +38,15 @@ def target_of(host: str, port: int) -> str:
 
 
 class GrpcServer:
-    """grpc.aio's server for the agents in `mounts`, on an event loop in its own thread,
-    listening from construction on (call `start()`). `http_root` is the HTTP server's root URL:
-    the cards' other interfaces. `threads` run what may wait: a stream waiting for its next
-    event holds one, and with a shared store every call takes one."""
+    """grpcio's server for the agents in `mounts`, listening from construction on (call
+    `start()`). `http_root` is the HTTP server's root URL: the cards' other interfaces.
+
+    In memory, grpc.aio's server on an event loop in a thread of its own answers: a call that
+    does not wait is answered where it arrives, where grpcio's thread-pool server hands each
+    call between its polling thread and a pool thread several times (a GIL handoff each). On a
+    shared store every call waits for the store, and the thread-pool server, which runs each
+    call whole in one of `threads`, answers those faster than a loop handing them to threads.
+    Either way a stream waiting for its next event holds one of `threads`."""
 
     def __init__(
         self,
@@ -58,46 +60,32 @@ class GrpcServer:
         self.mounts = mounts
         self.http_root = http_root.rstrip("/")
         self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
-        shared = any(engine.tasks.shared for engine in mounts.agents.values())
-        handler = generic_handler(self.resolve, self._threads, shared)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="mockagent-grpc-loop", daemon=True
-        )
-        self._thread.start()
-        try:
-            self._server, self.port = self._on_loop(self._bind(handler, host, port, reuse_port))
-        except BaseException:
-            self._end_loop()
-            raise
-        self.host = host
-        self.target = target_of(host, self.port)
-
-    @staticmethod
-    async def _bind(
-        handler: grpc.GenericRpcHandler, host: str, port: int, reuse_port: bool
-    ) -> tuple[grpc.aio.Server, int]:
         # SO_REUSEPORT only where `serve` asks for it (its workers share the port it reserved);
         # elsewhere a port in use must be an error, not a second server on it.
         options = [("grpc.so_reuseport", 1 if reuse_port else 0)]
+        self._sync: grpc.Server | None = None
+        self._aio: grpc.aio.Server | None = None
+        self._loop: _Loop | None = None
+        if any(engine.tasks.shared for engine in mounts.agents.values()):
+            handler = generic_handler(self.resolve)
+            self._sync = grpc.server(self._threads, handlers=[handler], options=options)
+            self.port = _add_port(self._sync, host, port)
+        else:
+            self._loop = _Loop()
+            try:
+                self._aio, self.port = self._loop.run(self._bind(host, port, options))
+            except BaseException:
+                self._loop.end()
+                raise
+        self.host = host
+        self.target = target_of(host, self.port)
+
+    async def _bind(
+        self, host: str, port: int, options: list[tuple[str, Any]]
+    ) -> tuple[grpc.aio.Server, int]:
+        handler = aio_handler(self.resolve, self._threads)
         server = grpc.aio.server(handlers=[handler], options=options)
-        try:
-            bound = server.add_insecure_port(target_of(host, port))
-        except RuntimeError as exc:  # grpcio's way of saying the port is taken
-            raise OSError(f"cannot listen on {target_of(host, port)} for gRPC: {exc}") from None
-        if bound == 0:  # older grpcio: 0 instead of an exception
-            raise OSError(f"cannot listen on {target_of(host, port)} for gRPC")
-        return server, bound
-
-    def _on_loop(self, work: Coroutine[Any, Any, T]) -> T:
-        """Run `work` on the server's event loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
-
-    def _end_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        return server, _add_port(server, host, port)
 
     def resolve(self, tenant: str) -> Target:
         """The agent of a call whose `tenant` field is `tenant`."""
@@ -119,19 +107,58 @@ class GrpcServer:
 
     def start(self) -> GrpcServer:
         """Take calls, and list the GRPC interface in the agents' cards."""
-        self._on_loop(self._server.start())
+        if self._loop is not None and self._aio is not None:
+            self._loop.run(self._aio.start())
+        elif self._sync is not None:
+            self._sync.start()
         self.mounts.serve_grpc(self.target)
         return self
 
     def stop(self) -> None:
         """Stop taking calls; return once the calls under way have ended (the caller ends the
         open streams first, with `mounts.close()`), at most STOP_GRACE_S."""
-        if self._loop.is_closed():
-            return
-        try:
-            self._on_loop(self._server.stop(STOP_GRACE_S))
-        finally:
-            self._end_loop()
+        if self._sync is not None:
+            self._sync.stop(STOP_GRACE_S).wait()
+        elif self._loop is not None and self._aio is not None and not self._loop.ended:
+            try:
+                self._loop.run(self._aio.stop(STOP_GRACE_S))
+            finally:
+                self._loop.end()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _add_port(server: grpc.Server | grpc.aio.Server, host: str, port: int) -> int:
+    """Bind `server` to `host`:`port`; the port bound (the real one of port 0)."""
+    try:
+        bound = server.add_insecure_port(target_of(host, port))
+    except RuntimeError as exc:  # grpcio's way of saying the port is taken
+        raise OSError(f"cannot listen on {target_of(host, port)} for gRPC: {exc}") from None
+    if bound == 0:  # older grpcio: 0 instead of an exception
+        raise OSError(f"cannot listen on {target_of(host, port)} for gRPC")
+    return bound
+
+
+class _Loop:
+    """An event loop running in a daemon thread of its own."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mockagent-grpc-loop", daemon=True
+        )
+        self._thread.start()
+        self.ended = False
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` on the loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def end(self) -> None:
+        """Stop the loop and its thread."""
+        self.ended = True
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
 
 def reserve(host: str, port: int) -> socket.socket:

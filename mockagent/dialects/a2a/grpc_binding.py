@@ -4,14 +4,15 @@ JSON bindings use; streams paced by the same Stream objects; errors as gRPC stat
 
 Service parameters come as lowercase metadata (`a2a-version`, `a2a-extensions`), which the
 service reads as it reads HTTP headers. Needs `mockagent[grpc]`.
+
+Two servers take the same method table: grpcio's thread-pool server with the handlers here, and
+grpc.aio's with those of `grpc_aio` (see mockagent.server.grpc_server for which serves when).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor
-from functools import partial
+from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any, NamedTuple, NoReturn
 
@@ -22,7 +23,6 @@ from google.protobuf.message import Message
 from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.dialects.a2a.error_table import CODE_OF_HTTP, rest_error
-from mockagent.dialects.a2a.grpc_stream import END, Offload, Reader
 from mockagent.dialects.a2a.grpc_wire import (
     METHODS,
     SERVICE,
@@ -33,7 +33,7 @@ from mockagent.dialects.a2a.grpc_wire import (
 )
 from mockagent.dialects.a2a.service import A2AService, Answer
 from mockagent.dialects.a2a.wire import render_event, render_result
-from mockagent.dialects.faults import adelay, faulty
+from mockagent.dialects.faults import delay, faulty
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE
@@ -62,32 +62,30 @@ Resolve = Callable[[str], Target]
 """The Target of a request's `tenant` field; raises a ProtocolError when no agent has it."""
 
 
-def generic_handler(resolve: Resolve, threads: Executor, shared: bool) -> grpc.GenericRpcHandler:
-    """The whole service as one handler of grpc.aio's server, from the method table.
-
-    The engine answers most calls without waiting: in memory it takes a lock only briefly, so it
-    runs on the event loop. What can wait runs on one of `threads`: every engine call of a
-    `shared` store (network round trips, a lock other processes hold), and a stream's next event
-    when none is there yet (a paced gap, a subscription waiting for news)."""
-    offload = Offload(threads)
+def generic_handler(resolve: Resolve) -> grpc.GenericRpcHandler:
+    """The whole service as one grpcio handler, from the method table."""
     handlers = {}
     for name, method in METHODS.items():
         if method.streaming:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
-                _streaming(name, resolve, offload, shared),
+                _streaming(name, resolve),
                 request_deserializer=method.request.FromString,
                 response_serializer=serialize,
             )
         else:
             handlers[name] = grpc.unary_unary_rpc_method_handler(
-                _unary(name, method.response, resolve, offload, shared),
+                _unary(name, method.response, resolve),
                 request_deserializer=method.request.FromString,
                 response_serializer=serialize,
             )
     return grpc.method_handlers_generic_handler(SERVICE, handlers)
 
 
-def _headers_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
+Headers = dict[str, str]
+Failure = errors.ProtocolError | errors.HttpFault
+
+
+def headers_of(context: grpc.ServicerContext | grpc.aio.ServicerContext[Any, Any]) -> Headers:
     """The call's metadata as the service reads HTTP headers (binary `-bin` entries left out)."""
     return {
         key.lower(): value
@@ -96,12 +94,7 @@ def _headers_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
     }
 
 
-Failure = errors.ProtocolError | errors.HttpFault
-
-
-def _outcome(
-    name: str, resolve: Resolve, request: Message, headers: dict[str, str]
-) -> Answer | Failure:
+def outcome(name: str, resolve: Resolve, request: Message, headers: Headers) -> Answer | Failure:
     """The service's answer to one call, or the error that ends it. A bug of ours is INTERNAL
     in protocol terms (and logged), as on the HTTP bindings."""
     try:
@@ -116,72 +109,61 @@ def _outcome(
         return errors.InternalError(f"mockagent failed: {type(exc).__name__}")
 
 
-async def _answer(
-    name: str,
-    resolve: Resolve,
-    request: Message,
-    context: grpc.aio.ServicerContext[Any, Any],
-    offload: Offload | None,
-) -> Answer:
-    """The service's answer (computed in a thread when `offload` is given), or the call ended
-    with the error's status."""
-    compute = partial(_outcome, name, resolve, request, _headers_of(context))
-    outcome = await offload(compute) if offload is not None else compute()
-    if isinstance(outcome, Answer):
-        return outcome
-    if isinstance(outcome, errors.HttpFault):
-        await _abort_fault(context, outcome.fault)
-    await abort(context, outcome)
+def _answer(name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext) -> Answer:
+    """The service's answer to one call, or the call ended with the error's status."""
+    failure = outcome(name, resolve, request, headers_of(context))
+    if isinstance(failure, Answer):
+        return failure
+    # Outside `outcome`'s `try`: context.abort raises, and nothing there may catch that.
+    if isinstance(failure, errors.HttpFault):
+        _abort_fault(context, failure.fault)
+    abort(context, failure)
 
 
 def _unary(
-    name: str, response: type[Message], resolve: Resolve, offload: Offload, shared: bool
-) -> Callable[[Message, grpc.aio.ServicerContext[Any, Any]], Awaitable[Message]]:
-    async def behaviour(request: Message, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
-        answer = await _answer(name, resolve, request, context, offload if shared else None)
-        await adelay(answer.fault)
-        return await _message(context, answer.result, response)
+    name: str, response: type[Message], resolve: Resolve
+) -> Callable[[Message, grpc.ServicerContext], Message]:
+    def behaviour(request: Message, context: grpc.ServicerContext) -> Message:
+        answer = _answer(name, resolve, request, context)
+        delay(answer.fault)
+        return _message(context, answer.result, response)
 
     return behaviour
 
 
 def _streaming(
-    name: str, resolve: Resolve, offload: Offload, shared: bool
-) -> Callable[[Message, grpc.aio.ServicerContext[Any, Any]], Awaitable[None]]:
+    name: str, resolve: Resolve
+) -> Callable[[Message, grpc.ServicerContext], Iterator[Message]]:
     response = METHODS[name].response
 
-    async def behaviour(request: Message, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        answer = await _answer(name, resolve, request, context, offload if shared else None)
+    def behaviour(request: Message, context: grpc.ServicerContext) -> Iterator[Message]:
+        answer = _answer(name, resolve, request, context)
         stream = answer.stream
         assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
-        items = faulty(chain(first, stream.events()), stream.fault)
-        # A fault's delay and counting, or a shared store's reads, may wait at any item.
-        reader = Reader(items, stream, len(first), offload, stream.fault is not None or shared)
         try:
-            while (item := await reader.next()) is not END:
-                if isinstance(item, errors.ProtocolError):
-                    await abort(context, item)  # errorAfter: the mapped status ends the call
-                elif item is not KEEPALIVE:  # a client that left has cancelled this coroutine
+            for item in faulty(chain(first, stream.events()), stream.fault):
+                if item is KEEPALIVE:  # nothing to send: end the stream if the client left
+                    if not context.is_active():
+                        return
+                elif isinstance(item, errors.ProtocolError):
+                    abort(context, item)  # errorAfter: the mapped status ends the call
+                else:
                     event = render_event(item) if isinstance(item, TaskEvent) else item
-                    await context.write(await _message(context, event, response))
+                    yield _message(context, event, response)
         except errors.DropConnection as exc:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"mockagent: {exc}")
-        finally:
-            reader.close()
+            context.abort(grpc.StatusCode.UNAVAILABLE, f"mockagent: {exc}")
 
     return behaviour
 
 
-async def _message(
-    context: grpc.aio.ServicerContext[Any, Any], result: Any, response: type[Message]
-) -> Message:
+def _message(context: grpc.ServicerContext, result: Any, response: type[Message]) -> Message:
     """The answer as `response`; a cassette's answer that protobuf cannot hold (a `raw` part that
     is not base64, say) ends the call as InvalidAgentResponse, saying what, not UNKNOWN."""
     try:
         return message_of(result, response)
     except json_format.ParseError as exc:
-        await abort(
+        abort(
             context,
             errors.InvalidAgentResponseError(
                 f"The cassette's answer cannot be sent over gRPC as {response.__name__}: {exc}"
@@ -211,15 +193,21 @@ def status_details(exc: errors.ProtocolError) -> tuple[grpc.StatusCode, str, byt
     return code, message, details
 
 
-async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: errors.ProtocolError) -> NoReturn:
+def abort(context: grpc.ServicerContext, exc: errors.ProtocolError) -> NoReturn:
     """End the call with the error's status, its message and its details."""
     code, message, details = status_details(exc)
-    await context.abort(code, message, ((STATUS_DETAILS, details),))
+    context.set_trailing_metadata(((STATUS_DETAILS, details),))
+    context.abort(code, message)
 
 
-async def _abort_fault(context: grpc.aio.ServicerContext[Any, Any], fault: Fault) -> NoReturn:
+def _abort_fault(context: grpc.ServicerContext, fault: Fault) -> NoReturn:
+    """A scripted HTTP status as the gRPC code it stands for."""
+    delay(fault)
+    context.abort(*fault_status(fault))
+
+
+def fault_status(fault: Fault) -> tuple[grpc.StatusCode, str]:
     """A scripted HTTP status as the gRPC code it stands for (UNKNOWN when none does)."""
-    await adelay(fault)
     status = fault.status or 500
     name = "INTERNAL" if status == 500 else CODE_OF_HTTP.get(status, "UNKNOWN")
-    await context.abort(grpc.StatusCode[name], f"mockagent: scripted fault, HTTP {status}")
+    return grpc.StatusCode[name], f"mockagent: scripted fault, HTTP {status}"

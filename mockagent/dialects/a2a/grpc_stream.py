@@ -1,10 +1,10 @@
-"""Blocking work beside grpc.aio's event loop: the engine's calls where they may wait, and a
-stream's items, read on the loop while they are there and in a thread when one must wait."""
+"""A stream read beside grpc.aio's event loop: its items on the loop while they are there, and
+in a thread when the next may have to wait."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
@@ -14,27 +14,17 @@ END = object()
 """What `Reader.next` returns once the stream has ended."""
 
 
-class Offload:
-    """Runs a blocking function on one of `threads`; awaiting it awaits its result."""
-
-    def __init__(self, threads: Executor) -> None:
-        self.threads = threads
-
-    def __call__(self, function: Callable[[], Any]) -> Awaitable[Any]:
-        return asyncio.wrap_future(self.threads.submit(function))
-
-
 class Reader:
     """A stream's `items` (its `first` answers, then its events), each read on the event loop
     while it is there at once (the first answers, the rest of a batch of events) and on one of
-    `offload`'s threads when it may have to wait (a paced gap, a subscription waiting for news);
-    every one in a thread when `waits` says any may (a fault's delay, a shared store's reads)."""
+    `threads` when it may have to wait (a paced gap, a subscription waiting for news); every one
+    in a thread when `waits` says any may (a fault's delay and counting)."""
 
     def __init__(
-        self, items: Iterator[Any], stream: Stream, first: int, offload: Offload, waits: bool
+        self, items: Iterator[Any], stream: Stream, first: int, threads: Executor, waits: bool
     ) -> None:
         self._items, self._stream, self._first = items, stream, first
-        self._threads, self._waits = offload.threads, waits
+        self._threads, self._waits = threads, waits
         self._pending: Future[Any] | None = None
 
     async def next(self) -> Any:
