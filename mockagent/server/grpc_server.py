@@ -46,7 +46,8 @@ class GrpcServer:
     call between its polling thread and a pool thread several times (a GIL handoff each). On a
     shared store every call waits for the store, and the thread-pool server, which runs each
     call whole in one of `threads`, answers those faster than a loop handing them to threads.
-    Either way a stream waiting for its next event holds one of `threads`."""
+    A stream holds one of `threads` while it waits for its next event (on the thread-pool
+    server, from start to end)."""
 
     def __init__(
         self,
