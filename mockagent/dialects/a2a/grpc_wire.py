@@ -15,7 +15,7 @@ from google.protobuf import any_pb2, empty_pb2, json_format, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
-from mockagent.dialects.a2a.grpc_convert import Unfit, json_of, kwargs_of
+from mockagent.dialects.a2a.grpc_convert import json_of, kwargs_of
 
 SERVICE = "lf.a2a.v1.A2AService"
 """The v1.0 service name in `a2a.proto` (`package lf.a2a.v1`)."""
@@ -68,7 +68,7 @@ def params_of(request: Message) -> dict[str, Any]:
     `json_format.MessageToDict` gives them."""
     try:
         return json_of(request)
-    except Unfit:
+    except Exception:  # Unfit, or a value JSON cannot hold: json_format decides, and says why
         return json_format.MessageToDict(request)
 
 
