@@ -1,9 +1,10 @@
 """The A2A gRPC binding's messages: protobuf requests in as the ProtoJSON the HTTP+JSON binding
 takes, answers out as protobuf; errors as `google.rpc.Status` with its detail messages.
 
-Requests go through `json_format.MessageToDict`, which gives the same camelCase JSON (unset
-fields omitted, enums by name) a client's HTTP+JSON body carries: the service, the matchers and
-the engine see the same call whichever binding it came by. Needs `mockagent[grpc]`.
+Requests read as `json_format.MessageToDict` reads them, which gives the same camelCase JSON
+(unset fields omitted, enums by name) a client's HTTP+JSON body carries: the service, the
+matchers and the engine see the same call whichever binding it came by. Both ways go through
+grpc_convert, and through json_format where it leaves a shape to it. Needs `mockagent[grpc]`.
 """
 
 from __future__ import annotations
