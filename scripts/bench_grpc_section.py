@@ -20,6 +20,7 @@ LABELS = {
     "grpc-mockagent": "mockagent serve",
     "grpc-mockagent-w2": "mockagent --workers 2",
     "grpc-a2a-sdk": "a2a-sdk gRPC server",
+    "grpc-floor": "grpc.aio, canned answers",
 }
 TITLES = {s: t.replace(" (SSE)", "") for s, t in SCENARIOS.items()}
 TARGET = 4
@@ -53,6 +54,19 @@ def a2a_sdk() -> GrpcTarget:
     )
 
 
+def floor() -> GrpcTarget:
+    """scripts/bench_grpc_floor.py: what grpcio's Python server costs per call, no more."""
+    port = targets.free_port()
+    script = targets.ROOT / "scripts" / "bench_grpc_floor.py"
+    return GrpcTarget(
+        "grpc-floor",
+        "grpc.aio, canned answers",
+        [targets.PY, str(script), str(port)],
+        port,
+        grpc_port=port,
+    )
+
+
 def measure(
     cassette: Path, workers: bool, count: int, seconds: float, log: Callable[[str], None]
 ) -> tuple[dict[tuple[str, str, int], Result], list[str]]:
@@ -66,6 +80,7 @@ def measure(
     if workers:
         makers["grpc-mockagent-w2"] = lambda: mockagent(cassette, workers=2)
     makers["grpc-a2a-sdk"] = a2a_sdk
+    makers["grpc-floor"] = floor
     running: dict[str, GrpcTarget] = {}
     try:
         log("gRPC: starting targets")
@@ -96,7 +111,7 @@ def measure(
 
 def rows(best: dict, workers: bool, why: str | None = None) -> list[Row]:
     """Per call: mockagent ÷ the a2a-sdk gRPC server at 16 connections, one process and
-    `--workers 2`, each against TARGET."""
+    `--workers 2`, each against TARGET; and, for information, one process ÷ the floor."""
     missing = f"n/a ({why})" if why else "n/a (not measured)"
     found = []
     for s, title in TITLES.items():
@@ -119,6 +134,15 @@ def rows(best: dict, workers: bool, why: str | None = None) -> list[Row]:
                 missing if workers else "n/a (not available)",
             )
         )
+        found.append(
+            ratio_row(
+                f"{title} over gRPC: mockagent ÷ grpc.aio canned answers (16 conns)",
+                best.get(("grpc-mockagent", s, 16)),
+                best.get(("grpc-floor", s, 16)),
+                None,
+                missing,
+            )
+        )
     return found
 
 
@@ -138,6 +162,12 @@ def section(best: dict, found: list[Row], settings: str, notes: list[str]) -> st
         "statuses, so a run whose responses lack more than "
         f"{bench_grpc.MISSING_BYTES:.0%} of the checked answer's bytes counts the missing calls "
         f"as errors. Settings: {settings}.",
+        "",
+        "The last column is the floor: a `grpc.aio` server whose handlers answer with prebuilt "
+        "bytes (scripts/bench_grpc_floor.py), no engine and no conversion. It is what grpcio's "
+        "Python server costs per call here, and it bounds every Python gRPC server: where the "
+        "a2a-sdk's answer is close to it (GetTask), no ratio to the a2a-sdk can reach the "
+        "target in one process; that would take a server outside Python.",
         "",
         "| measurement | value | target | result |",
         "|---|---|---|---|",

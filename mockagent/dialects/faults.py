@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -15,6 +16,12 @@ def delay(fault: Fault | None) -> None:
     """A scripted wait before answering; outside the engine's lock, so others go on."""
     if fault is not None and fault.delayMs:
         time.sleep(fault.delayMs / 1000)
+
+
+async def adelay(fault: Fault | None) -> None:
+    """`delay` on an event loop: the loop goes on with other calls meanwhile."""
+    if fault is not None and fault.delayMs:
+        await asyncio.sleep(fault.delayMs / 1000)
 
 
 def scripted_error(fault: Fault) -> errors.ProtocolError:

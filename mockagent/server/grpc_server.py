@@ -1,4 +1,4 @@
-"""The A2A gRPC binding served by grpcio's own server, over the agents of a `Mounts`: the same
+"""The A2A gRPC binding served by grpcio's own servers, over the agents of a `Mounts`: the same
 engines as the HTTP app, so one cassette answers every binding with the same tasks and ids.
 
 A single cassette is the agent of every call (its `tenant` passes to the engine, as an HTTP+JSON
@@ -9,19 +9,25 @@ import this module only when gRPC is asked for.
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
 import time
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import grpc
 
 from mockagent import errors
+from mockagent.dialects.a2a.grpc_aio import aio_handler
 from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
 from mockagent.server.app import Mounts
 from mockagent.server.host import bound
 
 EXTRA = "mockagent[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
+T = TypeVar("T")
 STOP_GRACE_S = 1.0
 """How long a stop waits for calls under way (open streams have already been ended)."""
 
@@ -33,7 +39,15 @@ def target_of(host: str, port: int) -> str:
 
 class GrpcServer:
     """grpcio's server for the agents in `mounts`, listening from construction on (call
-    `start()`). `http_root` is the HTTP server's root URL: the cards' other interfaces."""
+    `start()`). `http_root` is the HTTP server's root URL: the cards' other interfaces.
+
+    In memory, grpc.aio's server on an event loop in a thread of its own answers: a call that
+    does not wait is answered where it arrives, where grpcio's thread-pool server hands each
+    call between its polling thread and a pool thread several times (a GIL handoff each). On a
+    shared store every call waits for the store, and the thread-pool server, which runs each
+    call whole in one of `threads`, answers those faster than a loop handing them to threads.
+    A stream holds one of `threads` while it waits for its next event (on the thread-pool
+    server, from start to end)."""
 
     def __init__(
         self,
@@ -46,22 +60,33 @@ class GrpcServer:
     ) -> None:
         self.mounts = mounts
         self.http_root = http_root.rstrip("/")
-        # Every open stream holds a thread until it ends, as on the HTTP side.
-        executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
+        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mockagent-grpc")
         # SO_REUSEPORT only where `serve` asks for it (its workers share the port it reserved);
         # elsewhere a port in use must be an error, not a second server on it.
         options = [("grpc.so_reuseport", 1 if reuse_port else 0)]
-        self._server = grpc.server(
-            executor, handlers=[generic_handler(self.resolve)], options=options
-        )
-        try:
-            self.port = self._server.add_insecure_port(target_of(host, port))
-        except RuntimeError as exc:  # grpcio's way of saying the port is taken
-            raise OSError(f"cannot listen on {target_of(host, port)} for gRPC: {exc}") from None
-        if self.port == 0:  # older grpcio: 0 instead of an exception
-            raise OSError(f"cannot listen on {target_of(host, port)} for gRPC")
+        self._sync: grpc.Server | None = None
+        self._aio: grpc.aio.Server | None = None
+        self._loop: _Loop | None = None
+        if any(engine.tasks.shared for engine in mounts.agents.values()):
+            handler = generic_handler(self.resolve)
+            self._sync = grpc.server(self._threads, handlers=[handler], options=options)
+            self.port = _add_port(self._sync, host, port)
+        else:
+            self._loop = _Loop()
+            try:
+                self._aio, self.port = self._loop.run(self._bind(host, port, options))
+            except BaseException:
+                self._loop.end()
+                raise
         self.host = host
         self.target = target_of(host, self.port)
+
+    async def _bind(
+        self, host: str, port: int, options: list[tuple[str, Any]]
+    ) -> tuple[grpc.aio.Server, int]:
+        handler = aio_handler(self.resolve, self._threads)
+        server = grpc.aio.server(handlers=[handler], options=options)
+        return server, _add_port(server, host, port)
 
     def resolve(self, tenant: str) -> Target:
         """The agent of a call whose `tenant` field is `tenant`."""
@@ -83,14 +108,58 @@ class GrpcServer:
 
     def start(self) -> GrpcServer:
         """Take calls, and list the GRPC interface in the agents' cards."""
-        self._server.start()
+        if self._loop is not None and self._aio is not None:
+            self._loop.run(self._aio.start())
+        elif self._sync is not None:
+            self._sync.start()
         self.mounts.serve_grpc(self.target)
         return self
 
     def stop(self) -> None:
         """Stop taking calls; return once the calls under way have ended (the caller ends the
-        open streams first, with `mounts.close()`)."""
-        self._server.stop(STOP_GRACE_S).wait()
+        open streams first, with `mounts.close()`), at most STOP_GRACE_S."""
+        if self._sync is not None:
+            self._sync.stop(STOP_GRACE_S).wait()
+        elif self._loop is not None and self._aio is not None and not self._loop.ended:
+            try:
+                self._loop.run(self._aio.stop(STOP_GRACE_S))
+            finally:
+                self._loop.end()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _add_port(server: grpc.Server | grpc.aio.Server, host: str, port: int) -> int:
+    """Bind `server` to `host`:`port`; the port bound (the real one of port 0)."""
+    try:
+        bound = server.add_insecure_port(target_of(host, port))
+    except RuntimeError as exc:  # grpcio's way of saying the port is taken
+        raise OSError(f"cannot listen on {target_of(host, port)} for gRPC: {exc}") from None
+    if bound == 0:  # older grpcio: 0 instead of an exception
+        raise OSError(f"cannot listen on {target_of(host, port)} for gRPC")
+    return bound
+
+
+class _Loop:
+    """An event loop running in a daemon thread of its own."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mockagent-grpc-loop", daemon=True
+        )
+        self._thread.start()
+        self.ended = False
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` on the loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def end(self) -> None:
+        """Stop the loop and its thread."""
+        self.ended = True
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
 
 def reserve(host: str, port: int) -> socket.socket:

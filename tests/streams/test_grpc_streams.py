@@ -68,3 +68,38 @@ def test_events_keep_the_recorded_gaps(grpc_server) -> None:
     assert first.task.status.state == 2  # TASK_STATE_WORKING
     assert artifact.WhichOneof("payload") == "artifact_update"
     assert gap >= 0.28, f"the artifact is due 300 ms after WORKING, came after {gap:.3f} s"
+
+
+def test_a_waiting_stream_holds_up_no_other_call(grpc_server) -> None:
+    # the server answers on one event loop: a stream waiting for its next event must wait
+    # beside it, not on it
+    with stub(grpc_server.grpc_target) as a2a:
+        streams = [
+            a2a.SendStreamingMessage(send_request("forever"), metadata=VERSION, timeout=10)
+            for _ in range(3)
+        ]
+        assert [next(s).WhichOneof("payload") for s in streams] == ["task"] * 3
+        started = time.monotonic()
+        replies = [
+            a2a.SendMessage(send_request("hi?"), metadata=VERSION, timeout=5) for _ in range(5)
+        ]
+        took = time.monotonic() - started
+        for stream in streams:
+            stream.cancel()  # COMPLETED is due in ten minutes
+
+    assert [r.message.parts[0].text for r in replies] == ["Hi."] * 5
+    assert took < 2, f"5 calls beside 3 waiting streams took {took:.2f} s"
+
+
+def test_scripted_delays_run_side_by_side(grpc_server) -> None:
+    with stub(grpc_server.grpc_target) as a2a:
+        started = time.monotonic()
+        calls = [
+            a2a.SendMessage.future(send_request("slow"), metadata=VERSION, timeout=10)
+            for _ in range(8)
+        ]
+        texts = [c.result().message.parts[0].text for c in calls]
+        took = time.monotonic() - started
+
+    assert texts == ["Finally."] * 8
+    assert took < 0.8, f"8 calls delayed 150 ms each took {took:.2f} s: one after another?"

@@ -134,3 +134,24 @@ def test_h2load_times_mockagents_grpc_port_and_sees_grpc_errors(bench, mockagent
     path.write_bytes(bench.frame(bench.request("get", "no-such-task")))
     bad = bench.run(port, "GetTask", path, size, 2, 1, tmp_path / "h2load.log")
     assert bad.requests > 10 and bad.non_2xx == bad.requests
+
+
+def test_the_floor_server_answers_every_call_as_the_bench_checks_it(section):
+    floor = section.floor()
+    floor.start()
+    try:
+        port = floor.grpc_port
+        made = section.bench_grpc.check(port, "task", section.bench_grpc.request("task"))
+        task_id = floor_task_id(made[0])
+        for scenario in ("direct", "task", "stream"):
+            section.bench_grpc.check(port, scenario, section.bench_grpc.request(scenario))
+        got = section.bench_grpc.request("get", task_id)
+        section.bench_grpc.check(port, "get", got, task_id)
+    finally:
+        floor.stop()
+
+
+def floor_task_id(raw: bytes) -> str:
+    from a2a.types import a2a_pb2
+
+    return a2a_pb2.SendMessageResponse.FromString(raw).task.id

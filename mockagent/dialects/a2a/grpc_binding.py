@@ -4,6 +4,9 @@ JSON bindings use; streams paced by the same Stream objects; errors as gRPC stat
 
 Service parameters come as lowercase metadata (`a2a-version`, `a2a-extensions`), which the
 service reads as it reads HTTP headers. Needs `mockagent[grpc]`.
+
+Two servers take the same method table: grpcio's thread-pool server with the handlers here, and
+grpc.aio's with those of `grpc_aio` (see mockagent.server.grpc_server for which serves when).
 """
 
 from __future__ import annotations
@@ -79,40 +82,51 @@ def generic_handler(resolve: Resolve) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(SERVICE, handlers)
 
 
-def _request_of(context: grpc.ServicerContext, base_url: str) -> HttpRequest:
+Headers = dict[str, str]
+Failure = errors.ProtocolError | errors.HttpFault
+
+
+def headers_of(context: grpc.ServicerContext | grpc.aio.ServicerContext[Any, Any]) -> Headers:
     """The call's metadata as the service reads HTTP headers (binary `-bin` entries left out)."""
-    headers = {
+    return {
         key.lower(): value
-        for key, value in context.invocation_metadata()
+        for key, value in context.invocation_metadata() or ()
         if isinstance(value, str) and not key.endswith("-bin")
     }
-    return HttpRequest(method="POST", path="/", base_url=base_url, headers=headers)
+
+
+def outcome(
+    name: str, resolve: Resolve, request: Message, headers: Headers
+) -> tuple[Answer | Failure, ErrorTable]:
+    """The service's answer to one call, or the error that ends it, and the error table of the
+    agent that answers (the default table when no agent has the call's tenant). A bug of ours is
+    INTERNAL in protocol terms (and logged), as on the HTTP bindings."""
+    table: ErrorTable = "1.0.1"
+    try:
+        params = params_of(request)
+        target = resolve(str(params.pop("tenant", "")))
+        table = target.service.agent.errorTable
+        http = HttpRequest(method="POST", path="/", base_url=target.base_url, headers=headers)
+        return target.service.call(name, params, http, BINDING, tenant=target.tenant or None), table
+    except (errors.HttpFault, errors.ProtocolError) as exc:
+        return exc, table
+    except Exception as exc:
+        log.exception("mockagent failed on gRPC %s", name)
+        return errors.InternalError(f"mockagent failed: {type(exc).__name__}"), table
 
 
 def _answer(
     name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext
 ) -> tuple[Answer, ErrorTable]:
     """The service's answer to one call and the agent's error table, or the call ended with the
-    error's status. A bug of ours is INTERNAL in protocol terms (and logged), as on the HTTP
-    bindings."""
-    failure: errors.ProtocolError | errors.HttpFault
-    table: ErrorTable = "1.0.1"  # no agent for the tenant: the default table
-    try:
-        params = params_of(request)
-        target = resolve(str(params.pop("tenant", "")))
-        table = target.service.agent.errorTable
-        http = _request_of(context, target.base_url)
-        answer = target.service.call(name, params, http, BINDING, tenant=target.tenant or None)
-        return answer, table
-    except (errors.HttpFault, errors.ProtocolError) as exc:
-        failure = exc
-    except Exception as exc:
-        log.exception("mockagent failed on gRPC %s", name)
-        failure = errors.InternalError(f"mockagent failed: {type(exc).__name__}")
-    # Outside the `try`: context.abort raises, and nothing here may catch that.
-    if isinstance(failure, errors.HttpFault):
-        _abort_fault(context, failure.fault)
-    abort(context, failure, table)
+    error's status."""
+    found, table = outcome(name, resolve, request, headers_of(context))
+    if isinstance(found, Answer):
+        return found, table
+    # Outside `outcome`'s `try`: context.abort raises, and nothing there may catch that.
+    if isinstance(found, errors.HttpFault):
+        _abort_fault(context, found.fault)
+    abort(context, found, table)
 
 
 def _unary(
@@ -204,8 +218,13 @@ def abort(
 
 
 def _abort_fault(context: grpc.ServicerContext, fault: Fault) -> NoReturn:
-    """A scripted HTTP status as the gRPC code it stands for (UNKNOWN when none does)."""
+    """A scripted HTTP status as the gRPC code it stands for."""
     delay(fault)
+    context.abort(*fault_status(fault))
+
+
+def fault_status(fault: Fault) -> tuple[grpc.StatusCode, str]:
+    """A scripted HTTP status as the gRPC code it stands for (UNKNOWN when none does)."""
     status = fault.status or 500
     name = "INTERNAL" if status == 500 else CODE_OF_HTTP.get(status, "UNKNOWN")
-    context.abort(grpc.StatusCode[name], f"mockagent: scripted fault, HTTP {status}")
+    return grpc.StatusCode[name], f"mockagent: scripted fault, HTTP {status}"

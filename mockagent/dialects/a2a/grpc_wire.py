@@ -1,9 +1,10 @@
 """The A2A gRPC binding's messages: protobuf requests in as the ProtoJSON the HTTP+JSON binding
 takes, answers out as protobuf; errors as `google.rpc.Status` with its detail messages.
 
-Requests go through `json_format.MessageToDict`, which gives the same camelCase JSON (unset
-fields omitted, enums by name) a client's HTTP+JSON body carries: the service, the matchers and
-the engine see the same call whichever binding it came by. Needs `mockagent[grpc]`.
+Requests read as `json_format.MessageToDict` reads them, which gives the same camelCase JSON
+(unset fields omitted, enums by name) a client's HTTP+JSON body carries: the service, the
+matchers and the engine see the same call whichever binding it came by. Both ways go through
+grpc_convert, and through json_format where it leaves a shape to it. Needs `mockagent[grpc]`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from a2a.types import a2a_pb2
 from google.protobuf import any_pb2, empty_pb2, json_format, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
+
+from mockagent.dialects.a2a.grpc_convert import json_of, kwargs_of
 
 SERVICE = "lf.a2a.v1.A2AService"
 """The v1.0 service name in `a2a.proto` (`package lf.a2a.v1`)."""
@@ -62,16 +65,31 @@ _DETAILS: dict[str, type[Message]] = {
 
 
 def params_of(request: Message) -> dict[str, Any]:
-    """A request message as ProtoJSON params (camelCase, unset fields left out)."""
-    return json_format.MessageToDict(request)
+    """A request message as ProtoJSON params (camelCase, unset fields left out), as
+    `json_format.MessageToDict` gives them."""
+    try:
+        return json_of(request)
+    except Exception:  # Unfit, or a value JSON cannot hold: json_format decides, and says why
+        return json_format.MessageToDict(request)
 
 
 def message_of(result: Any, response: type[Message]) -> Message:
     """The engine's result JSON as `response`. A field the proto has no place for (a recorded
-    agent's extra key) is left out: gRPC cannot carry it."""
+    agent's extra key) is left out: gRPC cannot carry it. json_format.ParseError when protobuf
+    cannot hold the answer."""
+    if result is None or response is empty_pb2.Empty:
+        return response()
+    try:
+        return response(**kwargs_of(result, response.DESCRIPTOR))
+    except Exception:  # Unfit, or a value protobuf refused: json_format decides, and says why
+        return parsed(result, response)
+
+
+def parsed(result: Any, response: type[Message]) -> Message:
+    """`message_of` by json_format alone: the way every answer took before grpc_convert, and
+    the one its answers must equal."""
     message = response()
-    if result is not None and response is not empty_pb2.Empty:
-        json_format.ParseDict(result, message, ignore_unknown_fields=True)
+    json_format.ParseDict(result, message, ignore_unknown_fields=True)
     return message
 
 
