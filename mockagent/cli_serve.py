@@ -1,0 +1,328 @@
+"""`mockagent serve`: cassettes over HTTP (granian's workers) and, with --grpc-port, gRPC."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from flask import Flask
+
+from mockagent.engine.player import Pace
+from mockagent.engine.taskstore import store_from_url
+from mockagent.errors import CassetteError, StoreError
+from mockagent.server.app import MAX_BODY, create_app
+from mockagent.server.host import listen, root_url, serve_on
+from mockagent.vocabulary import CARD_PATH
+
+READY = "mockagent ready"
+"""Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
+
+
+def listening(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The --host and --port options of a command that listens (serve, record)."""
+    command = click.option(
+        "--port",
+        default=8000,
+        show_default=True,
+        type=click.IntRange(0, 65535),
+        help="Port to listen on; 0 picks a free one (the real port is printed).",
+    )(command)
+    return click.option(
+        "--host", default="127.0.0.1", show_default=True, help="Interface to listen on."
+    )(command)
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@listening
+@click.option(
+    "--pace",
+    metavar="recorded|instant|scale=F",
+    help="Gaps between stream events: as scripted, none, or scaled by F. "
+    "Overrides each cassette's clock.pace.",
+)
+@click.option(
+    "--pace-cap-ms",
+    type=click.IntRange(0),
+    metavar="N",
+    help="No gap between stream events longer than N ms.",
+)
+@click.option(
+    "--threads",
+    default=128,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Requests each worker answers at once (granian's blocking threads, started as needed). "
+    "Every open stream or subscription holds one until it ends; past the limit, new requests "
+    "wait for a thread.",
+)
+@click.option(
+    "--admin/--no-admin",
+    default=None,
+    help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).",
+)
+@click.option(
+    "--max-body",
+    default=MAX_BODY,
+    show_default=True,
+    type=click.IntRange(1),
+    metavar="BYTES",
+    help="Largest request body accepted; a larger one is answered 413.",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Worker processes (granian's: one that dies is started again; a stop waits for "
+    "them); more than one needs a shared --store.",
+)
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    help="Where tasks, poll counts and the journal live: memory: (default) or "
+    "redis://HOST:PORT/DB (or rediss://, unix://; needs mockagent[redis]), shared by every worker "
+    "and host using it. Wiped at start.",
+)
+@click.option(
+    "--join",
+    is_flag=True,
+    help="Share the state already in --store (another host serves it) instead of wiping it.",
+)
+@click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    metavar="P",
+    help="Also serve the A2A gRPC binding (lf.a2a.v1.A2AService) on --host:P, from the same "
+    "agents (0 picks a free port); the cards then list a GRPC interface. A folder's agents are "
+    "tenants named as their files. Needs mockagent[grpc].",
+)
+def serve(
+    path: Path,
+    host: str,
+    port: int,
+    pace: str | None,
+    pace_cap_ms: int | None,
+    threads: int,
+    admin: bool | None,
+    max_body: int,
+    workers: int,
+    store_url: str | None,
+    join: bool,
+    grpc_port: int | None,
+) -> None:
+    """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
+
+    Prints one line per agent with its URL and card URL, then a line starting with
+    "mockagent ready"; Ctrl-C (or SIGTERM) stops the server: open streams end, then the workers.
+    Served by granian (a Rust HTTP server) in worker processes that each load the cassettes;
+    with --grpc-port, each worker also serves gRPC (grpcio's server) from the same engines, so
+    every binding sees the same tasks.
+    """
+    if grpc_port is not None:
+        _check_grpc()
+    _check_pace(pace)
+    if workers > 1 and store_url in (None, "memory", "memory:"):
+        raise click.BadParameter(
+            "several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
+            "(each process would keep its own tasks otherwise)",
+            param_hint="--workers",
+        )
+    try:
+        store = store_from_url(store_url, join)
+        app = create_app(
+            path,
+            pace=pace,
+            pace_cap_ms=pace_cap_ms,
+            admin=admin_enabled(host, admin),
+            max_body=max_body,
+            store=store,
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--store") from None
+    except StoreError as exc:
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(1) from None
+    except CassetteError as exc:
+        # A cassette typo is the user's to fix: the message names file:line and field, and a
+        # traceback would only bury it. Exit status 2 is click's "bad usage" status.
+        click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(2) from None
+    mounts = app.extensions["mockagent"]
+
+    def describe(root: str, name: str) -> str:  # an Agentex agent has no card
+        url = root + mounts.prefix(name)
+        card = (
+            f"  (card: {url}{CARD_PATH[1:]})"
+            if mounts.agents[name].cassette.protocol == "a2a"
+            else ""
+        )
+        return f"{name or path.stem}  {url}{card}"
+
+    sock = _listen(host, port)
+    options: dict[str, Any] = {
+        "pace": pace,
+        "pace_cap_ms": pace_cap_ms,
+        "admin": admin_enabled(host, admin),
+        "max_body": max_body,
+    }
+    how = f" with {workers} workers" if workers > 1 else ""
+    lines = _agent_lines(mounts, describe)
+    grpc_sock = None  # holds the gRPC port while the workers serve it
+    if grpc_port is not None:
+        grpc_sock, grpc_at = _reserve_grpc(host, grpc_port)
+        grpc_port = grpc_sock.getsockname()[1]
+        root = root_url(*sock.getsockname()[:2])
+        options["grpc"] = {"host": host, "port": grpc_port, "http_root": root, "threads": threads}
+        how = f" and gRPC on {grpc_at(grpc_port)}{how}"
+        lines = _with_grpc_lines(lines, mounts, grpc_at(grpc_port))
+
+    def announce() -> None:
+        _announce(sock, lines, how)
+
+    if grpc_port is not None:
+        announce = _when_listening(host, grpc_port, announce)
+    _run(
+        app,
+        sock,
+        announce,
+        threads,
+        workers=workers,
+        source=path,
+        store_url=store_url,
+        options=options,
+    )
+    if grpc_sock is not None:
+        grpc_sock.close()
+
+
+GRPC_READY_S = 60.0
+"""How long `serve` waits for its workers' gRPC servers before it gives up saying so."""
+
+
+def _check_grpc() -> None:
+    """Exit 2 naming the extra when gRPC's packages are not installed."""
+    try:
+        import mockagent.server.grpc_server  # noqa: F401  (grpcio and the a2a-sdk stubs)
+    except ImportError as exc:
+        click.echo(
+            f"mockagent: --grpc-port needs the gRPC extra: pip install 'mockagent[grpc]' "
+            f"({exc.msg})",
+            err=True,
+        )
+        raise SystemExit(2) from None
+
+
+def _agent_lines(mounts: Any, describe: Callable[[str, str], str]) -> Callable[[str], list[str]]:
+    return lambda root: [describe(root, name) for name in mounts.agents]
+
+
+def _with_grpc_lines(
+    lines: Callable[[str], list[str]], mounts: Any, target: str
+) -> Callable[[str], list[str]]:
+    """The agent lines, then where gRPC serves them (and which tenant is which in a folder)."""
+    tenants = [name for name in mounts.agents if mounts.a2a_service(name) is not None]
+    where = "" if mounts.single else f"  (tenants: {', '.join(tenants)})"
+    return lambda root: [*lines(root), f"gRPC  {target}{where}"]
+
+
+def _reserve_grpc(host: str, port: int) -> tuple[socket.socket, Callable[[int], str]]:
+    """The socket holding the gRPC port for the workers, or exit 1 saying why there is none."""
+    from mockagent.server.grpc_server import reserve, target_of
+
+    try:
+        return reserve(host, port), lambda real: target_of(host, real)
+    except OSError as exc:
+        click.echo(
+            f"mockagent: cannot listen on {host}:{port} for gRPC: {exc.strerror or exc}", err=True
+        )
+        raise SystemExit(1) from None
+
+
+def _when_listening(host: str, port: int, announce: Callable[[], None]) -> Callable[[], None]:
+    """`announce` once a worker's gRPC server accepts connections (a gRPC client that finds no
+    listener fails at once, where an HTTP one waits in the socket's backlog)."""
+    from mockagent.server.grpc_server import wait_listening
+
+    def wait_then_announce() -> None:
+        if wait_listening(host, port, GRPC_READY_S):
+            announce()
+        else:
+            click.echo(f"mockagent: gRPC did not start on {host}:{port}; see above", err=True)
+
+    return lambda: threading.Thread(
+        target=wait_then_announce, name="mockagent-grpc-ready", daemon=True
+    ).start()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, or exit 1 saying why there is none (port in use, say)."""
+    try:
+        return listen(host, port)
+    except OSError as exc:
+        click.echo(f"mockagent: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        raise SystemExit(1) from None
+
+
+def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str = "") -> None:
+    """Print `lines(root URL)`, then the ready line."""
+    root = root_url(*sock.getsockname()[:2])
+    for line in lines(root):
+        click.echo(line)
+    # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
+    # and the ready line at once, not when a buffer fills.
+    click.echo(f"{READY} on {root}{how} (Ctrl-C to stop)")
+
+
+def _run(
+    app: Flask,
+    sock: socket.socket,
+    announce: Callable[[], None],
+    threads: int,
+    *,
+    workers: int,
+    source: Path,
+    store_url: str | None,
+    options: dict[str, Any],
+) -> None:
+    """Serve the cassettes at `source` on `sock` in granian's worker processes (each builds its
+    own app from `source` and `options`) until Ctrl-C or SIGTERM; `announce` once they start.
+
+    `app` is the one `serve` built to check the cassettes (and to wipe a shared store once): it
+    serves nothing, and lets go of its store before the workers start.
+    """
+    app.extensions["mockagent"].close()
+    serve_on(sock, source, options, store_url, workers, threads, announce)
+    sock.close()
+    click.echo("mockagent stopped")
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and loopback addresses (127.0.0.0/8, ::1)."""
+    host = host.strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def admin_enabled(host: str, admin: bool | None) -> bool:
+    """Whether `serve` mounts the admin API: as asked, else only on a loopback interface (the
+    admin API can load cassettes and reset state, so it is not for the whole network)."""
+    return admin if admin is not None else is_loopback(host)
+
+
+def _check_pace(pace: str | None) -> None:
+    if pace is not None:
+        try:
+            Pace.parse(pace)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--pace") from None
