@@ -28,10 +28,11 @@ from mockagent.dialects.a2a.grpc_binding import (
     fault_status,
     headers_of,
     outcome,
+    service_handler,
     status_details,
 )
 from mockagent.dialects.a2a.grpc_stream import END, Reader
-from mockagent.dialects.a2a.grpc_wire import METHODS, SERVICE, message_of, serialize
+from mockagent.dialects.a2a.grpc_wire import METHODS, message_of
 from mockagent.dialects.a2a.service import Answer
 from mockagent.dialects.a2a.wire import render_event, render_result
 from mockagent.dialects.faults import adelay, faulty
@@ -42,23 +43,12 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 
 def aio_handler(resolve: Resolve, threads: Executor) -> grpc.GenericRpcHandler:
-    """The whole service as one handler of grpc.aio's server, from the method table; `threads`
-    read streams whose next event may have to wait."""
-    handlers = {}
-    for name, method in METHODS.items():
-        if method.streaming:
-            handlers[name] = grpc.unary_stream_rpc_method_handler(
-                _streaming(name, resolve, threads),
-                request_deserializer=method.request.FromString,
-                response_serializer=serialize,
-            )
-        else:
-            handlers[name] = grpc.unary_unary_rpc_method_handler(
-                _unary(name, method.response, resolve),
-                request_deserializer=method.request.FromString,
-                response_serializer=serialize,
-            )
-    return grpc.method_handlers_generic_handler(SERVICE, handlers)
+    """The whole service for grpc.aio's server; `threads` read streams whose next event may
+    have to wait."""
+    return service_handler(
+        lambda name, response: _unary(name, response, resolve),
+        lambda name: _streaming(name, resolve, threads),
+    )
 
 
 async def _answer(

@@ -63,23 +63,34 @@ Resolve = Callable[[str], Target]
 """The Target of a request's `tenant` field; raises a ProtocolError when no agent has it."""
 
 
-def generic_handler(resolve: Resolve) -> grpc.GenericRpcHandler:
-    """The whole service as one grpcio handler, from the method table."""
+def service_handler(
+    unary: Callable[[str, type[Message]], Any], streaming: Callable[[str], Any]
+) -> grpc.GenericRpcHandler:
+    """The whole service as one grpcio handler, from the method table: `unary(name, response)`
+    and `streaming(name)` give each method's behaviour (the thread-pool server's or grpc.aio's)."""
     handlers = {}
     for name, method in METHODS.items():
         if method.streaming:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
-                _streaming(name, resolve),
+                streaming(name),
                 request_deserializer=method.request.FromString,
                 response_serializer=serialize,
             )
         else:
             handlers[name] = grpc.unary_unary_rpc_method_handler(
-                _unary(name, method.response, resolve),
+                unary(name, method.response),
                 request_deserializer=method.request.FromString,
                 response_serializer=serialize,
             )
     return grpc.method_handlers_generic_handler(SERVICE, handlers)
+
+
+def generic_handler(resolve: Resolve) -> grpc.GenericRpcHandler:
+    """The whole service for grpcio's thread-pool server."""
+    return service_handler(
+        lambda name, response: _unary(name, response, resolve),
+        lambda name: _streaming(name, resolve),
+    )
 
 
 Headers = dict[str, str]
