@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mockagent import cli
+from mockagent import cli, cli_serve
 from mockagent.server.app import MAX_BODY, create_app
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
@@ -217,19 +217,20 @@ def test_no_limit_when_asked():
     ],
 )
 def test_loopback_hosts(host, loopback):
-    assert cli.is_loopback(host) is loopback
-    assert cli.admin_enabled(host, None) is loopback
-    assert cli.admin_enabled(host, True) is True and cli.admin_enabled(host, False) is False
+    assert cli_serve.is_loopback(host) is loopback
+    assert cli_serve.admin_enabled(host, None) is loopback
+    assert cli_serve.admin_enabled(host, True) is True
+    assert cli_serve.admin_enabled(host, False) is False
 
 
 def _served(monkeypatch, *args: str) -> tuple[Any, Any]:
     """Run `mockagent serve ARGS` up to the point it would listen: (app, result)."""
     seen: dict[str, Any] = {}
 
-    monkeypatch.setattr(cli, "_listen", lambda host, port: seen.update(host=host))
-    monkeypatch.setattr(cli, "_announce", lambda sock, lines, how="": None)
+    monkeypatch.setattr(cli_serve, "_listen", lambda host, port: seen.update(host=host))
+    monkeypatch.setattr(cli_serve, "_announce", lambda sock, lines, how="": None)
     monkeypatch.setattr(
-        cli, "_run", lambda app, sock, announce, threads=32, **how: seen.update(app=app)
+        cli_serve, "_run", lambda app, sock, announce, threads=32, **how: seen.update(app=app)
     )
     result = CliRunner().invoke(cli.main, ["serve", str(CASSETTES / "kit"), *args])
     assert result.exit_code == 0, result.output
