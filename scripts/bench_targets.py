@@ -97,6 +97,7 @@ class Target:
 
     def start(self, timeout: float = 60.0) -> Target:
         self.log = CACHE / f"{self.name}.log"
+        CACHE.mkdir(exist_ok=True)  # a target started alone (a test) before the bench made it
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
                 self.command,
