@@ -16,7 +16,6 @@ from mockagent.engine.player import Pace
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.tck import (
     BINDINGS,
-    ERRORS,
     EXTENSION,
     HEADERS,
     NO_CAPABILITIES,
@@ -25,6 +24,7 @@ from tests.helpers.tck import (
     TIMEOUT,
     Agent,
     Reply,
+    assert_error,
     new_id,
     status_text,
     user_message,
@@ -78,14 +78,7 @@ def with_extension(
 def assert_refused(reply: Reply, kind_name: str, binding: str, says: str) -> None:
     """Refused as spec 1.0.0's table says (the cassettes' `errorTable`, which the TCK checks):
     the REST body names UNIMPLEMENTED for an unsupported operation or push notifications."""
-    expected = ERRORS[kind_name]
-    assert reply.error is not None, f"expected {kind_name}, got {reply.result!r}"
-    assert reply.error.reason == expected.reason
-    if binding == "JSONRPC":
-        assert reply.error.code == expected.code
-    else:
-        assert (reply.error.code, reply.error.status) == (expected.http, expected.status)
-    assert says in reply.error.message
+    assert says in assert_error(reply, kind_name, binding).message
 
 
 def refused_calls(server: ServerThread, operation: str) -> list[tuple[str | None, str | None]]:

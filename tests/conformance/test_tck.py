@@ -21,12 +21,11 @@ import yaml
 from mockagent.server.thread import ServerThread
 from tests.helpers.tck import (
     CASSETTE,
-    ERRORS,
     HEADERS,
     TIMEOUT,
     Agent,
-    Error,
     Reply,
+    assert_error,
     check_wire,
     kind,
     new_id,
@@ -50,18 +49,6 @@ def journal_of(server: ServerThread, message_id: str) -> list[tuple[str, str | N
         for e in server.journal()
         if (e.params.get("message") or {}).get("messageId") == message_id
     ]
-
-
-def assert_error(reply: Reply, kind_name: str, binding: str) -> Error:
-    """The error the conformance cassettes answer with: spec 1.0.0's codes, as the TCK checks."""
-    expected = ERRORS[kind_name]
-    assert reply.error is not None, f"expected {kind_name}, got {reply.result!r}"
-    assert reply.error.reason == expected.reason
-    if binding == "JSONRPC":
-        assert reply.error.code == expected.code
-    else:
-        assert (reply.error.code, reply.error.status) == (expected.http, expected.status)
-    return reply.error
 
 
 def parts_of(task: dict[str, Any]) -> list[list[dict[str, Any]]]:

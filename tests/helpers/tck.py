@@ -152,6 +152,18 @@ class Reply:
         return self.result
 
 
+def assert_error(reply: Reply, kind_name: str, binding: str) -> Error:
+    """The error the conformance cassettes answer with: spec 1.0.0's codes, as the TCK checks."""
+    expected = ERRORS[kind_name]
+    assert reply.error is not None, f"expected {kind_name}, got {reply.result!r}"
+    assert reply.error.reason == expected.reason
+    if binding == "JSONRPC":
+        assert reply.error.code == expected.code
+    else:
+        assert (reply.error.code, reply.error.status) == (expected.http, expected.status)
+    return reply.error
+
+
 def _error_info(details: Any) -> str | None:
     for detail in details or []:
         if isinstance(detail, dict) and detail.get("@type", "").endswith("google.rpc.ErrorInfo"):
