@@ -43,28 +43,20 @@ def mockagent(cassette: Path, workers: int = 0) -> GrpcTarget:
 
 
 def a2a_sdk() -> GrpcTarget:
-    port = targets.free_port()
-    stub = targets.ROOT / "scripts" / "bench_a2a_grpc_stub.py"
-    return GrpcTarget(
-        "grpc-a2a-sdk",
-        "a2a-sdk gRPC server",
-        [targets.PY, str(stub), str(port)],
-        port,
-        grpc_port=port,
-    )
+    """scripts/bench_a2a_grpc_stub.py: the a2a-sdk's own gRPC serving path."""
+    return _script("grpc-a2a-sdk", "a2a-sdk gRPC server", "bench_a2a_grpc_stub.py")
 
 
 def floor() -> GrpcTarget:
     """scripts/bench_grpc_floor.py: what grpcio's Python server costs per call, no more."""
+    return _script("grpc-floor", "grpc.aio, canned answers", "bench_grpc_floor.py")
+
+
+def _script(name: str, label: str, script: str) -> GrpcTarget:
+    """A server script of scripts/ run as `python SCRIPT PORT`, serving gRPC on PORT."""
     port = targets.free_port()
-    script = targets.ROOT / "scripts" / "bench_grpc_floor.py"
-    return GrpcTarget(
-        "grpc-floor",
-        "grpc.aio, canned answers",
-        [targets.PY, str(script), str(port)],
-        port,
-        grpc_port=port,
-    )
+    command = [targets.PY, str(targets.ROOT / "scripts" / script), str(port)]
+    return GrpcTarget(name, label, command, port, grpc_port=port)
 
 
 def measure(
