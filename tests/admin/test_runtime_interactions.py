@@ -101,10 +101,10 @@ def test_an_added_interaction_answers_until_it_is_removed(server: ServerThread) 
     assert "error" in send(server.agent_url("alpha"), "hello")  # per agent
     listed = admin(server, "GET", "interactions?agent=beta").json()["interactions"]
     assert [(i["name"], i["added"], i["uses"], i["line"] is None) for i in listed] == [
+        ("hello", True, 2, True),  # tried first
         ("start", False, 0, False),
         ("branch", False, 0, False),
         ("question", False, 0, False),
-        ("hello", True, 2, True),
     ]
     one = admin(server, "GET", "interactions/hello").json()["interaction"]  # the one agent with it
     assert (one["agent"], one["uses"], one["times"], one["added"]) == ("beta", 2, None, True)
@@ -292,7 +292,7 @@ def test_a_saved_cassette_answers_byte_for_byte(server: ServerThread, tmp_path: 
     assert saved.headers["Content-Type"] == "application/yaml; charset=utf-8"
     assert saved.text.startswith("# yaml-language-server: $schema=")
     data = yaml.safe_load(saved.text)
-    assert [i["name"] for i in data["interactions"]] == ["start", "branch", "build", "build-again"]
+    assert [i["name"] for i in data["interactions"]] == ["build", "build-again", "start", "branch"]
     path = tmp_path / "saved.yaml"
     path.write_text(saved.text)
     assert (

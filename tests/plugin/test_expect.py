@@ -91,22 +91,25 @@ def test_alone(mockagent):
     assert not (pytester.path / "cassettes").exists()  # nothing was written in mode none
 
 
-def test_expect_comes_after_the_cassette_and_reset_removes_it(pytester: pytest.Pytester) -> None:
+def test_expect_comes_before_the_cassette_and_reset_removes_it(pytester: pytest.Pytester) -> None:
+    """What a test adds for itself wins over the cassette (WireMock's newest stub does); among
+    the added, the first added that matches answers."""
     cassette(pytester.path / "reviewer.yaml")
     make_test(
         pytester,
         """
 @pytest.mark.mockagent("reviewer.yaml")
 def test_mixed(mockagent):
-    mockagent.expect(text={"endswith": "?"}, name="late").reply_message("Never.")
+    mockagent.expect(text={"endswith": "?"}, name="mine", times=1).reply_message("Mine.")
     mockagent.expect(text="hello").reply_message("Hi!")
-    assert send(mockagent.url, "Which languages?")["result"]["message"]["parts"][0]["text"] == (
-        "Python, Go and TypeScript."
-    )
+    answers = [send(mockagent.url, "Which languages?")["result"]["message"]["parts"][0]["text"]
+               for _ in range(2)]
+    assert answers == ["Mine.", "Python, Go and TypeScript."]  # `times` used up: the cassette's
     assert send(mockagent.url, "hello")["result"]["message"]["parts"][0]["text"] == "Hi!"
     views = {view["name"]: view for view in mockagent.interactions}
-    assert (views["languages"]["added"], views["late"]["added"]) == (False, True)
-    assert views["expected-1"]["uses"] == 1 and views["late"]["line"] is None
+    assert list(views) == ["mine", "expected-1", "languages"]
+    assert (views["languages"]["added"], views["mine"]["added"]) == (False, True)
+    assert views["expected-1"]["uses"] == 1 and views["mine"]["line"] is None
     mockagent.reset()
     assert [view["name"] for view in mockagent.interactions] == ["languages"]
     mockagent.expect(text="hello").reply_message("Hi again!")  # the name is free again
