@@ -162,3 +162,36 @@ def test_a_follow_up_whose_task_never_comes_is_refused_and_a_gate_may_wait(
         [{"name": "go-on", "match": {"task": {"from": "start"}}, "reply": answer}]
     )
     assert engine.unplayable() == []
+
+
+GATED = """
+- name: start
+  match: {text: start}
+  times: 2
+  reply:
+    task:
+      steps:
+        - state: TASK_STATE_WORKING
+        - state: TASK_STATE_INPUT_REQUIRED
+- name: branch
+  match: {task: {state: TASK_STATE_INPUT_REQUIRED, from: start}}
+  times: 2
+  reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
+"""
+
+
+def test_a_live_task_plays_on_when_an_add_moves_its_interaction(
+    make_engine: Callable[..., Engine],
+) -> None:
+    engine = make_engine(GATED)
+    task = send(engine, "start").task  # type: ignore[attr-defined]
+    assert task.state.name == "INPUT_REQUIRED"
+    engine.add_interactions([{"name": "x", "match": {"text": "x"}, "reply": {"message": "X"}}])
+    assert names(engine) == [("x", 0), ("start", 1), ("branch", 0)]
+    done = send(engine, "main", task_id=task.id, context_id=task.context_id).task  # type: ignore[attr-defined]
+    assert (done.id, done.state.name) == (task.id, "COMPLETED")
+    assert names(engine) == [("x", 0), ("start", 1), ("branch", 1)]
+    engine.remove_interaction("x")
+    send(engine, "start")
+    with pytest.raises(errors.NoMatch):  # `times: 2` of `start` used up, across both moves
+        send(engine, "start")
