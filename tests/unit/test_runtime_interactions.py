@@ -195,3 +195,26 @@ def test_a_live_task_plays_on_when_an_add_moves_its_interaction(
     send(engine, "start")
     with pytest.raises(errors.NoMatch):  # `times: 2` of `start` used up, across both moves
         send(engine, "start")
+
+
+def test_the_cassettes_own_findings_refuse_nothing(make_engine: Callable[..., Engine]) -> None:
+    # lint finds `cut` (streaming-off) and `late` (shadowed by `any`) in the cassette itself;
+    # an add is refused only for what lint finds about the added interaction.
+    engine = make_engine(
+        """
+        - name: cut
+          match: {text: cut}
+          fault: {dropAfter: 1}
+          reply: {message: Cut.}
+        - name: any
+          reply: {message: Any.}
+        - name: late
+          match: {text: late}
+          reply: {message: Late.}
+        """
+    )
+    engine.add_interactions(
+        [{"name": "mine", "match": {"text": "late"}, "reply": {"message": "M"}}]
+    )
+    assert [name for name, _ in names(engine)] == ["mine", "cut", "any", "late"]
+    assert engine.unplayable() == []
