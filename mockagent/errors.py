@@ -39,6 +39,17 @@ class InteractionFollowed(InteractionChangeError):
     """The interaction to remove is the `from` of a follow-up the agent keeps."""
 
 
+class UnplayableInteraction(InteractionChangeError):
+    """An added interaction that could never do what it says: `mockagent lint` has findings
+    about it (every call it matches taken by an earlier one, a fault the card never lets fire,
+    a gate nobody opens, …). The message is the findings' text, one a line; `findings` are
+    `mockagent.lint.Finding`s."""
+
+    def __init__(self, findings: list[Any]) -> None:
+        super().__init__("\n".join(str(finding) for finding in findings))
+        self.findings = findings
+
+
 class SharedInteractions(InteractionChangeError):
     """The agent's state is in a shared store (`--store redis`): every process and host must
     answer alike, and a change here would reach only this one."""

@@ -5,7 +5,9 @@ count verification, as WireMock's `verify` is: what `MockAgent.expect` and
 An expectation builds the plain data a cassette's interaction is (`name`, `match`, `reply`,
 `fault`, `times`), keyword for keyword, and hands it to the engine, which validates it with the
 cassette's own models: the matchers, predicates and replies are the YAML's, the errors the
-loader's, and a field the format gains is there without a change here.
+loader's, and a field the format gains is there without a change here. The engine checks it by
+`mockagent lint`'s rules in the place it takes (before the cassette's own interactions, after
+those expected before it).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ NAME_PREFIX = "expected"  # unnamed expectations are `expected-1`, `expected-2`,
 
 class Expectation:
     """What `mockagent.expect(...)` returns: the interaction's matchers, waiting for a reply.
-    Each `reply_…` adds the interaction to the agent (it answers from then on) and returns its
-    name; an invalid one raises the cassette loader's error (`CassetteError`) and adds nothing."""
+    Each `reply_…` adds the interaction to the agent (it answers from then on, before the
+    cassette's own) and returns its name; an invalid one raises the cassette loader's error
+    (`CassetteError`), one that could never do what it says `mockagent lint`'s finding
+    (`UnplayableInteraction`), and adds nothing."""
 
     def __init__(
         self,

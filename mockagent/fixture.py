@@ -38,6 +38,8 @@ class MockAgent:
     local: Callable[..., Engine | None] | None = None
     # expect()s not given a reply yet: never added, so a passing test that left one fails.
     _unreplied: list[Expectation] = field(default_factory=list, init=False, repr=False)
+    # The agents expect() added to: a gate an expect() left for a follow-up must be opened.
+    _engines: list[Engine] = field(default_factory=list, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -214,9 +216,15 @@ class MockAgent:
     ) -> Expectation:
         """An interaction matching `match` (a cassette's matchers as keywords: `operation=`,
         `text=`, `parts=`, `where=`, `headers=`, `task=`), added to the agent (`agent=`: a
-        folder's agent by name) when a `reply_…` of what this returns gives its reply. It comes
-        after the cassette's interactions, and `reset()` removes it. `name` defaults to
-        `expected-N`; `times` and `fault` are the cassette's."""
+        folder's agent by name) when a `reply_…` of what this returns gives its reply. It is
+        tried before the cassette's interactions, after those expected before it, and `reset()`
+        removes it. `name` defaults to `expected-N`; `times` and `fault` are the cassette's.
+
+        The reply raises what the cassette loader would (CassetteError) for a mistake, and
+        UnplayableInteraction with `mockagent lint`'s finding for an interaction that could never
+        do what it says (behind an earlier one that takes all its calls, a fault the card never
+        lets fire, …); a gate that only a follow-up opens may wait for a later `expect()`, and
+        fails the test at its end if none came."""
         from mockagent.errors import MockagentError
         from mockagent.expect import Expectation, unused_name
 
@@ -229,8 +237,10 @@ class MockAgent:
             if "name" not in interaction:
                 taken = [i.name for i in list(engine.interactions)]
                 interaction = {"name": unused_name(taken), **interaction}
+            if engine not in self._engines:
+                self._engines.append(engine)
             try:
-                return engine.add_interactions([interaction])[0].name
+                return engine.add_interactions([interaction], follow_ups_later=True)[0].name
             except MockagentError as exc:  # the test's mistake: no frames of mockagent's
                 raise exc.with_traceback(None) from None
 
@@ -239,19 +249,27 @@ class MockAgent:
         return expectation
 
     def unreplied_report(self) -> str:
-        """The `expect(...)`s the test never gave a reply (so never added), as text; empty when
-        there are none."""
-        if not self._unreplied:
-            return ""
-        lines = [f"  {expectation!r}" for expectation in self._unreplied]
-        return "\n".join(
-            [
-                "mockagent: an expect() without a reply is never added to the agent:",
-                *lines,
-                "(finish each with .reply_message(...), .reply_task(...), .reply_error(...), "
-                ".reply(...) or .reply_fault(...))",
-            ]
-        )
+        """What the test's `expect(...)`s left undone, as text; empty when nothing: those never
+        given a reply (so never added), and gates a reply left for a follow-up that no later
+        `expect()` added."""
+        found = [str(finding) for engine in self._engines for finding in engine.unplayable()]
+        reports = []
+        if self._unreplied:
+            lines = [f"  {expectation!r}" for expectation in self._unreplied]
+            reports.append(
+                "\n".join(
+                    [
+                        "mockagent: an expect() without a reply is never added to the agent:",
+                        *lines,
+                        "(finish each with .reply_message(...), .reply_task(...), "
+                        ".reply_error(...), .reply(...) or .reply_fault(...))",
+                    ]
+                )
+            )
+        if found:
+            lines = [f"  {finding}" for finding in found]
+            reports.append("\n".join(["mockagent: an expect() can never do what it says:", *lines]))
+        return "\n\n".join(reports)
 
     def remove_interaction(self, name: str, agent: str | None = None) -> None:
         """Remove an interaction (an expected one, or the cassette's own until `reset()`)."""

@@ -22,16 +22,20 @@ Each finding names file, line and interaction and carries a short code:
 * `shadowed`: an earlier interaction with no `times` limit always wins.
 
 Conservative by design: a finding is only reported when it is clearly true.
+
+The same rules check what is added to a served agent (`MockAgent.expect`, the admin API's
+`POST /_mockagent/interactions`): `check` runs them on any list of interactions, in the order
+the engine tries them, under a cassette's card.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockagent.cassette.models import Fault, Interaction, Match, TaskState
-from mockagent.cassette.store import LoadedCassette, Loc, load_cassette
+from mockagent.cassette.models import Cassette, Fault, Interaction, Match, TaskState
+from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.lint_tasks import (
     INTERRUPTED,
@@ -47,7 +51,10 @@ from mockagent.lint_tasks import steps_of as _steps
 from mockagent.lint_tasks import task_states as _task_states
 from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
 
-__all__ = ["Finding", "cassette_files", "lint", "lint_file", "operations"]
+__all__ = ["Finding", "cassette_files", "check", "lint", "lint_file", "operations"]
+
+LineOf = Callable[[Loc], int | None]
+"""The line of a location among the interactions checked (`("interactions", i, "match")`)."""
 
 
 @dataclass(frozen=True)
@@ -57,11 +64,15 @@ class Finding:
     interaction: str | None
     code: str
     message: str
+    shadowed_by: str | None = None  # `shadowed`: the interaction that takes every call
+    # A gate only a follow-up opens, and none does yet: adding one later cures it (an
+    # `expect()` cannot add a task and its follow-up at once, as a cassette does).
+    awaits_follow_up: bool = False
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}:" if self.line else f"{self.path}:"
         who = f" interaction {self.interaction!r}:" if self.interaction is not None else ""
-        return f"{where}{who} {self.code} {self.message}"
+        return f"{where if self.path else ''}{who} {self.code} {self.message}".lstrip()
 
 
 def cassette_files(path: str | Path) -> list[Path]:
@@ -92,20 +103,55 @@ def lint_file(path: str | Path) -> list[Finding]:
         # the finding prints itself.
         message = str(exc).removeprefix(f"{exc.path}:{exc.line}: " if exc.line else f"{exc.path}: ")
         return [Finding(str(path), exc.line, None, "load-error", message)]
-    return sorted(_Checker(loaded).run(), key=lambda f: f.line or 0)
+    found = check(loaded.cassette, loaded.cassette.interactions, loaded.path, loaded.line_of)
+    return sorted(found, key=lambda f: f.line or 0)
+
+
+def check(
+    cassette: Cassette,
+    interactions: Sequence[Interaction],
+    path: str = "",
+    line_of: LineOf | None = None,
+    only: Collection[int] | None = None,
+) -> list[Finding]:
+    """Every finding about `interactions`, tried in this order, under `cassette`'s protocol and
+    card (its own interactions aside); with `only`, about the interactions at those indexes
+    (the others still count: an earlier one may shadow, a follow-up may continue). Findings
+    name `path` and, with `line_of`, their lines."""
+    return list(_Checker(cassette, interactions, path, line_of).run(only))
 
 
 class _Checker:
-    def __init__(self, loaded: LoadedCassette) -> None:
-        self.loaded = loaded
-        self.cassette = loaded.cassette
-        self.interactions = list(self.cassette.interactions)
+    def __init__(
+        self,
+        cassette: Cassette,
+        interactions: Sequence[Interaction],
+        path: str,
+        line_of: LineOf | None,
+    ) -> None:
+        self.cassette = cassette
+        self.interactions = list(interactions)
+        self.path = path
+        self.line_of: LineOf = line_of or (lambda loc: None)
 
-    def finding(self, loc: Loc, interaction: Interaction, code: str, message: str) -> Finding:
-        return Finding(self.loaded.path, self.loaded.line_of(loc), interaction.name, code, message)
+    def finding(
+        self,
+        loc: Loc,
+        interaction: Interaction,
+        code: str,
+        message: str,
+        shadowed_by: str | None = None,
+        awaits_follow_up: bool = False,
+    ) -> Finding:
+        line = self.line_of(loc)
+        return Finding(
+            self.path, line, interaction.name, code, message, shadowed_by, awaits_follow_up
+        )
 
-    def run(self) -> Iterator[Finding]:
+    def run(self, only: Collection[int] | None = None) -> Iterator[Finding]:
         for i, interaction in enumerate(self.interactions):
+            if only is not None and i not in only:
+                continue
             yield from self.script(i, interaction)
             yield from self.unreachable(i, interaction)
             yield from self.never_matches(i, interaction)
@@ -223,6 +269,7 @@ class _Checker:
                 f"{later} {'comes' if one else 'come'} after {state.name} (step {j + 1}), and "
                 f"no follow-up continues the task: add an interaction that matches "
                 f"`task: {{from: {origin or 'ORIGIN'}}}`, or end the script at step {j + 1}",
+                awaits_follow_up=True,
             )
         else:
             yield from self.too_few_messages(i, interaction, origin, found)
@@ -250,6 +297,7 @@ class _Checker:
             f"{len(found)} in this script, but the follow-ups that continue the task answer "
             f"{left} message{'' if left == 1 else 's'} in all (their `times`): raise a "
             f"`times`, or end the script at step {j + 1}",
+            awaits_follow_up=True,
         )
 
     def never_matches(self, i: int, interaction: Interaction) -> Iterator[Finding]:
@@ -362,13 +410,15 @@ class _Checker:
     def shadowed(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         for k, earlier in enumerate(self.interactions[:i]):
             if earlier.times is None and _always_wins(earlier.match, interaction.match):
-                line = self.loaded.line_of(("interactions", k))
+                line = self.line_of(("interactions", k))
+                at = f" (line {line})" if line else ""
                 yield self.finding(
                     ("interactions", i),
                     interaction,
                     "shadowed",
-                    f"can never match: interaction {earlier.name!r} (line {line}) comes first, "
+                    f"can never match: interaction {earlier.name!r}{at} comes first, "
                     "has no `times` limit and matches every call this one does",
+                    shadowed_by=earlier.name,
                 )
                 return
 

@@ -3,10 +3,11 @@ dict lookups instead of a pass over every matcher.
 
 Interactions are filed by the operations their matcher admits and, when a matcher pins a value
 (a plain `text: "..."`, `text: {equals: …}` or `{in: […]}`, or such a `where`), by that value.
-`candidates(call)` returns, in cassette order, every interaction that could match: the ones
-filed under the call's value plus every one the index cannot narrow down. The engine checks them
-in that order, so first-match-wins and `times` are as they were; the index only skips
-interactions that cannot match.
+`candidates(call)` returns, in the order the engine tries them (those added at runtime first,
+then the cassette's), every interaction that could match: the ones filed under the call's value
+plus every one the index cannot narrow down. The engine checks them in that order, so
+first-match-wins and `times` are as they were; the index only skips interactions that cannot
+match.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ the new interactions after its own, goes through `Cassette.model_validate`, so e
 every rule between fields (an Agentex cassette takes no `message:` reply) and every rule between
 interactions (unique names, a follow-up's `from`) holds for it as it would in the file, in the
 same words. Errors name the added interaction by its place among those added, and a YAML body's
-line when there is one.
+line when there is one. (Where it is then tried, and lint's checks there, are
+`mockagent.engine.runtime`'s.)
 """
 
 from __future__ import annotations

@@ -5,6 +5,12 @@ The engine keeps its interactions, their compiled matchers and the index over th
 lists that change together, under its lock. A reset brings back the cassette's own. Use counts
 follow their interaction when the others move; an added one starts unused.
 
+Added interactions are tried before the cassette's own (what a test adds for itself wins, as
+WireMock's newest stub does), in the order they were added (as a cassette's lines are). Each is
+checked by `mockagent lint`'s rules where it is added, in the place it takes: one that could
+never do what it says (every call it matches taken by an earlier one, a fault the card never
+lets fire, a gate nobody opens) is refused with lint's findings about it.
+
 A shared store (`--store redis`) keeps use counts by interaction index and task scripts by step
 references into the cassette, for every process and host serving it: an interaction added to
 one process would not be there for the others, so the engine refuses to change its
@@ -17,15 +23,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockagent import errors
 from mockagent.cassette.models import Cassette, Interaction
-from mockagent.cassette.store import LoadedCassette, collector_paused
+from mockagent.cassette.store import LoadedCassette, Loc, collector_paused
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import LineOf, exported, followers, validated
 from mockagent.engine.journal import Journal, JournalEntry
 from mockagent.engine.matchers import CompiledMatch
+from mockagent.lint import Finding, check
 
 if TYPE_CHECKING:
     from mockagent.engine.taskstore import TaskStore, Transactions
@@ -65,27 +72,72 @@ class RuntimeInteractions:
         return self.loaded.line_of(("interactions", origin)) if isinstance(origin, int) else None
 
     def add_interactions(
-        self, items: Sequence[Any], source: str = "", line_of: LineOf | None = None
+        self,
+        items: Sequence[Any],
+        source: str = "",
+        line_of: LineOf | None = None,
+        follow_ups_later: bool = False,
     ) -> list[Interaction]:
-        """Add interactions (plain data, as a cassette writes them) after the others; the added.
+        """Add interactions (plain data, as a cassette writes them) after those added before and
+        before the cassette's own; the added.
 
         They are validated as the cassette was (CassetteError naming the item, the field and,
-        with `line_of`, the line in `source`); DuplicateInteraction for a name already there;
-        SharedInteractions with a shared store. Nothing is added unless all of them are valid.
+        with `line_of`, the line in `source`) and checked by lint's rules where they go
+        (UnplayableInteraction with the findings); DuplicateInteraction for a name already
+        there; SharedInteractions with a shared store. Nothing is added unless all of them
+        are valid. `follow_ups_later` lets a gate through that only a follow-up still to come
+        opens (`unplayable()` tells later whether one did).
         """
         self._refuse_shared()
         written = copy.deepcopy(list(items))  # kept as given, for the agent's cassette text
         with self.locked():
             with collector_paused():
                 added = validated(self.cassette, self.interactions, written, source, line_of)
-            count = len(self.interactions)
+            earlier = [i for i, origin in enumerate(self.origins) if not isinstance(origin, int)]
+            own = [i for i, origin in enumerate(self.origins) if isinstance(origin, int)]
+            kept = [*earlier, *(None for _ in added), *own]
+            interactions = _placed(self.interactions, [i for i, _ in added], kept)
+            new = range(len(earlier), len(earlier) + len(added))
+            self._refuse_unplayable(interactions, new, source, line_of, follow_ups_later)
             self._install(
-                [*self.interactions, *(interaction for interaction, _ in added)],
-                [*self._matchers, *(matcher for _, matcher in added)],
-                [*self.origins, *written],
-                [*range(count), *(None for _ in added)],
+                interactions,
+                _placed(self._matchers, [matcher for _, matcher in added], kept),
+                _placed(self.origins, written, kept),
+                kept,
             )
         return [interaction for interaction, _ in added]
+
+    def unplayable(self) -> list[Finding]:
+        """lint's findings about the interactions added at runtime, as the agent is now: a gate
+        `add_interactions(..., follow_ups_later=True)` let through that no follow-up opens."""
+        with self.locked():
+            interactions = list(self.interactions)
+            added = [i for i, origin in enumerate(self.origins) if not isinstance(origin, int)]
+        return check(self.cassette, interactions, only=added)
+
+    def _refuse_unplayable(
+        self,
+        interactions: list[Interaction],
+        new: range,
+        source: str,
+        line_of: LineOf | None,
+        follow_ups_later: bool,
+    ) -> None:
+        """UnplayableInteraction when lint finds that one of the interactions at `new` could
+        never do what it says (the others' findings are the cassette's, and refuse nothing)."""
+
+        def line(loc: Loc) -> int | None:  # lines only for the new ones: `source` is theirs
+            if line_of is None or len(loc) < 2 or not isinstance(loc[1], int) or loc[1] not in new:
+                return None
+            return line_of(("interactions", loc[1] - new.start, *loc[2:]))
+
+        findings = [
+            finding
+            for finding in check(self.cassette, interactions, source, line, only=new)
+            if not (follow_ups_later and finding.awaits_follow_up)
+        ]
+        if findings:
+            raise errors.UnplayableInteraction(findings)
 
     def remove_interaction(self, name: str) -> Interaction:
         """Remove the interaction named `name` (added or the cassette's own, until a reset);
@@ -173,3 +225,13 @@ class RuntimeInteractions:
         self._index = InteractionIndex(matchers)
         self.interactions, self._matchers, self.origins = interactions, matchers, origins
         self.tasks.renumber(kept)
+
+
+T = TypeVar("T")
+
+
+def _placed(old: Sequence[T], new: Sequence[T], kept: Sequence[int | None]) -> list[T]:
+    """The items in their new places: `old[k]` for each kept index k, the next of `new` for
+    each None."""
+    fresh = iter(new)
+    return [next(fresh) if k is None else old[k] for k in kept]

@@ -40,9 +40,15 @@ single cassette); without it, every agent in mount order. Each item names its `a
          a list of them, or `{"interactions": [...]}`; JSON (Content-Type: application/json)
          or YAML (anything else)
          → 201 {"agent", "added": [names], "interactions": count}
+         Added interactions are tried before the cassette's own, in the order they were added.
          Validated as the cassette was, with the same errors (400) naming the item and field
          (and a YAML body's line); 409 for a name the agent has, or for an agent whose state
-         is in a shared store (--store). ?agent= may be left out when one agent is served.
+         is in a shared store (--store). Checked by `mockagent lint`'s rules where they go: one
+         that could never do what it says is refused with 422 and lint's findings about it,
+         "findings": [{"interaction", "code", "message", "line", "shadowedBy": name|null}]
+         (`shadowedBy`: the earlier interaction that takes every call it matches; a task and
+         the follow-up that continues it go in one body). ?agent= may be left out when one
+         agent is served.
     DELETE /_mockagent/interactions/{name}?agent=NAME
          → {"agent", "removed": name, "interactions": count}
          Any interaction, added or the cassette's own; 409 while a follow-up's `from` names it.
@@ -66,7 +72,7 @@ single cassette); without it, every agent in mount order. Each item names its `a
          replaced (its streams end). The agent defaults to the file's stem ("" for a single
          cassette).
 
-Errors: {"error": {"code": 400|404|405|409, "message": text}} with that status.
+Errors: {"error": {"code": 400|404|405|409|422, "message": text}} with that status.
 """
 
 from __future__ import annotations
@@ -96,8 +102,8 @@ def _json(payload: dict[str, Any], status: int = 200) -> Response:
     return Response(body, status=status, mimetype="application/json")
 
 
-def _error(code: int, message: str) -> Response:
-    return _json({"error": {"code": code, "message": message}}, code)
+def _error(code: int, message: str, details: dict[str, Any] | None = None) -> Response:
+    return _json({"error": {"code": code, "message": message, **(details or {})}}, code)
 
 
 def _flag(name: str) -> bool | None:
@@ -245,7 +251,7 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
                 try:
                     answer = handler(**found.groupdict())
                 except ControlError as exc:
-                    return _error(exc.code, exc.message)
+                    return _error(exc.code, exc.message, exc.details)
                 if isinstance(answer, Response):
                     return answer
                 payload, status = answer if isinstance(answer, tuple) else (answer, 200)

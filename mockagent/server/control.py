@@ -32,12 +32,14 @@ CASSETTE_SUFFIXES = (".yaml", ".yml")
 
 
 class ControlError(Exception):
-    """A request the admin API refuses: `code` is the HTTP status (400 or 404)."""
+    """A request the admin API refuses: `code` is the HTTP status (400, 404, 409, 422);
+    `details`, more fields of the answer's `error` (the lint findings of a refused add)."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.details = details or {}
 
 
 def engines(mounts: Mounts, agent: str | None = None) -> list[tuple[str, Engine]]:

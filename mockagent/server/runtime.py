@@ -22,9 +22,13 @@ STATUS: dict[type[errors.MockagentError], int] = {
     errors.DuplicateInteraction: 409,
     errors.InteractionFollowed: 409,
     errors.SharedInteractions: 409,
+    errors.UnplayableInteraction: 422,
     errors.CassetteError: 400,
 }
 """The HTTP status of each refusal (the first class an error is an instance of)."""
+
+FOLLOW_UPS = "(a task and the follow-ups that continue it go in one body: a list is added at once)"
+"""Said after a refused task whose gate only a follow-up opens."""
 
 BODY = "body"
 """What errors in a request body's interactions name as their file."""
@@ -33,7 +37,21 @@ BODY = "body"
 def refusal(exc: errors.MockagentError) -> ControlError:
     """The admin API's error for a refused change."""
     status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 400)
-    return ControlError(status, str(exc))
+    if not isinstance(exc, errors.UnplayableInteraction):
+        return ControlError(status, str(exc))
+    findings = [
+        {
+            "interaction": finding.interaction,
+            "code": finding.code,
+            "message": finding.message,
+            "line": finding.line,
+            "shadowedBy": finding.shadowed_by,
+        }
+        for finding in exc.findings
+    ]
+    waits = any(finding.awaits_follow_up for finding in exc.findings)
+    message = f"{exc}\n{FOLLOW_UPS}" if waits else str(exc)
+    return ControlError(status, message, {"findings": findings})
 
 
 def one_agent(mounts: Mounts, agent: str | None) -> tuple[str, Engine]:
@@ -91,7 +109,8 @@ def body_items(raw: bytes, mimetype: str) -> tuple[list[Any], LineOf | None]:
 def add(
     mounts: Mounts, items: list[Any], agent: str | None = None, line_of: LineOf | None = None
 ) -> dict[str, Any]:
-    """Add `items` (interactions as a cassette writes them) to one agent, after its own."""
+    """Add `items` (interactions as a cassette writes them) to one agent: tried before its
+    own, after those added before."""
     name, engine = one_agent(mounts, agent)
     try:
         added = engine.add_interactions(items, BODY if line_of else "", line_of)

@@ -101,10 +101,10 @@ def test_an_added_interaction_answers_until_it_is_removed(server: ServerThread) 
     assert "error" in send(server.agent_url("alpha"), "hello")  # per agent
     listed = admin(server, "GET", "interactions?agent=beta").json()["interactions"]
     assert [(i["name"], i["added"], i["uses"], i["line"] is None) for i in listed] == [
+        ("hello", True, 2, True),  # tried first
         ("start", False, 0, False),
         ("branch", False, 0, False),
         ("question", False, 0, False),
-        ("hello", True, 2, True),
     ]
     one = admin(server, "GET", "interactions/hello").json()["interaction"]  # the one agent with it
     assert (one["agent"], one["uses"], one["times"], one["added"]) == ("beta", 2, None, True)
@@ -204,6 +204,102 @@ def test_refusals_are_4xx_in_the_admin_shape(
     assert error["code"] == status and message in error["message"], error
 
 
+SHADOWED = (
+    "interaction 'late': shadowed can never match: interaction 'anything' comes first, "
+    "has no `times` limit and matches every call this one does"
+)
+
+
+def names_of(server: ServerThread, agent: str) -> list[str]:
+    listed = admin(server, "GET", f"interactions?agent={agent}").json()["interactions"]
+    return [i["name"] for i in listed]
+
+
+def test_an_added_interaction_behind_an_added_catch_all_is_422_naming_it(
+    server: ServerThread,
+) -> None:
+    catch_all = {"name": "anything", "reply": {"message": "Anything."}}
+    assert admin(server, "POST", "interactions?agent=alpha", json=catch_all).status_code == 201
+    late = {"name": "late", "match": {"text": "hello"}, "reply": {"message": "Hi."}}
+    refused = admin(server, "POST", "interactions?agent=alpha", json=late)
+    assert refused.status_code == 422
+    assert refused.json() == {
+        "error": {
+            "code": 422,
+            "message": SHADOWED,
+            "findings": [
+                {
+                    "interaction": "late",
+                    "code": "shadowed",
+                    "message": SHADOWED.removeprefix("interaction 'late': shadowed "),
+                    "line": None,
+                    "shadowedBy": "anything",
+                }
+            ],
+        }
+    }
+    assert names_of(server, "alpha") == ["anything", "start", "branch", "question"]
+    assert text_of(send(server.agent_url("alpha"), "hello")) == "Anything."
+
+
+def test_a_fault_the_card_never_plays_is_422_with_the_body_line(server: ServerThread) -> None:
+    body = (
+        "- name: fine\n"
+        "  match: {text: fine}\n"
+        "  reply: {message: Fine.}\n"
+        "- name: cut\n"
+        "  match: {text: build it}\n"
+        "  fault: {dropAfter: 2}\n"
+        "  reply: {message: Built.}\n"
+    )
+    refused = admin(server, "POST", "interactions?agent=alpha", content=body)
+    assert refused.status_code == 422
+    error = refused.json()["error"]
+    assert error["message"] == (
+        "body:4: interaction 'cut': streaming-off fault.dropAfter only applies to streams, but "
+        "the card says capabilities.streaming: false"
+    )
+    assert [(f["code"], f["line"], f["shadowedBy"]) for f in error["findings"]] == [
+        ("streaming-off", 4, None)
+    ]
+    assert names_of(server, "alpha") == ["start", "branch", "question"]  # nothing of the body
+
+
+def test_a_gate_goes_in_one_body_with_the_follow_up_that_opens_it(server: ServerThread) -> None:
+    gate = {
+        "name": "deploy",
+        "match": {"text": "deploy"},
+        "reply": {
+            "task": {
+                "steps": [
+                    {"state": "TASK_STATE_INPUT_REQUIRED", "message": "Which env?"},
+                    {"state": "TASK_STATE_COMPLETED"},
+                ]
+            }
+        },
+    }
+    refused = admin(server, "POST", "interactions?agent=alpha", json=gate)
+    assert refused.status_code == 422
+    error = refused.json()["error"]
+    assert [f["code"] for f in error["findings"]] == ["unreachable-steps"]
+    assert "no follow-up continues the task" in error["message"]
+    assert error["message"].endswith("go in one body: a list is added at once)")
+    follow_up = {
+        "name": "env",
+        "match": {"task": {"from": "deploy"}},
+        "reply": {"task": {"steps": [{"state": "TASK_STATE_COMPLETED", "message": "Deployed."}]}},
+    }
+    added = admin(server, "POST", "interactions?agent=alpha", json=[gate, follow_up])
+    assert added.status_code == 201 and added.json()["added"] == ["deploy", "env"]
+    alone = {**follow_up, "name": "orphan", "match": {"task": {"from": "question"}}}
+    refused = admin(server, "POST", "interactions?agent=alpha", json=alone)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["message"] == (
+        "interaction 'orphan': unreachable-follow-up can never match: its task would come from "
+        "'question', which answers with a message, not a task"
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -292,7 +388,7 @@ def test_a_saved_cassette_answers_byte_for_byte(server: ServerThread, tmp_path: 
     assert saved.headers["Content-Type"] == "application/yaml; charset=utf-8"
     assert saved.text.startswith("# yaml-language-server: $schema=")
     data = yaml.safe_load(saved.text)
-    assert [i["name"] for i in data["interactions"]] == ["start", "branch", "build", "build-again"]
+    assert [i["name"] for i in data["interactions"]] == ["build", "build-again", "start", "branch"]
     path = tmp_path / "saved.yaml"
     path.write_text(saved.text)
     assert (

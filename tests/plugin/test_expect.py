@@ -3,9 +3,15 @@ generated test sessions (pytester)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import yaml
+from a2a.client import ClientConfig, create_client
+from a2a.helpers import new_text_message
+from a2a.types import Role, SendMessageRequest, TaskState
 
+from mockagent import MockAgent
 from tests.helpers.plugin_sessions import cassette, make_test, run
 from tests.helpers.recording import CODE_REVIEWER, upstream_agent
 
@@ -91,22 +97,25 @@ def test_alone(mockagent):
     assert not (pytester.path / "cassettes").exists()  # nothing was written in mode none
 
 
-def test_expect_comes_after_the_cassette_and_reset_removes_it(pytester: pytest.Pytester) -> None:
+def test_expect_comes_before_the_cassette_and_reset_removes_it(pytester: pytest.Pytester) -> None:
+    """What a test adds for itself wins over the cassette (WireMock's newest stub does); among
+    the added, the first added that matches answers."""
     cassette(pytester.path / "reviewer.yaml")
     make_test(
         pytester,
         """
 @pytest.mark.mockagent("reviewer.yaml")
 def test_mixed(mockagent):
-    mockagent.expect(text={"endswith": "?"}, name="late").reply_message("Never.")
+    mockagent.expect(text={"endswith": "?"}, name="mine", times=1).reply_message("Mine.")
     mockagent.expect(text="hello").reply_message("Hi!")
-    assert send(mockagent.url, "Which languages?")["result"]["message"]["parts"][0]["text"] == (
-        "Python, Go and TypeScript."
-    )
+    answers = [send(mockagent.url, "Which languages?")["result"]["message"]["parts"][0]["text"]
+               for _ in range(2)]
+    assert answers == ["Mine.", "Python, Go and TypeScript."]  # `times` used up: the cassette's
     assert send(mockagent.url, "hello")["result"]["message"]["parts"][0]["text"] == "Hi!"
     views = {view["name"]: view for view in mockagent.interactions}
-    assert (views["languages"]["added"], views["late"]["added"]) == (False, True)
-    assert views["expected-1"]["uses"] == 1 and views["late"]["line"] is None
+    assert list(views) == ["mine", "expected-1", "languages"]
+    assert (views["languages"]["added"], views["mine"]["added"]) == (False, True)
+    assert views["expected-1"]["uses"] == 1 and views["mine"]["line"] is None
     mockagent.reset()
     assert [view["name"] for view in mockagent.interactions] == ["languages"]
     mockagent.expect(text="hello").reply_message("Hi again!")  # the name is free again
@@ -368,3 +377,110 @@ def test_refused_reply_is_a_reply(mockagent):
             "  mockagent.expect(text={'endswith': '?'})",
         ]
     )
+
+
+def test_an_expect_that_can_never_do_what_it_says_fails_the_test_with_lints_words(
+    pytester: pytest.Pytester,
+) -> None:
+    """The issue's first case: a dropped stream on a card without streaming is never played (the
+    official client sends a blocking SendMessage), so the test that meant to prove the client
+    survives it would pass untested. The reply raises lint's finding, as `mockagent lint` words
+    it for a cassette; a gate no later expect() opens fails the test at its end."""
+    make_test(
+        pytester,
+        """
+from mockagent.errors import UnplayableInteraction
+
+STEPS = [{"state": "TASK_STATE_WORKING"}, {"state": "TASK_STATE_COMPLETED"}]
+GATE = [{"state": "TASK_STATE_INPUT_REQUIRED"}, {"state": "TASK_STATE_COMPLETED"}]
+
+
+@pytest.mark.mockagent(agent={"name": "Builder", "capabilities": {"streaming": False}})
+def test_cut_stream(mockagent):
+    mockagent.expect(text="build it", fault={"dropAfter": 2}).reply_task(steps=STEPS)
+
+
+@pytest.mark.mockagent(agent={"name": "Builder"})
+def test_behind_a_catch_all(mockagent):
+    mockagent.expect(name="anything").reply_message("Anything.")
+    mockagent.expect(text="build it").reply_message("Built.")
+
+
+@pytest.mark.mockagent(agent={"name": "Builder", "capabilities": {"streaming": False}})
+def test_refused_is_not_added(mockagent):
+    with pytest.raises(UnplayableInteraction) as refused:
+        mockagent.expect(text="build it", fault={"errorAfter": 1}).reply_task(steps=STEPS)
+    assert [f.code for f in refused.value.findings] == ["streaming-off"]
+    assert mockagent.interactions == []
+
+
+@pytest.mark.mockagent(agent={"name": "Builder"})
+def test_gate_never_opened(mockagent):
+    mockagent.expect(text="deploy", name="deploy").reply_task(steps=GATE)
+    assert send(mockagent.url, "deploy")["result"]["task"]["status"]["state"] == (
+        "TASK_STATE_INPUT_REQUIRED"
+    )
+
+
+@pytest.mark.mockagent(agent={"name": "Builder"})
+def test_gate_opened_by_a_later_expect(mockagent):
+    mockagent.expect(text="deploy", name="deploy").reply_task(steps=GATE)
+    mockagent.expect(task={"from": "deploy"}).reply_task(steps=[{"state": "TASK_STATE_COMPLETED"}])
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2, failed=3)
+    assert "mockagent/engine" not in result.stdout.str()  # the test's error, not ours
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_cut_stream _*",
+            "E*UnplayableInteraction: interaction 'expected-1': streaming-off fault.dropAfter "
+            "only applies to streams, but the card says capabilities.streaming: false",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_behind_a_catch_all _*",
+            "E*UnplayableInteraction: interaction 'expected-1': shadowed can never match: "
+            "interaction 'anything' comes first, has no `times` limit and matches every call "
+            "this one does",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_gate_never_opened _*",
+            "mockagent: an expect() can never do what it says:",
+            "  interaction 'deploy': unreachable-steps step 2 comes after *INPUT_REQUIRED (step "
+            "1), and no follow-up continues the task: add an interaction that matches "
+            "`task: {from: deploy}`, or end the script at step 1",
+        ]
+    )
+
+
+RUN_AT_HEAD = "Run the tests at HEAD"
+
+
+@pytest.mark.mockagent("cassettes/kit/test-runner.yaml")
+def test_an_expect_wins_over_the_kits_catch_all(mockagent: MockAgent) -> None:
+    """The kit's test-runner ends with `run-head`, which matches every message: an expect() for
+    the same calls used to come after it and never answer. It is tried first now, as a test
+    author expects of what the test adds; the official client gets its answer."""
+    mockagent.expect(text=RUN_AT_HEAD, name="mine").reply_task(
+        steps=[
+            {"state": "TASK_STATE_WORKING"},
+            {"state": "TASK_STATE_COMPLETED", "message": "3 passed"},
+        ]
+    )
+
+    async def ask(text: str) -> tuple[str, str]:
+        config = ClientConfig(supported_protocol_bindings=["JSONRPC"], streaming=False)
+        async with await create_client(mockagent.url, client_config=config) as client:
+            message = new_text_message(text, role=Role.ROLE_USER)
+            events = [e async for e in client.send_message(SendMessageRequest(message=message))]
+        task = events[-1].task
+        return TaskState.Name(task.status.state), task.status.message.parts[0].text
+
+    assert asyncio.run(ask(RUN_AT_HEAD)) == ("TASK_STATE_COMPLETED", "3 passed")
+    assert asyncio.run(ask("Run the tests"))[1] != "3 passed"  # the cassette's, as before
+    assert [entry.interaction for entry in mockagent.journal] == ["mine", "run-head"]
+    mockagent.assert_called("mine", times=1)

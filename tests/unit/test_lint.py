@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mockagent.cassette.store import load_cassette
 from mockagent.cli import main
-from mockagent.lint import Finding, lint
+from mockagent.lint import Finding, check, lint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -583,6 +584,23 @@ def test_an_interaction_behind_a_catch_all_is_shadowed(tmp_path: Path) -> None:
         line_of(path, "@never"),
     )
     assert "'catch-all' (line 9)" in finding.message
+    assert finding.shadowed_by == "catch-all"
+
+
+def test_check_runs_the_same_rules_on_any_list_of_interactions(tmp_path: Path) -> None:
+    """What the engine runs on interactions added to a served agent: lint's rules on a list in
+    the order tried, under the cassette's card; `only` picks whose findings count."""
+    path = cassette(tmp_path, SHADOWS)
+    loaded = load_cassette(path)
+    interactions = list(loaded.cassette.interactions)
+    everything = lint(path)
+    assert [(f.code, f.message) for f in check(loaded.cassette, interactions, str(path))] == [
+        (f.code, f.message.replace(" (line 9)", "")) for f in everything
+    ]
+    [found] = check(loaded.cassette, interactions, only=[len(interactions) - 1])
+    assert str(found) == f"interaction 'never': shadowed {found.message}"
+    assert found.message.startswith("can never match: interaction 'catch-all' comes first")
+    assert check(loaded.cassette, interactions[::-1], only=[0]) == []  # first: nothing shadows it
 
 
 def test_shadowing_needs_every_matcher_of_the_earlier_one(tmp_path: Path) -> None:
@@ -713,6 +731,9 @@ def test_finding_text() -> None:
     assert (
         str(Finding("c.yaml", 3, None, "load-error", "not valid YAML"))
         == "c.yaml:3: load-error not valid YAML"
+    )
+    assert str(Finding("", None, "run", "shadowed", "can never match")) == (
+        "interaction 'run': shadowed can never match"
     )
 
 
