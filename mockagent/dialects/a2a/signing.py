@@ -19,9 +19,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from mockagent.cassette.models import Agent
 from mockagent.errors import MockagentError
+
+if TYPE_CHECKING:  # the a2a-sdk is imported only when a card is signed
+    from a2a.utils.signing import ProtectedHeader
 
 EXTRA = "mockagent[signing]"
 JWKS_PATH = "/.well-known/jwks.json"
@@ -36,7 +41,11 @@ class SigningUnavailable(MockagentError):
     """A signed card was asked for, but the libraries that sign are not installed."""
 
 
-def signs(agent: Any) -> bool:
+Sign = Callable[[Any, "ProtectedHeader", dict[str, Any]], tuple[str, str]]
+"""`sign(key, protected header, card) -> (protected, signature)`: one AgentCardSignature."""
+
+
+def signs(agent: Agent) -> bool:
     """Whether an agent's cards are served signed: `signed: true`, or an extended card recorded
     with `signatures` (a recording made before `signed` existed kept them there)."""
     return bool(agent.signed or (agent.extendedCard or {}).get("signatures"))
@@ -78,7 +87,7 @@ class CardSigner:
         """`card` with one signature (any it had replaced), whose header's `jku` is the JWKS
         below `base_url`. Raises ValueError for a card the a2a-sdk cannot read."""
         unsigned = {key: value for key, value in card.items() if key != "signatures"}
-        header = {
+        header: ProtectedHeader = {
             "alg": ALGORITHM,
             "kid": self.kid,
             "jku": base_url.rstrip("/") + JWKS_PATH,
@@ -88,8 +97,8 @@ class CardSigner:
         return {**unsigned, "signatures": [{"protected": protected, "signature": signature}]}
 
 
-def _sdk_signer() -> Any:
-    """`sign(key, header, card) -> (protected, signature)` by the a2a-sdk's own signer."""
+def _sdk_signer() -> Sign:
+    """The a2a-sdk's own signer, as a `Sign`."""
     try:
         from a2a.client.card_resolver import parse_agent_card
         from a2a.utils.signing import create_agent_card_signer
@@ -99,7 +108,7 @@ def _sdk_signer() -> Any:
             f"a signed agent card needs the a2a-sdk ({exc.name} is missing): pip install '{EXTRA}'"
         ) from None
 
-    def sign(key: Any, header: Any, card: dict[str, Any]) -> tuple[str, str]:
+    def sign(key: Any, header: ProtectedHeader, card: dict[str, Any]) -> tuple[str, str]:
         try:
             # As the client reads it (legacy v0.3 fields mapped or dropped, unknown ones left
             # out): the verifier canonicalises that card, so that is the card to sign.
