@@ -133,6 +133,12 @@ class Agent(Model):
             "(not 400, 400, 500); JSON-RPC codes are the same"
         ),
     )
+    # Signed cards (issue 25): one field, kept apart from the card facts above.
+    signed: bool = Field(
+        False,
+        description="serve the card signed (JWS, EdDSA) with a key derived from the cassette's "
+        "id seed; the public key at /.well-known/jwks.json (needs `mockagent[signing]`)",
+    )
 
 
 class Duration(Model):

@@ -4,6 +4,7 @@ answer unchanged (streams teed event by event, never buffered), and records it."
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -12,7 +13,9 @@ import httpx
 
 from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, rest
+from mockagent.dialects.a2a.card import jwks_response
 from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.a2a.signing import JWKS_PATH, CardSigner, SigningUnavailable
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
@@ -28,6 +31,8 @@ from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable,
 from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
 from mockagent.proxy.v0_3_wire import rest_error_kind
 from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
+
+log = logging.getLogger("mockagent")
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class RecordingProxy:
         self.replay = replay
         self.hooks = hooks or RecordHooks()
         self._card: dict[str, Any] | None = None
+        self._signer: CardSigner | None = None  # once the upstream's card came signed
         self._protocol: str | None = None
         self.agentex = AgentexRecording(self)
         self.push = PushCalls()
@@ -73,10 +79,21 @@ class RecordingProxy:
         self._card = card
         with self.session.lock:
             self.session.recorder.set_card(card)
-        return HttpResponse.json(
-            self.upstream.rewrite_card(card, request.base_url),
-            headers={"Cache-Control": "no-cache"},
-        )
+        served = self.upstream.rewrite_card(card, request.base_url)
+        if card.get("signatures"):
+            served = self._signed(served, request.base_url)
+        return HttpResponse.json(served, headers={"Cache-Control": "no-cache"})
+
+    def _signed(self, card: dict[str, Any], base_url: str) -> dict[str, Any]:
+        """The upstream's signature covered its own URLs, which the client no longer sees: the
+        card is signed anew with the key its replay will use (the JWKS served beside it), so a
+        client that verifies cards can record too."""
+        try:
+            self._signer = self._signer or CardSigner(self.session.recorder.seed)
+            return self._signer.sign(card, base_url)
+        except (SigningUnavailable, ValueError) as exc:
+            log.warning("the recorded agent card keeps the upstream's signature: %s", exc)
+            return card
 
     def _interfaces(self) -> tuple[set[str], list[str]]:
         """JSON-RPC paths and REST bases of the upstream, relative to its root."""
@@ -177,6 +194,8 @@ class RecordingProxy:
         """Answer one request: the card, a replay the cassette already has, or the upstream's."""
         if request.path == CARD_PATH and request.method == "GET":
             return self.card(request)
+        if request.path == JWKS_PATH and request.method == "GET" and self._signer is not None:
+            return jwks_response(self._signer)
         try:
             recorded = self.hooks.request(request)  # what is recorded of it; None: nothing
         except HookError as exc:  # the test's hook failed: the call is not made

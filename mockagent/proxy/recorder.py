@@ -149,14 +149,19 @@ class Recorder:
         for key in ("securitySchemes", "securityRequirements"):
             if card.get(key):
                 agent[key] = card[key]
+        if card.get("signatures"):  # the fact, not the signature: it signed the agent's URLs
+            agent["signed"] = True
         extended = (self.agent or {}).get("extendedCard")
         self.agent = {**agent, **({"extendedCard": extended} if extended else {})}
 
     def set_extended_card(self, card: dict[str, Any], public: dict[str, Any]) -> None:
-        """The fields of the extended card that differ from the public card."""
+        """The fields of the extended card that differ from the public card (its signatures are
+        made anew on replay, as the public card's)."""
         if self.agent is not None:
             extra = {
-                k: v for k, v in card.items() if k != "supportedInterfaces" and public.get(k) != v
+                k: v
+                for k, v in card.items()
+                if k not in ("supportedInterfaces", "signatures") and public.get(k) != v
             }
             self.agent["extendedCard"] = extra
 

@@ -173,9 +173,10 @@ def agent_card(url: str) -> AgentCard:
     )
 
 
-def create_app(url: str, delay: float = DEFAULT_DELAY) -> Starlette:
-    """The agent as a Starlette app whose card advertises `url`."""
-    card = agent_card(url)
+def create_app(url: str, delay: float = DEFAULT_DELAY, card: AgentCard | None = None) -> Starlette:
+    """The agent as a Starlette app whose card (`card`, default `agent_card(url)`) advertises
+    `url`."""
+    card = card or agent_card(url)
     push_http = httpx.AsyncClient(timeout=5.0)
     push_store = InMemoryPushNotificationConfigStore()
     handler = DefaultRequestHandler(

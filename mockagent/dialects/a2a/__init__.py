@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from mockagent import errors
 from mockagent.dialects.a2a import jsonrpc, rest
-from mockagent.dialects.a2a.card import card_response
+from mockagent.dialects.a2a.card import card_response, jwks_response
 from mockagent.dialects.a2a.push import PushNotifier
 from mockagent.dialects.a2a.service import A2AService
+from mockagent.dialects.a2a.signing import JWKS_PATH
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
 from mockagent.vocabulary import CARD_PATH
@@ -31,8 +32,14 @@ class A2AAgent:
         """Answer any request under this agent's mount; never raises."""
         if request.path == CARD_PATH and request.method in ("GET", "HEAD"):
             return card_response(
-                self.service.agent, request, self.engine.clock.start, self.service.grpc
+                self.service.agent,
+                request,
+                self.engine.clock.start,
+                self.service.grpc,
+                self.service.signer,
             )
+        if request.path == JWKS_PATH and request.method in ("GET", "HEAD") and self.service.signer:
+            return jwks_response(self.service.signer)
         if request.path in ("", "/") and request.method == "POST":
             return jsonrpc.handle(self.service, request)
         try:

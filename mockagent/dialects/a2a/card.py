@@ -9,6 +9,8 @@ from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any, NamedTuple
 
 from mockagent.cassette.models import Agent
+from mockagent.cassette.store import LoadedCassette
+from mockagent.dialects.a2a.signing import CardSigner, SigningUnavailable, signs
 from mockagent.dialects.http import HttpRequest, HttpResponse
 
 CACHE_CONTROL = "public, max-age=60"  # short: a cassette may be edited while clients run
@@ -91,8 +93,55 @@ def build_extended_card(
     return {**build_card(agent, base_url, grpc), **(agent.extendedCard or {})}
 
 
+def public_card(
+    agent: Agent,
+    base_url: str,
+    grpc: GrpcInterface | None = None,
+    signer: CardSigner | None = None,
+) -> dict[str, Any]:
+    """The public card, as its GET serves it: with the v0.3 fields when the
+    cassette asks for them, signed by `signer` when there is one."""
+    card = build_card(agent, base_url, grpc)
+    if agent.v03Card:
+        card = with_v03_fields(card, agent, base_url)
+    return signer.sign(card, base_url) if signer is not None else card
+
+
+def extended_card(
+    agent: Agent,
+    base_url: str,
+    grpc: GrpcInterface | None = None,
+    signer: CardSigner | None = None,
+) -> dict[str, Any]:
+    """The card GetExtendedAgentCard answers, signed by `signer` when there is one (a recorded
+    signature is never served: it signed another card)."""
+    card = build_extended_card(agent, base_url, grpc)
+    return signer.sign(card, base_url) if signer is not None else card
+
+
+def card_signer(loaded: LoadedCassette) -> CardSigner | None:
+    """The signer of a cassette's cards (None when they are not signed), its key derived from
+    the cassette's id seed. Raises CassetteError at the cassette's line when the cards cannot be
+    signed: the signing libraries are missing, or the a2a-sdk cannot read a card."""
+    agent, cassette = loaded.cassette.agent, loaded.cassette
+    if agent is None or not signs(agent):
+        return None
+    where = ("agent", "signed") if agent.signed else ("agent", "extendedCard", "signatures")
+    try:
+        signer = CardSigner(cassette.ids.seed or cassette.name)
+        for card in (public_card, extended_card):  # now, not at the first client's request
+            card(agent, "http://localhost", None, signer)
+    except (SigningUnavailable, ValueError) as exc:
+        raise loaded.locate(where, str(exc)) from None
+    return signer
+
+
 def card_response(
-    agent: Agent, request: HttpRequest, modified: datetime, grpc: GrpcInterface | None = None
+    agent: Agent,
+    request: HttpRequest,
+    modified: datetime,
+    grpc: GrpcInterface | None = None,
+    signer: CardSigner | None = None,
 ) -> HttpResponse:
     """GET of the card, with `Cache-Control`, an `ETag` and a `Last-Modified`, answered 304 when
     `If-None-Match` names the ETag or, without one, `If-Modified-Since` is not before `modified`.
@@ -101,11 +150,9 @@ def card_response(
     checkout and run (a file's mtime is not), so the card's headers replay as identically as its
     bytes; every timestamp the agent gives is later, and the card never changes while served.
     Without `clock.start` it is when the clock started (load or reset), as the agent's timestamps.
+    A signed card's signature is deterministic too (mockagent.dialects.a2a.signing).
     """
-    card = build_card(agent, request.base_url, grpc)
-    if agent.v03Card:
-        card = with_v03_fields(card, agent, request.base_url)
-    response = HttpResponse.json(card)
+    response = HttpResponse.json(public_card(agent, request.base_url, grpc, signer))
     assert isinstance(response.body, bytes)  # a JSON answer is never streamed
     modified = modified.replace(microsecond=0)  # an HTTP date has whole seconds
     validators = {
@@ -117,6 +164,11 @@ def card_response(
     if _not_modified(request, validators["ETag"], modified):
         return HttpResponse(304, b"", validators)
     return response
+
+
+def jwks_response(signer: CardSigner) -> HttpResponse:
+    """GET of the JWKS that verifies a signed card: the key never changes while served."""
+    return HttpResponse.json(signer.jwks(), headers={"Cache-Control": CACHE_CONTROL})
 
 
 def _not_modified(request: HttpRequest, etag: str, modified: datetime) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import Fault
-from mockagent.dialects.a2a.card import GrpcInterface, build_extended_card
+from mockagent.dialects.a2a.card import GrpcInterface, card_signer, extended_card
 from mockagent.dialects.a2a.wire import (
     check_message,
     normalise,
@@ -48,6 +48,7 @@ class A2AService:
             raise ValueError("an A2A service needs an A2A cassette (with `agent:`)")
         self.agent = engine.cassette.agent
         self.grpc: GrpcInterface | None = None  # set while gRPC serves this agent (the card's)
+        self.signer = card_signer(engine.loaded)  # signs the cards when the cassette says so
 
     def call(
         self,
@@ -77,7 +78,7 @@ class A2AService:
             self._check_service_parameters(request, legacy)
             self._check_capability(operation, params)
             if operation == "GetExtendedAgentCard":
-                card = build_extended_card(self.agent, request.base_url, self.grpc)
+                card = extended_card(self.agent, request.base_url, self.grpc, self.signer)
                 self.engine.record(call)
                 return Answer(card)
             call.params = _validated(operation, params)
