@@ -6,10 +6,10 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BeforeValidator, Field, Strict
+from pydantic import AfterValidator, BeforeValidator, Field, Strict
 from pydantic.json_schema import WithJsonSchema
 
-from mockagent.cassette.base import Count, Model
+from mockagent.cassette.base import Millis, Model
 
 Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
 """The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
@@ -136,7 +136,7 @@ class Agent(Model):
 
 
 class Duration(Model):
-    ms: Count
+    ms: Millis
 
 
 def _time(value: Any) -> Any:
@@ -148,33 +148,67 @@ def _time(value: Any) -> Any:
     return value
 
 
-RFC3339 = (
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+_AFTER_YEAR = (
+    r"-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
+RFC3339 = r"[0-9]{4}" + _AFTER_YEAR
+YEARS = (1000, 8999)
+"""The years a clock may start in, as written: a thousand years on, timestamps stop at
+9999-12-31T23:59:59.999Z, where a datetime and a protobuf Timestamp do."""
+_YEAR = r"(1[0-9]{3}|[2-8][0-9]{3})"  # YEARS, for the JSON Schema
+
+
+def _within(value: datetime) -> datetime:
+    """A start the clock can count from for a thousand years (any zone turns it into UTC)."""
+    if not YEARS[0] <= value.year <= YEARS[1]:
+        raise ValueError(
+            f"the year must be from {YEARS[0]} to {YEARS[1]}, which leaves the clock a "
+            "thousand years to move on"
+        )
+    return value
+
+
 # Not strict: the string is parsed (strict pydantic takes only datetime objects from Python).
 Time = Annotated[
     datetime,
     BeforeValidator(_time),
+    AfterValidator(_within),
     Strict(False),
-    WithJsonSchema({"type": "string", "format": "date-time", "pattern": f"^{RFC3339}$"}),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": f"^{_YEAR}{_AFTER_YEAR}$"}),
 ]
+
+
+PACE = r"^(recorded|instant|scale=([0-9]{1,3}(\.[0-9]+)?|1000(\.0+)?))$"
+
+
+def _pace(value: Any) -> Any:
+    """The pattern's own words would say little: say what a pace is."""
+    if isinstance(value, str) and not re.fullmatch(PACE, value):
+        raise ValueError("a pace is recorded, instant or scale=F (F from 0 to 1000, as 0.5)")
+    return value
 
 
 class Clock(Model):
     start: Time | None = Field(
-        None, description="virtual start time; unset = now (freezegun-aware)"
+        None,
+        description=(
+            "virtual start time, in the years 1000 to 8999; unset = now (freezegun-aware)"
+        ),
     )
     tick: Duration = Field(
-        default_factory=lambda: Duration(ms=250), description="added per timestamp"
+        default_factory=lambda: Duration(ms=250),
+        description="added per timestamp (ms, at most a day)",
     )
-    # [0-9], not \d: pydantic's regex and JSON Schema's differ on what a digit is.
-    pace: str = Field(
+    # [0-9], not \d: pydantic's regex and JSON Schema's differ on what a digit is. The pattern
+    # bounds the factor: 0 to 1000 (MAX_SCALE).
+    pace: Annotated[str, BeforeValidator(_pace)] = Field(
         "recorded",
-        pattern=r"^(recorded|instant|scale=[0-9]+(\.[0-9]+)?)$",
-        description="streams: gaps as scripted, none, or scaled (scale=0.5)",
+        pattern=PACE,
+        description="streams: gaps as scripted, none, or scaled (scale=0.5; at most scale=1000)",
     )
-    paceCapMs: Count | None = Field(None, description="streams: no gap longer than this")
+    paceCapMs: Millis | None = Field(
+        None, description="streams: no gap longer than this (ms, at most a day)"
+    )
 
 
 class Ids(Model):

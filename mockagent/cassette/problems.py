@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from mockagent.cassette.base import BOUNDS
 from mockagent.cassette.rules import Loc
 from mockagent.cassette.vocabulary import suggestion
 
@@ -47,7 +48,7 @@ def every_problem(
         if error["type"] == "extra_forbidden":
             unknown.setdefault(loc, _unknown_field(root, loc))
         else:
-            found.setdefault(loc, error["msg"].removeprefix("Value error, "))
+            found.setdefault(loc, _message(error))
     for loc, message in unknown.items():  # the field a typo meant is not missing: it is misspelt
         meant = message.partition("did you mean ")[2].strip("'?")
         if meant and found.get(loc[:-1] + (meant,)) == "Field required":
@@ -68,6 +69,14 @@ def first_problem(root: type[BaseModel], data: Any, errors: list[ErrorDetails]) 
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
     return loc, message
+
+
+def _message(error: ErrorDetails) -> str:
+    """pydantic's message, or ours where it would not say why there is a bound."""
+    limit = error.get("ctx", {}).get("le")
+    if error["type"] == "less_than_equal" and limit in BOUNDS:
+        return f"must be at most {limit} ({BOUNDS[limit]})"
+    return error["msg"].removeprefix("Value error, ")
 
 
 def _unknown_field(root: type[BaseModel], loc: Loc) -> str:
