@@ -87,11 +87,21 @@ class V03Wire(Model):
     )
 
 
+def _default_skills(agent: dict[str, Any]) -> list[Skill]:
+    """A card lists one skill at least (A2A): an agent that names none does what it is named."""
+    name = agent.get("name", "agent")
+    description = agent.get("description", name)
+    return [Skill(id="default", name=name, description=description, tags=["default"])]
+
+
 class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
     name: str
-    description: str
+    description: str = Field(
+        default_factory=lambda agent: agent.get("name", "agent"),
+        description="the card's description; unset: the agent's `name`",
+    )
     version: str = "1.0.0"
     provider: dict[str, Any] | None = None
     documentationUrl: str | None = None
@@ -99,7 +109,14 @@ class Agent(Model):
     capabilities: Capabilities = Field(default_factory=Capabilities)
     defaultInputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
     defaultOutputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
-    skills: list[Skill] = Field(min_length=1)
+    skills: list[Skill] = Field(
+        default_factory=_default_skills,
+        min_length=1,
+        description=(
+            "the card's skills, one at least; unset: one skill `{id: default, name: <the "
+            "agent's name>, description: <its description>, tags: [default]}`"
+        ),
+    )
     bindings: list[Binding] = Field(
         default_factory=lambda: list(get_args(Binding)),
         min_length=1,
