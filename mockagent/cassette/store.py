@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from mockagent.cassette.models import Cassette
+from mockagent.cassette.names import written_problems
 from mockagent.cassette.problems import every_problem
 from mockagent.cassette.schema import json_schema
 from mockagent.cassette.yaml_reader import (
@@ -145,9 +146,12 @@ def _validated(text: str, path: str) -> Cassette:
     except ValidationError as exc:
         lines = line_map(node) if node is not None else {}
         names = _names(data)
+        found = every_problem(Cassette, data, exc.errors())
+        # The name rules run on the model only when all else is valid: here, on what is written.
+        found += [problem for problem in written_problems(data) if problem not in found]
         problems = [
             Problem(describe(names, loc, message), path, deepest_line(lines, loc))
-            for loc, message in every_problem(Cassette, data, exc.errors())
+            for loc, message in found
         ]
         raise CassetteError.of(problems) from None
 

@@ -126,3 +126,45 @@ def test_the_admin_api_load_reports_every_problem(tmp_path: Path) -> None:
     message = answer.get_json()["error"]["message"]
     for line in _expected(path):
         assert line in message
+
+
+def test_the_name_rules_are_checked_beside_other_problems(tmp_path: Path) -> None:
+    # the models check names only where all else is valid: a typo must not hide them
+    text = cassette("""
+        - name: twin
+          reply: {mesage: hi}
+        - name: twin
+          reply: {message: hi}
+        - name: follow
+          match: {task: {from: nobody}}
+          reply: {message: ok}
+    """)
+    error = _load_error(_write(tmp_path, text))
+    assert [(p.line, p.message) for p in error.problems] == [
+        (
+            line_of(text, "mesage"),
+            "interaction 'twin' (#1): reply.mesage: unknown field; did you mean 'message'?",
+        ),
+        (
+            line_of(text, "message: hi}") - 1,  # its `- name: twin`
+            "interaction 'twin' (#2): name: two interactions are named 'twin'",
+        ),
+        (
+            line_of(text, "nobody"),
+            "interaction 'follow' (#3): match.task.from: names 'nobody', which is no interaction "
+            "of this cassette; use one of follow, twin",
+        ),
+    ]
+
+
+def test_the_name_rules_alone_are_reported_once(tmp_path: Path) -> None:
+    text = cassette("""
+        - name: twin
+          reply: {message: a}
+        - name: twin
+          reply: {message: b}
+    """)
+    error = _load_error(_write(tmp_path, text))
+    assert [p.message for p in error.problems] == [
+        "interaction 'twin' (#2): name: two interactions are named 'twin'"
+    ]
