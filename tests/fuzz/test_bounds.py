@@ -43,8 +43,12 @@ def bounds(model: str, field: str) -> tuple[int, int]:
 FIELDS = {  # a name here → the model and field of the schema that bound it
     "ms1": ("After", "ms"),
     "polls1": ("After", "polls"),
+    "subscribers1": ("After", "subscribers"),
+    "finds1": ("After", "finds"),
     "ms2": ("After", "ms"),
     "polls2": ("After", "polls"),
+    "subscribers2": ("After", "subscribers"),
+    "finds2": ("After", "finds"),
     "delayMs": ("Fault", "delayMs"),
     "dropAfter": ("Fault", "dropAfter"),
     "closeAfter": ("Fault", "closeAfter"),
@@ -54,11 +58,9 @@ FIELDS = {  # a name here → the model and field of the schema that bound it
     "tick": ("Duration", "ms"),
     "paceCapMs": ("Clock", "paceCapMs"),
 }
+AFTER = ("ms", "polls", "subscribers", "finds")
 WRITTEN = {  # a name here → the field as the loader's message writes it
-    "ms1": "steps[1].after.ms",
-    "polls1": "steps[1].after.polls",
-    "ms2": "steps[2].after.ms",
-    "polls2": "steps[2].after.polls",
+    **{f"{field}{i}": f"steps[{i}].after.{field}" for field in AFTER for i in (1, 2)},
     "firstSteps": "reply.task.firstSteps",
     "times": "(#1): times",
     "tick": "clock.tick.ms",
@@ -102,8 +104,7 @@ def cassettes(draw: st.DrawFn) -> tuple[dict[str, Any], str | None]:
         n[broken] = draw(past(broken))
     steps: list[dict[str, Any]] = [{"state": "TASK_STATE_SUBMITTED"}]
     for i, state in ((1, "TASK_STATE_WORKING"), (2, "TASK_STATE_COMPLETED")):
-        subscribers = draw(st.none() | st.just(1))  # a gate the stream below never opens
-        after = _given(ms=n[f"ms{i}"], polls=n[f"polls{i}"], subscribers=subscribers)
+        after = _given(**{field: n[f"{field}{i}"] for field in AFTER})
         steps.append({"state": state, **({"after": after} if after else {})})
     fault = _given(**{key: n[key] for key in ("delayMs", "dropAfter", "closeAfter", "errorAfter")})
     interaction = _given(
