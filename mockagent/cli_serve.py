@@ -151,8 +151,10 @@ def serve(
         raise SystemExit(1) from None
     except CassetteError as exc:
         # A cassette typo is the user's to fix: the message names file:line and field, and a
-        # traceback would only bury it. Exit status 2 is click's "bad usage" status.
-        click.echo(f"mockagent: {exc}", err=True)
+        # traceback would only bury it. Exit status 2 is click's "bad usage" status. Every
+        # problem, one a line: a user fixes them all in one go.
+        for problem in exc.problems:
+            click.echo(f"mockagent: {problem}", err=True)
         raise SystemExit(2) from None
     mounts = app.extensions["mockagent"]
 

@@ -5,6 +5,8 @@ Engine code raises the neutral errors below; it never knows JSON-RPC codes or HT
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -12,14 +14,47 @@ class MockagentError(Exception):
     """Root of every error mockagent raises on purpose."""
 
 
-class CassetteError(MockagentError):
-    """A cassette that cannot be loaded; the message names file, line, interaction and field."""
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a cassette: where (file and line, when known) and what."""
 
-    def __init__(self, message: str, *, path: str = "", line: int | None = None) -> None:
-        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
-        super().__init__(f"{where}{message}")
+    message: str
+    path: str = ""
+    line: int | None = None
+
+    def __str__(self) -> str:
+        if self.path and self.line:
+            return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class CassetteError(MockagentError):
+    """A cassette that cannot be loaded; the message names file, line, interaction and field.
+
+    `problems` is every problem found, the first being `message` at `path`:`line`; the error
+    reads as all of them, one `file:line: message` a line.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str = "",
+        line: int | None = None,
+        problems: Sequence[Problem] = (),
+    ) -> None:
+        first = Problem(message, path, line)
+        self.problems = [first, *problems[1:]] if problems else [first]
+        super().__init__("\n".join(str(problem) for problem in self.problems))
         self.path = path
         self.line = line
+        self.message = message
+
+    @classmethod
+    def of(cls, problems: Sequence[Problem]) -> CassetteError:
+        """The error reporting every one of `problems` (at least one)."""
+        first = problems[0]
+        return cls(first.message, path=first.path, line=first.line, problems=problems)
 
 
 class InteractionChangeError(MockagentError):

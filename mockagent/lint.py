@@ -95,14 +95,16 @@ def lint(path: str | Path) -> list[Finding]:
 
 
 def lint_file(path: str | Path) -> list[Finding]:
-    """Every finding in one cassette file; one `load-error` if it does not load."""
+    """Every finding in one cassette file; a `load-error` per problem if it does not load."""
     try:
         loaded = load_cassette(path)
     except CassetteError as exc:
-        # The code says it does not load; the message says why, without the file:line prefix
-        # the finding prints itself.
-        message = str(exc).removeprefix(f"{exc.path}:{exc.line}: " if exc.line else f"{exc.path}: ")
-        return [Finding(str(path), exc.line, None, "load-error", message)]
+        # One finding per problem: the code says it does not load, the message says why (the
+        # finding prints the file:line itself).
+        return [
+            Finding(str(path), problem.line, None, "load-error", problem.message)
+            for problem in exc.problems
+        ]
     found = check(loaded.cassette, loaded.cassette.interactions, loaded.path, loaded.line_of)
     return sorted(found, key=lambda f: f.line or 0)
 

@@ -30,10 +30,28 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+MAX_COUNT = 1_000_000_000
+"""The most any count may be (polls, events, uses): more than any test makes, and a number every
+store, JSON reader and C integer holds exactly."""
+MAX_MS = 86_400_000
+"""The longest time a cassette may name (a gate, a delay, a tick, a cap), in milliseconds: a day.
+The clock and the timers hold any number of them (timestamps stop at the year 9999)."""
+MAX_SCALE = 1000
+"""The largest pace factor (`scale=F`): a day's gap played a thousand times slower still fits
+every timer."""
+BOUNDS = {
+    MAX_COUNT: "a billion, more than any test makes",
+    MAX_MS: "a day in milliseconds, the longest wait the clock and timers take",
+}
+"""What each upper bound is, for the message that names it."""
+
 # The bounds go inside, before the validator: set on a field around a validator, pydantic checks
 # them but writes them into the JSON Schema as `ge`/`le`, which no validator knows.
-Count = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
-"""A whole number, 0 or more."""
-Positive = Annotated[int, Field(ge=1), BeforeValidator(_whole)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT), BeforeValidator(_whole)]
+"""A whole number, 0 to a billion."""
+Positive = Annotated[int, Field(ge=1, le=MAX_COUNT), BeforeValidator(_whole)]
+"""A whole number, 1 to a billion."""
+Millis = Annotated[int, Field(ge=0, le=MAX_MS), BeforeValidator(_whole)]
+"""Milliseconds, 0 to a day."""
 ErrorStatus = Annotated[int, Field(ge=400, le=599), BeforeValidator(_whole)]
 """An HTTP status that is an error, 400 to 599."""

@@ -6,10 +6,10 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BeforeValidator, Field, Strict
+from pydantic import AfterValidator, BeforeValidator, Field, Strict
 from pydantic.json_schema import WithJsonSchema
 
-from mockagent.cassette.base import Count, Model
+from mockagent.cassette.base import Millis, Model
 
 Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
 """The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
@@ -87,11 +87,21 @@ class V03Wire(Model):
     )
 
 
+def _default_skills(agent: dict[str, Any]) -> list[Skill]:
+    """A card lists one skill at least (A2A): an agent that names none does what it is named."""
+    name = agent.get("name", "agent")
+    description = agent.get("description", name)
+    return [Skill(id="default", name=name, description=description, tags=["default"])]
+
+
 class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
     name: str
-    description: str
+    description: str = Field(
+        default_factory=lambda agent: agent.get("name", "agent"),
+        description="the card's description; unset: the agent's `name`",
+    )
     version: str = "1.0.0"
     provider: dict[str, Any] | None = None
     documentationUrl: str | None = None
@@ -99,7 +109,14 @@ class Agent(Model):
     capabilities: Capabilities = Field(default_factory=Capabilities)
     defaultInputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
     defaultOutputModes: list[str] = Field(default_factory=lambda: ["text/plain"], min_length=1)
-    skills: list[Skill] = Field(min_length=1)
+    skills: list[Skill] = Field(
+        default_factory=_default_skills,
+        min_length=1,
+        description=(
+            "the card's skills, one at least; unset: one skill `{id: default, name: <the "
+            "agent's name>, description: <its description>, tags: [default]}`"
+        ),
+    )
     bindings: list[Binding] = Field(
         default_factory=lambda: list(get_args(Binding)),
         min_length=1,
@@ -142,7 +159,7 @@ class Agent(Model):
 
 
 class Duration(Model):
-    ms: Count
+    ms: Millis
 
 
 def _time(value: Any) -> Any:
@@ -154,33 +171,67 @@ def _time(value: Any) -> Any:
     return value
 
 
-RFC3339 = (
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+_AFTER_YEAR = (
+    r"-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
+RFC3339 = r"[0-9]{4}" + _AFTER_YEAR
+YEARS = (1000, 8999)
+"""The years a clock may start in, as written: a thousand years on, timestamps stop at
+9999-12-31T23:59:59.999Z, where a datetime and a protobuf Timestamp do."""
+_YEAR = r"(1[0-9]{3}|[2-8][0-9]{3})"  # YEARS, for the JSON Schema
+
+
+def _within(value: datetime) -> datetime:
+    """A start the clock can count from for a thousand years (any zone turns it into UTC)."""
+    if not YEARS[0] <= value.year <= YEARS[1]:
+        raise ValueError(
+            f"the year must be from {YEARS[0]} to {YEARS[1]}, which leaves the clock a "
+            "thousand years to move on"
+        )
+    return value
+
+
 # Not strict: the string is parsed (strict pydantic takes only datetime objects from Python).
 Time = Annotated[
     datetime,
     BeforeValidator(_time),
+    AfterValidator(_within),
     Strict(False),
-    WithJsonSchema({"type": "string", "format": "date-time", "pattern": f"^{RFC3339}$"}),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": f"^{_YEAR}{_AFTER_YEAR}$"}),
 ]
+
+
+PACE = r"^(recorded|instant|scale=([0-9]{1,3}(\.[0-9]+)?|1000(\.0+)?))$"
+
+
+def _pace(value: Any) -> Any:
+    """The pattern's own words would say little: say what a pace is."""
+    if isinstance(value, str) and not re.fullmatch(PACE, value):
+        raise ValueError("a pace is recorded, instant or scale=F (F from 0 to 1000, as 0.5)")
+    return value
 
 
 class Clock(Model):
     start: Time | None = Field(
-        None, description="virtual start time; unset = now (freezegun-aware)"
+        None,
+        description=(
+            "virtual start time, in the years 1000 to 8999; unset = now (freezegun-aware)"
+        ),
     )
     tick: Duration = Field(
-        default_factory=lambda: Duration(ms=250), description="added per timestamp"
+        default_factory=lambda: Duration(ms=250),
+        description="added per timestamp (ms, at most a day)",
     )
-    # [0-9], not \d: pydantic's regex and JSON Schema's differ on what a digit is.
-    pace: str = Field(
+    # [0-9], not \d: pydantic's regex and JSON Schema's differ on what a digit is. The pattern
+    # bounds the factor: 0 to 1000 (MAX_SCALE).
+    pace: Annotated[str, BeforeValidator(_pace)] = Field(
         "recorded",
-        pattern=r"^(recorded|instant|scale=[0-9]+(\.[0-9]+)?)$",
-        description="streams: gaps as scripted, none, or scaled (scale=0.5)",
+        pattern=PACE,
+        description="streams: gaps as scripted, none, or scaled (scale=0.5; at most scale=1000)",
     )
-    paceCapMs: Count | None = Field(None, description="streams: no gap longer than this")
+    paceCapMs: Millis | None = Field(
+        None, description="streams: no gap longer than this (ms, at most a day)"
+    )
 
 
 class Ids(Model):

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from mockagent.cassette.base import Count, ErrorStatus, Model, Positive
+from mockagent.cassette.base import MAX_COUNT, Count, ErrorStatus, Millis, Model, Positive
 from mockagent.cassette.content import ArtifactContent, MessageContent
 from mockagent.cassette.header import (
     Agent,
@@ -86,7 +86,9 @@ class After(Model):
     """When a step becomes visible, counted from the previous step."""
 
     polls: Count | None = Field(None, description="GetTask calls on the task to wait for")
-    ms: Count | None = Field(None, description="milliseconds on the cassette clock")
+    ms: Millis | None = Field(
+        None, description="milliseconds on the cassette clock (at most a day: 86400000)"
+    )
     subscribers: Count | None = Field(
         None,
         description=(
@@ -191,6 +193,7 @@ class TaskReply(Model):
     firstSteps: int | None = Field(
         None,
         ge=1,
+        le=MAX_COUNT,
         description=(
             "A2A streams opened by a Task (`first: task`): how many steps that Task shows "
             "together, with no update of their own (unset: 1)"
@@ -263,8 +266,9 @@ class Fault(Model):
     body: str | None = Field(
         None, description="the body sent with `status` (default: the protocol's error)"
     )
-    delayMs: Count | None = Field(
-        None, description="wait this long before answering or the first event"
+    delayMs: Millis | None = Field(
+        None,
+        description="wait this long (ms, at most a day) before answering or the first event",
     )
     dropAfter: Count | None = Field(None, description="streams: drop the connection after N events")
     closeAfter: Count | None = Field(

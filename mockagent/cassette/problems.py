@@ -1,8 +1,8 @@
-"""A cassette's validation errors as one line that points at the fix.
+"""A cassette's validation errors as problems that point at the fix, one per mistake.
 
-pydantic reports every problem it meets, in its own order and words. A user fixes one at a time,
-so the report names the first to fix: an unknown key comes first (a typo also makes the field it
-meant "missing", which says less), with the known key it most likely meant.
+pydantic reports every problem it meets, in its own order and words. The report lists each
+mistake once: an unknown key comes first (a typo also makes the field it meant "missing", which
+says less and is left out), with the known key it most likely meant.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from mockagent.cassette.base import BOUNDS
 from mockagent.cassette.rules import Loc
 from mockagent.cassette.vocabulary import suggestion
 
@@ -36,8 +37,10 @@ def in_data(data: Any, loc: Loc, error_type: str) -> Loc:
     return tuple(kept)
 
 
-def first_problem(root: type[BaseModel], data: Any, errors: list[ErrorDetails]) -> tuple[Loc, str]:
-    """Where the problem to fix first is, and its message (saying how many more there are)."""
+def every_problem(
+    root: type[BaseModel], data: Any, errors: list[ErrorDetails]
+) -> list[tuple[Loc, str]]:
+    """Where each problem is, and its message: unknown keys first, then pydantic's order."""
     found: dict[Loc, str] = {}  # location → message, in pydantic's order; unknown keys first
     unknown: dict[Loc, str] = {}
     for error in errors:
@@ -45,7 +48,7 @@ def first_problem(root: type[BaseModel], data: Any, errors: list[ErrorDetails]) 
         if error["type"] == "extra_forbidden":
             unknown.setdefault(loc, _unknown_field(root, loc))
         else:
-            found.setdefault(loc, error["msg"].removeprefix("Value error, "))
+            found.setdefault(loc, _message(error))
     for loc, message in unknown.items():  # the field a typo meant is not missing: it is misspelt
         meant = message.partition("did you mean ")[2].strip("'?")
         if meant and found.get(loc[:-1] + (meant,)) == "Field required":
@@ -55,11 +58,25 @@ def first_problem(root: type[BaseModel], data: Any, errors: list[ErrorDetails]) 
     above = {loc[:end] for loc in found for end in range(len(loc))}
     found = {loc: message for loc, message in found.items() if loc not in above}
     problems = {**unknown, **{loc: message for loc, message in found.items() if loc not in unknown}}
-    loc, message = next(iter(problems.items()))
+    return list(problems.items())
+
+
+def first_problem(root: type[BaseModel], data: Any, errors: list[ErrorDetails]) -> tuple[Loc, str]:
+    """Where the problem to fix first is, and its message (saying how many more there are)."""
+    problems = every_problem(root, data, errors)
+    loc, message = problems[0]
     more = len(problems) - 1
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
     return loc, message
+
+
+def _message(error: ErrorDetails) -> str:
+    """pydantic's message, or ours where it would not say why there is a bound."""
+    limit = error.get("ctx", {}).get("le")
+    if error["type"] == "less_than_equal" and limit in BOUNDS:
+        return f"must be at most {limit} ({BOUNDS[limit]})"
+    return error["msg"].removeprefix("Value error, ")
 
 
 def _unknown_field(root: type[BaseModel], loc: Loc) -> str:

@@ -17,7 +17,8 @@ import yaml
 from pydantic import ValidationError
 
 from mockagent.cassette.models import Cassette
-from mockagent.cassette.problems import first_problem
+from mockagent.cassette.names import written_problems
+from mockagent.cassette.problems import every_problem
 from mockagent.cassette.schema import json_schema
 from mockagent.cassette.yaml_reader import (
     MAX_NODES,
@@ -27,7 +28,7 @@ from mockagent.cassette.yaml_reader import (
     parse,
     parse_yaml,
 )
-from mockagent.errors import CassetteError
+from mockagent.errors import CassetteError, Problem
 
 # Loc, MAX_NODES and parse_yaml moved to yaml_reader and stay importable from here, where callers
 # found them. MAX_NODES here is a copy: to change the cap, set yaml_reader.MAX_NODES.
@@ -143,11 +144,16 @@ def _validated(text: str, path: str) -> Cassette:
     try:
         return Cassette.model_validate(data)
     except ValidationError as exc:
-        loc, message = first_problem(Cassette, data, exc.errors())
         lines = line_map(node) if node is not None else {}
-        raise CassetteError(
-            describe(_names(data), loc, message), path=path, line=deepest_line(lines, loc)
-        ) from None
+        names = _names(data)
+        found = every_problem(Cassette, data, exc.errors())
+        # The name rules run on the model only when all else is valid: here, on what is written.
+        found += [problem for problem in written_problems(data) if problem not in found]
+        problems = [
+            Problem(describe(names, loc, message), path, deepest_line(lines, loc))
+            for loc, message in found
+        ]
+        raise CassetteError.of(problems) from None
 
 
 def load_folder(path: str | Path) -> dict[str, LoadedCassette]:

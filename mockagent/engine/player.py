@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from mockagent.cassette.base import MAX_SCALE
 from mockagent.cassette.models import Step
 from mockagent.engine.clock import Clock
 from mockagent.engine.tasks import Runner, Task, held
@@ -33,7 +34,7 @@ class Pace:
 
     @classmethod
     def parse(cls, text: str, cap_ms: float | None = None) -> Pace:
-        """`recorded`, `instant` or `scale=F` (F ≥ 0); ValueError otherwise."""
+        """`recorded`, `instant` or `scale=F` (0 ≤ F ≤ 1000); ValueError otherwise."""
         text = text.strip().lower()
         if text == "recorded":
             return cls(1.0, cap_ms)
@@ -44,9 +45,11 @@ class Pace:
                 factor = float(text.removeprefix("scale="))
             except ValueError:
                 factor = -1.0
-            if factor >= 0:
+            if 0 <= factor <= MAX_SCALE:  # a factor past it (or inf) no timer could wait for
                 return cls(factor, cap_ms)
-        raise ValueError(f"pace {text!r}: use recorded, instant or scale=F with F ≥ 0")
+        raise ValueError(
+            f"pace {text!r}: use recorded, instant or scale=F with F from 0 to {MAX_SCALE}"
+        )
 
     @classmethod
     def resolve(

@@ -379,13 +379,19 @@ def test_an_unnamed_interaction_is_reported_by_number(load: Load) -> None:
     assert "interaction #2: name: Field required" in str(error)
 
 
-def test_several_problems_are_counted(load: Load) -> None:
+def test_several_problems_are_each_reported(load: Load) -> None:
     text = cassette("""
         - name: bad
           times: 0
           reply: {mesage: hi}
     """)
-    assert "(and 1 more problem)" in str(errors_of(load, text))
+    error = errors_of(load, text)
+    assert str(error).splitlines() == [  # the unknown key first, then the file's order
+        f"{error.path}:{line_of(text, 'mesage')}: interaction 'bad' (#1): reply.mesage: "
+        "unknown field; did you mean 'message'?",
+        f"{error.path}:{line_of(text, 'times')}: interaction 'bad' (#1): times: "
+        "Input should be greater than or equal to 1",
+    ]
 
 
 def test_a_wrong_follow_up_state_is_rejected(load: Load) -> None:
