@@ -18,6 +18,7 @@ from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
+from mockagent.engine.faults import FaultPart, settle
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
@@ -199,7 +200,7 @@ class Engine(RuntimeInteractions):
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
         with self.locked(self._task_id(call), group=True):
-            name = None
+            name = index = None
             try:
                 task = self._referenced_task(call)
                 index = self._find(call)
@@ -207,15 +208,49 @@ class Engine(RuntimeInteractions):
                 result = answer(call, index, task)
             except errors.ProtocolError as exc:
                 report = exc.report if isinstance(exc, errors.NoMatch) else None
-                self._record(call, interaction=name, error=exc.kind, report=report)
+                faults = self._faults(call, index, "error", exc.kind)
+                self._record(call, interaction=name, error=exc.kind, report=report, faults=faults)
                 if report is not None and self.on_miss is not None:
                     self.on_miss(report)
                 raise
             except errors.HttpFault:
-                self._record(call, interaction=name, error="HttpFault")
+                faults = self._faults(call, index, "status")
+                self._record(call, interaction=name, error="HttpFault", faults=faults)
                 raise
-            self._record(call, interaction=name)
+            faults = self._faults(call, index, result)
+            if isinstance(result, Stream):
+                result.faults = faults  # its parts fire as it is read
+            self._record(call, interaction=name, faults=faults)
             return result
+
+    def _faults(
+        self, call: Call, index: int | None, answer: Any, error: str = ""
+    ) -> list[FaultPart]:
+        """What became of the matched interaction's fault on this call, part by part: `answer`
+        is "status", "error" (named by `error`), or what the call was answered with."""
+        fault = None if index is None else self.interactions[index].fault
+        if fault is None:
+            return []
+        if isinstance(answer, str):
+            return settle(fault, call.operation, call.binding, answer, error)
+        if answer.fault is None:  # e.g. a CreateTask of a name taken: the task, not the reply
+            why = "the call was answered without the interaction's reply, so without its fault"
+            return settle(fault, call.operation, call.binding, "none", why)
+        if isinstance(answer, Stream):
+            return settle(fault, call.operation, call.binding, "stream")
+        return settle(fault, call.operation, call.binding, "response", self._streams(call))
+
+    def _streams(self, call: Call) -> str:
+        """Which calls stream, ending the sentence on a stream-only fault a response ignores."""
+        if call.protocol != "a2a":
+            return " (Agentex: message/send with stream: true, and a task's stream)"
+        agent = self.cassette.agent
+        if call.operation == "SendMessage" and agent and not agent.capabilities.streaming:
+            return (
+                " (SendStreamingMessage, SubscribeToTask); the card says capabilities.streaming:"
+                " false, so a client sends SendMessage: set it true to stream"
+            )
+        return " (SendStreamingMessage, SubscribeToTask)"
 
     def _record(self, call: Call, **outcome: Any) -> None:
         seq = None if self.numbering is None else self.numbering.take()

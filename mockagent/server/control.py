@@ -82,6 +82,7 @@ def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
         "interaction": entry.interaction,
         "matched": entry.matched,
         "error": entry.error,
+        "faults": [_jsonable(part.view()) for part in entry.faults],
         "params": _jsonable(entry.params),
     }
 
