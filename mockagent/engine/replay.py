@@ -27,6 +27,7 @@ from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.runtime import RuntimeInteractions
 from mockagent.engine.stream import Stream
+from mockagent.engine.stuck import AgentFacts, never_finishes
 from mockagent.engine.task_ops import (
     TaskOperations,
     history_length_of,
@@ -192,6 +193,16 @@ class Engine(RuntimeInteractions):
                 return self._find(call) is not None
             except errors.ProtocolError:
                 return False
+
+    def stuck(self, task: Task) -> str | None:
+        """Why `task` can never reach a terminal state, in words; None when it may (read it in
+        `locked()`): see `engine.stuck`."""
+        agent = self.cassette.agent
+        streaming = agent is None or bool(agent.capabilities.streaming)
+        facts = AgentFacts(
+            self.interactions, self.uses, self.cassette.protocol, streaming, self.allow_repeats
+        )
+        return never_finishes(task, facts)
 
     def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
         """Journal a call its dialect settled alone: refused (version, capability) or a card."""
