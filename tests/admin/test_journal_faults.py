@@ -8,11 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 
 from mockagent.engine.codec import dump_entry, load_entry
+from mockagent.server.app import create_app
 from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.agentex import PLATFORM, rpc, text
+from tests.helpers.agentex import stream as ndjson
+from tests.helpers.grpc_calls import VERSION, send_request, stub
 from tests.helpers.streams import V1, message, read_sse
 
 SCRIPT = """\
@@ -58,7 +63,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     folder = Path(tmp_path_factory.mktemp("faults"))
     (folder / "streamer.yaml").write_text(agent("streamer", streaming=True))
     (folder / "plain.yaml").write_text(agent("plain", streaming=False))
-    with serve_in_thread(folder) as running:
+    with serve_in_thread(folder, grpc_port=0) as running:
         yield running
 
 
@@ -141,6 +146,17 @@ def test_a_status_fault_fires_with_its_body_and_nothing_after_it(server) -> None
     ]
 
 
+def test_over_grpc_a_status_fires_as_its_code_and_its_body_does_not(server) -> None:
+    with stub(server.grpc_target) as a2a, pytest.raises(grpc.RpcError) as failed:
+        a2a.SendMessage(send_request("unavailable", tenant="plain"), metadata=VERSION, timeout=10)
+    assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+    status, body, cut = calls(server, "plain", "unavailable")[-1]["faults"]
+    assert status == {"kind": "status", "status": 503, "fired": True}
+    assert body["fired"] is False
+    assert body["why"] == "gRPC sends the status as a status code, with no body"
+    assert cut["fired"] is False
+
+
 def test_a_delay_fires_on_a_response_and_no_fault_is_an_empty_list(server) -> None:
     assert send(server, "plain", "slow").json()["message"]["parts"] == [{"text": "Finally."}]
     assert calls(server, "plain", "slow")[-1]["faults"] == [
@@ -161,3 +177,22 @@ def test_a_shared_store_keeps_the_parts_and_says_what_it_cannot_know(server) -> 
     cut.faults[0].fired, cut.faults[0].settled = False, False  # as stored while still open
     (stored,) = load_entry(dump_entry(cut), 1).faults
     assert not stored.fired and "not known to the shared store" in (stored.why or "")
+
+
+def test_an_agentex_ndjson_stream_fires_and_a_blocking_send_says_why_not(tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    app = create_app(path)
+    client = app.test_client()
+    lines = ndjson(client, "agent-sync", {"content": text("break it")})
+    assert lines[-1]["error"]["message"] == "agent pod went away"
+    assert rpc(client, "agent-sync", "message/send", {"content": text("break it")})["result"]
+    listed = client.get("/_mockagent/calls").get_json()["calls"]
+    app.extensions["mockagent"].close()
+    streamed, blocking = [c["faults"] for c in listed if c["interaction"] == "breaks"]
+    assert streamed == [{"kind": "errorAfter", "after": 4, "fired": True, "error": "Internal"}]
+    (part,) = blocking
+    assert part["fired"] is False and part["why"] == (
+        "SendMessage is answered with one response, not a stream: errorAfter applies to streams "
+        "only (Agentex: message/send with stream: true, and a task's stream)"
+    )
