@@ -52,11 +52,14 @@ class FaultPart:
 
 
 def parts_of(fault: Fault | None) -> list[FaultPart]:
-    """The fields the fault sets, in a fixed order, none fired yet."""
+    """The fields the fault sets, in a fixed order, none fired yet (a delay of 0 is none)."""
     if fault is None:
         return []
-    parts = [FaultPart(kind, getattr(fault, kind)) for kind in PARTS if getattr(fault, kind)]
-    parts += [FaultPart(kind, 0) for kind in STREAM_PARTS if getattr(fault, kind) == 0]
+    parts = [
+        FaultPart(kind, value)
+        for kind in PARTS
+        if (value := getattr(fault, kind)) is not None and (value or kind != "delayMs")
+    ]
     for part in parts:
         if part.kind == "errorAfter":
             part.error = fault.error.name if fault.error is not None else "Internal"
@@ -92,21 +95,19 @@ def _why_not(
             return None
         return f"the HTTP status {status} answered instead of a stream"
     if answer == "error":
-        return f"the call was answered with the error {note}, which no fault delivers"
+        return f"the call was answered with the error {note} instead, at once and whole"
     if answer == "none":
         return note
+    if part.kind in ("status", "body"):  # the engine raises every status: never seen here
+        return f"the call was answered with a {answer}, not the status"
     if part.kind in STREAM_PARTS and answer == "response":
         return (
             f"{operation} is answered with one response, not a stream: {part.kind} applies to "
             f"streams only{note}"
         )
-    if answer == "stream":
-        return (
-            f"the stream has not started: 0 events sent so far, of {part.value}"
-            if (part.kind in STREAM_PARTS)
-            else "the stream has not started"
-        )
-    return None
+    if answer == "stream" and part.kind in STREAM_PARTS:
+        return f"the stream has not started: 0 events sent so far, of {part.value}"
+    return "the stream has not started" if answer == "stream" else None
 
 
 def scripted_error(fault: Fault) -> errors.ProtocolError:

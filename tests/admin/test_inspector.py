@@ -563,7 +563,15 @@ def test_the_journal_shows_a_fault_that_fired_and_one_that_did_not(tmp_path: Pat
     blocking = client.post("/message:send", json={"message": message}, headers=headers)
     assert blocking.get_json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     journal = section(client.get("/_mockagent/").get_data(as_text=True), "journal")
+    shown = inspector.context(app.extensions["mockagent"], "http://localhost")
+    with app.test_request_context():  # the badges' labels and reasons are text too
+        hostile_page = render_template(inspector.TEMPLATE, **hostile(shown))
     app.extensions["mockagent"].close()
+    assert_inert(hostile_page)
+    assert [(f["fired"], f["why"] is None) for c in shown["calls"] for f in c["faults"]] == [
+        (True, True),
+        (False, False),
+    ]
     rows = re.findall(r'<tr class="call matched">(.*?)</tr>', journal, re.S)
     assert len(rows) == 2
     assert '<span class="fault fired">fault errorAfter 1 (Internal) fired</span>' in rows[0]
