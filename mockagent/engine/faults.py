@@ -17,6 +17,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import Fault
+from mockagent.engine.call import Call
 
 STREAM_PARTS = ("dropAfter", "closeAfter", "errorAfter")
 PARTS = ("status", "body", "delayMs", *STREAM_PARTS)
@@ -108,6 +109,32 @@ def _why_not(
     if answer == "stream" and part.kind in STREAM_PARTS:
         return f"the stream has not started: 0 events sent so far, of {part.value}"
     return "the stream has not started" if answer == "stream" else None
+
+
+def on_call(
+    call: Call, fault: Fault | None, answer: str, error: str = "", streaming: bool = True
+) -> list[FaultPart]:
+    """`settle` for one call: `answer` as there ("error": `error` names it); `streaming` is the
+    card's capability, which decides what an A2A client sends."""
+    if fault is None:
+        return []
+    note = {"error": error, "none": NO_REPLY, "response": _streams(call, streaming)}.get(answer, "")
+    return settle(fault, call.operation, call.binding, answer, note)
+
+
+NO_REPLY = "the call was answered without the interaction's reply, so without its fault"
+
+
+def _streams(call: Call, streaming: bool) -> str:
+    """Which calls stream, ending the sentence on a stream-only part a response ignores."""
+    if call.protocol != "a2a":
+        return " (Agentex: message/send with stream: true, and a task's stream)"
+    if call.operation == "SendMessage" and not streaming:
+        return (
+            " (SendStreamingMessage, SubscribeToTask); the card says capabilities.streaming:"
+            " false, so a client sends SendMessage: set it true to stream"
+        )
+    return " (SendStreamingMessage, SubscribeToTask)"
 
 
 def scripted_error(fault: Fault) -> errors.ProtocolError:

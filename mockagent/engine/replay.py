@@ -18,7 +18,7 @@ from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
-from mockagent.engine.faults import FaultPart, settle
+from mockagent.engine.faults import FaultPart, on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
@@ -242,26 +242,11 @@ class Engine(RuntimeInteractions):
         fault = None if index is None else self.interactions[index].fault
         if fault is None:
             return []
-        if isinstance(answer, str):
-            return settle(fault, call.operation, call.binding, answer, error)
-        if answer.fault is None:  # e.g. a CreateTask of a name taken: the task, not the reply
-            why = "the call was answered without the interaction's reply, so without its fault"
-            return settle(fault, call.operation, call.binding, "none", why)
-        if isinstance(answer, Stream):
-            return settle(fault, call.operation, call.binding, "stream")
-        return settle(fault, call.operation, call.binding, "response", self._streams(call))
-
-    def _streams(self, call: Call) -> str:
-        """Which calls stream, ending the sentence on a stream-only fault a response ignores."""
-        if call.protocol != "a2a":
-            return " (Agentex: message/send with stream: true, and a task's stream)"
+        if not isinstance(answer, str):  # a CreateTask of a name taken has no fault: no reply
+            stream = isinstance(answer, Stream)
+            answer = "none" if answer.fault is None else "stream" if stream else "response"
         agent = self.cassette.agent
-        if call.operation == "SendMessage" and agent and not agent.capabilities.streaming:
-            return (
-                " (SendStreamingMessage, SubscribeToTask); the card says capabilities.streaming:"
-                " false, so a client sends SendMessage: set it true to stream"
-            )
-        return " (SendStreamingMessage, SubscribeToTask)"
+        return on_call(call, fault, answer, error, agent is None or agent.capabilities.streaming)
 
     def _record(self, call: Call, **outcome: Any) -> None:
         seq = None if self.numbering is None else self.numbering.take()
