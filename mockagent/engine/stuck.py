@@ -91,7 +91,8 @@ def _unanswered(state: TaskState, origin: str, agent: AgentFacts, what: str) -> 
         names = ", ".join(repr(agent.interactions[i].name) for i in fitting)
         return (
             f"{what} in {spelled(state)} for a follow-up message, but every interaction that "
-            f"answers one is used up ({names}): raise its `times`"
+            f"answers one is used up ({names}): raise {'its' if len(fitting) == 1 else 'a'} "
+            "`times`"
         )
     return (
         f"{what} in {spelled(state)} for a follow-up message, but no follow-up interaction "
