@@ -11,6 +11,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from mockagent.server.app import create_app
+from tests.helpers.agentex import PLATFORM, rpc, text
 
 AGENT = """\
 version: 1
@@ -132,3 +133,47 @@ def test_a_subscribers_gate_on_a_card_without_streaming_never_opens(client: Flas
 def test_a_polls_gate_is_not_stuck(client: FlaskClient) -> None:
     task = send(client, "polled")
     assert stuck(client, task["id"]) is None
+
+
+FINDS = """\
+version: 1
+agent:
+  name: finds
+  description: Waits for a call only Agentex has.
+  skills: [{id: s, name: S, description: A skill.}]
+interactions:
+  - name: found
+    match: {text: found}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - artifact: {artifactId: a, parts: [{text: half}]}
+          - state: TASK_STATE_COMPLETED
+            after: {finds: 1}
+"""
+
+
+def test_a_finds_gate_on_an_a2a_agent_never_opens(tmp_path: Any) -> None:
+    path = tmp_path / "finds.yaml"
+    path.write_text(FINDS)
+    app = create_app(path)
+    client = app.test_client()
+    task = send(client, "found")
+    assert stuck(client, task["id"]) == (
+        "the next step waits for 1 get-or-create (`after: {finds}`), which only an Agentex "
+        "agent answers: the task never finishes"
+    )
+    app.extensions["mockagent"].close()
+
+
+def test_an_agentex_task_between_turns_is_not_stuck(tmp_path: Any) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    app = create_app(path)
+    client = app.test_client()
+    assert rpc(client, "agent-sync", "message/send", {"content": text("Hi?")})["result"]
+    tasks = client.get("/_mockagent/tasks").get_json()["tasks"]
+    app.extensions["mockagent"].close()
+    assert tasks and not tasks[0]["remainingSteps"] and tasks[0]["state"] == "submitted"
+    assert tasks[0]["stuck"] is None  # the A2A rule would say it ends in SUBMITTED
