@@ -18,6 +18,7 @@ from mockagent import errors
 from mockagent.cassette.models import Interaction, Step, TaskState
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.diagnostics import Candidate, NearMissReport
+from mockagent.engine.faults import FaultPart
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.matchers import Mismatch
 from mockagent.engine.tasks import Task
@@ -139,17 +140,32 @@ def dump_entry(entry: JournalEntry) -> str:
         "interaction": entry.interaction,
         "error": entry.error,
         "report": None if entry.report is None else asdict(entry.report),
+        "faults": [_stored(part) for part in entry.faults],
     }
     return compact_json(data, default=str)
+
+
+def _stored(part: FaultPart) -> dict[str, Any]:
+    """A fault part as stored when the call's transaction commits: a stream's parts fire later,
+    and only the serving process's copy learns it, so the stored one says so."""
+    data = asdict(part)
+    if not part.settled:
+        data["why"] = (
+            "not known to the shared store: the stream was still open when its call was "
+            "stored (the journal of the process that served it knows)"
+        )
+        data["settled"] = True
+    return data
 
 
 def load_entry(text: str | bytes, seq: int) -> JournalEntry:
     data = json.loads(text)
     report = data.pop("report")
+    faults = [FaultPart(**part) for part in data.pop("faults", [])]
     if report is not None:
         candidates = [
             Candidate(**{**c, "mismatches": [Mismatch(**m) for m in c["mismatches"]]})
             for c in report.pop("candidates")
         ]
         report = NearMissReport(**report, candidates=candidates)
-    return JournalEntry(seq, **data, report=report)
+    return JournalEntry(seq, **data, report=report, faults=faults)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mockagent.engine.call import Call
 from mockagent.engine.delivery import Delivery
 from mockagent.engine.diagnostics import NearMissReport
+from mockagent.engine.faults import FaultPart
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,19 @@ class JournalEntry:
     interaction: str | None = None
     error: str | None = None
     report: NearMissReport | None = None
+    faults: list[FaultPart] = field(default_factory=list)
+    """Each field of the matched interaction's `fault` and whether it fired on this call (a
+    stream's parts learn it as the stream goes); empty when the interaction has no fault."""
 
     @property
     def matched(self) -> bool:
         """False only for a call that no interaction answered."""
         return self.report is None
+
+    @property
+    def fired(self) -> list[str]:
+        """The kinds of the fault's parts that fired (`["dropAfter"]`), in the fault's order."""
+        return [part.kind for part in self.faults if part.fired]
 
 
 class Numbering:

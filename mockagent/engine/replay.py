@@ -18,6 +18,7 @@ from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
+from mockagent.engine.faults import FaultPart, on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
@@ -26,6 +27,7 @@ from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.runtime import RuntimeInteractions
 from mockagent.engine.stream import Stream
+from mockagent.engine.stuck import AgentFacts, never_finishes
 from mockagent.engine.task_ops import (
     TaskOperations,
     history_length_of,
@@ -192,6 +194,16 @@ class Engine(RuntimeInteractions):
             except errors.ProtocolError:
                 return False
 
+    def stuck(self, task: Task) -> str | None:
+        """Why `task` can never reach a terminal state, in words; None when it may (read it in
+        `locked()`): see `engine.stuck`."""
+        agent = self.cassette.agent
+        streaming = agent is None or bool(agent.capabilities.streaming)
+        facts = AgentFacts(
+            self.interactions, self.uses, self.cassette.protocol, streaming, self.allow_repeats
+        )
+        return never_finishes(task, facts)
+
     def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
         """Journal a call its dialect settled alone: refused (version, capability) or a card."""
         with self.locked():
@@ -199,7 +211,7 @@ class Engine(RuntimeInteractions):
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
         with self.locked(self._task_id(call), group=True):
-            name = None
+            name = index = None
             try:
                 task = self._referenced_task(call)
                 index = self._find(call)
@@ -207,15 +219,34 @@ class Engine(RuntimeInteractions):
                 result = answer(call, index, task)
             except errors.ProtocolError as exc:
                 report = exc.report if isinstance(exc, errors.NoMatch) else None
-                self._record(call, interaction=name, error=exc.kind, report=report)
+                faults = self._faults(call, index, "error", exc.kind)
+                self._record(call, interaction=name, error=exc.kind, report=report, faults=faults)
                 if report is not None and self.on_miss is not None:
                     self.on_miss(report)
                 raise
             except errors.HttpFault:
-                self._record(call, interaction=name, error="HttpFault")
+                faults = self._faults(call, index, "status")
+                self._record(call, interaction=name, error="HttpFault", faults=faults)
                 raise
-            self._record(call, interaction=name)
+            faults = self._faults(call, index, result)
+            if isinstance(result, Stream):
+                result.faults = faults  # its parts fire as it is read
+            self._record(call, interaction=name, faults=faults)
             return result
+
+    def _faults(
+        self, call: Call, index: int | None, answer: Any, error: str = ""
+    ) -> list[FaultPart]:
+        """What became of the matched interaction's fault on this call, part by part: `answer`
+        is "status", "error" (named by `error`), or what the call was answered with."""
+        fault = None if index is None else self.interactions[index].fault
+        if fault is None:
+            return []
+        if not isinstance(answer, str):  # a CreateTask of a name taken has no fault: no reply
+            stream = isinstance(answer, Stream)
+            answer = "none" if answer.fault is None else "stream" if stream else "response"
+        agent = self.cassette.agent
+        return on_call(call, fault, answer, error, agent is None or agent.capabilities.streaming)
 
     def _record(self, call: Call, **outcome: Any) -> None:
         seq = None if self.numbering is None else self.numbering.take()

@@ -4,11 +4,13 @@ happen."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from mockagent.cassette.models import Fault, Opening
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
+from mockagent.engine.faults import FaultPart, faulty
 from mockagent.engine.tasks import Task, held
 
 KEEPALIVE = None
@@ -39,7 +41,13 @@ class Stream:
     fetch: Callable[[str], Task | None] | None = None  # the task now (from a shared store)
     poll_s: float | None = None  # a shared store tells no one of events: look this often
     opening: Opening = "task"  # the reply's `first`
+    faults: list[FaultPart] = field(default_factory=list)  # its journal entry's, told as they fire
     _left: int = -1  # events of the batch being read still to come; -1 before the first read
+
+    def faulted(self, items: Iterable[Any]) -> Iterator[Any]:
+        """What a binding sends (its rendering of the first answer and the events, in order)
+        with the stream's fault applied, as `faults.faulty` says; the journal learns what fired."""
+        return faulty(items, self.fault, self.faults)
 
     def ready(self) -> bool:
         """Whether the next event can be read at once, without waiting: a binding may then write

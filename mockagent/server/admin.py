@@ -15,19 +15,28 @@ single cassette); without it, every agent in mount order. Each item names its `a
                       "interactions": count}]}
     GET  /_mockagent/calls?operation=SendMessage&matched=true|false
          {"calls": [{"seq", "agent", "operation", "binding", "interaction": name|null,
-                     "matched": bool, "error": kind|null, "params": {...}}]}
+                     "matched": bool, "error": kind|null, "faults": [part], "params": {...}}]}
+         `faults`: each field of the matched interaction's `fault` and what became of it on
+         this call, in this order: {"kind": "status", "status": 503}, {"kind": "body",
+         "body": text}, {"kind": "delayMs", "ms": N}, {"kind": "dropAfter" | "closeAfter" |
+         "errorAfter", "after": N (events the client got, the first answer included),
+         "error": name (errorAfter)}; each with "fired": bool and, when false, "why": text
+         (a blocking call has no stream; the status answered first; gRPC has no body; the
+         stream ended, or is still open, after M events). [] when there is no fault.
     GET  /_mockagent/near-misses
          {"nearMisses": [call fields as above + "report": {"@type", "cassette", "recordMode",
                          "call", "closest": [...], "hint", "report": text}]}
     GET  /_mockagent/tasks
          {"tasks": [{"agent", "id", "contextId", "name", "state", "origin", "polls",
-                     "remainingSteps", "waiting", "waitingFor": text|null,
+                     "remainingSteps", "waiting", "waitingFor": text|null, "stuck": text|null,
                      "events": [{"seq", "atMs", "timestamp", and one of "state" |
                                  "said" | "artifactId" (+ "append")}]}]}
          States are the neutral names: submitted, working, input_required, completed, ...
          `waitingFor` says what call the next step waits for ("1 more subscription",
          "2 more polls", "1 more get-or-create", "a follow-up message"); null when the clock
-         (or nothing) moves it.
+         (or nothing) moves it. `stuck` says why an A2A task can never reach a terminal state
+         ("the script ends in TASK_STATE_WORKING: …", a stop no follow-up answers, a gate no
+         call can open); null when it may.
     GET  /_mockagent/interactions?unused=true|false
          {"interactions": [{"agent", "name", "uses", "times": n|null, "used": bool, "line",
                             "cassette", "added": bool}]}

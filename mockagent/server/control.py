@@ -84,6 +84,7 @@ def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
         "interaction": entry.interaction,
         "matched": entry.matched,
         "error": entry.error,
+        "faults": [_jsonable(part.view()) for part in entry.faults],
         "params": _jsonable(entry.params),
     }
 
@@ -137,8 +138,8 @@ def _event(event: TaskEvent) -> dict[str, Any]:
     return view
 
 
-def task_view(name: str, task: Task) -> dict[str, Any]:
-    """One live task (call with its engine's lock held)."""
+def task_view(name: str, task: Task, stuck: str | None = None) -> dict[str, Any]:
+    """One live task (call with its engine's lock held); `stuck`: why it can never finish."""
     return {
         "agent": name,
         "id": task.id,
@@ -150,6 +151,7 @@ def task_view(name: str, task: Task) -> dict[str, Any]:
         "remainingSteps": len(task.script),
         "waiting": task.waiting,
         "waitingFor": waiting_for(task),
+        "stuck": stuck,
         "events": [_event(event) for event in task.events],
     }
 
@@ -182,7 +184,7 @@ def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]
     out = []
     for name, engine in engines(mounts, agent):
         with engine.locked():
-            out += [task_view(name, task) for task in engine.tasks.all()]
+            out += [task_view(name, task, engine.stuck(task)) for task in engine.tasks.all()]
     return out
 
 
@@ -297,7 +299,7 @@ def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None
                 engine.player is not None and task.due_ms is None
             ):  # go on from a passed gate, as GetTask does
                 engine.player.play(task, streamed=False)
-            return task_view(name, task)
+            return task_view(name, task, engine.stuck(task))
     raise ControlError(404, f"no task {task_id!r}")
 
 

@@ -9,9 +9,11 @@ Sections, with stable ids for tests and links:
     #agents        each agent: name, protocol, cassette, URL; the card (A2A) or the agents (Agentex)
     #interactions  each interaction: agent, name, cassette line ("added" for one added at
                    runtime), uses / times (used or unused)
-    #tasks         each live task: id, state, and the timeline of its events
+    #tasks         each live task: id, state, what it waits for, why it can never finish
+                   (if so), and the timeline of its events
     #journal       every call in arrival order: seq, agent, operation, binding, and the
-                   interaction it matched or the near-miss report (with the differing paths)
+                   interaction it matched or the near-miss report (with the differing paths);
+                   a badge per part of the interaction's fault, fired or not (and why not)
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ def _tasks(mounts: Mounts) -> list[dict[str, Any]]:
             "polls": t["polls"],
             "steps_left": t["remainingSteps"],
             "waiting_for": t["waitingFor"],
+            "stuck": t["stuck"],
             "events": [_event(e) for e in t["events"]],
         }
         for t in control.tasks_view(mounts)
@@ -134,9 +137,19 @@ def _calls(mounts: Mounts) -> list[dict[str, Any]]:
                 "error": call["error"] or "unmatched",
                 "paths": paths,
                 "report": None if report is None else _text(report.get("report")),
+                "faults": [_fault(part) for part in call["faults"]],
             }
         )
     return out
+
+
+def _fault(part: dict[str, Any]) -> dict[str, Any]:
+    """One part of a call's fault as a badge: `dropAfter 2`, fired or not (and why not)."""
+    value = next(v for k, v in part.items() if k not in ("kind", "fired", "why", "error"))
+    label = f"{part['kind']} {value}"
+    if part.get("error"):
+        label += f" ({part['error']})"
+    return {"label": label, "fired": part["fired"], "why": part.get("why")}
 
 
 def context(mounts: Mounts, base_url: str) -> dict[str, Any]:

@@ -530,3 +530,54 @@ def test_headless_chromium_renders_the_page(folder: Path, tmp_path: Path) -> Non
     sizes = json.loads(html.unescape(fit.group(1)))
     assert len(sizes["tables"]) >= 3 and sizes["width"] <= 800
     assert sizes["scroll"] <= sizes["width"] and max(sizes["tables"]) <= sizes["width"], sizes
+
+
+FAULTS = """\
+version: 1
+agent:
+  name: faults
+  description: Faults, fired or not.
+  skills: [{id: s, name: S, description: A skill.}]
+  capabilities: {streaming: true}
+interactions:
+  - name: broken
+    match: {text: broken}
+    fault: {errorAfter: 1}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_COMPLETED
+"""
+
+
+def test_the_journal_shows_a_fault_that_fired_and_one_that_did_not(tmp_path: Path) -> None:
+    path = tmp_path / "faults.yaml"
+    path.write_text(FAULTS)
+    app = create_app(path)
+    client = app.test_client()
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "broken"}]}
+    headers = {"A2A-Version": "1.0"}
+    streamed = client.post("/message:stream", json={"message": message}, headers=headers)
+    assert b'"INTERNAL"' in streamed.get_data()  # the error event after the first answer
+    blocking = client.post("/message:send", json={"message": message}, headers=headers)
+    assert blocking.get_json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    journal = section(client.get("/_mockagent/").get_data(as_text=True), "journal")
+    shown = inspector.context(app.extensions["mockagent"], "http://localhost")
+    with app.test_request_context():  # the badges' labels and reasons are text too
+        hostile_page = render_template(inspector.TEMPLATE, **hostile(shown))
+    app.extensions["mockagent"].close()
+    assert_inert(hostile_page)
+    assert [(f["fired"], f["why"] is None) for c in shown["calls"] for f in c["faults"]] == [
+        (True, True),
+        (False, False),
+    ]
+    rows = re.findall(r'<tr class="call matched">(.*?)</tr>', journal, re.S)
+    assert len(rows) == 2
+    assert '<span class="fault fired">fault errorAfter 1 (Internal) fired</span>' in rows[0]
+    assert "not-fired" not in rows[0]
+    assert '<span class="fault not-fired">fault errorAfter 1 (Internal) not fired</span>' in rows[1]
+    why = re.search(r'<span class="why">(.*?)</span>', rows[1])
+    assert why and html.unescape(why.group(1)).startswith(
+        "SendMessage is answered with one response, not a stream: errorAfter applies to streams"
+    )

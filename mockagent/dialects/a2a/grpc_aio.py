@@ -35,7 +35,7 @@ from mockagent.dialects.a2a.grpc_stream import END, Reader
 from mockagent.dialects.a2a.grpc_wire import METHODS, message_of
 from mockagent.dialects.a2a.service import Answer
 from mockagent.dialects.a2a.wire import render_event, render_result
-from mockagent.dialects.faults import adelay, faulty
+from mockagent.dialects.faults import adelay
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE
 
@@ -86,7 +86,7 @@ def _streaming(
         stream = answer.stream
         assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
-        items = faulty(chain(first, stream.events()), stream.fault)
+        items = stream.faulted(chain(first, stream.events()))
         # A fault's delay and counting may wait at any item: all of them in a thread then.
         reader = Reader(items, stream, len(first), threads, waits=stream.fault is not None)
         try:

@@ -34,7 +34,7 @@ from mockagent.dialects.a2a.grpc_wire import (
 )
 from mockagent.dialects.a2a.service import A2AService, Answer
 from mockagent.dialects.a2a.wire import render_event, render_result
-from mockagent.dialects.faults import delay, faulty
+from mockagent.dialects.faults import delay
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE
@@ -162,7 +162,7 @@ def _streaming(
         assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
         try:
-            for item in faulty(chain(first, stream.events()), stream.fault):
+            for item in stream.faulted(chain(first, stream.events())):
                 if item is KEEPALIVE:  # nothing to send: end the stream if the client left
                     if not context.is_active():
                         return

@@ -14,7 +14,7 @@ from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.dialects import sse
 from mockagent.dialects.a2a.wire import render_event, render_result
-from mockagent.dialects.faults import delay, faulty
+from mockagent.dialects.faults import delay
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE, Stream
@@ -53,7 +53,7 @@ def _frames(stream: Stream, first: list[Any], wrap: Wrap, wrap_error: WrapError)
     ready: list[
         bytes
     ] = []  # events already there go out in one write (not with a fault: it counts writes)
-    for item in faulty(chain(first, stream.events()), fault):
+    for item in stream.faulted(chain(first, stream.events())):
         if item is KEEPALIVE:
             frame = sse.KEEPALIVE
         elif isinstance(item, errors.ProtocolError):

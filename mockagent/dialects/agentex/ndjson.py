@@ -17,7 +17,6 @@ from mockagent import errors
 from mockagent.cassette.models import TaskState
 from mockagent.dialects.agentex import wire
 from mockagent.dialects.agentex.errors import rpc_error
-from mockagent.dialects.faults import faulty
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.codec import compact_json
@@ -47,9 +46,7 @@ def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
     """The lines; those already there go out in one write (not with a fault: it counts lines)."""
     batches = _batches(stream)
     if stream.fault is not None:
-        batches = (
-            [update] for update in faulty(itertools.chain.from_iterable(batches), stream.fault)
-        )
+        batches = ([update] for update in stream.faulted(itertools.chain.from_iterable(batches)))
     ready: list[bytes] = []
     for batch in batches:
         for update in batch:

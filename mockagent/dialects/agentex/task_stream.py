@@ -20,7 +20,6 @@ from typing import Any
 from mockagent import errors
 from mockagent.dialects import sse
 from mockagent.dialects.agentex import query, wire
-from mockagent.dialects.faults import faulty
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.call import TaskResult, TaskView
 from mockagent.engine.replay import Engine
@@ -66,7 +65,7 @@ def _terminal(view: TaskView) -> Iterator[bytes]:
 
 
 def _frames(stream: Stream) -> Iterator[bytes]:
-    for payload in faulty(_payloads(stream), stream.fault):
+    for payload in stream.faulted(_payloads(stream)):
         if payload is KEEPALIVE:
             yield PING
         elif isinstance(payload, errors.ProtocolError):
