@@ -189,18 +189,9 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
             click.echo(f"    {line}")
     if not update:
         raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
-    for name in result.updated:
-        click.echo(f"updated {name}")
-    for name, state in result.retargeted.items():
-        shown = f"[{', '.join(state)}]" if isinstance(state, list) else state
-        click.echo(f"updated {name}: match.task.state is now {shown}, where its origin stops")
-    for name in result.stranded:
-        click.echo(f"check {name}: its origin no longer stops for a follow-up; it cannot match")
-    for name in result.missed:
-        click.echo(f"not updated {name}: the live agent's answer could not be recorded")
-    if result.written is not None:
-        click.echo(f"wrote {result.written}")
-    raise SystemExit(1 if result.missed or result.stranded else 0)
+    for line in result.report():
+        click.echo(line)
+    raise SystemExit(1 if result.failed else 0)
 
 
 @main.command(name="lint")

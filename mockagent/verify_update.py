@@ -53,6 +53,32 @@ class Update:
     retargeted: dict[str, str | list[str]] = field(default_factory=dict)
     stranded: list[str] = field(default_factory=list)  # follow-ups whose origin no longer stops
     written: Path | None = None
+    path: Path | None = None  # the cassette verified
+    changed: list[str] = field(default_factory=list)  # `file:line: before → after`, each line
+
+    def report(self) -> list[str]:
+        """What `verify --update` prints after the verdicts: what it re-recorded, every line it
+        changed, and what it wrote (or that nothing changed)."""
+        out = [f"updated {name}" for name in self.updated]
+        for name, state in self.retargeted.items():
+            shown = f"[{', '.join(state)}]" if isinstance(state, list) else state
+            out.append(f"updated {name}: match.task.state is now {shown}, where its origin stops")
+        out += [
+            f"check {name}: its origin no longer stops for a follow-up; it cannot match"
+            for name in self.stranded
+        ]
+        out += [
+            f"not updated {name}: the live agent's answer could not be recorded"
+            for name in self.missed
+        ]
+        out += self.changed
+        out.append(f"wrote {self.written}" if self.written else f"nothing changed in {self.path}")
+        return out
+
+    @property
+    def failed(self) -> bool:
+        """Whether an answer was not recorded or a follow-up can no longer match."""
+        return bool(self.missed or self.stranded)
 
 
 class LiveRecording:
@@ -98,7 +124,7 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             verdicts = run(path, wsgi_sender(app), binding, live)
         finally:
             proxy.upstream.close()
-    update = Update(verdicts)
+    update = Update(verdicts, path=path)
     loaded = load_cassette(path)
     written = parse_yaml(loaded.source, loaded.path)[0]["interactions"]
     new: dict[int, dict[str, Any]] = {}
