@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.store import (
@@ -32,6 +33,7 @@ from mockagent.cassette.store import (
     schema_comment,
     write_atomic,
 )
+from mockagent.cassette.yaml_reader import parse
 from mockagent.errors import CassetteError
 from mockagent.proxy.agentex import AGENTS_PATH
 from mockagent.proxy.app import RECORDING, create_recording_app
@@ -39,6 +41,8 @@ from mockagent.proxy.session import ITEM, with_notes
 from mockagent.verify import TIMEOUT, Verdict, run
 from mockagent.verify_calls import wsgi_sender
 from mockagent.verify_follow_ups import moves
+from mockagent.verify_merge import merged_reply
+from mockagent.verify_patch import Edit, Unpatchable, apply, changed_lines, edits
 from mockagent.vocabulary import CARD_PATH
 
 
@@ -137,6 +141,9 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             update.missed.append(verdict.name)
             continue
         new[index] = replacement(written[index], recorded, agentex)
+        if not agentex:  # the written steps and gates, but for what the agent moved
+            reply = merged_reply(written[index].get("reply"), recorded["reply"], streamed(verdict))
+            new[index]["reply"] = reply
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)
@@ -145,8 +152,10 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
     if new or states:
         text = rewrite(loaded, new, notes, states)
         _check(text, loaded.path, proxy.session.redactor.leaks(text))
-        write_atomic(path, text)
-        update.written = path
+        update.changed = changed_lines(str(path), loaded.source, text)
+        if update.changed:
+            write_atomic(path, text)
+            update.written = path
     return update
 
 
@@ -222,32 +231,67 @@ def rewrite(
     notes: dict[str, str],
     states: dict[int, tuple[int, str, str]] | None = None,
 ) -> str:
-    """The cassette's text with interaction `i` replaced by `new[i]`, and in line `n` of
-    interaction `j` the state `old` changed to `state` for each `states[j] = (n, old, state)`;
-    everything else as it was."""
-    lines = loaded.source.splitlines(keepends=True)
+    """The cassette's text with interaction `i` made `new[i]`, and in line `n` of interaction
+    `j` the state `old` changed to `state` for each `states[j] = (n, old, state)`; everything
+    else as it was. An interaction is edited in place where it can be (only the lines whose
+    values changed), else its lines are replaced by the new interaction written anew."""
+    source = loaded.source
+    lines = source.splitlines(keepends=True)
+    starts = [0]  # where each line begins in `source`
+    for text in lines:
+        starts.append(starts[-1] + len(text))
     states = states or {}
-    for index in sorted({*new, *states}, reverse=True):  # from the end: line numbers hold
+    data, root = parse_yaml_nodes(source, loaded.path)
+    changes: list[Edit] = []
+    for index in sorted({*new, *states}):
         if index not in new:
             line, old, state = states[index]
-            lines[line] = lines[line].replace(old, state)
+            changes.append(Edit(starts[line], starts[line + 1], lines[line].replace(old, state)))
+            continue
+        in_place = _in_place(source, root, index, data["interactions"][index], new[index])
+        if in_place is not None:
+            changes += in_place
             continue
         span = _lines_of(loaded, lines, index)
         if span is None:  # not a block this can cut out: write the whole cassette anew
-            data = parse_yaml(loaded.source, loaded.path)[0]
             for i, interaction in new.items():
                 data["interactions"][i] = interaction
             for i, (_, _, state) in states.items():
                 data["interactions"][i]["match"]["task"]["state"] = state
             return schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
-        start, end, indent = span
+        first, end, indent = span
         text = "\n" + dump_cassette({"interactions": [new[index]]})
         block = with_notes(text, notes).split("\n", 2)[2]  # after `interactions:`
-        lines[start:end] = [
-            " " * indent + line if line.strip() else line
-            for line in block.splitlines(keepends=True)
-        ]
-    return "".join(lines)
+        indented = "".join(
+            " " * indent + line if line.strip() else line for line in block.splitlines(True)
+        )
+        changes.append(Edit(starts[first], starts[end], indented))
+    return apply(source, changes)
+
+
+def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:
+    """The data and root node of a cassette's text; no node when it uses anchors or aliases
+    (an edit of a node that stands in several places would change them all)."""
+    data, root = parse(source, path)
+    tokens = yaml.scan(source, Loader=yaml.SafeLoader)
+    if any(isinstance(t, (yaml.AnchorToken, yaml.AliasToken)) for t in tokens):
+        return data, None
+    return data, root
+
+
+def _in_place(source: str, root: Any, index: int, written: Any, new: Any) -> list[Edit] | None:
+    """The edits that make interaction `index` (`written`) read `new` in place, or None when it
+    must be written anew: a new fault comes with its `# recorded:` note, and the text may use
+    what edits cannot follow (anchors, merge keys)."""
+    if root is None or new.get("fault") != written.get("fault"):
+        return None
+    found = [v for k, v in root.value if k.value == "interactions"]
+    if len(found) != 1 or not isinstance(found[0], yaml.SequenceNode):
+        return None
+    try:
+        return edits(source, found[0].value[index], written, new)
+    except Unpatchable:
+        return None
 
 
 def _lines_of(loaded: LoadedCassette, lines: list[str], index: int) -> tuple[int, int, int] | None:
@@ -267,6 +311,11 @@ def _lines_of(loaded: LoadedCassette, lines: list[str], index: int) -> tuple[int
             break
         end = k + 1
     return line - 1, end, indent
+
+
+def streamed(verdict: Verdict) -> bool:
+    """Whether an interaction was verified streamed: then its chunk flags were seen."""
+    return verdict.mode == "stream"
 
 
 def _check(text: str, path: str, leaks: list[str]) -> None:

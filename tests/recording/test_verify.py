@@ -239,6 +239,7 @@ def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, a
     path = edited(cassette, tmp_path, ("Done: hello", "Done: goodbye"))
     path.write_text(written.replace("Done: hello", "Done: goodbye"))
     mode = path.stat().st_mode
+    line = path.read_text().splitlines().index("          - text: 'Done: goodbye'") + 1
     code, output = verify(path, agent.url, "--update")
     assert output.splitlines() == [
         "ok what-time-is-it",
@@ -247,6 +248,7 @@ def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, a
         "ok ask-me",
         "ok main",
         "updated hello",
+        f"{path}:{line}: - text: 'Done: goodbye' → - text: 'Done: hello'",  # only that line
         f"wrote {path}",
     ]
     assert code == 0
