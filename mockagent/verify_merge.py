@@ -107,12 +107,13 @@ def _in_place(
         if a == b:
             continue
         step, now = out[i], recorded[j]
-        if _shape(a) == "state":
-            for key in ("state", "message", "statusReason"):
-                if key in now:
-                    step[key] = _like(step.get(key), now[key])
-                else:
-                    step.pop(key, None)
+        if _shape(a) == "state":  # all of it as the agent says it now, but its gate
+            kept = {
+                k: v if k == "after" else _like(v, now[k])
+                for k, v in step.items()
+                if k in now or k == "after"
+            }
+            out[i] = {**kept, **{k: v for k, v in now.items() if k not in kept and k != "after"}}
             continue
         artifact = {
             **step["artifact"],
@@ -125,11 +126,17 @@ def _in_place(
 
 
 def _like(written: Any, recorded: Any) -> Any:
-    """`recorded`, in the shorthand `written` used (a message as its text alone)."""
-    parts = recorded.get("parts") if isinstance(recorded, dict) else None
-    if isinstance(written, str) and len(recorded) == 1 and isinstance(parts, list):
-        if len(parts) == 1 and set(parts[0]) == {"text"}:
-            return parts[0]["text"]
+    """`recorded`, in the shorthand `written` used: a message (or an Agentex `say`) as its text
+    alone."""
+    if not isinstance(written, str) or not isinstance(recorded, dict):
+        return recorded
+    parts = recorded.get("parts")
+    if set(recorded) == {"parts"} and isinstance(parts, list) and len(parts) == 1:
+        return parts[0]["text"] if set(parts[0]) == {"text"} else recorded
+    said = {"type": "text", "author": "agent", "format": "plain", **recorded}
+    if set(said) == {"type", "author", "format", "content"} and said["type"] == "text":
+        plain = said["author"] == "agent" and said["format"] == "plain"
+        return said["content"] if plain and isinstance(said["content"], str) else recorded
     return recorded
 
 

@@ -141,9 +141,10 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             update.missed.append(verdict.name)
             continue
         new[index] = replacement(written[index], recorded, agentex)
-        if not agentex:  # the written steps and gates, but for what the agent moved
-            reply = merged_reply(written[index].get("reply"), recorded["reply"], streamed(verdict))
-            new[index]["reply"] = reply
+        # the written steps and gates, but for what the agent moved
+        new[index]["reply"] = merged_reply(
+            written[index].get("reply"), recorded["reply"], streamed(verdict)
+        )
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)

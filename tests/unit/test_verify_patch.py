@@ -138,3 +138,10 @@ def test_an_ms_gate_follows_the_agent_only_when_far_off() -> None:
     assert merged_steps(written, near, True) == written
     far = [spelled(WORKING, ms=4000), spelled(DONE)]
     assert merged_steps(written, far, True) == [{**WORKING, "after": {"ms": 4000}}, DONE]
+
+
+def test_an_agentex_turn_keeps_its_gate_and_its_text_shorthand() -> None:
+    written = [{"say": "Got: research it", "after": {"polls": 2}}]
+    said = {"type": "text", "author": "agent", "content": "Got: that", "format": "plain"}
+    recorded = [{"say": said, "after": {"polls": 5}}]
+    assert merged_steps(written, recorded, False) == [{"say": "Got: that", "after": {"polls": 2}}]
