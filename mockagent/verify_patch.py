@@ -79,7 +79,7 @@ def _mapping(
         column = node.value[0][0].start_mark.column
         at = _line_end(source, content_end(source, node))
         text = "".join(f"{' ' * column}{key}: {flow(new[key])}\n" for key in added)
-        out.append(Edit(at, at, text))
+        out.append(_insert(source, at, text))
     return out
 
 
@@ -114,7 +114,7 @@ def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[An
                 if i1 > 0
                 else _line_start(source, node.value[0].start_mark.index)
             )
-            out.append(Edit(at, at, block(new[j1:j2], column)))
+            out.append(_insert(source, at, block(new[j1:j2], column)))
     return out
 
 
@@ -140,6 +140,11 @@ def _line_end(source: str, index: int) -> int:
     """Just past the newline of the line `index` is on (the line's end at the end of text)."""
     newline = source.find("\n", index)
     return len(source) if newline < 0 else newline + 1
+
+
+def _insert(source: str, at: int, lines: str) -> Edit:
+    """Insert whole lines at `at` (the end of a text without a last newline gets one first)."""
+    return Edit(at, at, lines if at == 0 or source[at - 1] == "\n" else "\n" + lines)
 
 
 def _lines(source: str, start: int, end: int) -> Edit:

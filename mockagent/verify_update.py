@@ -49,6 +49,7 @@ class Update:
     verdicts: list[Verdict]
     updated: list[str] = field(default_factory=list)  # re-recorded, in the cassette's order
     missed: list[str] = field(default_factory=list)  # drifted, but no answer was recorded
+    kept: list[str] = field(default_factory=list)  # drifted, but re-recorded as written
     # follow-up name -> the `task.state` it now waits for (what it follows was re-recorded)
     retargeted: dict[str, str | list[str]] = field(default_factory=dict)
     stranded: list[str] = field(default_factory=list)  # follow-ups whose origin no longer stops
@@ -70,6 +71,10 @@ class Update:
         out += [
             f"not updated {name}: the live agent's answer could not be recorded"
             for name in self.missed
+        ]
+        out += [
+            f"kept {name}: re-recorded, the agent's answer is what the cassette says"
+            for name in self.kept
         ]
         out += self.changed
         out.append(f"wrote {self.written}" if self.written else f"nothing changed in {self.path}")
@@ -141,6 +146,10 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         new[index]["reply"] = merged_reply(
             written[index].get("reply"), recorded["reply"], streamed(verdict)
         )
+        if new[index] == written[index]:  # the drift was in how verify called it, not in it
+            del new[index]
+            update.kept.append(verdict.name)
+            continue
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)

@@ -145,3 +145,12 @@ def test_an_agentex_turn_keeps_its_gate_and_its_text_shorthand() -> None:
     said = {"type": "text", "author": "agent", "content": "Got: that", "format": "plain"}
     recorded = [{"say": said, "after": {"polls": 5}}]
     assert merged_steps(written, recorded, False) == [{"say": "Got: that", "after": {"polls": 2}}]
+
+
+def test_lines_added_at_the_end_of_a_text_without_a_last_newline_start_a_line() -> None:
+    text = "steps:\n  - state: TASK_STATE_WORKING\n    message: Hi"
+    old, node = parse(text, "t.yaml")
+    new = {"steps": [{"state": "TASK_STATE_WORKING", "message": "Hi", "after": {"polls": 1}}]}
+    assert apply(text, edits(text, node, old, new)).endswith("message: Hi\n    after: {polls: 1}\n")
+    new = {"steps": [*old["steps"], {"state": "TASK_STATE_COMPLETED"}]}
+    assert yaml.safe_load(apply(text, edits(text, node, old, new))) == new
