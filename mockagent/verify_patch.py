@@ -72,6 +72,8 @@ def _mapping(
     for key, (_, value) in pairs.items():
         if key in new:
             out += edits(source, value, old[key], new[key])
+        elif key == node.value[0][0].value:  # its line may hold the `- ` of an item
+            raise Unpatchable("the first key of a block mapping goes")
         else:  # the key's lines go
             out.append(_lines(source, pairs[key][0].start_mark.index, content_end(source, value)))
     added = [key for key in new if key not in old]
@@ -86,24 +88,30 @@ def _mapping(
 def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]) -> list[Edit]:
     if len(old) != len(node.value):
         raise Unpatchable("a sequence the text does not show item by item")
-    if len(old) == len(new):
+    column = node.start_mark.column
+    if len(old) == len(new) and node.flow_style:
         return [
             e for n, v, w in zip(node.value, old, new, strict=True) for e in edits(source, n, v, w)
         ]
-    if node.flow_style or not node.value:
+    if len(old) == len(new):
+        return [
+            e
+            for n, v, w in zip(node.value, old, new, strict=True)
+            for e in _item(source, n, v, w, column)
+        ]
+    if node.flow_style or not node.value or not new:  # a block sequence cannot be empty
         return [Edit(node.start_mark.index, content_end(source, node), flow(new))]
     keys = [json.dumps(item, sort_keys=True, default=str) for item in old]
     matcher = difflib.SequenceMatcher(
         None, keys, [json.dumps(i, sort_keys=True, default=str) for i in new], autojunk=False
     )
     out: list[Edit] = []
-    column = node.start_mark.column
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:
             for k in range(i2 - i1):
-                out += edits(source, node.value[i1 + k], old[i1 + k], new[j1 + k])
+                out += _item(source, node.value[i1 + k], old[i1 + k], new[j1 + k], column)
             continue
         for k in range(i1, i2):  # the old items' lines go; the new ones come in their place
             item = node.value[k]
@@ -116,6 +124,19 @@ def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[An
             )
             out.append(_insert(source, at, block(new[j1:j2], column)))
     return out
+
+
+def _item(source: str, node: yaml.Node, old: Any, new: Any, column: int) -> list[Edit]:
+    """The edits of a block sequence's item; one whose first key changes (that key stands on
+    the `- ` line) is written anew in its place."""
+    if _first_key(old) == _first_key(new) or _same(old, new):
+        return edits(source, node, old, new)
+    start = _line_start(source, node.start_mark.index)
+    return [Edit(start, _line_end(source, content_end(source, node)), block([new], column))]
+
+
+def _first_key(value: Any) -> Any:
+    return next(iter(value), None) if isinstance(value, dict) else type(value)
 
 
 def content_end(source: str, node: yaml.Node) -> int:
@@ -182,14 +203,28 @@ def flow(value: Any) -> str:
     if not isinstance(value, (dict, list)):
         return scalar(value)
     out = yaml.safe_dump(
-        value, default_flow_style=True, width=1_000_000, allow_unicode=True, sort_keys=False
+        unshared(value),
+        default_flow_style=True,
+        width=1_000_000,
+        allow_unicode=True,
+        sort_keys=False,
     )
     return out.rstrip("\n")
 
 
+def unshared(value: Any) -> Any:
+    """`value` rebuilt, so that no dict or list stands in two places (YAML would write the
+    second as an alias of the first)."""
+    if isinstance(value, dict):
+        return {k: unshared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unshared(v) for v in value]
+    return value
+
+
 def block(items: list[Any], column: int) -> str:
     """Block-sequence items as mockagent writes them, their `- ` at `column`."""
-    text = dump_cassette({"items": items}).split("\n", 1)[1]
+    text = dump_cassette({"items": unshared(items)}).split("\n", 1)[1]
     return "".join(" " * column + line if line.strip() else line for line in text.splitlines(True))
 
 

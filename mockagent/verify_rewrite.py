@@ -13,6 +13,7 @@ import yaml
 
 from mockagent.cassette.store import LoadedCassette, dump_cassette, schema_comment
 from mockagent.cassette.yaml_reader import parse
+from mockagent.errors import CassetteError
 from mockagent.proxy.session import ITEM, with_notes
 from mockagent.verify_patch import Edit, Unpatchable, apply, edits
 
@@ -73,17 +74,19 @@ def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:
 
 def _in_place(source: str, root: Any, index: int, written: Any, new: Any) -> list[Edit] | None:
     """The edits that make interaction `index` (`written`) read `new` in place, or None when it
-    must be written anew: a new fault comes with its `# recorded:` note, and the text may use
-    what edits cannot follow (anchors, merge keys)."""
+    must be written anew: a new fault comes with its `# recorded:` note, the text may use what
+    edits cannot follow (anchors, merge keys), and the edited text must read `new`."""
     if root is None or new.get("fault") != written.get("fault"):
         return None
     found = [v for k, v in root.value if k.value == "interactions"]
     if len(found) != 1 or not isinstance(found[0], yaml.SequenceNode):
         return None
     try:
-        return edits(source, found[0].value[index], written, new)
-    except Unpatchable:
+        made = edits(source, found[0].value[index], written, new)
+        after = parse(apply(source, made), "")[0]["interactions"][index]
+    except (Unpatchable, CassetteError):
         return None
+    return made if after == new else None  # an edit that reads otherwise: written anew instead
 
 
 def lines_of(loaded: LoadedCassette, lines: list[str], index: int) -> tuple[int, int, int] | None:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockagent.cassette.yaml_reader import parse
 from mockagent.verify_merge import merged_steps
@@ -154,3 +156,27 @@ def test_lines_added_at_the_end_of_a_text_without_a_last_newline_start_a_line() 
     assert apply(text, edits(text, node, old, new)).endswith("message: Hi\n    after: {polls: 1}\n")
     new = {"steps": [*old["steps"], {"state": "TASK_STATE_COMPLETED"}]}
     assert yaml.safe_load(apply(text, edits(text, node, old, new))) == new
+
+
+def test_a_step_that_becomes_another_kind_is_written_anew_in_its_place() -> None:
+    new = changed(lambda s: s.__setitem__(0, {"artifact": {"artifactId": "x", "parts": []}}))
+    text = patched(new)
+    assert text.startswith("steps:\n  # first\n  - artifact:\n")
+    assert text.endswith(TEXT[TEXT.index("  - artifact:\n      artifactId: log") :])
+
+
+POOL = [
+    {"state": "TASK_STATE_WORKING", "message": "Done: yes"},
+    {"state": "TASK_STATE_WORKING", "message": "Done: no", "after": {"polls": 1}},
+    {"state": "TASK_STATE_COMPLETED", "message": "all\ndone\n"},
+    {"state": "TASK_STATE_FAILED", "message": {"parts": [{"text": "ünïcode 'q' \"dq\""}]}},
+    {"artifact": {"artifactId": "log", "parts": [{"text": "a\n"}]}},
+    {"artifact": {"artifactId": "log", "parts": [{"text": "b\n"}]}, "append": True},
+    {"artifact": {"artifactId": "sum", "parts": [{"data": {"passed": 1}}]}, "lastChunk": True},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(POOL), max_size=6))
+def test_any_steps_the_edits_make_read_as_meant(steps: list[dict[str, Any]]) -> None:
+    patched({"steps": steps})  # asserts the edited text reads `steps`
