@@ -83,7 +83,10 @@ def merged_steps(written: list[Any], recorded: list[Any], streamed: bool) -> lis
     if [a for _, a in old] == [a for _, a in new]:
         return _far_off(written, recorded, old, new)
     if [_shape(a) for _, a in old] == [_shape(a) for _, a in new]:
-        return _far_off(_in_place(written, recorded, old, new), recorded, old, new)
+        changed = _in_place(written, recorded, old, new)
+        if [a for _, a in atoms(changed, streamed)] == [a for _, a in new]:
+            return _far_off(changed, recorded, old, new)
+    # another script, or one whose chunk flags the written steps cannot say as they are grouped
     return _rerecorded(written, recorded, streamed)
 
 
@@ -99,30 +102,37 @@ def _in_place(
 ) -> list[Any]:
     """The written steps, each changed state or part changed where it is written."""
     out = [dict(step) if isinstance(step, dict) else step for step in written]
-    part_of: dict[int, int] = {}  # written step -> parts seen so far
-    seen_new: dict[int, int] = {}
+    seen: dict[tuple[str, int], int] = {}  # (side, step) -> its parts counted so far
     for (i, a), (j, b) in zip(old, new, strict=True):
-        k, m = part_of.get(i, 0), seen_new.get(j, 0)
-        part_of[i], seen_new[j] = k + 1, m + 1
+        part, now_part = seen.get(("old", i), 0), seen.get(("new", j), 0)
+        seen["old", i], seen["new", j] = part + 1, now_part + 1
         if a == b:
             continue
         step, now = out[i], recorded[j]
-        if _shape(a) == "state":  # all of it as the agent says it now, but its gate
-            kept = {
-                k: v if k == "after" else _like(v, now[k])
-                for k, v in step.items()
-                if k in now or k == "after"
-            }
-            out[i] = {**kept, **{k: v for k, v in now.items() if k not in kept and k != "after"}}
-            continue
-        artifact = {
-            **step["artifact"],
-            **{key: value for key, value in now["artifact"].items() if key != "parts"},
-        }
-        parts = list(artifact.get("parts") or [])
-        parts[k] = now["artifact"]["parts"][m]
-        step["artifact"] = {**artifact, "parts": parts}
+        artifact = _shape(a) != "state"
+        parts = (step["artifact"].get("parts") or []) if artifact else []
+        now_parts = (now["artifact"].get("parts") or []) if artifact else []
+        if part < len(parts) and now_part < len(now_parts):
+            fields = {k: v for k, v in now["artifact"].items() if k != "parts"}
+            parts = [*parts[:part], now_parts[now_part], *parts[part + 1 :]]
+            step["artifact"] = {**step["artifact"], **fields, "parts": parts}
+            if part == 0:  # the step's `append` is its first part's
+                step.pop("append", None)
+                if now.get("append") or now_part > 0:
+                    step["append"] = True
+        else:  # a state (or an artifact without parts): all of it as it is now, but its gate
+            out[i] = _as_now(step, now)
     return out
+
+
+def _as_now(step: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """`now`, with `step`'s gate and in its key order and shorthands."""
+    kept = {
+        key: value if key == "after" else _like(value, now[key])
+        for key, value in step.items()
+        if key in now or key == "after"
+    }
+    return {**kept, **{key: v for key, v in now.items() if key not in kept and key != "after"}}
 
 
 def _like(written: Any, recorded: Any) -> Any:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockagent.cassette.yaml_reader import parse
-from mockagent.verify_merge import merged_steps
+from mockagent.verify_merge import atoms, merged_steps
 from mockagent.verify_patch import apply, changed_lines, edits
 
 TEXT = """\
@@ -180,3 +180,19 @@ POOL = [
 @given(st.lists(st.sampled_from(POOL), max_size=6))
 def test_any_steps_the_edits_make_read_as_meant(steps: list[dict[str, Any]]) -> None:
     patched({"steps": steps})  # asserts the edited text reads `steps`
+
+
+GATED = [{**step, "after": {"polls": 2, "ms": 300}} for step in POOL] + POOL
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(GATED), max_size=6),
+    st.lists(st.sampled_from(GATED), max_size=6),
+    st.booleans(),
+)
+def test_a_merged_script_shows_what_the_agent_does_now(
+    written: list[dict[str, Any]], recorded: list[dict[str, Any]], streamed: bool
+) -> None:
+    merged = merged_steps(written, recorded, streamed)
+    assert [a for _, a in atoms(merged, streamed)] == [a for _, a in atoms(recorded, streamed)]
