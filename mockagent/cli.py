@@ -169,10 +169,12 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
     each difference, the live answer first) per interaction; exits 0 when every interaction
     still matches, 1 otherwise. With --update, the interactions that drifted are re-recorded
     from the live agent (their names, matchers and `times` kept, every other interaction left
-    as written) and the cassette is rewritten atomically: it prints `updated NAME` for each (a
-    follow-up of one moves to the state it now stops at; an Agentex cancel takes the state its
-    task is in now) and exits 0 once written, 1 if an answer was not recorded or a follow-up
-    can no longer match (`check NAME`).
+    as written; a task script's written steps and gates kept where the agent shows the same
+    things) and the cassette is rewritten atomically, only where it changed: it prints `updated
+    NAME` for each (a follow-up of one moves to the state it now stops at; an Agentex cancel
+    takes the state its task is in now), each changed line as `PATH:LINE: before → after`, and
+    exits 0 once written, 1 if an answer was not recorded or a follow-up can no longer match
+    (`check NAME`).
     """
     try:
         if update:
@@ -189,18 +191,9 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
             click.echo(f"    {line}")
     if not update:
         raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
-    for name in result.updated:
-        click.echo(f"updated {name}")
-    for name, state in result.retargeted.items():
-        shown = f"[{', '.join(state)}]" if isinstance(state, list) else state
-        click.echo(f"updated {name}: match.task.state is now {shown}, where its origin stops")
-    for name in result.stranded:
-        click.echo(f"check {name}: its origin no longer stops for a follow-up; it cannot match")
-    for name in result.missed:
-        click.echo(f"not updated {name}: the live agent's answer could not be recorded")
-    if result.written is not None:
-        click.echo(f"wrote {result.written}")
-    raise SystemExit(1 if result.missed or result.stranded else 0)
+    for line in result.report():
+        click.echo(line)
+    raise SystemExit(1 if result.failed else 0)
 
 
 @main.command(name="lint")

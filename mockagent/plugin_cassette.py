@@ -26,8 +26,12 @@ DEFAULT_AGENT: dict[str, Any] = {
     "name": "mockagent",
     "description": "An agent with no cassette: its interactions are added by the test.",
     "skills": [{"id": "mock", "name": "Mock", "description": "Answers what the test tells it to."}],
+    # On, so that every fault an expect() names can fire: a client streams (and a `dropAfter`
+    # cuts its stream) only when the card says the agent streams.
+    "capabilities": {"streaming": True, "pushNotifications": True},
 }
-"""The card facts of an agent without a cassette, under whatever `agent=` gives."""
+"""The card facts of an agent without a cassette, under whatever `agent=` gives (its
+`capabilities` key by key)."""
 
 # Characters a file name keeps: a parametrized id such as `test_x[a/b: c]` becomes `test_x[a-b-c]`.
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\[\]=+,-]+")
@@ -54,6 +58,16 @@ def default_path(
     )
 
 
+def card_facts(agent: dict[str, Any]) -> dict[str, Any]:
+    """DEFAULT_AGENT under `agent`; a `capabilities` dict overrides the default's key by key, so
+    naming one capability keeps the others on."""
+    facts = {**DEFAULT_AGENT, **agent}
+    capabilities = agent.get("capabilities")
+    if isinstance(capabilities, dict):
+        facts["capabilities"] = {**DEFAULT_AGENT["capabilities"], **capabilities}
+    return facts
+
+
 def agent_without_cassette(path: Path, agent: dict[str, Any] | None) -> LoadedCassette:
     """An A2A agent with no interactions for a cassette not at `path` (yet), its card made of
     DEFAULT_AGENT overridden by `agent`; validated by the cassette model as a cassette's `agent:`
@@ -70,7 +84,7 @@ def agent_without_cassette(path: Path, agent: dict[str, Any] | None) -> LoadedCa
             f"agent= takes the card facts a cassette's `agent:` holds (a dict), got {agent!r}",
             path=str(path),
         )
-    data = {"version": 1, "agent": {**DEFAULT_AGENT, **(agent or {})}, "interactions": []}
+    data = {"version": 1, "agent": card_facts(agent or {}), "interactions": []}
     try:
         cassette = Cassette.model_validate(data)
     except ValidationError as exc:

@@ -27,43 +27,22 @@ import pytest
 from mockagent.errors import CassetteError
 from mockagent.fixture import MockAgent
 from mockagent.plugin_cassette import default_path
-from mockagent.vocabulary import RECORD_MODES
+from mockagent.plugin_options import MARKER, add_options, setting_problems, unknown_flags
 
-MARKER = "mockagent"
 _HANDLE = pytest.StashKey["MockAgent"]()
 _REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("mockagent", "mockagent: mock A2A agents served from cassettes")
-    group.addoption(
-        "--mockagent-record-mode",
-        choices=RECORD_MODES,
-        default=None,
-        help="none (the default: replay only, never the network), once, new_episodes or all; "
-        "wins over the marker's record_mode and the mockagent_config fixture",
-    )
-    group.addoption(
-        "--mockagent-upstream",
-        metavar="URL",
-        default=None,
-        help="the real agent to record from (wins over the marker and mockagent_config)",
-    )
-    group.addoption(
-        "--mockagent-strict",
-        action="store_true",
-        default=None,
-        help="fail a passing test that left interactions of its cassette unused "
-        "(as the marker's strict=True does)",
-    )
-    group.addoption(
-        "--mockagent-allow-repeats",
-        action="store_true",
-        default=None,
-        help="let every interaction answer as often as it matches, whatever its `times` "
-        "(VCR.py's allow_playback_repeats; as allow_playback_repeats=True in the marker or "
-        "mockagent_config)",
-    )
+    add_options(parser)
+
+
+def pytest_load_initial_conftests(args: list[str]) -> None:
+    """A misspelled `--mockagent-…` flag stops the session with "did you mean" (pytest alone says
+    only "unrecognized arguments"); runs before pytest parses the command line for good."""
+    unknown = unknown_flags(args)
+    if unknown:
+        raise pytest.UsageError("\n".join(unknown))
 
 
 @pytest.fixture
@@ -125,6 +104,9 @@ def mockagent(
     def setting(name: str, default: Any = None, option_name: str | None = None) -> Any:
         return _setting(request, mockagent_config, name, default, option_name)
 
+    wrong = setting_problems(request.node.get_closest_marker(MARKER), mockagent_config)
+    if wrong:
+        pytest.fail("\n".join(f"mockagent: {line}" for line in wrong), pytrace=False)
     mode = setting("record_mode", "none")
     path = cassette_path(request, may_be_missing=mode != "none", config=mockagent_config)
     options = {  # Instant by default: a test suite should never sleep through a stream's gaps.
@@ -224,14 +206,8 @@ def _hooks(setting: Any) -> Any:
     """The before_record_* callables of the marker or mockagent_config."""
     from mockagent.proxy.hooks import RecordHooks
 
-    found = {name: setting(name) for name in ("before_record_request", "before_record_response")}
-    for name, hook in found.items():
-        if hook is not None and not callable(hook):
-            pytest.fail(
-                f"mockagent: {name} takes a callable (dict -> dict or None), got {hook!r}",
-                pytrace=False,
-            )
-    return RecordHooks(**found)
+    names = ("before_record_request", "before_record_response")  # checked: callables or None
+    return RecordHooks(**{name: setting(name) for name in names})
 
 
 def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:

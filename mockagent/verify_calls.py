@@ -18,18 +18,11 @@ from typing import Any, Protocol
 import httpx
 from flask import Flask
 
-from mockagent.compare import Event, Exchange, differences, untimed
+from mockagent.compare import Event, Exchange, differences
 from mockagent.observe import exchange_from_http
+from mockagent.verify_progress import on_its_way, result_of, task_view
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
-TERMINAL = (
-    "TASK_STATE_COMPLETED",
-    "TASK_STATE_FAILED",
-    "TASK_STATE_CANCELED",
-    "TASK_STATE_REJECTED",
-)
-HALTED = (*TERMINAL, "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
-EARLY = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # states a task passes on its way
 POLL_GAP_S = 0.02
 POLL_TIMEOUT_S = 5.0  # a live task that never shows what the cassette shows: how long to poll
 
@@ -89,17 +82,11 @@ def wsgi_sender(app: Flask) -> Send:
     return send
 
 
-def _result(exchange: Exchange, data: Any) -> Any:
-    if exchange.binding == "JSONRPC" and isinstance(data, dict):
-        return data.get("result")
-    return data
-
-
 def task_of(exchange: Exchange) -> dict[str, str] | None:
     """The task an answer is about, as a follow-up names it: {taskId, contextId}."""
     payloads = [exchange.body] if exchange.events is None else [e.data for e in exchange.events]
     for payload in payloads:
-        result = _result(exchange, payload)
+        result = result_of(exchange, payload)
         if not isinstance(result, dict):
             continue
         task = result.get("task", result if "status" in result else None)
@@ -111,40 +98,6 @@ def task_of(exchange: Exchange) -> dict[str, str] | None:
             ids = {"taskId": update["taskId"], "contextId": update.get("contextId")}
             return {k: v for k, v in ids.items() if isinstance(v, str)}
     return None
-
-
-def task_view(exchange: Exchange) -> Any:
-    """The task an answer shows, without timestamps as the comparison reads them (None for a
-    stream or no task): two polls with the same view saw the task not move."""
-    if exchange.events is not None:
-        return None
-    result = _result(exchange, exchange.body)
-    task = result.get("task", result) if isinstance(result, dict) else None
-    return untimed(task) if isinstance(task, dict) and "status" in task else None
-
-
-def state_of(exchange: Exchange) -> Any:
-    """The state of the task an answer shows (None without one)."""
-    view = task_view(exchange)
-    return view.get("status", {}).get("state") if isinstance(view, dict) else None
-
-
-def on_its_way(answer: Exchange, expected: Exchange, seen: Any) -> bool:
-    """Whether a live task that does not show what the cassette expects may still get there:
-    it has not moved since the last answer (and has not ended), or it moved to an earlier state
-    (SUBMITTED or WORKING, while the cassette shows another). One that stopped, or moved within
-    the expected state, has drifted."""
-    state = state_of(answer)
-    if task_view(answer) == seen:  # not moved yet; an interrupted task waits to move on
-        return state not in TERMINAL
-    return not halted(answer) and state in EARLY and state != state_of(expected)
-
-
-def halted(exchange: Exchange) -> bool:
-    """Whether a GetTask answer shows a task that moves on no more by itself (or no task)."""
-    result = _result(exchange, exchange.body)
-    status = result.get("status") if isinstance(result, dict) else None
-    return not isinstance(status, dict) or status.get("state") in HALTED
 
 
 class Side:

@@ -2,16 +2,16 @@
 
 The live side's calls go through a recording proxy (`mockagent.proxy`), so what the agent answers
 now is recorded as `mockagent record` records it. An interaction that drifted gets the recorded
-reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay. Every other
-interaction stays as written, comments included: the new YAML replaces the lines of the drifted
-interaction only (a cassette whose interactions are not written as `- name: …` blocks is written
-anew instead, without its comments). A follow-up of a re-recorded interaction whose `task.state`
-is not where the new script stops for a follow-up gets that state (`mockagent.verify_follow_ups`),
-on its own line where it can be found there; one whose origin no longer stops for a follow-up is
-reported as stranded. An Agentex cassette is re-recorded alike (`verify_agentex` through the
-proxy), and a re-recorded follow-up takes the state its task was in now from its recording
-(`replacement`) instead. The result is validated, scanned for the secrets the recording saw,
-and written atomically.
+reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay, and so do
+its written steps and gates where the agent shows the same things (`verify_merge`). Every other
+interaction stays as written, comments included, and only the lines that changed are rewritten
+(`verify_rewrite`), each listed (`Update.changed`). A follow-up of a re-recorded interaction
+whose `task.state` is not where the new script stops for a follow-up gets that state
+(`mockagent.verify_follow_ups`), on its own line where it can be found there; one whose origin
+no longer stops for a follow-up is reported as stranded. An Agentex cassette is re-recorded
+alike (`verify_agentex` through the proxy), and a re-recorded follow-up takes the state its task
+was in now from its recording (`replacement`) instead. The result is validated, scanned for the
+secrets the recording saw, and written atomically.
 """
 
 from __future__ import annotations
@@ -26,19 +26,19 @@ import httpx
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.store import (
     LoadedCassette,
-    dump_cassette,
     load_cassette,
     parse_yaml,
-    schema_comment,
     write_atomic,
 )
 from mockagent.errors import CassetteError
 from mockagent.proxy.agentex import AGENTS_PATH
 from mockagent.proxy.app import RECORDING, create_recording_app
-from mockagent.proxy.session import ITEM, with_notes
 from mockagent.verify import TIMEOUT, Verdict, run
 from mockagent.verify_calls import wsgi_sender
 from mockagent.verify_follow_ups import moves
+from mockagent.verify_merge import merged_reply
+from mockagent.verify_patch import changed_lines
+from mockagent.verify_rewrite import lines_of, rewrite
 from mockagent.vocabulary import CARD_PATH
 
 
@@ -49,10 +49,41 @@ class Update:
     verdicts: list[Verdict]
     updated: list[str] = field(default_factory=list)  # re-recorded, in the cassette's order
     missed: list[str] = field(default_factory=list)  # drifted, but no answer was recorded
+    kept: list[str] = field(default_factory=list)  # drifted, but re-recorded as written
     # follow-up name -> the `task.state` it now waits for (what it follows was re-recorded)
     retargeted: dict[str, str | list[str]] = field(default_factory=dict)
     stranded: list[str] = field(default_factory=list)  # follow-ups whose origin no longer stops
     written: Path | None = None
+    path: Path | None = None  # the cassette verified
+    changed: list[str] = field(default_factory=list)  # `file:line: before → after`, each line
+
+    def report(self) -> list[str]:
+        """What `verify --update` prints after the verdicts: what it re-recorded, every line it
+        changed, and what it wrote (or that nothing changed)."""
+        out = [f"updated {name}" for name in self.updated]
+        for name, state in self.retargeted.items():
+            shown = f"[{', '.join(state)}]" if isinstance(state, list) else state
+            out.append(f"updated {name}: match.task.state is now {shown}, where its origin stops")
+        out += [
+            f"check {name}: its origin no longer stops for a follow-up; it cannot match"
+            for name in self.stranded
+        ]
+        out += [
+            f"not updated {name}: the live agent's answer could not be recorded"
+            for name in self.missed
+        ]
+        out += [
+            f"kept {name}: re-recorded, the agent's answer is what the cassette says"
+            for name in self.kept
+        ]
+        out += self.changed
+        out.append(f"wrote {self.written}" if self.written else f"nothing changed in {self.path}")
+        return out
+
+    @property
+    def failed(self) -> bool:
+        """Whether an answer was not recorded or a follow-up can no longer match."""
+        return bool(self.missed or self.stranded)
 
 
 class LiveRecording:
@@ -98,7 +129,7 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             verdicts = run(path, wsgi_sender(app), binding, live)
         finally:
             proxy.upstream.close()
-    update = Update(verdicts)
+    update = Update(verdicts, path=path)
     loaded = load_cassette(path)
     written = parse_yaml(loaded.source, loaded.path)[0]["interactions"]
     new: dict[int, dict[str, Any]] = {}
@@ -111,6 +142,14 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             update.missed.append(verdict.name)
             continue
         new[index] = replacement(written[index], recorded, agentex)
+        # the written steps and gates, but for what the agent moved
+        new[index]["reply"] = merged_reply(
+            written[index].get("reply"), recorded["reply"], streamed(verdict)
+        )
+        if new[index] == written[index]:  # the drift was in how verify called it, not in it
+            del new[index]
+            update.kept.append(verdict.name)
+            continue
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)
@@ -119,8 +158,10 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
     if new or states:
         text = rewrite(loaded, new, notes, states)
         _check(text, loaded.path, proxy.session.redactor.leaks(text))
-        write_atomic(path, text)
-        update.written = path
+        update.changed = changed_lines(str(path), loaded.source, text)
+        if update.changed:
+            write_atomic(path, text)
+            update.written = path
     return update
 
 
@@ -156,7 +197,7 @@ def _retarget(
 
 def _state_line(loaded: LoadedCassette, lines: list[str], index: int, old: Any) -> int | None:
     """The one line of interaction `index`'s matchers (before its `reply:`) naming `old`."""
-    span = _lines_of(loaded, lines, index)
+    span = lines_of(loaded, lines, index)
     if span is None or not isinstance(old, str):
         return None
     found = []
@@ -190,57 +231,9 @@ def replacement(
     return out
 
 
-def rewrite(
-    loaded: LoadedCassette,
-    new: dict[int, dict[str, Any]],
-    notes: dict[str, str],
-    states: dict[int, tuple[int, str, str]] | None = None,
-) -> str:
-    """The cassette's text with interaction `i` replaced by `new[i]`, and in line `n` of
-    interaction `j` the state `old` changed to `state` for each `states[j] = (n, old, state)`;
-    everything else as it was."""
-    lines = loaded.source.splitlines(keepends=True)
-    states = states or {}
-    for index in sorted({*new, *states}, reverse=True):  # from the end: line numbers hold
-        if index not in new:
-            line, old, state = states[index]
-            lines[line] = lines[line].replace(old, state)
-            continue
-        span = _lines_of(loaded, lines, index)
-        if span is None:  # not a block this can cut out: write the whole cassette anew
-            data = parse_yaml(loaded.source, loaded.path)[0]
-            for i, interaction in new.items():
-                data["interactions"][i] = interaction
-            for i, (_, _, state) in states.items():
-                data["interactions"][i]["match"]["task"]["state"] = state
-            return schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
-        start, end, indent = span
-        text = "\n" + dump_cassette({"interactions": [new[index]]})
-        block = with_notes(text, notes).split("\n", 2)[2]  # after `interactions:`
-        lines[start:end] = [
-            " " * indent + line if line.strip() else line
-            for line in block.splitlines(keepends=True)
-        ]
-    return "".join(lines)
-
-
-def _lines_of(loaded: LoadedCassette, lines: list[str], index: int) -> tuple[int, int, int] | None:
-    """(first, end, indent) of interaction `index`'s lines: from its `- name:` line to its last
-    line indented deeper (comments and blank lines after it belong to what follows)."""
-    line = loaded.line_of(("interactions", index))
-    found = ITEM.match(lines[line - 1].rstrip("\n")) if line else None
-    if line is None or found is None:
-        return None
-    indent = len(found[1])
-    end = line
-    for k in range(line, len(lines)):
-        text = lines[k]
-        if not text.strip():
-            continue
-        if len(text) - len(text.lstrip(" ")) <= indent:
-            break
-        end = k + 1
-    return line - 1, end, indent
+def streamed(verdict: Verdict) -> bool:
+    """Whether an interaction was verified streamed: then its chunk flags were seen."""
+    return verdict.mode == "stream"
 
 
 def _check(text: str, path: str, leaks: list[str]) -> None:

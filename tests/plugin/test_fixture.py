@@ -66,7 +66,9 @@ def test_bad(mockagent):
     )
     result = run(pytester)
     result.assert_outcomes(passed=2, errors=1)
-    result.stdout.fnmatch_lines(["*mockagent: pace 'sometimes': use recorded, instant or scale=F*"])
+    result.stdout.fnmatch_lines(
+        ["mockagent: @pytest.mark.mockagent: pace 'sometimes' is not a pace; use one of instant, *"]
+    )
 
 
 def test_unmatched_call_fails_the_test_with_the_report(pytester: pytest.Pytester) -> None:

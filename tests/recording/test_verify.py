@@ -15,7 +15,8 @@ from mockagent.cassette import load_cassette
 from mockagent.cli import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
-from mockagent.verify_update import replacement, rewrite
+from mockagent.verify_rewrite import rewrite
+from mockagent.verify_update import replacement
 from tests.helpers.history_agent import serve_history_agent
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import (
@@ -239,6 +240,7 @@ def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, a
     path = edited(cassette, tmp_path, ("Done: hello", "Done: goodbye"))
     path.write_text(written.replace("Done: hello", "Done: goodbye"))
     mode = path.stat().st_mode
+    line = path.read_text().splitlines().index("          - text: 'Done: goodbye'") + 1
     code, output = verify(path, agent.url, "--update")
     assert output.splitlines() == [
         "ok what-time-is-it",
@@ -247,6 +249,7 @@ def test_update_rerecords_what_drifted_and_keeps_the_rest_as_written(cassette, a
         "ok ask-me",
         "ok main",
         "updated hello",
+        f"{path}:{line}: - text: 'Done: goodbye' → - text: 'Done: hello'",  # only that line
         f"wrote {path}",
     ]
     assert code == 0
@@ -377,7 +380,9 @@ def test_update_leaves_a_second_follow_up_waiting_for_the_first_ones_stop(asked_
     path.write_text(text.replace("Which branch?", "Which tag?"))
     code, output = verify(path, url, "--update")
     assert code == 0, output
-    assert "updated token" in output and "match.task.state" not in output, output
+    # their re-recordings say what they say: kept as written, nothing moved
+    assert "kept token: re-recorded, the agent's answer is what the cassette says" in output
+    assert "match.task.state" not in output, output
     assert path.read_text() == text
     assert verify(path, url)[0] == 0
 
@@ -418,7 +423,7 @@ def test_update_without_drift_writes_nothing(cassette, agent, tmp_path):
     path = edited(cassette, tmp_path)
     before = path.stat().st_mtime_ns
     code, output = verify(path, agent.url, "--update")
-    assert (code, output.splitlines()[-1]) == (0, "ok main")
+    assert (code, output.splitlines()[-2:]) == (0, ["ok main", f"nothing changed in {path}"])
     assert path.stat().st_mtime_ns == before and list(tmp_path.iterdir()) == [path]
 
 

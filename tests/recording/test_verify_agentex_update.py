@@ -71,7 +71,7 @@ def blocks(text: str) -> list[str]:
 @pytest.mark.parametrize(
     ("scenario", "old", "new", "drifted", "same"),
     [
-        (async_polled, "Got: research it", "Got: that", 2, False),
+        (async_polled, "Got: research it", "Got: that", 2, True),
         (async_cancel, "Canceled by the user", "Canceled by its owner", 3, True),
         (async_cancel, "is CANCELED and cannot", "was CANCELED", 4, True),
     ],
@@ -85,9 +85,10 @@ def test_update_rerecords_an_event_turn_or_a_cancel_and_keeps_the_rest(
     drifted: int,
     same: bool,
 ) -> None:
-    """The drifted interaction (`drifted`: its place, from 1) is re-recorded; a cancel as it was
-    (`same`), an event turn with the gates of verify's polls (all GET /messages, where the
-    recorded client polled GET /tasks/{id} too); every other line stays as written."""
+    """The drifted interaction (`drifted`: its place, from 1) is re-recorded as it was
+    (`same`): an event turn keeps its written gates, though verify opened them otherwise (all
+    GET /messages, where the recorded client polled GET /tasks/{id} too); every other line
+    stays as written."""
     path, written = edited(scenario, tmp_path, old, new)
     name = yaml.safe_load(written)["interactions"][drifted - 1]["name"]
     code, output = verify(path, platform(), "--update")

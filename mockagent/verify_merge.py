@@ -1,0 +1,198 @@
+"""What `verify --update` keeps of a drifted interaction: the reply as written, with only what the
+live agent changed taken from its re-recording.
+
+A re-recorded task script is shaped by how verify called the agent: polled faster than the
+original client, the agent shows each step on its own and the recording's `after: {polls}` gates
+count verify's polls, not the agent's. So a script is compared by what a client sees of it (each
+state, and each artifact part, in order), never by its gates or how its steps are grouped. Where
+the two show the same things in the same order, the written steps stay, gates and all, and a
+changed state, message or part is changed in place. Where the agent's behaviour moved (a state
+no longer reached, an artifact that comes or goes, another order), the steps are taken from the
+re-recording, except those it shows unchanged, which keep their written gates. An `ms` gate is
+changed only when the agent is far off it (more than a second, and more than twice or half).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from mockagent.cassette.models import Reply, Step
+
+MS_FAR = 1000  # an `ms` gate further off than this (and than itself) follows the agent
+
+
+def merged_reply(written: Any, recorded: Any, streamed: bool) -> Any:
+    """The reply to write: `written` where the agent still answers so, else `recorded`, task
+    scripts merged step by step (`streamed`: chunk flags are seen, so they count)."""
+    normal = _normal(Reply, written)
+    if normal is not None and normal == _normal(Reply, recorded):
+        return written
+    task, now = _task(written), _task(recorded)
+    if task is None or now is None:
+        return recorded
+    # the task's other fields (`first`, …) as the agent gives them now, in the written order
+    out = {k: now[k] for k in task if k in now and k != "steps"}
+    out.update({k: v for k, v in now.items() if k != "steps"})
+    out["steps"] = merged_steps(task.get("steps") or [], now.get("steps") or [], streamed)
+    return {**written, "task": out}
+
+
+def _task(reply: Any) -> dict[str, Any] | None:
+    task = reply.get("task") if isinstance(reply, dict) else None
+    return task if isinstance(task, dict) and isinstance(task.get("steps", []), list) else None
+
+
+def _normal(model: Any, raw: Any) -> Any:
+    """`raw` validated and dumped as the cassette model reads it (shorthands spelled out)."""
+    try:
+        return model.model_validate(raw).model_dump(
+            mode="json", exclude_none=True, exclude_defaults=True
+        )
+    except ValidationError:
+        return None
+
+
+def atoms(steps: list[Any], streamed: bool) -> list[tuple[int, str]]:
+    """What a client sees of each step, in order, with the step's index: a state step is one,
+    an artifact step one per part (with `append`, and `lastChunk` when `streamed`)."""
+    out: list[tuple[int, str]] = []
+    for index, raw in enumerate(steps):
+        step = _normal(Step, raw) or {"raw": raw}
+        step.pop("after", None)
+        artifact = step.get("artifact")
+        if not isinstance(artifact, dict):
+            out.append((index, json.dumps(step, sort_keys=True)))
+            continue
+        parts = artifact.get("parts") or [None]
+        for k, part in enumerate(parts):
+            atom: dict[str, Any] = {"artifact": {**artifact, "parts": [part]}}
+            atom["append"] = bool(step.get("append")) or k > 0
+            if streamed:
+                atom["lastChunk"] = bool(step.get("lastChunk")) and k == len(parts) - 1
+            out.append((index, json.dumps(atom, sort_keys=True)))
+    return out
+
+
+def merged_steps(written: list[Any], recorded: list[Any], streamed: bool) -> list[Any]:
+    """The steps to write (see the module's docstring)."""
+    old, new = atoms(written, streamed), atoms(recorded, streamed)
+    if [a for _, a in old] == [a for _, a in new]:
+        return _far_off(written, recorded, old, new)
+    if [_shape(a) for _, a in old] == [_shape(a) for _, a in new]:
+        changed = _in_place(written, recorded, old, new)
+        if [a for _, a in atoms(changed, streamed)] == [a for _, a in new]:
+            return _far_off(changed, recorded, old, new)
+    # another script, or one whose chunk flags the written steps cannot say as they are grouped
+    return _rerecorded(written, recorded, streamed)
+
+
+def _shape(atom: str) -> Any:
+    """What an atom is, without what it says: a state step, or a part of which artifact."""
+    data = json.loads(atom)
+    artifact = data.get("artifact")
+    return ("part", artifact.get("artifactId")) if isinstance(artifact, dict) else "state"
+
+
+def _in_place(
+    written: list[Any], recorded: list[Any], old: list[tuple[int, str]], new: list[tuple[int, str]]
+) -> list[Any]:
+    """The written steps, each changed state or part changed where it is written."""
+    out = [dict(step) if isinstance(step, dict) else step for step in written]
+    seen: dict[tuple[str, int], int] = {}  # (side, step) -> its parts counted so far
+    for (i, a), (j, b) in zip(old, new, strict=True):
+        part, now_part = seen.get(("old", i), 0), seen.get(("new", j), 0)
+        seen["old", i], seen["new", j] = part + 1, now_part + 1
+        if a == b:
+            continue
+        step, now = out[i], recorded[j]
+        artifact = _shape(a) != "state"
+        parts = (step["artifact"].get("parts") or []) if artifact else []
+        now_parts = (now["artifact"].get("parts") or []) if artifact else []
+        if part < len(parts) and now_part < len(now_parts):
+            fields = {k: v for k, v in now["artifact"].items() if k != "parts"}
+            parts = [*parts[:part], now_parts[now_part], *parts[part + 1 :]]
+            step["artifact"] = {**step["artifact"], **fields, "parts": parts}
+            if part == 0:  # the step's `append` is its first part's
+                step.pop("append", None)
+                if now.get("append") or now_part > 0:
+                    step["append"] = True
+        else:  # a state (or an artifact without parts): all of it as it is now, but its gate
+            out[i] = _as_now(step, now)
+    return out
+
+
+def _as_now(step: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """`now`, with `step`'s gate and in its key order and shorthands."""
+    kept = {
+        key: value if key == "after" else _like(value, now[key])
+        for key, value in step.items()
+        if key in now or key == "after"
+    }
+    return {**kept, **{key: v for key, v in now.items() if key not in kept and key != "after"}}
+
+
+def _like(written: Any, recorded: Any) -> Any:
+    """`recorded`, in the shorthand `written` used: a message (or an Agentex `say`) as its text
+    alone."""
+    if not isinstance(written, str) or not isinstance(recorded, dict):
+        return recorded
+    parts = recorded.get("parts")
+    if set(recorded) == {"parts"} and isinstance(parts, list) and len(parts) == 1:
+        return parts[0]["text"] if set(parts[0]) == {"text"} else recorded
+    said = {"type": "text", "author": "agent", "format": "plain", **recorded}
+    if set(said) == {"type", "author", "format", "content"} and said["type"] == "text":
+        plain = said["author"] == "agent" and said["format"] == "plain"
+        return said["content"] if plain and isinstance(said["content"], str) else recorded
+    return recorded
+
+
+def _rerecorded(written: list[Any], recorded: list[Any], streamed: bool) -> list[Any]:
+    """The recorded steps, each one the written script has unchanged kept as written."""
+    keys = [_step_key(step, streamed) for step in written]
+    now = [_step_key(step, streamed) for step in recorded]
+    out = [step if streamed else _one_poll(step) for step in recorded]
+    matcher = difflib.SequenceMatcher(None, keys, now, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            out[block.b + k] = written[block.a + k]
+    return out
+
+
+def _one_poll(step: Any) -> Any:
+    """A new step as a polled recording saw it: one that came with a later poll waits for one
+    poll (how many verify made before it shows its own polling speed, not the agent's)."""
+    gate = _after(step)
+    if isinstance(gate.get("polls"), int) and gate["polls"] > 1:
+        return {**step, "after": {**gate, "polls": 1}}
+    return step
+
+
+def _step_key(step: Any, streamed: bool) -> str:
+    return json.dumps([a for _, a in atoms([step], streamed)])
+
+
+def _far_off(
+    steps: list[Any], recorded: list[Any], old: list[tuple[int, str]], new: list[tuple[int, str]]
+) -> list[Any]:
+    """`steps` (the written ones), with an `ms` gate the agent is far off set to what it took
+    now, where a recorded step starts at the same atom as a written one."""
+    first_old = {i: n for n, (i, _) in reversed(list(enumerate(old)))}
+    first_new = {n: j for n, (j, _) in enumerate(new) if n == 0 or new[n - 1][0] != j}
+    out = list(steps)
+    for i, n in first_old.items():
+        j = first_new.get(n)
+        gate, now = _after(steps[i]), _after(recorded[j]) if j is not None else {}
+        was, took = gate.get("ms"), now.get("ms")
+        if isinstance(was, int) and isinstance(took, int):
+            if abs(took - was) > MS_FAR and not was / 2 <= took <= was * 2:
+                out[i] = {**steps[i], "after": {**gate, "ms": took}}
+    return out
+
+
+def _after(step: Any) -> dict[str, Any]:
+    after = step.get("after") if isinstance(step, dict) else None
+    return after if isinstance(after, dict) else {}

@@ -1,0 +1,247 @@
+"""Edits that turn a YAML node's value into another in the text it was read from, touching only
+what changed: a scalar is rewritten in place (in its own quoting style where it can be), a key or
+a block sequence's item that comes or goes is a line added or taken out, and everything else
+(comments, flow or block style, key order, blank lines) stays as written.
+
+`verify --update` uses them so that a re-recorded interaction changes only the lines the live
+agent moved. `Unpatchable` says a change cannot be made this way (an alias, say): the caller then
+writes the interaction anew.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from mockagent.cassette.store import dump_cassette
+
+
+class Unpatchable(Exception):
+    """The text cannot be edited in place into the new value."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] with `text`."""
+
+    start: int
+    end: int
+    text: str
+
+
+def apply(source: str, edits: list[Edit]) -> str:
+    """`source` with every edit made (edits never overlap)."""
+    out = source
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        out = out[: edit.start] + edit.text + out[edit.end :]
+    return out
+
+
+def edits(source: str, node: yaml.Node, old: Any, new: Any) -> list[Edit]:
+    """The edits of `source` that make `node` (whose value is `old`) read `new`."""
+    if _same(old, new):
+        return []
+    if isinstance(node, yaml.ScalarNode):
+        if isinstance(new, (dict, list)):
+            return [Edit(node.start_mark.index, node.end_mark.index, flow(new))]
+        return [Edit(node.start_mark.index, content_end(source, node), scalar(new, node.style))]
+    if isinstance(node, yaml.MappingNode) and isinstance(old, dict) and isinstance(new, dict):
+        return _mapping(source, node, old, new)
+    if isinstance(node, yaml.SequenceNode) and isinstance(old, list) and isinstance(new, list):
+        return _sequence(source, node, old, new)
+    return [Edit(node.start_mark.index, content_end(source, node), flow(new))]
+
+
+def _same(old: Any, new: Any) -> bool:
+    return type(old) is type(new) and old == new
+
+
+def _mapping(
+    source: str, node: yaml.MappingNode, old: dict[str, Any], new: dict[str, Any]
+) -> list[Edit]:
+    pairs = {key.value: (key, value) for key, value in node.value}
+    if len(pairs) != len(node.value) or set(pairs) != set(old):
+        raise Unpatchable("a mapping with keys the text does not show one by one (a merge key)")
+    if node.flow_style and set(old) != set(new):
+        return [Edit(node.start_mark.index, node.end_mark.index, flow(new))]
+    out: list[Edit] = []
+    for key, (_, value) in pairs.items():
+        if key in new:
+            out += edits(source, value, old[key], new[key])
+        elif key == node.value[0][0].value:  # its line may hold the `- ` of an item
+            raise Unpatchable("the first key of a block mapping goes")
+        else:  # the key's lines go
+            out.append(_lines(source, pairs[key][0].start_mark.index, content_end(source, value)))
+    added = [key for key in new if key not in old]
+    if added:
+        column = node.value[0][0].start_mark.column
+        at = _line_end(source, content_end(source, node))
+        text = "".join(f"{' ' * column}{key}: {flow(new[key])}\n" for key in added)
+        out.append(_insert(source, at, text))
+    return out
+
+
+def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]) -> list[Edit]:
+    if len(old) != len(node.value):
+        raise Unpatchable("a sequence the text does not show item by item")
+    column = node.start_mark.column
+    if len(old) == len(new) and node.flow_style:
+        return [
+            e for n, v, w in zip(node.value, old, new, strict=True) for e in edits(source, n, v, w)
+        ]
+    if len(old) == len(new):
+        return [
+            e
+            for n, v, w in zip(node.value, old, new, strict=True)
+            for e in _item(source, n, v, w, column)
+        ]
+    if node.flow_style or not node.value or not new:  # a block sequence cannot be empty
+        return [Edit(node.start_mark.index, content_end(source, node), flow(new))]
+    keys = [json.dumps(item, sort_keys=True, default=str) for item in old]
+    matcher = difflib.SequenceMatcher(
+        None, keys, [json.dumps(i, sort_keys=True, default=str) for i in new], autojunk=False
+    )
+    out: list[Edit] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                out += _item(source, node.value[i1 + k], old[i1 + k], new[j1 + k], column)
+            continue
+        for k in range(i1, i2):  # the old items' lines go; the new ones come in their place
+            item = node.value[k]
+            out.append(_lines(source, item.start_mark.index, content_end(source, item)))
+        if j2 > j1:
+            at = (
+                _line_end(source, content_end(source, node.value[i1 - 1]))
+                if i1 > 0
+                else _line_start(source, node.value[0].start_mark.index)
+            )
+            out.append(_insert(source, at, block(new[j1:j2], column)))
+    return out
+
+
+def _item(source: str, node: yaml.Node, old: Any, new: Any, column: int) -> list[Edit]:
+    """The edits of a block sequence's item; one whose first key changes (that key stands on
+    the `- ` line) is written anew in its place."""
+    if _first_key(old) == _first_key(new) or _same(old, new):
+        return edits(source, node, old, new)
+    start = _line_start(source, node.start_mark.index)
+    return [Edit(start, _line_end(source, content_end(source, node)), block([new], column))]
+
+
+def _first_key(value: Any) -> Any:
+    return next(iter(value), None) if isinstance(value, dict) else type(value)
+
+
+def content_end(source: str, node: yaml.Node) -> int:
+    """Where the text of `node` ends: a block collection's end mark lies past the comments and
+    blank lines that follow it, which belong to what comes next, and a block scalar's past the
+    newline that ends its last line."""
+    if isinstance(node, yaml.MappingNode) and not node.flow_style and node.value:
+        return content_end(source, node.value[-1][1])
+    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
+        return content_end(source, node.value[-1])
+    end: int = node.end_mark.index
+    while end > node.start_mark.index and source[end - 1] == "\n":
+        end -= 1
+    return end
+
+
+def _line_start(source: str, index: int) -> int:
+    return source.rfind("\n", 0, index) + 1
+
+
+def _line_end(source: str, index: int) -> int:
+    """Just past the newline of the line `index` is on (the line's end at the end of text)."""
+    newline = source.find("\n", index)
+    return len(source) if newline < 0 else newline + 1
+
+
+def _insert(source: str, at: int, lines: str) -> Edit:
+    """Insert whole lines at `at` (the end of a text without a last newline gets one first)."""
+    return Edit(at, at, lines if at == 0 or source[at - 1] == "\n" else "\n" + lines)
+
+
+def _lines(source: str, start: int, end: int) -> Edit:
+    """Take out the whole lines from the one `start` is on to the one `end` is on."""
+    return Edit(_line_start(source, start), _line_end(source, end), "")
+
+
+def scalar(value: Any, style: str | None = None) -> str:
+    """A scalar as YAML, in `style` (plain, `'` or `"`) where that style can hold it; a block
+    style (`|`, `>`) becomes double-quoted, which fits any place a scalar stands."""
+    style = style if style in ("'", '"') else None
+    node = yaml.ScalarNode(_tag(value), _text(value), style=style)
+    out = yaml.serialize(node, Dumper=yaml.SafeDumper, width=1_000_000, allow_unicode=True)
+    text = out.removesuffix("...\n").rstrip("\n")
+    if "\n" in text:  # the emitter chose a block or folded style after all
+        text = json.dumps(value, ensure_ascii=False)
+    return text
+
+
+def _tag(value: Any) -> str:
+    kinds = {bool: "bool", int: "int", float: "float", type(None): "null"}
+    return f"tag:yaml.org,2002:{kinds.get(type(value), 'str')}"
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def flow(value: Any) -> str:
+    """A value as one line of flow-style YAML."""
+    if not isinstance(value, (dict, list)):
+        return scalar(value)
+    out = yaml.safe_dump(
+        unshared(value),
+        default_flow_style=True,
+        width=1_000_000,
+        allow_unicode=True,
+        sort_keys=False,
+    )
+    return out.rstrip("\n")
+
+
+def unshared(value: Any) -> Any:
+    """`value` rebuilt, so that no dict or list stands in two places (YAML would write the
+    second as an alias of the first)."""
+    if isinstance(value, dict):
+        return {k: unshared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unshared(v) for v in value]
+    return value
+
+
+def block(items: list[Any], column: int) -> str:
+    """Block-sequence items as mockagent writes them, their `- ` at `column`."""
+    text = dump_cassette({"items": unshared(items)}).split("\n", 1)[1]
+    return "".join(" " * column + line if line.strip() else line for line in text.splitlines(True))
+
+
+def changed_lines(path: str, before: str, after: str) -> list[str]:
+    """`path:N: old → new` for each line of `before` that `after` changes (`+ new` for a line
+    added after line N, `- old` for line N taken out)."""
+    old, new = before.splitlines(), after.splitlines()
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        for k in range(paired):
+            out.append(f"{path}:{i1 + k + 1}: {old[i1 + k].strip()} → {new[j1 + k].strip()}")
+        for k in range(i1 + paired, i2):
+            out.append(f"{path}:{k + 1}: - {old[k].strip()}")
+        for k in range(j1 + paired, j2):
+            out.append(f"{path}:{i2}: + {new[k].strip()}")
+    return out

@@ -1,0 +1,108 @@
+"""Writing a `verify --update` into the cassette's text: each re-recorded interaction edited in
+place where it can be (`verify_patch`: only the lines whose values changed, comments and style
+kept), else its lines replaced by the interaction written anew; a follow-up's moved state changed
+on its own line. A cassette whose interactions are not written as `- name: …` blocks is written
+anew instead, without its comments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from mockagent.cassette.store import LoadedCassette, dump_cassette, schema_comment
+from mockagent.cassette.yaml_reader import parse
+from mockagent.errors import CassetteError
+from mockagent.proxy.session import ITEM, with_notes
+from mockagent.verify_patch import Edit, Unpatchable, apply, edits
+
+
+def rewrite(
+    loaded: LoadedCassette,
+    new: dict[int, dict[str, Any]],
+    notes: dict[str, str],
+    states: dict[int, tuple[int, str, str]] | None = None,
+) -> str:
+    """The cassette's text with interaction `i` made `new[i]`, and in line `n` of interaction
+    `j` the state `old` changed to `state` for each `states[j] = (n, old, state)`; everything
+    else as it was. An interaction is edited in place where it can be (only the lines whose
+    values changed), else its lines are replaced by the new interaction written anew."""
+    source = loaded.source
+    lines = source.splitlines(keepends=True)
+    starts = [0]  # where each line begins in `source`
+    for text in lines:
+        starts.append(starts[-1] + len(text))
+    states = states or {}
+    data, root = parse_yaml_nodes(source, loaded.path)
+    changes: list[Edit] = []
+    for index in sorted({*new, *states}):
+        if index not in new:
+            line, old, state = states[index]
+            changes.append(Edit(starts[line], starts[line + 1], lines[line].replace(old, state)))
+            continue
+        in_place = _in_place(source, root, index, data["interactions"][index], new[index])
+        if in_place is not None:
+            changes += in_place
+            continue
+        span = lines_of(loaded, lines, index)
+        if span is None:  # not a block this can cut out: write the whole cassette anew
+            for i, interaction in new.items():
+                data["interactions"][i] = interaction
+            for i, (_, _, state) in states.items():
+                data["interactions"][i]["match"]["task"]["state"] = state
+            return schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
+        first, end, indent = span
+        text = "\n" + dump_cassette({"interactions": [new[index]]})
+        block = with_notes(text, notes).split("\n", 2)[2]  # after `interactions:`
+        indented = "".join(
+            " " * indent + line if line.strip() else line for line in block.splitlines(True)
+        )
+        changes.append(Edit(starts[first], starts[end], indented))
+    return apply(source, changes)
+
+
+def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:
+    """The data and root node of a cassette's text; no node when it uses anchors or aliases
+    (an edit of a node that stands in several places would change them all)."""
+    data, root = parse(source, path)
+    tokens = yaml.scan(source, Loader=yaml.SafeLoader)
+    if any(isinstance(t, (yaml.AnchorToken, yaml.AliasToken)) for t in tokens):
+        return data, None
+    return data, root
+
+
+def _in_place(source: str, root: Any, index: int, written: Any, new: Any) -> list[Edit] | None:
+    """The edits that make interaction `index` (`written`) read `new` in place, or None when it
+    must be written anew: a new fault comes with its `# recorded:` note, the text may use what
+    edits cannot follow (anchors, merge keys), and the edited text must read `new`."""
+    if root is None or new.get("fault") != written.get("fault"):
+        return None
+    found = [v for k, v in root.value if k.value == "interactions"]
+    if len(found) != 1 or not isinstance(found[0], yaml.SequenceNode):
+        return None
+    try:
+        made = edits(source, found[0].value[index], written, new)
+        after = parse(apply(source, made), "")[0]["interactions"][index]
+    except (Unpatchable, CassetteError):
+        return None
+    return made if after == new else None  # an edit that reads otherwise: written anew instead
+
+
+def lines_of(loaded: LoadedCassette, lines: list[str], index: int) -> tuple[int, int, int] | None:
+    """(first, end, indent) of interaction `index`'s lines: from its `- name:` line to its last
+    line indented deeper (comments and blank lines after it belong to what follows)."""
+    line = loaded.line_of(("interactions", index))
+    found = ITEM.match(lines[line - 1].rstrip("\n")) if line else None
+    if line is None or found is None:
+        return None
+    indent = len(found[1])
+    end = line
+    for k in range(line, len(lines)):
+        text = lines[k]
+        if not text.strip():
+            continue
+        if len(text) - len(text.lstrip(" ")) <= indent:
+            break
+        end = k + 1
+    return line - 1, end, indent

@@ -1,0 +1,79 @@
+"""The agent a test meets without a cassette streams and takes push configs, so every fault an
+`expect()` names can fire: the official a2a-sdk client streams when the card says so, and a
+`dropAfter` then cuts the stream it reads."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from mockagent.plugin_cassette import DEFAULT_AGENT
+from tests.helpers.plugin_sessions import make_test, run
+from tests.helpers.readme import README, Readme
+
+CUT = """
+import asyncio
+
+from a2a.client import ClientConfig, create_client
+from a2a.types import Message, Part, Role, SendMessageRequest
+
+STEPS = [
+    {"state": "TASK_STATE_WORKING"},
+    {"artifact": {"artifactId": "log", "parts": [{"text": "compiling"}]}},
+    {"artifact": {"artifactId": "log", "parts": [{"text": "linking"}]}, "append": True},
+    {"state": "TASK_STATE_COMPLETED", "message": "Built."},
+]
+
+
+async def build(url):
+    message = Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="build it")])
+    events = []
+    async with await create_client(url, ClientConfig()) as client:  # streams if the card does
+        try:
+            async for event in client.send_message(SendMessageRequest(message=message)):
+                events.append(event)
+        except Exception as exc:  # the cut, as the client reports it
+            return events, exc
+    return events, None
+
+
+@pytest.mark.mockagent
+def test_cut(mockagent):
+    mockagent.expect(text="build it", fault={"dropAfter": 2}).reply_task(steps=STEPS)
+    events, error = asyncio.run(build(mockagent.url))
+    assert error is not None, f"the stream was not cut: {events}"
+    assert len(events) == 2
+    assert [e.operation for e in mockagent.journal] == ["SendStreamingMessage"]
+
+
+@pytest.mark.mockagent
+def test_card(mockagent):
+    capabilities = get_json(mockagent.card_url)["capabilities"]
+    assert capabilities["streaming"] and capabilities["pushNotifications"]
+
+
+@pytest.mark.mockagent(agent={"name": "Still streams", "capabilities": {"extendedAgentCard": True}})
+def test_capabilities_merge(mockagent):
+    capabilities = get_json(mockagent.card_url)["capabilities"]
+    assert capabilities["streaming"] and capabilities["pushNotifications"]
+    assert capabilities["extendedAgentCard"]
+
+
+@pytest.mark.mockagent(agent={"capabilities": {"streaming": False}})
+def test_streaming_off(mockagent):
+    capabilities = get_json(mockagent.card_url)["capabilities"]
+    assert not capabilities["streaming"] and capabilities["pushNotifications"]
+"""
+
+
+def test_a_drop_after_under_a_bare_marker_cuts_the_official_clients_stream(
+    pytester: pytest.Pytester,
+) -> None:
+    make_test(pytester, CUT)
+    result = run(pytester)
+    result.assert_outcomes(passed=4)
+
+
+def test_the_readme_shows_the_default_card() -> None:
+    block = Readme(README.read_text(encoding="utf-8")).block("yaml", "name: mockagent")
+    assert yaml.safe_load(block.text) == {"agent": DEFAULT_AGENT}

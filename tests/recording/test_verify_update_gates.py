@@ -1,0 +1,173 @@
+"""`mockagent verify --update` changes only what drifted. A live agent that moves on its own
+clock, polled faster than the cassette was recorded, shows each step on its own: that is no drift,
+and the cassette's `after: {polls}` gates stay as written (verify's own polling speed says nothing
+of the agent). A real change rewrites only the lines that changed, gates kept, and lists each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from difflib import SequenceMatcher
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mockagent.cli import main
+from mockagent.server.thread import ServerThread, serve_in_thread
+
+# The live agent: a build that moves on its clock (the steps' `ms`), as a real agent does.
+LIVE = """\
+version: 1
+agent: {name: builder, description: Builds., skills: [{id: s, name: S, description: S.}]}
+interactions:
+- name: build
+  match: {text: build it}
+  reply:
+    task:
+      steps:
+      - state: TASK_STATE_SUBMITTED
+      - state: TASK_STATE_WORKING
+        message: Building 1.4.2
+        after: {ms: 150}
+      - artifact: {artifactId: log, name: log.txt, parts: [{text: "compiling\\n"}]}
+        after: {ms: 100}
+      - artifact: {artifactId: log, name: log.txt, parts: [{text: "linking\\n"}]}
+        append: true
+        lastChunk: true
+        after: {ms: 100}
+      - state: TASK_STATE_COMPLETED
+        message: Built 1.4.2
+        after: {ms: 100}
+"""
+
+# The same build as a slow client recorded it: two polls to WORKING, which came with the first
+# chunk of the log, one more poll to the rest of it and the end.
+RECORDED = """\
+# yaml-language-server: $schema=../schema.json
+version: 1
+agent: {name: builder, description: Builds., skills: [{id: s, name: S, description: S.}]}
+interactions:
+  # the build, polled
+  - name: build
+    match:
+      text: {contains: build it}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_SUBMITTED
+          # two polls to WORKING and the first chunk of the log
+          - state: TASK_STATE_WORKING
+            message: Building 1.4.2
+            after: {polls: 2}
+          - artifact:
+              artifactId: log
+              name: log.txt
+              parts:
+                - text: "compiling\\n"
+          # one more to the end
+          - artifact:
+              artifactId: log
+              name: log.txt
+              parts:
+                - text: "linking\\n"
+            append: true
+            lastChunk: true
+            after: {polls: 1}
+          - state: TASK_STATE_COMPLETED
+            message: Built 1.4.2
+"""
+
+
+@pytest.fixture
+def live(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ServerThread]:
+    path = tmp_path / "live" / "builder.yaml"
+    path.parent.mkdir()
+    text = LIVE
+    for old, new in getattr(request, "param", ()):  # how the agent changed since the recording
+        assert old in text
+        text = text.replace(old, new)
+    path.write_text(text)
+    with serve_in_thread(path, pace="recorded") as agent:
+        yield agent
+
+
+def update(path: Path, url: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["verify", str(path), "--upstream", url, "--update"])
+    return result.exit_code, result.output
+
+
+def test_an_unchanged_agent_polled_faster_leaves_the_cassette_byte_identical(
+    live: ServerThread, tmp_path: Path
+) -> None:
+    path = tmp_path / "build.yaml"
+    path.write_text(RECORDED)
+    code, output = update(path, live.url)
+    # before: "drift build (polled)" (the live task showed WORKING before its first chunk), and
+    # the cassette re-recorded with `after: {polls: 8}` and the like, comments gone
+    assert output.splitlines() == ["ok build (polled)", f"nothing changed in {path}"]
+    assert code == 0
+    assert path.read_text() == RECORDED
+
+
+@pytest.mark.parametrize("live", [[("Built 1.4.2", "Built 1.4.3")]], indirect=True)
+def test_a_changed_agent_changes_only_the_changed_line_and_lists_it(
+    live: ServerThread, tmp_path: Path
+) -> None:
+    path = tmp_path / "build.yaml"
+    path.write_text(RECORDED)
+    code, output = update(path, live.url)
+    lines = output.splitlines()
+    assert lines[0] == "drift build (polled)", output
+    line = RECORDED.splitlines().index("            message: Built 1.4.2") + 1
+    assert lines[-3:] == [
+        "updated build",
+        f"{path}:{line}: message: Built 1.4.2 → message: Built 1.4.3",
+        f"wrote {path}",
+    ]
+    assert code == 0
+    assert path.read_text() == RECORDED.replace("Built 1.4.2", "Built 1.4.3")
+
+
+TESTING = """\
+      - artifact: {artifactId: log, name: log.txt, parts: [{text: "testing\\n"}]}
+        append: true
+        after: {ms: 100}
+"""
+
+
+@pytest.mark.parametrize(
+    "live",
+    [[("      - state: TASK_STATE_COMPLETED", TESTING + "      - state: TASK_STATE_COMPLETED")]],
+    indirect=True,
+)
+def test_a_step_the_agent_added_comes_in_alone_and_every_written_gate_stays(
+    live: ServerThread, tmp_path: Path
+) -> None:
+    path = tmp_path / "build.yaml"
+    path.write_text(RECORDED)
+    code, output = update(path, live.url)
+    assert output.splitlines()[0] == "drift build (polled)", output
+    before, after = RECORDED.splitlines(), path.read_text().splitlines()
+    changes = [op for op in SequenceMatcher(None, before, after).get_opcodes() if op[0] != "equal"]
+    assert [op[0] for op in changes] == ["insert"], after  # nothing else moved
+    _, at, _, start, end = changes[0]
+    assert before[at] == "          - state: TASK_STATE_COMPLETED"
+    added = after[start:end]
+    assert added[:8] == [
+        "          - artifact:",
+        "              artifactId: log",
+        "              name: log.txt",
+        "              parts:",
+        "              - text: |",
+        "                  testing",
+        "            append: true",
+        "            after:",
+    ], added
+    # one more poll: how many verify made before the step showed is its own polling speed
+    assert added[8] == "              polls: 1", added
+    line = RECORDED.splitlines().index("            after: {polls: 1}") + 1
+    assert f"{path}:{line}: + - artifact:" in output.splitlines(), output
+    assert code == 0
+    # and the cassette now says what the agent does
+    verified = CliRunner().invoke(main, ["verify", str(path), "--upstream", live.url])
+    assert verified.output.splitlines() == ["ok build (polled)"], verified.output

@@ -1,0 +1,198 @@
+"""`verify --update` edits a cassette's text in place: only the values that changed, in their own
+quoting style, with comments, flow style and key order kept; and it keeps written gates where the
+agent shows the same things (`verify_merge`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockagent.cassette.yaml_reader import parse
+from mockagent.verify_merge import atoms, merged_steps
+from mockagent.verify_patch import apply, changed_lines, edits
+
+TEXT = """\
+steps:
+  # first
+  - state: TASK_STATE_WORKING   # a comment
+    message: 'Done: yes'
+    after: {polls: 2, ms: 300}
+  - artifact:
+      artifactId: log
+      parts:
+        - text: "a\\n"
+  # last
+  - state: TASK_STATE_COMPLETED
+    message: |
+      all
+      done
+"""
+
+
+def patched(new: Any) -> str:
+    old, node = parse(TEXT, "t.yaml")
+    text = apply(TEXT, edits(TEXT, node, old, new))
+    assert yaml.safe_load(text) == new  # the edit says what it was meant to
+    return text
+
+
+def changed(change: Any) -> dict[str, Any]:
+    data = yaml.safe_load(TEXT)
+    change(data["steps"])
+    return data
+
+
+def test_a_scalar_changes_in_its_own_style_and_nothing_else_moves() -> None:
+    new = changed(lambda s: s[0].update(message="Done: no"))
+    assert patched(new) == TEXT.replace("'Done: yes'", "'Done: no'")
+    new = changed(lambda s: s[0]["after"].update(polls=1))
+    assert patched(new) == TEXT.replace("{polls: 2, ms: 300}", "{polls: 1, ms: 300}")
+    new = changed(lambda s: s[1]["artifact"]["parts"][0].update(text="b\n"))
+    assert patched(new) == TEXT.replace('"a\\n"', '"b\\n"')
+    new = changed(lambda s: s[2].update(message="all\nfailed\n"))  # a block scalar
+    assert patched(new).endswith('    message: "all\\nfailed\\n"\n')
+
+
+def test_a_key_that_comes_or_goes_is_a_line() -> None:
+    new = changed(lambda s: s[1].update(append=True))
+    assert patched(new) == TEXT.replace(
+        '        - text: "a\\n"\n', '        - text: "a\\n"\n    append: true\n'
+    )
+    new = changed(lambda s: s[0].pop("message"))
+    assert patched(new) == TEXT.replace("    message: 'Done: yes'\n", "")
+    new = changed(lambda s: s[0]["after"].pop("ms"))
+    assert patched(new) == TEXT.replace("{polls: 2, ms: 300}", "{polls: 2}")
+
+
+def test_a_step_that_comes_or_goes_is_its_lines() -> None:
+    new = changed(lambda s: s.pop(1))
+    assert patched(new) == TEXT.replace(
+        '  - artifact:\n      artifactId: log\n      parts:\n        - text: "a\\n"\n', ""
+    )
+    new = changed(lambda s: s.insert(2, {"state": "TASK_STATE_WORKING", "message": "More"}))
+    assert patched(new) == TEXT.replace(
+        '        - text: "a\\n"\n',
+        '        - text: "a\\n"\n  - state: TASK_STATE_WORKING\n    message: More\n',
+    )
+
+
+def test_changed_lines_name_the_line_before_and_after() -> None:
+    after = TEXT.replace("'Done: yes'", "'Done: no'").replace("  # last\n", "")
+    assert changed_lines("c.yaml", TEXT, after) == [
+        "c.yaml:4: message: 'Done: yes' → message: 'Done: no'",
+        "c.yaml:10: - # last",
+    ]
+
+
+WORKING = {"state": "TASK_STATE_WORKING", "message": "Building", "after": {"polls": 2}}
+CHUNK = {"artifact": {"artifactId": "log", "parts": [{"text": "a"}]}}
+MORE = {"artifact": {"artifactId": "log", "parts": [{"text": "b"}]}, "append": True}
+DONE = {"state": "TASK_STATE_COMPLETED", "message": "Built", "after": {"polls": 1}}
+
+
+def spelled(step: dict[str, Any], **after: int) -> dict[str, Any]:
+    """A step as a recording writes it: the message spelled out, verify's gates."""
+    out = {**step, "after": after} if after else {k: v for k, v in step.items() if k != "after"}
+    if isinstance(out.get("message"), str):
+        out["message"] = {"parts": [{"text": out["message"]}]}
+    return out
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_same_script_polled_faster_keeps_the_written_steps(streamed: bool) -> None:
+    written = [WORKING, CHUNK, {**MORE, "after": {"polls": 1}}, DONE]
+    recorded = [
+        spelled(WORKING, polls=7),
+        spelled(CHUNK, polls=5),
+        spelled(MORE, polls=4),
+        spelled(DONE, polls=3),
+    ]
+    assert merged_steps(written, recorded, streamed) == written
+    # the chunks seen by one poll: the same parts, grouped otherwise
+    both = {**CHUNK, "artifact": {**CHUNK["artifact"], "parts": [{"text": "a"}, {"text": "b"}]}}
+    assert merged_steps(written, [spelled(WORKING, polls=9), both, DONE], streamed) == written
+
+
+def test_a_changed_message_changes_in_the_written_step_and_shorthand() -> None:
+    written = [WORKING, CHUNK, DONE]
+    recorded = [spelled(WORKING, polls=9), CHUNK, spelled({**DONE, "message": "Failed"}, polls=4)]
+    assert merged_steps(written, recorded, False) == [WORKING, CHUNK, {**DONE, "message": "Failed"}]
+
+
+def test_a_new_step_comes_with_one_poll_and_the_rest_keep_their_gates() -> None:
+    written = [WORKING, CHUNK, DONE]
+    recorded = [spelled(WORKING, polls=9), CHUNK, spelled(MORE, polls=6, ms=120), spelled(DONE)]
+    assert merged_steps(written, recorded, False) == [
+        WORKING,
+        CHUNK,
+        {**MORE, "after": {"polls": 1, "ms": 120}},
+        DONE,
+    ]
+
+
+def test_an_ms_gate_follows_the_agent_only_when_far_off() -> None:
+    written = [{**WORKING, "after": {"ms": 300}}, DONE]
+    near = [spelled(WORKING, ms=700), spelled(DONE)]
+    assert merged_steps(written, near, True) == written
+    far = [spelled(WORKING, ms=4000), spelled(DONE)]
+    assert merged_steps(written, far, True) == [{**WORKING, "after": {"ms": 4000}}, DONE]
+
+
+def test_an_agentex_turn_keeps_its_gate_and_its_text_shorthand() -> None:
+    written = [{"say": "Got: research it", "after": {"polls": 2}}]
+    said = {"type": "text", "author": "agent", "content": "Got: that", "format": "plain"}
+    recorded = [{"say": said, "after": {"polls": 5}}]
+    assert merged_steps(written, recorded, False) == [{"say": "Got: that", "after": {"polls": 2}}]
+
+
+def test_lines_added_at_the_end_of_a_text_without_a_last_newline_start_a_line() -> None:
+    text = "steps:\n  - state: TASK_STATE_WORKING\n    message: Hi"
+    old, node = parse(text, "t.yaml")
+    new = {"steps": [{"state": "TASK_STATE_WORKING", "message": "Hi", "after": {"polls": 1}}]}
+    assert apply(text, edits(text, node, old, new)).endswith("message: Hi\n    after: {polls: 1}\n")
+    new = {"steps": [*old["steps"], {"state": "TASK_STATE_COMPLETED"}]}
+    assert yaml.safe_load(apply(text, edits(text, node, old, new))) == new
+
+
+def test_a_step_that_becomes_another_kind_is_written_anew_in_its_place() -> None:
+    new = changed(lambda s: s.__setitem__(0, {"artifact": {"artifactId": "x", "parts": []}}))
+    text = patched(new)
+    assert text.startswith("steps:\n  # first\n  - artifact:\n")
+    assert text.endswith(TEXT[TEXT.index("  - artifact:\n      artifactId: log") :])
+
+
+POOL = [
+    {"state": "TASK_STATE_WORKING", "message": "Done: yes"},
+    {"state": "TASK_STATE_WORKING", "message": "Done: no", "after": {"polls": 1}},
+    {"state": "TASK_STATE_COMPLETED", "message": "all\ndone\n"},
+    {"state": "TASK_STATE_FAILED", "message": {"parts": [{"text": "ünïcode 'q' \"dq\""}]}},
+    {"artifact": {"artifactId": "log", "parts": [{"text": "a\n"}]}},
+    {"artifact": {"artifactId": "log", "parts": [{"text": "b\n"}]}, "append": True},
+    {"artifact": {"artifactId": "sum", "parts": [{"data": {"passed": 1}}]}, "lastChunk": True},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(POOL), max_size=6))
+def test_any_steps_the_edits_make_read_as_meant(steps: list[dict[str, Any]]) -> None:
+    patched({"steps": steps})  # asserts the edited text reads `steps`
+
+
+GATED = [{**step, "after": {"polls": 2, "ms": 300}} for step in POOL] + POOL
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(GATED), max_size=6),
+    st.lists(st.sampled_from(GATED), max_size=6),
+    st.booleans(),
+)
+def test_a_merged_script_shows_what_the_agent_does_now(
+    written: list[dict[str, Any]], recorded: list[dict[str, Any]], streamed: bool
+) -> None:
+    merged = merged_steps(written, recorded, streamed)
+    assert [a for _, a in atoms(merged, streamed)] == [a for _, a in atoms(recorded, streamed)]
