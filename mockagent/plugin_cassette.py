@@ -75,9 +75,9 @@ def agent_without_cassette(path: Path, agent: dict[str, Any] | None) -> LoadedCa
     from pydantic import ValidationError
 
     from mockagent.cassette.models import Cassette
-    from mockagent.cassette.problems import first_problem
+    from mockagent.cassette.problems import every_problem
     from mockagent.cassette.store import LoadedCassette, describe
-    from mockagent.errors import CassetteError
+    from mockagent.errors import CassetteError, Problem
 
     if agent is not None and not isinstance(agent, dict):
         raise CassetteError(
@@ -88,6 +88,7 @@ def agent_without_cassette(path: Path, agent: dict[str, Any] | None) -> LoadedCa
     try:
         cassette = Cassette.model_validate(data)
     except ValidationError as exc:
-        loc, message = first_problem(Cassette, data, exc.errors())
-        raise CassetteError(f"agent= option: {describe([], loc, message)}") from None
+        found = every_problem(Cassette, data, exc.errors())
+        problems = [Problem(f"agent= option: {describe([], *each)}") for each in found]
+        raise CassetteError.of(problems) from None
     return LoadedCassette(cassette=cassette, path=str(path), missing=True)

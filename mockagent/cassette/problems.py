@@ -61,16 +61,6 @@ def every_problem(
     return list(problems.items())
 
 
-def first_problem(root: type[BaseModel], data: Any, errors: list[ErrorDetails]) -> tuple[Loc, str]:
-    """Where the problem to fix first is, and its message (saying how many more there are)."""
-    problems = every_problem(root, data, errors)
-    loc, message = problems[0]
-    more = len(problems) - 1
-    if more:
-        message += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return loc, message
-
-
 def _message(error: ErrorDetails) -> str:
     """pydantic's message, or ours where it would not say why there is a bound."""
     limit = error.get("ctx", {}).get("le")

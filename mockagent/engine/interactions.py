@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from mockagent import errors
 from mockagent.cassette.models import Cassette, Interaction
-from mockagent.cassette.problems import first_problem
+from mockagent.cassette.problems import every_problem
 from mockagent.cassette.store import LoadedCassette, describe, dump_cassette, schema_comment
 from mockagent.cassette.yaml_reader import Loc, deepest_line, line_map, parse
 from mockagent.engine.matchers import CompiledMatch
@@ -108,18 +108,22 @@ def validated(
     names = [item.get("name") if isinstance(item, dict) else None for item in items]
     shift = len(current)
 
-    def locate(loc: Loc, message: str) -> errors.CassetteError:
+    def problem(loc: Loc, message: str) -> errors.Problem:
         if len(loc) >= 2 and loc[0] == "interactions" and isinstance(loc[1], int):
             loc = ("interactions", loc[1] - shift, *loc[2:])
         line = line_of(loc) if line_of is not None else None
-        return errors.CassetteError(describe(names, loc, message), path=source, line=line)
+        return errors.Problem(describe(names, loc, message), source, line)
+
+    def locate(loc: Loc, message: str) -> errors.CassetteError:
+        return errors.CassetteError.of([problem(loc, message)])
 
     fields = {name: getattr(cassette, name) for name in Cassette.model_fields}
     data = {**fields, "interactions": [*current, *items]}
     try:
         added = Cassette.model_validate(data).interactions[shift:]
     except ValidationError as exc:
-        raise locate(*first_problem(Cassette, data, exc.errors())) from None
+        found = every_problem(Cassette, data, exc.errors())
+        raise errors.CassetteError.of([problem(*each) for each in found]) from None
 
     def within(index: int) -> Locate:
         return lambda loc, message: locate(("interactions", shift + index, *loc), message)

@@ -168,3 +168,37 @@ def test_the_name_rules_alone_are_reported_once(tmp_path: Path) -> None:
     assert [p.message for p in error.problems] == [
         "interaction 'twin' (#2): name: two interactions are named 'twin'"
     ]
+
+
+def test_posted_interactions_report_every_problem(tmp_path: Path) -> None:
+    """`POST /_mockagent/interactions` validates as the loader does: both mistakes, not the first
+    with "(and 1 more problem)"."""
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    (folder / "good.yaml").write_text(cassette(), encoding="utf-8")
+    client = create_app(folder).test_client()
+    body = "- name: one\n  reply: {mesage: hi}\n- name: two\n  times: 0\n  reply: {message: hi}\n"
+    answer = client.post(
+        "/_mockagent/interactions?agent=good", data=body, content_type="application/yaml"
+    )
+    assert answer.status_code == 400, answer.get_json()
+    message = answer.get_json()["error"]["message"]
+    assert "more problem" not in message
+    assert "interaction 'one' (#1): reply.mesage: unknown field; did you mean 'message'?" in message
+    assert "interaction 'two' (#2): times: Input should be greater than or equal to 1" in message
+    assert "body:2:" in message and "body:4:" in message
+
+
+def test_the_agent_option_reports_every_problem(tmp_path: Path) -> None:
+    from mockagent.plugin_cassette import agent_without_cassette
+
+    try:
+        agent_without_cassette(tmp_path / "x.yaml", {"nmae": "x", "capabilities": {"streeming": 1}})
+    except CassetteError as exc:
+        lines = str(exc).splitlines()
+    else:
+        raise AssertionError("agent= with two unknown fields loaded")
+    assert sorted(lines) == [
+        "agent= option: agent.capabilities.streeming: unknown field; did you mean 'streaming'?",
+        "agent= option: agent.nmae: unknown field; did you mean 'name'?",
+    ]
