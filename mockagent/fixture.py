@@ -40,6 +40,8 @@ class MockAgent:
     _unreplied: list[Expectation] = field(default_factory=list, init=False, repr=False)
     # The agents expect() added to: a gate an expect() left for a follow-up must be opened.
     _engines: list[Engine] = field(default_factory=list, init=False, repr=False)
+    # (agent, interaction name) of each expect() with a fault: one that never fires fails the test.
+    _faulted: list[tuple[Engine, str]] = field(default_factory=list, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -240,9 +242,12 @@ class MockAgent:
             if engine not in self._engines:
                 self._engines.append(engine)
             try:
-                return engine.add_interactions([interaction], follow_ups_later=True)[0].name
+                added = engine.add_interactions([interaction], follow_ups_later=True)[0].name
             except MockagentError as exc:  # the test's mistake: no frames of mockagent's
                 raise exc.with_traceback(None) from None
+            if interaction.get("fault"):
+                self._faulted.append((engine, added))
+            return added
 
         expectation = Expectation(add, match, name, times, fault)
         self._unreplied.append(expectation)
@@ -269,6 +274,17 @@ class MockAgent:
         if found:
             lines = [f"  {finding}" for finding in found]
             reports.append("\n".join(["mockagent: an expect() can never do what it says:", *lines]))
+        unfired = [line for engine, name in self._faulted for line in unfired_faults(engine, name)]
+        if unfired:
+            reports.append(
+                "\n".join(
+                    [
+                        "mockagent: an expect()'s fault never fired on the calls it answered, "
+                        "so the test did not meet the fault it names:",
+                        *unfired,
+                    ]
+                )
+            )
         return "\n\n".join(reports)
 
     def remove_interaction(self, name: str, agent: str | None = None) -> None:
@@ -307,3 +323,21 @@ class MockAgent:
         """Raise AssertionError if interaction `name` answered any call, listing them."""
         __tracebackhide__ = True
         self.assert_called(name, 0, agent)
+
+
+def unfired_faults(engine: Engine, name: str) -> list[str]:
+    """A line for each part of interaction `name`'s fault that fired on none of the calls it
+    answered (with why, from the last of them); none when it answered no call (an unused
+    interaction is another report's) or a stream that may still fire it is open."""
+    entries = [entry for entry in list(engine.journal.entries) if entry.interaction == name]
+    parts: dict[str, list[Any]] = {}
+    for entry in entries:
+        for part in entry.faults:
+            parts.setdefault(part.kind, []).append(part)
+    lines = []
+    for seen in parts.values():
+        if any(part.fired or not part.settled for part in seen):
+            continue
+        calls = f"{len(entries)} call{'' if len(entries) == 1 else 's'}"
+        lines.append(f"  {name!r}: {seen[-1].describe()} (on each of its {calls})")
+    return lines

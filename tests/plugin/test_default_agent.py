@@ -77,3 +77,35 @@ def test_a_drop_after_under_a_bare_marker_cuts_the_official_clients_stream(
 def test_the_readme_shows_the_default_card() -> None:
     block = Readme(README.read_text(encoding="utf-8")).block("yaml", "name: mockagent")
     assert yaml.safe_load(block.text) == {"agent": DEFAULT_AGENT}
+
+
+BLOCKING = CUT.split("@pytest.mark.mockagent")[0] + '''
+@pytest.mark.mockagent
+def test_blocking(mockagent):
+    mockagent.expect(text="build it", fault={"dropAfter": 2}).reply_task(steps=STEPS)
+    config = ClientConfig(streaming=False)  # a client that never streams: nothing can be cut
+
+    async def send():
+        message = Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="build it")])
+        request = SendMessageRequest(message=message)
+        async with await create_client(mockagent.url, config) as client:
+            return [event async for event in client.send_message(request)]
+
+    asyncio.run(send())
+'''
+
+
+def test_a_test_whose_expected_fault_never_fired_fails_saying_why(
+    pytester: pytest.Pytester,
+) -> None:
+    """A test that means to prove its client survives a cut stream, whose client sent a blocking
+    call instead, fails: it never met the fault it names (before, it passed)."""
+    make_test(pytester, BLOCKING)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*an expect()'s fault never fired on the calls it answered*",
+            "*'expected-1': dropAfter 2 not fired: SendMessage is answered with one response*",
+        ]
+    )
