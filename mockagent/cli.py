@@ -21,7 +21,12 @@ from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARA
 from mockagent.cli_serve import READY, listening, serve
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
-from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
+from mockagent.proxy.app import (
+    RECORDING,
+    create_app_for_mode,
+    finish_recording,
+    upstream_problem,
+)
 from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
@@ -106,6 +111,9 @@ def record(
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
     recording = RECORDING in app.extensions
+    problem = upstream_problem(app)
+    if problem:
+        click.echo(f"mockagent: warning: {problem}; calls get an error until it answers", err=True)
     what = (
         f"recording {upstream} into {cassette}"
         if recording

@@ -17,9 +17,9 @@ from mockagent.errors import CassetteError
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.session import Session
-from mockagent.proxy.upstream import Upstream
+from mockagent.proxy.upstream import Refused, Upstream, status_reason
 from mockagent.server.app import create_app, flask_response
-from mockagent.vocabulary import HTTP_METHODS, RECORD_MODES
+from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
 
 RECORDING = "mockagent.recording"
 
@@ -86,7 +86,11 @@ def create_recording_app(
             query=request.args.to_dict(flat=True),
             body=request.get_data(cache=False),
         )
-        return flask_response(proxy.handle(http, request.query_string.decode("latin-1")))
+        answer = proxy.handle(http, request.query_string.decode("latin-1"))
+        response = flask_response(answer)
+        if isinstance(answer, Refused):  # why, in the status line too: `502 upstream … refused`
+            response.status = f"{answer.status} {status_reason(answer.reason)}"
+        return response
 
     return app
 
@@ -114,6 +118,13 @@ def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engi
             "add interactions when it replays"
         )
     return proxy.replay.engine
+
+
+def upstream_problem(app: Flask) -> str | None:
+    """Why the upstream of a recording `app` does not answer its card's URL (`upstream … refused
+    the connection`), or None: it answers (an Agentex platform's 404 is an answer too)."""
+    proxy: RecordingProxy | None = app.extensions.get(RECORDING)
+    return None if proxy is None else proxy.upstream.probe(CARD_PATH)
 
 
 def finish_recording(app: Flask) -> Path | None:

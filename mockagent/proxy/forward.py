@@ -24,7 +24,16 @@ from mockagent.proxy.status_history import requested_length
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
-from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
+from mockagent.proxy.upstream import (
+    Refused,
+    Upstream,
+    UpstreamUnreachable,
+    failure,
+    forwardable,
+    now_ms,
+    read,
+    tee,
+)
 from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
 from mockagent.proxy.v0_3_wire import rest_error_kind
 from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
@@ -60,13 +69,33 @@ class RecordingProxy:
         self._protocol: str | None = None
         self.agentex = AgentexRecording(self)
         self.push = PushCalls()
+        self.unanswered: dict[str, int] = {}  # why the upstream answered no call → how many
+
+    def failures(self) -> list[str]:
+        """What failed while recording, for the pytest fixture to fail the test with: the hooks'
+        mistakes, and calls the upstream never answered (nothing was recorded of them)."""
+        lost = [
+            f"{reason}: {count} call{'s' if count > 1 else ''} got an error instead of an "
+            "answer, and nothing of it was recorded"
+            for reason, count in self.unanswered.items()
+        ]
+        return [*self.hooks.failures, *lost]
+
+    def unreachable(self, exc: UpstreamUnreachable) -> errors.InternalError:
+        """The error for a call the upstream did not answer, remembered for `failures`."""
+        reason = str(exc)
+        with self.session.lock:
+            self.unanswered[reason] = self.unanswered.get(reason, 0) + 1
+        return errors.InternalError(reason, http_status=502)
 
     # -- the card -----------------------------------------------------------------------------
 
     def card(self, request: HttpRequest) -> HttpResponse:
         try:
             card = self.upstream.get_json(CARD_PATH, request.headers)
-        except (UpstreamUnreachable, ValueError) as exc:
+        except UpstreamUnreachable as exc:
+            return Refused.of(rest.error_response(self.unreachable(exc)), str(exc))
+        except ValueError as exc:
             return rest.error_response(
                 errors.InternalError(f"upstream card: {exc}", http_status=502)
             )
@@ -199,13 +228,7 @@ class RecordingProxy:
         try:
             response = self.open(request, query)
         except UpstreamUnreachable as exc:
-            return self._error(
-                call,
-                recording,
-                errors.InternalError(
-                    f"upstream {self.upstream.url} unreachable: {exc}", http_status=502
-                ),
-            )
+            return self._error(call, recording, self.unreachable(exc))
         headers = forwardable(dict(response.headers))
         streamed = "text/event-stream" in response.headers.get("content-type", "")
         body = None
@@ -217,7 +240,7 @@ class RecordingProxy:
                     call,
                     recording,
                     errors.InternalError(
-                        f"upstream {self.upstream.url} broke off: {exc}", http_status=502
+                        f"upstream {self.upstream.url} broke off ({failure(exc)})", http_status=502
                     ),
                 )
         try:
@@ -249,11 +272,7 @@ class RecordingProxy:
         try:
             response = self.open(request, query)
         except UpstreamUnreachable as exc:
-            return rest.error_response(
-                errors.InternalError(
-                    f"upstream {self.upstream.url} unreachable: {exc}", http_status=502
-                )
-            )
+            return Refused.of(rest.error_response(self.unreachable(exc)), str(exc))
         headers = forwardable(dict(response.headers))
         content_type = response.headers.get("content-type", "")
         if "text/event-stream" in content_type or "ndjson" in content_type:
@@ -265,7 +284,7 @@ class RecordingProxy:
         except httpx.HTTPError as exc:
             return rest.error_response(
                 errors.InternalError(
-                    f"upstream {self.upstream.url} broke off: {exc}", http_status=502
+                    f"upstream {self.upstream.url} broke off ({failure(exc)})", http_status=502
                 )
             )
 
@@ -291,7 +310,8 @@ class RecordingProxy:
                 recording.discard()
         if call is not None and call.binding == "JSONRPC":
             return HttpResponse.json(jsonrpc_error(exc, call.request_id))
-        return rest.error_response(exc)
+        answer = rest.error_response(exc)
+        return Refused.of(answer, str(exc)) if answer.status == 502 else answer
 
     def _record(
         self, call: Classified, status: int, body: bytes, recording: StreamRecording | None
