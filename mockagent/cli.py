@@ -89,7 +89,10 @@ def record(
 
     Point clients at the printed URL: the card is the upstream's, with its interface URLs moved
     to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
-    PATH.partial holds what was recorded so far while it runs). The proxy runs in this one
+    PATH.partial holds what was recorded so far while it runs, and the next recording takes in
+    one a killed recording left). Recordings of one cassette at once merge their calls under a
+    file lock. A cassette that cannot be written never fails a call: the failure is printed
+    once, and the end says where the recording is kept (exit status 1). The proxy runs in this one
     process (werkzeug's threaded server, a thread per connection), where the recording lives.
     The upstream is recorded over HTTP (JSON-RPC or HTTP+JSON): recording gRPC is not supported
     yet, and the proxy's card leaves the upstream's GRPC interface out.

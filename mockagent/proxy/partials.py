@@ -88,7 +88,7 @@ def leftovers(path: str | Path, report: Callable[[str], None]) -> list[Leftover]
             lock.release()
             report(
                 f"mockagent: {file} was left by a recording that did not finish and cannot be "
-                f"read ({exc}); it is kept as it is, and this recording writes elsewhere"
+                f"read ({exc}); it is kept as it is"
             )
             continue
         found.append(Leftover(file, data, text, lock))

@@ -136,8 +136,9 @@ class Session:
         self.notes = notes_of(self.before or "") if existing else {}
         if self.partial != partial_path(self.path):
             report(
-                f"mockagent: another recording of {self.path} is running; this one keeps its "
-                f"calls in {self.partial} until it ends, and both are merged into {self.path}"
+                f"mockagent: this recording keeps its calls in {self.partial} until it ends "
+                f"({partial_path(self.path)} is another recording's); each is merged into "
+                f"{self.path} when it ends"
             )
         self._adopt(left)
 
