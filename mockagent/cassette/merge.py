@@ -22,10 +22,11 @@ def merge_interactions(
     merged = list(base)
     taken = {item.get("name") for item in base} | {item.get("name") for item in new}
     names = {item.get("name") for item in base}
+    by_name = _by_name(base)
     renames: dict[str, str] = {}
     for item in new:
         item = _following(item, renames)
-        if item in base:  # the same call, already there (written by the other writer too)
+        if item in by_name.get(item.get("name"), ()):  # the same call, there already
             continue
         name = item.get("name")
         if isinstance(name, str) and name in names:
@@ -40,18 +41,29 @@ def merge_interactions(
 def kept_since(now: Interactions, before: Interactions) -> Interactions:
     """The interactions of `now` that were not in `before` (another writer added them since),
     and those of `before` that they follow up on, so that every `from` still names one."""
-    kept = [item for item in now if item not in before]
+    earlier = _by_name(before)
+    kept = [item for item in now if item not in earlier.get(item.get("name"), ())]
     wanted = {_origin(item) for item in kept} - {None}
     while True:
         more = [
             item
             for item in now
-            if item not in kept and item.get("name") in wanted and item in before
+            if item.get("name") in wanted
+            and item not in kept
+            and item in earlier.get(item.get("name"), ())
         ]
         if not more:
             return [item for item in now if item in kept]
         kept += more
         wanted |= {_origin(item) for item in more} - {None}
+
+
+def _by_name(items: Interactions) -> dict[Any, Interactions]:
+    """The interactions by name: an equal one has the same name, so only those are compared."""
+    found: dict[Any, Interactions] = {}
+    for item in items:
+        found.setdefault(item.get("name"), []).append(item)
+    return found
 
 
 def _origin(item: dict[str, Any]) -> str | None:

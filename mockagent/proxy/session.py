@@ -12,23 +12,19 @@ recording stays in memory, and `finish()` keeps it where it still can and says w
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.locks import WAIT_S, Timeout, file_lock, lock_file
-from mockagent.cassette.merge import kept_since, merge_interactions
+from mockagent.cassette.locks import WAIT_S, Timeout, lock_file
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import ITEM, notes_of, with_notes
+from mockagent.proxy.on_disk import aside, locked, merged_onto, text_of, why
 from mockagent.proxy.partials import Leftover, claim, leftovers, partial_path
 from mockagent.proxy.recorder import Recorder
 from mockagent.vocabulary import RECORDING_MODES
@@ -58,42 +54,6 @@ def read_existing(path: Path) -> dict[str, Any] | None:
 
 def to_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def why(exc: BaseException) -> str:
-    """An OSError's reason in words (`No space left on device`), else its text."""
-    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold the file lock of the cassette at `path` (filelock's): Timeout after WAIT_S."""
-    lock = file_lock(path)
-    lock.acquire(timeout=WAIT_S)
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def text_of(path: Path) -> str | None:
-    """The text of the file at `path`, None when there is none."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):  # nothing there (a folder that is a file)
-        return None
-
-
-def items_of(text: str | None, path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette's text (none for no text); CassetteError if it is no
-    cassette."""
-    if text is None:
-        return []
-    data, _ = parse_yaml(text, str(path))
-    items = data.get("interactions") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise CassetteError("not a cassette (no `interactions:` list)", path=str(path))
-    return [i for i in items if isinstance(i, dict)]
 
 
 class Session:
@@ -213,7 +173,12 @@ class Session:
     def _write_cassette(self) -> Path:
         try:
             with locked(self.path):  # read, merge and write as one: no other writer between
-                data, notes = self._merged(text_of(self.path))
+                mine = self.recorder.cassette()
+                new = [i for i in mine["interactions"] if id(i) not in self.existing]
+                before = self.before if self.mode == "all" else None  # all replaces only that
+                data, notes = merged_onto(
+                    self.path, text_of(self.path), before, mine, new, self.notes
+                )
                 text = self._text(data, notes)
                 self._scan(text)
                 try:
@@ -255,42 +220,11 @@ class Session:
                 path=str(self.path),
             )
 
-    def _merged(self, now: str | None) -> tuple[dict[str, Any], dict[str, str]]:
-        """The cassette to write over `now` (PATH's text, or None), and its notes: what other
-        writers put there since this recording began, then this recording's interactions.
-        Mode all replaces what PATH held when it began; new_episodes adds to all of it."""
-        mine = self.recorder.cassette()
-        new = [i for i in mine["interactions"] if id(i) not in self.existing]
-        if self.mode != "all":
-            base = items_of(now, self.path)
-        elif now == self.before:
-            base = []
-        else:
-            try:
-                base = kept_since(items_of(now, self.path), items_of(self.before, self.path))
-            except CassetteError:  # PATH no cassette (then or now): mode all replaces it
-                base = []
-        merged, renames = merge_interactions(base, new)
-        kept = {i.get("name") for i in base}
-        notes = {k: v for k, v in notes_of(now or "").items() if k in kept}
-        ours = {i.get("name") for i in new}
-        notes.update({renames.get(k, k): v for k, v in self.notes.items() if k in ours})
-        data = {k: v for k, v in mine.items() if k != "interactions"}
-        if "agent" not in data and "agents" not in data and now is not None:
-            on_disk, _ = parse_yaml(now, str(self.path))  # a cassette: items_of read it
-            for key in ("protocol", "agent", "agents"):
-                if isinstance(on_disk, dict) and key in on_disk:
-                    data[key] = on_disk[key]
-        data["interactions"] = merged
-        return data, notes
-
     def _keep(self) -> str:
         """Keep the recording where it can still be written, now that PATH cannot be; where."""
         text = self.redactor.scrub(self._text(self.recorder.cassette()))
-        aside = Path(tempfile.gettempdir()) / "mockagent-recovered"
-        stamp = time.strftime("%Y%m%dT%H%M%S")
         reason = ""
-        for file in (self.partial, aside / f"{self.path.stem}-{stamp}-{os.getpid()}.yaml"):
+        for file in (self.partial, aside(self.path)):
             try:
                 write_atomic(file, text)
             except OSError as exc:
