@@ -13,6 +13,7 @@ import pytest
 from a2a.client import A2ACardResolver
 
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable
+from mockagent.server.thread import serve_in_thread
 from tests.helpers.recording import (
     HTTP,
     TEST_RUNNER,
@@ -108,3 +109,29 @@ def test_record_says_nothing_of_an_upstream_that_answers(tmp_path: Path) -> None
         rec.proc.terminate()
         assert rec.proc.wait(timeout=10) == 0
         assert rec.proc.stderr.read() == ""  # type: ignore[union-attr]
+
+
+def test_an_agentex_upstream_that_stops_answering_gives_agentex_errors_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    cassette = Path(__file__).resolve().parents[2] / "cassettes" / "agentex" / "sync-agent.yaml"
+    with serve_in_thread(cassette, pace="instant") as platform:
+        upstream = platform.url
+        with recording(upstream, tmp_path / "rec.yaml") as rec:
+            assert HTTP.get(rec.url + "/agents").status_code == 200  # an Agentex platform
+            platform.stop()
+            reason = f"upstream {upstream} refused the connection"
+            answer = HTTP.post(
+                rec.url + "/agents/name/echo-bot/rpc",
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "message/send",
+                    "params": {"content": {"type": "text", "author": "user", "content": "hi"}},
+                },
+            )
+            listed = HTTP.get(rec.url + "/agents")
+    assert answer.json()["id"] == 7
+    assert answer.json()["error"]["message"] == reason
+    assert (listed.status_code, listed.reason_phrase) == (502, reason)
+    assert listed.json()["message"] == reason
