@@ -165,9 +165,8 @@ class AgentexRecording:
         try:
             body = read(response)
         except httpx.HTTPError as exc:
-            return self._error(
-                call, f"upstream {self.proxy.upstream.url} broke off ({failure(exc)})"
-            )
+            reason = f"upstream {self.proxy.upstream.url} broke off ({failure(exc)})"
+            return self._error(call, str(self.proxy.unreachable(reason)))
         try:
             answer = self.proxy.hooks.response(response.status_code, dict(response.headers), body)
         except HookError as exc:

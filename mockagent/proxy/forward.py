@@ -81,8 +81,8 @@ class RecordingProxy:
         ]
         return [*self.hooks.failures, *lost]
 
-    def unreachable(self, exc: UpstreamUnreachable) -> errors.InternalError:
-        """The error for a call the upstream did not answer, remembered for `failures`."""
+    def unreachable(self, exc: UpstreamUnreachable | str) -> errors.InternalError:
+        """The error for a call the upstream did not answer (why), remembered for `failures`."""
         reason = str(exc)
         with self.session.lock:
             self.unanswered[reason] = self.unanswered.get(reason, 0) + 1
@@ -236,13 +236,8 @@ class RecordingProxy:
             try:
                 body = read(response)
             except httpx.HTTPError as exc:
-                return self._error(
-                    call,
-                    recording,
-                    errors.InternalError(
-                        f"upstream {self.upstream.url} broke off ({failure(exc)})", http_status=502
-                    ),
-                )
+                reason = f"upstream {self.upstream.url} broke off ({failure(exc)})"
+                return self._error(call, recording, self.unreachable(reason))
         try:
             kept = (
                 self.hooks.response(response.status_code, dict(response.headers), body)
@@ -282,11 +277,8 @@ class RecordingProxy:
         try:
             return HttpResponse(response.status_code, read(response), headers)
         except httpx.HTTPError as exc:
-            return rest.error_response(
-                errors.InternalError(
-                    f"upstream {self.upstream.url} broke off ({failure(exc)})", http_status=502
-                )
-            )
+            reason = f"upstream {self.upstream.url} broke off ({failure(exc)})"
+            return Refused.of(rest.error_response(self.unreachable(reason)), reason)
 
     def _begin(self, call: Classified | None) -> StreamRecording | None:
         """The recording of a message's or a subscription's answer, opened as the request leaves."""

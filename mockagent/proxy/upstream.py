@@ -34,6 +34,9 @@ HOP_BY_HOP = frozenset(
 )
 
 
+PROBE_S = 3.0  # `record` asks the upstream's card at start: a host that drops packets waits this
+
+
 @dataclass
 class Refused(HttpResponse):
     """The proxy's own answer to a call its upstream did not answer. `reason` goes into the HTTP
@@ -66,7 +69,7 @@ def failure(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return "did not answer in time"
     if isinstance(exc, httpx.RemoteProtocolError):
-        return f"closed the connection without an answer ({exc})"
+        return f"closed the connection early ({exc})"
     if isinstance(exc, httpx.ConnectError):
         return f"could not be connected to ({exc})"
     return f"failed: {type(exc).__name__}: {exc}"
@@ -121,10 +124,11 @@ class Upstream:
     def probe(self, path: str) -> str | None:
         """Why the upstream cannot be reached at `path` (`upstream … refused the connection`), or
         None when it answers, whatever it answers."""
+        request = self._client.build_request("GET", self.url_for(path), timeout=PROBE_S)
         try:
-            self.open("GET", path, "", {}, b"").close()
-        except UpstreamUnreachable as exc:
-            return str(exc)
+            self._client.send(request, stream=True).close()
+        except httpx.HTTPError as exc:
+            return f"upstream {self.url} {failure(exc)}"
         return None
 
     def rewrite_card(self, card: dict[str, Any], proxy_url: str) -> dict[str, Any]:

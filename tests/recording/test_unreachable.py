@@ -6,6 +6,10 @@ only the status line), a recording test fails saying it, and `mockagent record` 
 from __future__ import annotations
 
 import asyncio
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -18,8 +22,10 @@ from tests.helpers.recording import (
     HTTP,
     TEST_RUNNER,
     closed_port,
+    message,
     record_process,
     recording,
+    rpc,
     upstream_agent,
 )
 
@@ -135,3 +141,40 @@ def test_an_agentex_upstream_that_stops_answering_gives_agentex_errors_with_the_
     assert answer.json()["error"]["message"] == reason
     assert (listed.status_code, listed.reason_phrase) == (502, reason)
     assert listed.json()["message"] == reason
+
+
+@contextmanager
+def cut_off_upstream() -> Iterator[str]:
+    """An upstream that sends the head of an answer and 9 of its 100 bytes, then hangs up."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.recv(65536)
+            self.request.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 100\r\n\r\n{"jsonrpc'
+            )
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_upstream_that_breaks_its_answer_off_is_named_and_fails_the_recording(
+    tmp_path: Path,
+) -> None:
+    with cut_off_upstream() as upstream, recording(upstream, tmp_path / "rec.yaml") as rec:
+        reply = rpc(rec.url, "SendMessage", {"message": message("Run the tests")})
+        failures = rec.app.extensions["mockagent.recording"].failures()
+        assert rec.finish() is None
+    reason = reply["error"]["message"]
+    assert reason.startswith(f"upstream {upstream} broke off (closed the connection early (")
+    assert failures == [
+        f"{reason}: 1 call got an error instead of an answer, and nothing of it was recorded"
+    ]
