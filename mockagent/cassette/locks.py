@@ -15,7 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-__all__ = ["FileLock", "Timeout", "file_lock", "lock_file"]
+__all__ = ["FileLock", "Timeout", "file_lock", "lock_file", "mark_run", "marked_run"]
 
 WAIT_S = 60.0
 """How long a writer waits for another to finish its read-merge-write (milliseconds, usually)."""
@@ -34,3 +34,17 @@ def file_lock(path: str | Path) -> FileLock:
     """The lock of `path` (not taken yet): held by one holder at a time across threads and
     processes; `with file_lock(p).acquire(timeout=…)`, or `.acquire(blocking=False)` to try."""
     return FileLock(lock_file(path), thread_local=False)
+
+
+def marked_run(path: str | Path) -> str | None:
+    """The test run that last replaced the cassette at `path` (record mode all), if any: read
+    under its lock. Kept beside the lock, so the cassette's own text never changes for it."""
+    try:
+        return lock_file(path).with_suffix(".run").read_text(encoding="utf-8") or None
+    except FileNotFoundError:
+        return None
+
+
+def mark_run(path: str | Path, run: str) -> None:
+    """Note that test run `run` has replaced the cassette at `path`: its later recordings add."""
+    lock_file(path).with_suffix(".run").write_text(run, encoding="utf-8")

@@ -30,11 +30,14 @@ def create_app_for_mode(
     upstream: str | None = None,
     redactor: Redactor | None = None,
     hooks: RecordHooks | None = None,
+    run: str | None = None,
     **app_options: Any,
 ) -> Flask:
     """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
     `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do; `hooks` say
-    what a recording keeps, `app_options` go to `create_app` for a replay."""
+    what a recording keeps, `run` names the test run it is part of (in mode all, the run's
+    first recording replaces the cassette, its later ones add to it), `app_options` go to
+    `create_app` for a replay."""
     path = Path(cassette)
     if mode not in RECORD_MODES:
         raise CassetteError(
@@ -52,7 +55,7 @@ def create_app_for_mode(
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    return create_recording_app(upstream, path, mode, redactor, hooks)
+    return create_recording_app(upstream, path, mode, redactor, hooks, run)
 
 
 def create_recording_app(
@@ -61,11 +64,13 @@ def create_recording_app(
     mode: str = "all",
     redactor: Redactor | None = None,
     hooks: RecordHooks | None = None,
+    run: str | None = None,
 ) -> Flask:
-    """A proxy to `upstream` that records into `cassette`; in new_episodes it replays what the
-    cassette already has and records the rest. Call `finish_recording(app)` to write it."""
+    """A proxy to `upstream` that records into `cassette` (as part of test run `run`); in
+    new_episodes it replays what the cassette already has and records the rest. Call
+    `finish_recording(app)` to write it."""
     path = Path(cassette)
-    session = Session(path, "all" if mode == "once" else mode, redactor)
+    session = Session(path, "all" if mode == "once" else mode, redactor, run=run)
     replay = None
     if mode == "new_episodes" and path.exists():
         loaded = load_cassette(path)

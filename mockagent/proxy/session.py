@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.locks import WAIT_S, Timeout, lock_file
+from mockagent.cassette.locks import WAIT_S, Timeout, lock_file, mark_run, marked_run
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
@@ -66,6 +66,7 @@ class Session:
         mode: str,
         redactor: Redactor | None = None,
         report: Callable[[str], None] = to_stderr,
+        run: str | None = None,
     ) -> None:
         if mode not in RECORDING_MODES:
             raise ValueError(
@@ -73,6 +74,7 @@ class Session:
             )
         self.path = Path(path)
         self.mode = mode
+        self.run = run  # the test run (pytest's, shared by xdist workers) it belongs to, if any
         self.redactor = redactor or Redactor()
         self.report = report
         self.lock = threading.RLock()
@@ -84,6 +86,8 @@ class Session:
         try:
             with locked(self.path):
                 self.before = text_of(self.path)  # PATH as it was: mode all replaces only this
+                # ... once per test run: a later recording of the same run adds to what is there
+                self.replaces = mode == "all" and (run is None or marked_run(self.path) != run)
                 left = leftovers(self.path, report)
                 self.partial, self.slot = claim(self.path, left)
         except (OSError, Timeout) as exc:
@@ -175,7 +179,7 @@ class Session:
             with locked(self.path):  # read, merge and write as one: no other writer between
                 mine = self.recorder.cassette()
                 new = [i for i in mine["interactions"] if id(i) not in self.existing]
-                before = self.before if self.mode == "all" else None  # all replaces only that
+                before = self.before if self.replaces else None  # None: keep all of PATH
                 data, notes = merged_onto(
                     self.path, text_of(self.path), before, mine, new, self.notes
                 )
@@ -190,6 +194,7 @@ class Session:
                         path=str(self.path),
                     ) from None
                 write_atomic(self.path, text)
+                self._mark_run()
         except OSError as exc:
             raise CassetteError(
                 f"cannot write the cassette: {why(exc)}; {self._keep()}", path=str(self.path)
@@ -206,6 +211,14 @@ class Session:
             pass  # the cassette is written: a stale partial only repeats what it holds
         self.finished = True
         return self.path
+
+    def _mark_run(self) -> None:
+        """Note that this recording's test run has replaced the cassette (mode all)."""
+        if self.replaces and self.run is not None:
+            try:
+                mark_run(self.path, self.run)
+            except OSError as exc:  # the cassette is written; later recordings may replace it
+                self.report(f"mockagent: cannot note the test run of {self.path}: {why(exc)}")
 
     def _scan(self, text: str) -> None:
         """The leak scan of the cassette about to be written: its one call site."""

@@ -1,7 +1,8 @@
 """Writers of one cassette at once never lose each other's calls: each writes under the
 cassette's file lock, reading what is there and merging its interactions in. Tested with
-`pytest -n 4` recording one cassette from four tests at once, two `mockagent record` processes,
-and recordings in threads that all finish together; then the replay answers every call."""
+`pytest -n 4` recording one cassette from four tests at once (and `-n 2` in mode all, which a
+test run replaces once), two `mockagent record` processes, and recordings in threads that all
+finish together; then the replay answers every call."""
 
 from __future__ import annotations
 
@@ -111,6 +112,7 @@ def test_recordings_that_end_at_once_all_reach_the_cassette(
 
 SUITE = """
 import json
+import os
 import time
 import urllib.request
 from pathlib import Path
@@ -134,23 +136,31 @@ def send(url, text):
 def test_branch(mockagent, n):
     reply = send(mockagent.url, f"Run the suite on branch {n}")
     assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    if mockagent.recording:  # all four record at once: none ends before the others called
+    if mockagent.recording and os.environ.get("PYTEST_XDIST_WORKER"):
+        # one test per worker records at once: none ends before the others have called
+        workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
         ARRIVED.mkdir(exist_ok=True)
         (ARRIVED / str(n)).touch()
         deadline = time.monotonic() + 20
-        while len(list(ARRIVED.iterdir())) < 4 and time.monotonic() < deadline:
+        while len(list(ARRIVED.iterdir())) < workers and time.monotonic() < deadline:
             time.sleep(0.01)
 """
 
 
-def test_four_xdist_workers_recording_one_cassette_keep_every_call(
-    pytester: pytest.Pytester, upstream: ServerThread
+@pytest.mark.parametrize(
+    ("mode", "workers"),
+    [
+        ("new_episodes", "4"),  # four tests recording at once
+        ("all", "2"),  # two at once, then two more: the run replaces the cassette once
+    ],
+)
+def test_xdist_workers_recording_one_cassette_keep_every_call(
+    pytester: pytest.Pytester, upstream: ServerThread, mode: str, workers: str
 ) -> None:
     pytester.makepyfile(test_shared=SUITE)
-    options = ("-p", "no:hypothesispytest", "-n", "4")
     recorded = pytester.runpytest(
-        *options,
-        "--mockagent-record-mode=new_episodes",
+        *("-p", "no:hypothesispytest", "-n", workers),
+        f"--mockagent-record-mode={mode}",
         f"--mockagent-upstream={upstream.url}",
     )
     recorded.assert_outcomes(passed=4)
@@ -158,5 +168,19 @@ def test_four_xdist_workers_recording_one_cassette_keep_every_call(
     # Before: each worker wrote what it had read before the others wrote: calls were lost.
     assert sorted(names(cassette)) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
     assert sorted(p.name for p in cassette.parent.iterdir()) == ["shared.yaml"]
-    replayed = pytester.runpytest(*options)  # record mode none: the cassette answers
+    replayed = pytester.runpytest("-p", "no:hypothesispytest")  # mode none: the cassette answers
     replayed.assert_outcomes(passed=4)
+
+
+def test_tests_of_one_run_recording_one_cassette_in_mode_all_replace_it_once(
+    pytester: pytest.Pytester, upstream: ServerThread
+) -> None:
+    pytester.makepyfile(test_shared=SUITE)
+    cassette = pytester.path / "cassettes" / "shared.yaml"
+    options = ("-p", "no:hypothesispytest", "--mockagent-record-mode=all")
+    for _ in range(2):  # the second run replaces what the first wrote: nothing twice
+        recorded = pytester.runpytest(*options, f"--mockagent-upstream={upstream.url}")
+        recorded.assert_outcomes(passed=4)  # one after the other
+        # Before: each test replaced the cassette, and only the last one's call was left.
+        assert names(cassette) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
+    pytester.runpytest("-p", "no:hypothesispytest").assert_outcomes(passed=4)
