@@ -44,11 +44,11 @@ class LeakError(CassetteError):
     """The written cassette would hold a secret seen during the recording."""
 
 
-def read_existing(path: Path) -> dict[str, Any] | None:
-    """The cassette already at `path` as plain data (for new_episodes), or None."""
-    if not path.exists():
+def read_existing(text: str | None, path: Path) -> dict[str, Any] | None:
+    """The cassette already at `path` (its `text`) as plain data, for new_episodes; or None."""
+    if text is None:
         return None
-    data, _ = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    data, _ = parse_yaml(text, str(path))
     return data if isinstance(data, dict) else None
 
 
@@ -86,6 +86,7 @@ class Session:
         try:
             with locked(self.path):
                 self.before = text_of(self.path)  # PATH as it was: mode all replaces only this
+                existing = read_existing(self.before, self.path) if mode == "new_episodes" else None
                 # ... once per test run: a later recording of the same run adds to what is there
                 self.replaces = mode == "all" and (run is None or marked_run(self.path) != run)
                 left = leftovers(self.path, report)
@@ -94,7 +95,6 @@ class Session:
             raise CassetteError(
                 f"cannot start recording: {why(exc)}", path=str(self.path)
             ) from None
-        existing = read_existing(self.path) if mode == "new_episodes" else None
         self.recorder = Recorder(self.path.stem, self.redactor, existing)
         self.existing = {id(i) for i in self.recorder.interactions}
         self.notes = notes_of(self.before or "") if existing else {}
