@@ -14,7 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from a2a.client import A2ACardResolver
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest
+from google.protobuf import json_format
 
 from mockagent.proxy.upstream import Upstream, UpstreamUnreachable
 from mockagent.server.thread import serve_in_thread
@@ -178,3 +180,30 @@ def test_an_upstream_that_breaks_its_answer_off_is_named_and_fails_the_recording
     assert failures == [
         f"{reason}: 1 call got an error instead of an answer, and nothing of it was recorded"
     ]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_a2a_sdk_client_sees_why_when_the_upstream_stops_answering(
+    tmp_path: Path, binding: str
+) -> None:
+    with upstream_agent() as agent, recording(agent.url, tmp_path / "rec.yaml") as rec:
+        card = json_format.ParseDict(
+            HTTP.get(rec.url + CARD).json(), AgentCard(), ignore_unknown_fields=True
+        )
+        agent.stop()
+
+        async def send() -> None:
+            config = ClientConfig(supported_protocol_bindings=[binding], streaming=False)
+            client = await create_client(card, config)
+            try:
+                request = SendMessageRequest(
+                    message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="Hi")])
+                )
+                async for _ in client.send_message(request):
+                    pass
+            finally:
+                await client.close()
+
+        with pytest.raises(Exception) as failed:
+            asyncio.run(send())
+    assert str(failed.value) == f"upstream {agent.url} refused the connection"
