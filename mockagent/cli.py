@@ -21,7 +21,12 @@ from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARA
 from mockagent.cli_serve import READY, listening, serve
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
-from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
+from mockagent.proxy.app import (
+    RECORDING,
+    create_app_for_mode,
+    finish_recording,
+    upstream_problem,
+)
 from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
@@ -84,7 +89,10 @@ def record(
 
     Point clients at the printed URL: the card is the upstream's, with its interface URLs moved
     to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
-    PATH.partial holds what was recorded so far while it runs). The proxy runs in this one
+    PATH.partial holds what was recorded so far while it runs, and the next recording takes in
+    one a killed recording left). Recordings of one cassette at once merge their calls under a
+    file lock. A cassette that cannot be written never fails a call: the failure is printed
+    once, and the end says where the recording is kept (exit status 1). The proxy runs in this one
     process (werkzeug's threaded server, a thread per connection), where the recording lives.
     The upstream is recorded over HTTP (JSON-RPC or HTTP+JSON): recording gRPC is not supported
     yet, and the proxy's card leaves the upstream's GRPC interface out.
@@ -106,6 +114,9 @@ def record(
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None
     recording = RECORDING in app.extensions
+    problem = upstream_problem(app)
+    if problem:
+        click.echo(f"mockagent: warning: {problem}; calls get an error until it answers", err=True)
     what = (
         f"recording {upstream} into {cassette}"
         if recording

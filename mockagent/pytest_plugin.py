@@ -16,6 +16,7 @@ drifts from its cassette is never a silent pass.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from functools import partial
@@ -31,6 +32,7 @@ from mockagent.plugin_options import MARKER, add_options, setting_problems, unkn
 
 _HANDLE = pytest.StashKey["MockAgent"]()
 _REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
+_RUN = pytest.StashKey[str]()  # this test run's id (record mode all: see `_run`)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -121,7 +123,7 @@ def mockagent(
             app = create_app(agent_without_cassette(path, setting("agent")), **options)
         else:
             app = create_app_for_mode(
-                path, mode, setting("upstream"), hooks=_hooks(setting), **options
+                path, mode, setting("upstream"), hooks=_hooks(setting), run=_run(request), **options
             )
     except (CassetteError, ValueError) as exc:
         refused = str(exc)  # failed outside the `except`: pytest would print it twice, chained
@@ -152,8 +154,8 @@ def mockagent(
         )
         request.node.stash[_HANDLE] = handle
         yield handle
-        if recording:  # a hook's bug: its call got an Internal error, whatever the test did
-            failures = app.extensions[RECORDING].hooks.failures
+        if recording:  # a hook's bug, an upstream that did not answer: whatever the test did
+            failures = app.extensions[RECORDING].failures()
             if failures:
                 pytest.fail("\n\n".join(f"mockagent: {f}" for f in failures), pytrace=False)
         # Calls made after the test body (by other fixtures' teardown) fail the test here.
@@ -200,6 +202,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         if unused:  # pytest.fail inside an `except` would print the report twice, chained
             pytest.fail(f"{unused}\n(strict mode: every interaction must be used)", pytrace=False)
     return result
+
+
+def _run(request: pytest.FixtureRequest) -> str:
+    """This test run's id, the same in every xdist worker: in record mode all, a cassette that
+    several tests record is replaced by the run's first recording only, the others add to it."""
+    workerinput = getattr(request.config, "workerinput", None)
+    if workerinput is not None:
+        return str(workerinput["testrunuid"])
+    return request.config.stash.setdefault(_RUN, uuid.uuid4().hex)
 
 
 def _hooks(setting: Any) -> Any:

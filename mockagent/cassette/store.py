@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import stat
@@ -209,7 +210,12 @@ def write_atomic(path: str | Path, text: str) -> None:
     and a process killed mid-write leaves the previous file as it was. A new file gets the mode
     any new file gets (0666 less the umask), a rewritten one keeps its own."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where the folder should be: say that, not "File exists"
+        raise NotADirectoryError(
+            errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(target.parent)
+        ) from None
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     # os.open applies the umask itself; mkstemp would make the file 0600, readable by us only.
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

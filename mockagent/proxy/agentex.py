@@ -35,7 +35,15 @@ from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step, untouched
 from mockagent.proxy.hooks import HookError
 from mockagent.proxy.recorder import RecordedTask
-from mockagent.proxy.upstream import UpstreamUnreachable, forwardable, now_ms, read, tee
+from mockagent.proxy.upstream import (
+    Refused,
+    UpstreamUnreachable,
+    failure,
+    forwardable,
+    now_ms,
+    read,
+    tee,
+)
 
 if TYPE_CHECKING:
     from mockagent.proxy.forward import RecordingProxy
@@ -136,7 +144,7 @@ class AgentexRecording:
         try:
             response = self.proxy.open(request, query)
         except UpstreamUnreachable as exc:
-            return self._error(call, f"upstream {self.proxy.upstream.url} unreachable: {exc}")
+            return self._error(call, str(self.proxy.unreachable(exc)))
         headers = forwardable(dict(response.headers))
         if "application/x-ndjson" in response.headers.get("content-type", ""):
             try:
@@ -157,7 +165,8 @@ class AgentexRecording:
         try:
             body = read(response)
         except httpx.HTTPError as exc:
-            return self._error(call, f"upstream {self.proxy.upstream.url} broke off: {exc}")
+            reason = f"upstream {self.proxy.upstream.url} broke off ({failure(exc)})"
+            return self._error(call, str(self.proxy.unreachable(reason)))
         try:
             answer = self.proxy.hooks.response(response.status_code, dict(response.headers), body)
         except HookError as exc:
@@ -179,7 +188,8 @@ class AgentexRecording:
         exc = errors.InternalError(message, http_status=502)
         if call is not None:
             return HttpResponse.json(rpc_error(exc, call[3]))
-        return HttpResponse.json({"message": message, "code": 502, "data": None}, status=502)
+        answer = HttpResponse.json({"message": message, "code": 502, "data": None}, status=502)
+        return Refused.of(answer, message)
 
     def _fetch_agents(self, headers: dict[str, str]) -> None:
         try:

@@ -17,9 +17,9 @@ from mockagent.errors import CassetteError
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.session import Session
-from mockagent.proxy.upstream import Upstream
+from mockagent.proxy.upstream import Refused, Upstream, status_reason
 from mockagent.server.app import create_app, flask_response
-from mockagent.vocabulary import HTTP_METHODS, RECORD_MODES
+from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
 
 RECORDING = "mockagent.recording"
 
@@ -30,11 +30,14 @@ def create_app_for_mode(
     upstream: str | None = None,
     redactor: Redactor | None = None,
     hooks: RecordHooks | None = None,
+    run: str | None = None,
     **app_options: Any,
 ) -> Flask:
     """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
     `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do; `hooks` say
-    what a recording keeps, `app_options` go to `create_app` for a replay."""
+    what a recording keeps, `run` names the test run it is part of (in mode all, the run's
+    first recording replaces the cassette, its later ones add to it), `app_options` go to
+    `create_app` for a replay."""
     path = Path(cassette)
     if mode not in RECORD_MODES:
         raise CassetteError(
@@ -52,7 +55,7 @@ def create_app_for_mode(
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    return create_recording_app(upstream, path, mode, redactor, hooks)
+    return create_recording_app(upstream, path, mode, redactor, hooks, run)
 
 
 def create_recording_app(
@@ -61,11 +64,13 @@ def create_recording_app(
     mode: str = "all",
     redactor: Redactor | None = None,
     hooks: RecordHooks | None = None,
+    run: str | None = None,
 ) -> Flask:
-    """A proxy to `upstream` that records into `cassette`; in new_episodes it replays what the
-    cassette already has and records the rest. Call `finish_recording(app)` to write it."""
+    """A proxy to `upstream` that records into `cassette` (as part of test run `run`); in
+    new_episodes it replays what the cassette already has and records the rest. Call
+    `finish_recording(app)` to write it."""
     path = Path(cassette)
-    session = Session(path, "all" if mode == "once" else mode, redactor)
+    session = Session(path, "all" if mode == "once" else mode, redactor, run=run)
     replay = None
     if mode == "new_episodes" and path.exists():
         loaded = load_cassette(path)
@@ -86,7 +91,11 @@ def create_recording_app(
             query=request.args.to_dict(flat=True),
             body=request.get_data(cache=False),
         )
-        return flask_response(proxy.handle(http, request.query_string.decode("latin-1")))
+        answer = proxy.handle(http, request.query_string.decode("latin-1"))
+        response = flask_response(answer)
+        if isinstance(answer, Refused):  # why, in the status line too: `502 upstream … refused`
+            response.status = f"{answer.status} {status_reason(answer.reason)}"
+        return response
 
     return app
 
@@ -114,6 +123,13 @@ def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engi
             "add interactions when it replays"
         )
     return proxy.replay.engine
+
+
+def upstream_problem(app: Flask) -> str | None:
+    """Why the upstream of a recording `app` does not answer its card's URL (`upstream … refused
+    the connection`), or None: it answers (an Agentex platform's 404 is an answer too)."""
+    proxy: RecordingProxy | None = app.extensions.get(RECORDING)
+    return None if proxy is None else proxy.upstream.probe(CARD_PATH)
 
 
 def finish_recording(app: Flask) -> Path | None:

@@ -27,7 +27,16 @@ from mockagent.proxy.status_history import requested_length
 from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON, TeedStream, stream_error
 from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
-from mockagent.proxy.upstream import Upstream, UpstreamUnreachable, forwardable, now_ms, read, tee
+from mockagent.proxy.upstream import (
+    Refused,
+    Upstream,
+    UpstreamUnreachable,
+    failure,
+    forwardable,
+    now_ms,
+    read,
+    tee,
+)
 from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
 from mockagent.proxy.v0_3_wire import rest_error_kind
 from mockagent.vocabulary import A2A_OPERATIONS, CARD_PATH, PUSH_OPERATIONS
@@ -66,13 +75,33 @@ class RecordingProxy:
         self._protocol: str | None = None
         self.agentex = AgentexRecording(self)
         self.push = PushCalls()
+        self.unanswered: dict[str, int] = {}  # why the upstream answered no call → how many
+
+    def failures(self) -> list[str]:
+        """What failed while recording, for the pytest fixture to fail the test with: the hooks'
+        mistakes, and calls the upstream never answered (nothing was recorded of them)."""
+        lost = [
+            f"{reason}: {count} call{'s' if count > 1 else ''} got an error instead of an "
+            "answer, and nothing of it was recorded"
+            for reason, count in self.unanswered.items()
+        ]
+        return [*self.hooks.failures, *lost]
+
+    def unreachable(self, exc: UpstreamUnreachable | str) -> errors.InternalError:
+        """The error for a call the upstream did not answer (why), remembered for `failures`."""
+        reason = str(exc)
+        with self.session.lock:
+            self.unanswered[reason] = self.unanswered.get(reason, 0) + 1
+        return errors.InternalError(reason, http_status=502)
 
     # -- the card -----------------------------------------------------------------------------
 
     def card(self, request: HttpRequest) -> HttpResponse:
         try:
             card = self.upstream.get_json(CARD_PATH, request.headers)
-        except (UpstreamUnreachable, ValueError) as exc:
+        except UpstreamUnreachable as exc:
+            return Refused.of(rest.error_response(self.unreachable(exc)), str(exc))
+        except ValueError as exc:
             return rest.error_response(
                 errors.InternalError(f"upstream card: {exc}", http_status=502)
             )
@@ -218,13 +247,7 @@ class RecordingProxy:
         try:
             response = self.open(request, query)
         except UpstreamUnreachable as exc:
-            return self._error(
-                call,
-                recording,
-                errors.InternalError(
-                    f"upstream {self.upstream.url} unreachable: {exc}", http_status=502
-                ),
-            )
+            return self._error(call, recording, self.unreachable(exc))
         headers = forwardable(dict(response.headers))
         streamed = "text/event-stream" in response.headers.get("content-type", "")
         body = None
@@ -232,13 +255,8 @@ class RecordingProxy:
             try:
                 body = read(response)
             except httpx.HTTPError as exc:
-                return self._error(
-                    call,
-                    recording,
-                    errors.InternalError(
-                        f"upstream {self.upstream.url} broke off: {exc}", http_status=502
-                    ),
-                )
+                reason = f"upstream {self.upstream.url} broke off ({failure(exc)})"
+                return self._error(call, recording, self.unreachable(reason))
         try:
             kept = (
                 self.hooks.response(response.status_code, dict(response.headers), body)
@@ -268,11 +286,7 @@ class RecordingProxy:
         try:
             response = self.open(request, query)
         except UpstreamUnreachable as exc:
-            return rest.error_response(
-                errors.InternalError(
-                    f"upstream {self.upstream.url} unreachable: {exc}", http_status=502
-                )
-            )
+            return Refused.of(rest.error_response(self.unreachable(exc)), str(exc))
         headers = forwardable(dict(response.headers))
         content_type = response.headers.get("content-type", "")
         if "text/event-stream" in content_type or "ndjson" in content_type:
@@ -282,11 +296,8 @@ class RecordingProxy:
         try:
             return HttpResponse(response.status_code, read(response), headers)
         except httpx.HTTPError as exc:
-            return rest.error_response(
-                errors.InternalError(
-                    f"upstream {self.upstream.url} broke off: {exc}", http_status=502
-                )
-            )
+            reason = f"upstream {self.upstream.url} broke off ({failure(exc)})"
+            return Refused.of(rest.error_response(self.unreachable(reason)), reason)
 
     def _begin(self, call: Classified | None) -> StreamRecording | None:
         """The recording of a message's or a subscription's answer, opened as the request leaves."""
@@ -310,7 +321,8 @@ class RecordingProxy:
                 recording.discard()
         if call is not None and call.binding == "JSONRPC":
             return HttpResponse.json(jsonrpc_error(exc, call.request_id))
-        return rest.error_response(exc)
+        answer = rest.error_response(exc)
+        return Refused.of(answer, str(exc)) if answer.status == 502 else answer
 
     def _record(
         self, call: Classified, status: int, body: bytes, recording: StreamRecording | None

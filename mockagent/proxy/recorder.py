@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from mockagent.cassette.merge import merge_interactions
 from mockagent.cassette.redact import Redactor
 from mockagent.proxy.status_history import StatusHistory
 from mockagent.proxy.v0_3_wire import V03Seen
@@ -118,6 +119,23 @@ class Recorder:
         self._names = {i.get("name") for i in self.interactions}
         self._artifact_ids: dict[str, str] = {}
         self.recorded = 0  # interactions and steps added by this recording
+
+    def adopt(self, data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """Take in the interactions of a recording of this cassette that did not finish (its
+        partial file's `data`) that this one lacks: (those taken, renamed where a name was
+        taken already; the renames). Its agent too, while this recording has seen none."""
+        merged, renames = merge_interactions(self.interactions, data.get("interactions") or [])
+        added = merged[len(self.interactions) :]
+        self.interactions.extend(added)
+        self._names.update(i.get("name") for i in added)
+        self.recorded += len(added)
+        if added and self.agent is None and self.agents is None:
+            self.agent, self.agents = data.get("agent"), data.get("agents")
+            self.status_history = StatusHistory.of(self.agent)
+            self.v03 = V03Seen.of(self.agent)
+            if not self.existing and isinstance(data.get("clock"), dict):
+                self.clock = data["clock"]  # its steps were timed on that clock
+        return added, renames
 
     # -- the card -----------------------------------------------------------------------------
 

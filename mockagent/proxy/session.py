@@ -1,142 +1,248 @@
 """One recording: the recorder, where it writes, and the rules that nothing is lost or leaked.
 
-While recording, `PATH.partial` holds everything so far (rewritten atomically after each call), so
-a recording killed with SIGKILL loses nothing and never touches `PATH`. `finish()` validates the
-cassette, scans it for every secret seen, and only then renames it into place.
+While recording, a partial file of its own (`PATH.partial`; `PATH.2.partial` beside another
+running recording of PATH) holds everything so far, rewritten atomically after each call: a
+recording killed with SIGKILL loses nothing and never touches `PATH`, and the next recording of
+PATH takes such a leftover in. `finish()` takes PATH's file lock, reads what is there now, merges
+its own interactions in (two writers of one cassette never lose each other's calls), validates
+the cassette, scans it for every secret seen, and only then renames it into place. A file that
+cannot be written never fails a call the proxy answers: the failure is reported once, the
+recording stays in memory, and `finish()` keeps it where it still can and says where.
 """
 
 from __future__ import annotations
 
-import re
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from mockagent.cassette.locks import WAIT_S, Timeout, lock_file, mark_run, marked_run
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
+from mockagent.proxy.notes import ITEM, notes_of, with_notes
+from mockagent.proxy.on_disk import aside, locked, merged_onto, text_of, why
+from mockagent.proxy.partials import Leftover, claim, leftovers, partial_path
 from mockagent.proxy.recorder import Recorder
 from mockagent.vocabulary import RECORDING_MODES
 
-ITEM = re.compile(r"^( *)- name: (.*)$")  # an interaction starts (at the first one's indent)
-NOTE = "# recorded: "
+__all__ = [
+    "ITEM",
+    "LeakError",
+    "Session",
+    "notes_of",
+    "partial_path",
+    "read_existing",
+    "with_notes",
+]
 
 
 class LeakError(CassetteError):
     """The written cassette would hold a secret seen during the recording."""
 
 
-def partial_path(path: str | Path) -> Path:
-    return Path(f"{path}.partial")
-
-
-def read_existing(path: Path) -> dict[str, Any] | None:
-    """The cassette already at `path` as plain data (for new_episodes), or None."""
-    if not path.exists():
+def read_existing(text: str | None, path: Path) -> dict[str, Any] | None:
+    """The cassette already at `path` (its `text`) as plain data, for new_episodes; or None."""
+    if text is None:
         return None
-    data, _ = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    data, _ = parse_yaml(text, str(path))
     return data if isinstance(data, dict) else None
 
 
-class Session:
-    """A recording into `path`; thread-safe (calls are recorded from the server's threads)."""
+def to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
-    def __init__(self, path: str | Path, mode: str, redactor: Redactor | None = None) -> None:
+
+class Session:
+    """A recording into `path`; thread-safe (calls are recorded from the server's threads).
+    `report` prints what the user must know at once (default: a line on stderr)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        mode: str,
+        redactor: Redactor | None = None,
+        report: Callable[[str], None] = to_stderr,
+        run: str | None = None,
+    ) -> None:
         if mode not in RECORDING_MODES:
             raise ValueError(
                 f"record mode {mode!r} does not record; use one of {', '.join(RECORDING_MODES)}"
             )
         self.path = Path(path)
         self.mode = mode
+        self.run = run  # the test run (pytest's, shared by xdist workers) it belongs to, if any
         self.redactor = redactor or Redactor()
-        existing = read_existing(self.path) if mode == "new_episodes" else None
-        self.recorder = Recorder(self.path.stem, self.redactor, existing)
+        self.report = report
         self.lock = threading.RLock()
         # Streams whose answer is still being recorded, and how to cut each off when the
         # recording stops; why an interaction got a fault, written above it as a comment.
         self.open_streams: dict[int, Callable[[], None]] = {}
-        self.notes = notes_of(self.path.read_text(encoding="utf-8")) if existing else {}
-        self.finished = False  # a stream that ends later must not write PATH.partial again
+        self.finished = False  # a stream that ends later must not write the partial again
+        self.unwritten = False  # a write failed (reported once); the recording is in memory
+        try:
+            with locked(self.path):
+                self.before = text_of(self.path)  # PATH as it was: mode all replaces only this
+                existing = read_existing(self.before, self.path) if mode == "new_episodes" else None
+                # ... once per test run: a later recording of the same run adds to what is there
+                self.replaces = mode == "all" and (run is None or marked_run(self.path) != run)
+                left = leftovers(self.path, report)
+                self.partial, self.slot = claim(self.path, left)
+        except (OSError, Timeout) as exc:
+            raise CassetteError(
+                f"cannot start recording: {why(exc)}", path=str(self.path)
+            ) from None
+        self.recorder = Recorder(self.path.stem, self.redactor, existing)
+        self.existing = {id(i) for i in self.recorder.interactions}
+        self.notes = notes_of(self.before or "") if existing else {}
+        if self.partial != partial_path(self.path):
+            report(
+                f"mockagent: this recording keeps its calls in {self.partial} until it ends "
+                f"({partial_path(self.path)} is another recording's); each is merged into "
+                f"{self.path} when it ends"
+            )
+        self._adopt(left)
 
-    def _text(self, data: dict[str, Any]) -> str:
-        return schema_comment(self.path) + with_notes(dump_cassette(data), self.notes)
+    def _adopt(self, left: list[Leftover]) -> None:
+        """Take in the partial files recordings that did not finish left: their interactions
+        are written with this recording's, and the files go once this one's partial has them."""
+        try:
+            names: list[str] = []
+            for leftover in left:
+                added, renames = self.recorder.adopt(leftover.data)
+                names += [str(i.get("name")) for i in added]
+                for name, note in notes_of(leftover.text).items():
+                    self.notes.setdefault(renames.get(name, name), note)
+            if names:
+                files = ", ".join(str(leftover.path) for leftover in left)
+                self.report(
+                    f"mockagent: {files} held {len(names)} interaction(s) of a recording of "
+                    f"{self.path} that did not finish ({', '.join(names)}); this recording "
+                    f"keeps them (in {self.partial}) and writes them with its own"
+                )
+            if self.save_partial():
+                for leftover in left:
+                    if leftover.path != self.partial:
+                        leftover.path.unlink(missing_ok=True)
+        finally:
+            for leftover in left:
+                if leftover.path != self.partial:
+                    leftover.lock.release()
 
-    def save_partial(self) -> None:
-        """Keep what was recorded so far in PATH.partial, secrets scrubbed."""
+    def _text(self, data: dict[str, Any], notes: dict[str, str] | None = None) -> str:
+        notes = self.notes if notes is None else notes
+        return schema_comment(self.path) + with_notes(dump_cassette(data), notes)
+
+    def _write(self, file: Path, text: str) -> bool:
+        """Write `file` atomically; False if it cannot be, reported the first time only."""
+        try:
+            write_atomic(file, text)
+        except OSError as exc:
+            if not self.unwritten:
+                self.report(
+                    f"mockagent: cannot write {file}: {why(exc)}; calls are still answered, and "
+                    "the recording is kept in memory until it stops"
+                )
+            self.unwritten = True
+            return False
+        return True
+
+    def save_partial(self) -> bool:
+        """Keep what was recorded so far in this recording's partial file, secrets scrubbed;
+        False if it could not be written (the calls go on: see `_write`)."""
         with self.lock:
-            if self.recorder.recorded and not self.finished:
-                text = self.redactor.scrub(self._text(self.recorder.cassette()))
-                write_atomic(partial_path(self.path), text)
+            if not self.recorder.recorded or self.finished:
+                return True
+            return self._write(
+                self.partial, self.redactor.scrub(self._text(self.recorder.cassette()))
+            )
 
     def finish(self) -> Path | None:
         """Write the cassette (None when nothing was recorded); LeakError or CassetteError if it
-        cannot be kept, in which case PATH.partial holds the recording, secrets scrubbed."""
+        cannot be kept, the message naming where the recording is kept instead."""
         with self.lock:
             for stop in list(self.open_streams.values()):  # cut off where the client was cut off
                 stop()
-            if not self.recorder.recorded:
-                return None
-            data = self.recorder.cassette()
-            text = self._text(data)
-            leaks = self.redactor.leaks(text)
-            if leaks:
-                self.save_partial()
-                raise LeakError(
-                    f"the recording holds {len(leaks)} secret value(s) seen in headers or configs "
-                    f"({', '.join(leaks)}); the cassette was not written, "
-                    f"and {partial_path(self.path)} "
-                    "keeps the recording with them scrubbed: add the field to the redaction list",
-                    path=str(self.path),
-                )
             try:
-                Cassette.model_validate(data)
-            except ValueError as exc:
-                self.save_partial()
-                raise CassetteError(
-                    f"the recorded cassette does not validate ({exc}); "
-                    f"{partial_path(self.path)} keeps it",
-                    path=str(self.path),
-                ) from None
-            write_atomic(self.path, text)
-            partial_path(self.path).unlink(missing_ok=True)
-            self.finished = True
-            return self.path
+                if not self.recorder.recorded:
+                    self.partial.unlink(missing_ok=True)  # a leftover with nothing new in it
+                    return None
+                return self._write_cassette()
+            finally:
+                self.slot.release()
 
+    def _write_cassette(self) -> Path:
+        try:
+            with locked(self.path):  # read, merge and write as one: no other writer between
+                mine = self.recorder.cassette()
+                new = [i for i in mine["interactions"] if id(i) not in self.existing]
+                before = self.before if self.replaces else None  # None: keep all of PATH
+                data, notes = merged_onto(
+                    self.path, text_of(self.path), before, mine, new, self.notes
+                )
+                text = self._text(data, notes)
+                self._scan(text)
+                try:
+                    Cassette.model_validate(data)
+                except ValueError as exc:
+                    self.save_partial()
+                    raise CassetteError(
+                        f"the recorded cassette does not validate ({exc}); {self.partial} keeps it",
+                        path=str(self.path),
+                    ) from None
+                write_atomic(self.path, text)
+                self._mark_run()
+        except OSError as exc:
+            raise CassetteError(
+                f"cannot write the cassette: {why(exc)}; {self._keep()}", path=str(self.path)
+            ) from None
+        except Timeout:
+            raise CassetteError(
+                f"another recording held the lock of this cassette ({lock_file(self.path)}) "
+                f"for {WAIT_S:.0f} s; {self._keep()}",
+                path=str(self.path),
+            ) from None
+        try:
+            self.partial.unlink(missing_ok=True)
+        except OSError:
+            pass  # the cassette is written: a stale partial only repeats what it holds
+        self.finished = True
+        return self.path
 
-def with_notes(text: str, notes: dict[str, str]) -> str:
-    """The YAML text of a cassette with each note as a `# recorded:` comment above the `fault:`
-    of the interaction it names (the interactions are the last top-level key)."""
-    head, found, body = text.partition("\ninteractions:\n")
-    if not notes or not found:
-        return text
-    out: list[str] = []
-    indent, note = 0, None
-    for line in body.split("\n"):
-        item = ITEM.match(line)
-        if item and (not out or len(item.group(1)) == indent):  # an interaction starts
-            indent = len(item.group(1))
-            name = yaml.safe_load(item.group(2))
-            note = notes.get(name) if isinstance(name, str) else None
-        elif note and line.startswith(" " * (indent + 2) + "fault:"):
-            out.append(" " * (indent + 2) + NOTE + note)
-            note = None
-        out.append(line)
-    return head + found + "\n".join(out)
+    def _mark_run(self) -> None:
+        """Note that this recording's test run has replaced the cassette (mode all)."""
+        if self.replaces and self.run is not None:
+            try:
+                mark_run(self.path, self.run)
+            except OSError as exc:  # the cassette is written; later recordings may replace it
+                self.report(f"mockagent: cannot note the test run of {self.path}: {why(exc)}")
 
+    def _scan(self, text: str) -> None:
+        """The leak scan of the cassette about to be written: its one call site."""
+        leaks = self.redactor.leaks(text)
+        if leaks:
+            self.save_partial()
+            raise LeakError(
+                f"the recording holds {len(leaks)} secret value(s) seen in headers or configs "
+                f"({', '.join(leaks)}); the cassette was not written, "
+                f"and {self.partial} "
+                "keeps the recording with them scrubbed: add the field to the redaction list",
+                path=str(self.path),
+            )
 
-def notes_of(text: str) -> dict[str, str]:
-    """The notes `with_notes` wrote into a cassette's text, by interaction (new_episodes keeps
-    them when it writes the cassette anew)."""
-    notes: dict[str, str] = {}
-    name, indent = None, None
-    for line in text.partition("\ninteractions:\n")[2].split("\n"):
-        item = ITEM.match(line)
-        if item and indent in (None, len(item.group(1))):
-            indent, name = len(item.group(1)), yaml.safe_load(item.group(2))
-        elif isinstance(name, str) and line.lstrip().startswith(NOTE):
-            notes[name] = line.lstrip()[len(NOTE) :]
-    return notes
+    def _keep(self) -> str:
+        """Keep the recording where it can still be written, now that PATH cannot be; where."""
+        text = self.redactor.scrub(self._text(self.recorder.cassette()))
+        reason = ""
+        for file in (self.partial, aside(self.path)):
+            try:
+                write_atomic(file, text)
+            except OSError as exc:
+                reason = why(exc)
+                continue
+            return f"the recording is kept in {file}"
+        count = len(self.recorder.interactions)
+        return f"the recording ({count} interactions) could not be written anywhere: {reason}"

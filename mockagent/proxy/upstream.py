@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import copy
+import socket
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from mockagent.dialects.http import HttpResponse
 
 # Hop-by-hop headers, and those httpx sets itself: never forwarded in either direction.
 HOP_BY_HOP = frozenset(
@@ -30,8 +34,45 @@ HOP_BY_HOP = frozenset(
 )
 
 
+PROBE_S = 3.0  # `record` asks the upstream's card at start: a host that drops packets waits this
+
+
+@dataclass
+class Refused(HttpResponse):
+    """The proxy's own answer to a call its upstream did not answer. `reason` goes into the HTTP
+    status line too (`502 upstream … refused the connection`): clients that show only the status
+    of a failed request (a2a-sdk's card resolver) then show why."""
+
+    reason: str = ""
+
+    @classmethod
+    def of(cls, answer: HttpResponse, reason: str) -> Refused:
+        return cls(answer.status, answer.body, answer.headers, reason)
+
+
 class UpstreamUnreachable(Exception):
-    """The upstream did not answer (refused, timed out, reset)."""
+    """The upstream did not answer (refused, timed out, reset): the message says so in words,
+    `upstream http://127.0.0.1:9 refused the connection`."""
+
+
+def failure(exc: httpx.HTTPError) -> str:
+    """How a request to the upstream failed, in words (the cause's own text in brackets)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, ConnectionRefusedError):
+        return "refused the connection"
+    if isinstance(cause, socket.gaierror):
+        return f"could not be found ({cause.strerror or cause})"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "did not accept the connection in time"
+    if isinstance(exc, httpx.TimeoutException):
+        return "did not answer in time"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"closed the connection early ({exc})"
+    if isinstance(exc, httpx.ConnectError):
+        return f"could not be connected to ({exc})"
+    return f"failed: {type(exc).__name__}: {exc}"
 
 
 class Upstream:
@@ -65,7 +106,7 @@ class Upstream:
         try:
             return self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise UpstreamUnreachable(f"{type(exc).__name__}: {exc}") from None
+            raise UpstreamUnreachable(f"upstream {self.url} {failure(exc)}") from None
 
     def get_json(self, path: str, headers: dict[str, str] | None = None) -> Any:
         """GET a JSON document (the card); UpstreamUnreachable, or ValueError for non-JSON."""
@@ -73,12 +114,22 @@ class Upstream:
         try:
             response.read()
         except httpx.HTTPError as exc:
-            raise UpstreamUnreachable(f"{type(exc).__name__}: {exc}") from None
+            raise UpstreamUnreachable(f"upstream {self.url} {failure(exc)}") from None
         finally:
             response.close()
         if response.status_code != 200:
             raise ValueError(f"GET {path} answered HTTP {response.status_code}")
         return response.json()
+
+    def probe(self, path: str) -> str | None:
+        """Why the upstream cannot be reached at `path` (`upstream … refused the connection`), or
+        None when it answers, whatever it answers."""
+        request = self._client.build_request("GET", self.url_for(path), timeout=PROBE_S)
+        try:
+            self._client.send(request, stream=True).close()
+        except httpx.HTTPError as exc:
+            return f"upstream {self.url} {failure(exc)}"
+        return None
 
     def rewrite_card(self, card: dict[str, Any], proxy_url: str) -> dict[str, Any]:
         """The card with every interface URL on the upstream moved to the proxy. A GRPC
@@ -109,6 +160,12 @@ class Upstream:
 def forwardable(headers: dict[str, str]) -> dict[str, str]:
     """Headers without the hop-by-hop ones."""
     return {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
+
+
+def status_reason(text: str) -> str:
+    """`text` as an HTTP reason phrase: one line of printable ASCII, not too long."""
+    line = "".join(c if " " <= c <= "~" else " " for c in text.replace("\n", " "))
+    return line[:200].strip() or "Bad Gateway"
 
 
 def now_ms() -> float:

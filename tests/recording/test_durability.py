@@ -165,20 +165,28 @@ def assert_nothing_recorded(rec: Any, path: Path) -> None:
 
 def test_an_upstream_that_is_down_gives_internal_errors_and_records_nothing(tmp_path: Path) -> None:
     path = tmp_path / "rec.yaml"
-    with recording(f"http://127.0.0.1:{closed_port()}", path) as rec:
+    upstream = f"http://127.0.0.1:{closed_port()}"
+    reason = f"upstream {upstream} refused the connection"
+    with recording(upstream, path) as rec:
         jsonrpc, rest = calls_through(rec.url)
         stream = rpc(
             rec.url, "SendStreamingMessage", {"message": message("Run the tests at 9f3c2e1")}
         )
         card = HTTP.get(rec.url + CARD)
+        assert rec.app.extensions["mockagent.recording"].failures() == [
+            f"{reason}: 4 calls got an error instead of an answer, and nothing of it was recorded"
+        ]
         assert_nothing_recorded(rec, path)
-    assert jsonrpc["error"]["code"] == -32603
-    assert "unreachable" in jsonrpc["error"]["message"]
-    assert stream["error"]["code"] == -32603
+    assert (jsonrpc["error"]["code"], jsonrpc["error"]["message"]) == (-32603, reason)
+    assert (stream["error"]["code"], stream["error"]["message"]) == (-32603, reason)
     assert rest.status_code == 502
     assert rest.json()["error"]["code"] == 502
     assert rest.json()["error"]["status"] == "INTERNAL"
-    assert card.status_code == 502
+    assert rest.json()["error"]["message"] == reason
+    # The reason is in the status line too, where a client that shows only the status shows it.
+    assert rest.reason_phrase == reason
+    assert (card.status_code, card.reason_phrase) == (502, reason)
+    assert card.json()["error"]["message"] == reason
 
 
 def test_an_upstream_that_answers_garbage_gives_invalid_agent_response_and_records_nothing(

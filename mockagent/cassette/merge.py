@@ -1,0 +1,90 @@
+"""Merging the interactions of two recordings of one cassette, so neither loses a call.
+
+Two writers of one cassette (two `pytest -n` workers, two `mockagent record`), or a recording
+and the `.partial` a killed one left, each hold a list of interactions. An interaction is the
+same in both when it is equal in every field; otherwise both are kept, and a name clash is
+settled by renaming the newcomer (`name-2`…), its follow-ups (`match.task.from`) following it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Interactions = list[dict[str, Any]]
+
+
+def merge_interactions(
+    base: Interactions, new: Interactions
+) -> tuple[Interactions, dict[str, str]]:
+    """`base`, then every interaction of `new` that `base` does not hold already; returns the
+    merged list and the renames of `new`'s interactions (old name → new name)."""
+    merged = list(base)
+    taken = {item.get("name") for item in base} | {item.get("name") for item in new}
+    names = {item.get("name") for item in base}
+    by_name = _by_name(base)
+    renames: dict[str, str] = {}
+    for item in new:
+        item = _following(item, renames)
+        if item in by_name.get(item.get("name"), ()):  # the same call, there already
+            continue
+        name = item.get("name")
+        if isinstance(name, str) and name in names:
+            renamed = _free_name(name, taken)
+            renames[name] = renamed
+            item = {**item, "name": renamed}
+        names.add(item.get("name"))
+        merged.append(item)
+    return merged, renames
+
+
+def kept_since(now: Interactions, before: Interactions) -> Interactions:
+    """The interactions of `now` that were not in `before` (another writer added them since),
+    and those of `before` that they follow up on, so that every `from` still names one."""
+    earlier = _by_name(before)
+    kept = [item for item in now if item not in earlier.get(item.get("name"), ())]
+    wanted = {_origin(item) for item in kept} - {None}
+    while True:
+        more = [
+            item
+            for item in now
+            if item.get("name") in wanted
+            and item not in kept
+            and item in earlier.get(item.get("name"), ())
+        ]
+        if not more:
+            return [item for item in now if item in kept]
+        kept += more
+        wanted |= {_origin(item) for item in more} - {None}
+
+
+def _by_name(items: Interactions) -> dict[Any, Interactions]:
+    """The interactions by name: an equal one has the same name, so only those are compared."""
+    found: dict[Any, Interactions] = {}
+    for item in items:
+        found.setdefault(item.get("name"), []).append(item)
+    return found
+
+
+def _origin(item: dict[str, Any]) -> str | None:
+    task = (item.get("match") or {}).get("task") if isinstance(item.get("match"), dict) else None
+    origin = task.get("from") if isinstance(task, dict) else None
+    return origin if isinstance(origin, str) else None
+
+
+def _following(item: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
+    """`item` with its `match.task.from` renamed, if its origin was."""
+    origin = _origin(item)
+    if origin is None or origin not in renames:
+        return item
+    item = copy.deepcopy(item)
+    item["match"]["task"]["from"] = renames[origin]
+    return item
+
+
+def _free_name(name: str, taken: set[Any]) -> str:
+    n = 2
+    while f"{name}-{n}" in taken:
+        n += 1
+    taken.add(f"{name}-{n}")
+    return f"{name}-{n}"

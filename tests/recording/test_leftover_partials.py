@@ -1,0 +1,115 @@
+"""A `.partial` left by a recording that did not finish (kill -9 of `mockagent record`) is taken
+in by the next recording of the same cassette, which says so and writes those calls with its
+own; one it cannot read is kept as it is, and the new recording writes beside it. Never
+overwritten."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from mockagent.proxy.session import Session, partial_path
+from mockagent.server.thread import serve_in_thread
+from tests.helpers.recording import (
+    HTTP,
+    TEST_RUNNER,
+    message,
+    record_process,
+    recording,
+    rpc,
+    upstream_agent,
+    view_result,
+    wait_for,
+)
+
+CARD = "/.well-known/agent-card.json"
+FIRST, SECOND = "Run the tests at 9f3c2e1", "Run the tests at deadbee"
+
+
+def names(text: str) -> list[str]:
+    return [i["name"] for i in yaml.safe_load(text)["interactions"]]
+
+
+def send(url: str, text: str) -> Any:
+    reply = rpc(url, "SendMessage", {"message": message(text)})
+    return view_result("result" in reply, reply.get("result", reply.get("error")))
+
+
+def test_the_next_record_takes_in_the_partial_a_killed_one_left(tmp_path: Path) -> None:
+    path = tmp_path / "rec.yaml"
+    partial = partial_path(path)
+    args = ("--cassette", str(path), "--mode", "all")
+    with upstream_agent() as upstream:
+        live = {text: send(upstream.url, text) for text in (FIRST, SECOND)}
+        with record_process("--upstream", upstream.url, *args) as killed:
+            HTTP.get(killed.url + CARD)
+            send(killed.url, FIRST)
+            wait_for(lambda: partial.exists(), what="PATH.partial")
+            killed.proc.send_signal(signal.SIGKILL)
+            killed.proc.wait(timeout=10)
+        with record_process("--upstream", upstream.url, *args) as recorder:
+            HTTP.get(recorder.url + CARD)
+            send(recorder.url, SECOND)
+            recorder.proc.send_signal(signal.SIGTERM)
+            assert recorder.proc.wait(timeout=10) == 0
+            err = recorder.proc.stderr.read()  # type: ignore[union-attr]
+            out = recorder.rest_of_stdout()
+    # Before: the second recording overwrote PATH.partial, and wrote only its own call.
+    assert err.splitlines() == [
+        f"mockagent: {partial} held 1 interaction(s) of a recording of {path} that did not "
+        f"finish (run-the-tests-at-9f3c2e1); this recording keeps them (in {partial}) and "
+        "writes them with its own"
+    ]
+    assert f"wrote {path}" in out.splitlines()
+    assert names(path.read_text()) == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
+    assert not partial.exists()
+    with serve_in_thread(path, pace="instant") as replay:
+        assert {text: send(replay.url, text) for text in (FIRST, SECOND)} == live
+
+
+def test_a_leftover_alone_is_written_when_the_next_recording_ends(tmp_path: Path) -> None:
+    path = tmp_path / "rec.yaml"
+    with upstream_agent() as upstream, recording(upstream.url, path) as rec:
+        HTTP.get(rec.url + CARD)
+        send(rec.url, FIRST)
+        left = partial_path(path).read_text()
+    shutil.copy(TEST_RUNNER, path)  # and new_episodes records on top of a cassette
+    partial_path(path).write_text(left)
+    session = Session(path, "new_episodes")
+    assert session.finish() == path
+    recorded = names(path.read_text())
+    assert recorded[-1] == "run-the-tests-at-9f3c2e1"
+    assert recorded[:-1] == names(TEST_RUNNER.read_text())
+    assert not partial_path(path).exists()
+
+
+def test_an_unreadable_leftover_is_kept_and_the_recording_writes_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "rec.yaml"
+    partial = partial_path(path)
+    partial.write_text("interactions: [unclosed\n")
+    with upstream_agent() as upstream, recording(upstream.url, path) as rec:
+        HTTP.get(rec.url + CARD)
+        send(rec.url, FIRST)
+        beside = tmp_path / "rec.yaml.2.partial"
+        assert names(beside.read_text()) == ["run-the-tests-at-9f3c2e1"]
+        assert rec.finish() == path
+    printed = capsys.readouterr().err.splitlines()
+    assert len(printed) == 2, printed
+    assert printed[0].startswith(
+        f"mockagent: {partial} was left by a recording that did not finish and cannot be read ("
+    )
+    assert printed[0].endswith("); it is kept as it is")
+    assert printed[1] == (
+        f"mockagent: this recording keeps its calls in {beside} until it ends ({partial} is "
+        f"another recording's); each is merged into {path} when it ends"
+    )
+    assert partial.read_text() == "interactions: [unclosed\n"  # never overwritten
+    assert not beside.exists()
+    assert names(path.read_text()) == ["run-the-tests-at-9f3c2e1"]

@@ -1,0 +1,209 @@
+"""An upstream that does not answer while mockagent records: every client sees why, in its own
+protocol's error (JSON-RPC error, google.rpc.Status, the a2a-sdk's card resolver, which shows
+only the status line), a recording test fails saying it, and `mockagent record` warns at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest
+from google.protobuf import json_format
+
+from mockagent.proxy.upstream import Upstream, UpstreamUnreachable
+from mockagent.server.thread import serve_in_thread
+from tests.helpers.recording import (
+    HTTP,
+    TEST_RUNNER,
+    closed_port,
+    message,
+    record_process,
+    recording,
+    rpc,
+    upstream_agent,
+)
+
+CARD = "/.well-known/agent-card.json"
+
+
+def test_the_a2a_sdk_card_resolver_shows_why_the_upstream_did_not_answer(tmp_path: Path) -> None:
+    upstream = f"http://127.0.0.1:{closed_port()}"
+
+    async def resolve(url: str) -> None:
+        async with httpx.AsyncClient(trust_env=False) as http:
+            await A2ACardResolver(http, url).get_agent_card()
+
+    with recording(upstream, tmp_path / "rec.yaml") as rec:
+        with pytest.raises(Exception) as failed:
+            asyncio.run(resolve(rec.url))
+    # Before: "… (HTTP 502): Server error '502 BAD GATEWAY' for url …", and no reason anywhere.
+    assert f"upstream {upstream} refused the connection" in str(failed.value)
+
+
+def test_an_unknown_host_and_an_answering_upstream_in_words() -> None:
+    with pytest.raises(UpstreamUnreachable, match=r"^upstream http://nowhere\.invalid could not"):
+        Upstream("http://nowhere.invalid").get_json(CARD)
+    port = closed_port()
+    assert Upstream(f"http://127.0.0.1:{port}").probe(CARD) == (
+        f"upstream http://127.0.0.1:{port} refused the connection"
+    )
+    with upstream_agent(TEST_RUNNER) as agent:
+        assert Upstream(agent.url).probe(CARD) is None
+        assert Upstream(agent.url).probe("/no/such/path") is None  # a 404 is an answer
+
+
+RECORDING_TEST = """
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+
+@pytest.mark.mockagent("rec.yaml", record_mode="all", upstream="{upstream}")
+def test_records(mockagent):
+    body = {{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {{"message": {{
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{{"text": "Run the tests"}}]}}}}}}
+    request = urllib.request.Request(mockagent.url, data=json.dumps(body).encode(), headers={{
+        "Content-Type": "application/json", "A2A-Version": "1.0"}})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        reply = json.load(response)
+    assert "error" in reply  # the test expects the failure: mockagent still says why
+"""
+
+
+def test_a_recording_test_fails_saying_the_upstream_did_not_answer(
+    pytester: pytest.Pytester,
+) -> None:
+    upstream = f"http://127.0.0.1:{closed_port()}"
+    pytester.makepyfile(test_generated=RECORDING_TEST.format(upstream=upstream))
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*mockagent: upstream {upstream} refused the connection: 1 call got an error "
+            "instead of an answer, and nothing of it was recorded*"
+        ]
+    )
+    assert not (pytester.path / "rec.yaml").exists()
+
+
+def test_record_warns_at_start_when_the_upstream_does_not_answer(tmp_path: Path) -> None:
+    upstream = f"http://127.0.0.1:{closed_port()}"
+    with record_process("--upstream", upstream, "--cassette", str(tmp_path / "r.yaml")) as rec:
+        rec.proc.terminate()
+        assert rec.proc.wait(timeout=10) == 0
+        err = rec.proc.stderr.read()  # type: ignore[union-attr]
+    assert err.splitlines() == [
+        f"mockagent: warning: upstream {upstream} refused the connection; calls get an error "
+        "until it answers"
+    ]
+
+
+def test_record_says_nothing_of_an_upstream_that_answers(tmp_path: Path) -> None:
+    with (
+        upstream_agent() as agent,
+        record_process("--upstream", agent.url, "--cassette", str(tmp_path / "r.yaml")) as rec,
+    ):
+        HTTP.get(rec.url + CARD)
+        rec.proc.terminate()
+        assert rec.proc.wait(timeout=10) == 0
+        assert rec.proc.stderr.read() == ""  # type: ignore[union-attr]
+
+
+def test_an_agentex_upstream_that_stops_answering_gives_agentex_errors_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    cassette = Path(__file__).resolve().parents[2] / "cassettes" / "agentex" / "sync-agent.yaml"
+    with serve_in_thread(cassette, pace="instant") as platform:
+        upstream = platform.url
+        with recording(upstream, tmp_path / "rec.yaml") as rec:
+            assert HTTP.get(rec.url + "/agents").status_code == 200  # an Agentex platform
+            platform.stop()
+            reason = f"upstream {upstream} refused the connection"
+            answer = HTTP.post(
+                rec.url + "/agents/name/echo-bot/rpc",
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "message/send",
+                    "params": {"content": {"type": "text", "author": "user", "content": "hi"}},
+                },
+            )
+            listed = HTTP.get(rec.url + "/agents")
+    assert answer.json()["id"] == 7
+    assert answer.json()["error"]["message"] == reason
+    assert (listed.status_code, listed.reason_phrase) == (502, reason)
+    assert listed.json()["message"] == reason
+
+
+@contextmanager
+def cut_off_upstream() -> Iterator[str]:
+    """An upstream that sends the head of an answer and 9 of its 100 bytes, then hangs up."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.recv(65536)
+            self.request.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 100\r\n\r\n{"jsonrpc'
+            )
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_upstream_that_breaks_its_answer_off_is_named_and_fails_the_recording(
+    tmp_path: Path,
+) -> None:
+    with cut_off_upstream() as upstream, recording(upstream, tmp_path / "rec.yaml") as rec:
+        reply = rpc(rec.url, "SendMessage", {"message": message("Run the tests")})
+        failures = rec.app.extensions["mockagent.recording"].failures()
+        assert rec.finish() is None
+    reason = reply["error"]["message"]
+    assert reason.startswith(f"upstream {upstream} broke off (closed the connection early (")
+    assert failures == [
+        f"{reason}: 1 call got an error instead of an answer, and nothing of it was recorded"
+    ]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_a2a_sdk_client_sees_why_when_the_upstream_stops_answering(
+    tmp_path: Path, binding: str
+) -> None:
+    with upstream_agent() as agent, recording(agent.url, tmp_path / "rec.yaml") as rec:
+        card = json_format.ParseDict(
+            HTTP.get(rec.url + CARD).json(), AgentCard(), ignore_unknown_fields=True
+        )
+        agent.stop()
+
+        async def send() -> None:
+            config = ClientConfig(supported_protocol_bindings=[binding], streaming=False)
+            client = await create_client(card, config)
+            try:
+                request = SendMessageRequest(
+                    message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="Hi")])
+                )
+                async for _ in client.send_message(request):
+                    pass
+            finally:
+                await client.close()
+
+        with pytest.raises(Exception) as failed:
+            asyncio.run(send())
+    assert str(failed.value) == f"upstream {agent.url} refused the connection"

@@ -1,0 +1,43 @@
+"""Merging two recordings' interactions: the same interaction once, a name clash renamed with its
+follow-ups following it, and what another writer added kept with the origins it follows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockagent.cassette.merge import kept_since, merge_interactions
+
+
+def item(name: str, text: str, origin: str | None = None) -> dict[str, Any]:
+    match: dict[str, Any] = {"text": text}
+    if origin:
+        match["task"] = {"state": "TASK_STATE_INPUT_REQUIRED", "from": origin}
+    return {"name": name, "match": match, "reply": {"message": text.upper()}, "times": 1}
+
+
+def test_the_same_interaction_is_kept_once_and_new_ones_follow() -> None:
+    base = [item("a", "a"), item("b", "b")]
+    merged, renames = merge_interactions(base, [item("b", "b"), item("c", "c")])
+    assert merged == [item("a", "a"), item("b", "b"), item("c", "c")]
+    assert renames == {}
+
+
+def test_a_name_clash_renames_the_newcomer_and_its_follow_ups() -> None:
+    base = [item("review", "one"), item("answer", "yes", origin="review")]
+    new = [
+        item("review", "two"),  # another call under the same name
+        item("answer", "yes", origin="review"),  # follows *its* review, not base's
+        item("review-2", "three"),  # the name a rename would take is in use already
+    ]
+    merged, renames = merge_interactions(base, new)
+    assert [i["name"] for i in merged] == ["review", "answer", "review-3", "answer-2", "review-2"]
+    assert merged[3]["match"]["task"]["from"] == "review-3"
+    assert renames == {"review": "review-3", "answer": "answer-2"}
+    assert new[1]["match"]["task"]["from"] == "review"  # the input is left as it was
+
+
+def test_what_another_writer_added_is_kept_with_its_origin() -> None:
+    before = [item("old", "old"), item("origin", "go"), item("gone", "gone")]
+    now = [*before, item("theirs", "new"), item("follow", "on", origin="origin")]
+    assert kept_since(now, before) == [item("origin", "go"), *now[3:]]
+    assert kept_since(before, before) == []
