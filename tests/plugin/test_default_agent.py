@@ -79,7 +79,9 @@ def test_the_readme_shows_the_default_card() -> None:
     assert yaml.safe_load(block.text) == {"agent": DEFAULT_AGENT}
 
 
-BLOCKING = CUT.split("@pytest.mark.mockagent")[0] + '''
+BLOCKING = (
+    CUT.split("@pytest.mark.mockagent")[0]
+    + """
 @pytest.mark.mockagent
 def test_blocking(mockagent):
     mockagent.expect(text="build it", fault={"dropAfter": 2}).reply_task(steps=STEPS)
@@ -92,7 +94,8 @@ def test_blocking(mockagent):
             return [event async for event in client.send_message(request)]
 
     asyncio.run(send())
-'''
+"""
+)
 
 
 def test_a_test_whose_expected_fault_never_fired_fails_saying_why(
