@@ -34,9 +34,17 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockagent.cassette.models import Cassette, Fault, Interaction, Match, TaskState
+from mockagent.cassette.models import Cassette, Interaction, TaskState
 from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
+from mockagent.lint_reach import (
+    cuts,
+    fault_problems,
+    most_events,
+    never_streams,
+    reachable,
+)
+from mockagent.lint_shadow import always_wins
 from mockagent.lint_tasks import (
     INTERRUPTED,
     continues,
@@ -49,7 +57,13 @@ from mockagent.lint_tasks import (
 )
 from mockagent.lint_tasks import steps_of as _steps
 from mockagent.lint_tasks import task_states as _task_states
-from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
+from mockagent.vocabulary import (
+    ACP_OPERATIONS,
+    CARD_OPERATION,
+    MESSAGE_OPERATIONS,
+    PUSH_OPERATIONS,
+    STREAMING_OPERATIONS,
+)
 
 __all__ = ["Finding", "cassette_files", "check", "lint", "lint_file", "operations"]
 
@@ -133,6 +147,11 @@ class _Checker:
         self.interactions = list(interactions)
         self.path = path
         self.line_of: LineOf = line_of or (lambda loc: None)
+        self.reachable = reachable(cassette)  # the operations of calls that reach interactions
+
+    def reach(self, interaction: Interaction) -> frozenset[str]:
+        """The operations of the calls that may reach `interaction`."""
+        return operations(interaction.match) & self.reachable
 
     def finding(
         self,
@@ -157,6 +176,7 @@ class _Checker:
             yield from self.never_matches(i, interaction)
             yield from self.matchers(i, interaction)
             yield from self.capabilities(i, interaction)
+            yield from self.faults(i, interaction)
             yield from self.shadowed(i, interaction)
 
     def script(self, i: int, interaction: Interaction) -> Iterator[Finding]:
@@ -288,15 +308,16 @@ class _Checker:
         j = found[left]
         state = steps[j].task_state
         assert state is not None
-        later = f"step {j + 2}" if j + 2 == len(steps) else f"steps {j + 2}-{len(steps)}"
+        one = j + 2 == len(steps)
+        later = f"step {j + 2}" if one else f"steps {j + 2}-{len(steps)}"
         yield self.finding(
             ("interactions", i, "reply", "task", "steps", j + 1),
             interaction,
             "unreachable-steps",
-            f"{later} come after {state.name} (step {j + 1}), stop {left + 1} of "
-            f"{len(found)} in this script, but the follow-ups that continue the task answer "
-            f"{left} message{'' if left == 1 else 's'} in all (their `times`): raise a "
-            f"`times`, or end the script at step {j + 1}",
+            f"{later} {'comes' if one else 'come'} after {state.name} (step {j + 1}), stop "
+            f"{left + 1} of {len(found)} in this script, but the follow-ups that continue the "
+            f"task answer {left} message{'' if left == 1 else 's'} in all (their `times`): "
+            f"raise a `times`, or end the script at step {j + 1}",
             awaits_follow_up=True,
         )
 
@@ -308,7 +329,7 @@ class _Checker:
             return
         by_name = {x.name: x for x in self.interactions}
         origin = by_name.get(task.from_) if task.from_ is not None else None
-        why = creates_no_task(origin) if origin is not None else None
+        why = self.never_starts(origin) if origin is not None else None
         if why is not None:
             yield self.finding(
                 ("interactions", i, "match", "task", "from"),
@@ -330,6 +351,21 @@ class _Checker:
                 "unreachable-follow-up",
                 f"can never match: no script {scripts} reaches {names}, the state it answers in",
             )
+
+    def never_starts(self, origin: Interaction) -> str | None:
+        """Why `origin` never starts a task (the end of a sentence about it); None if it may."""
+        why = creates_no_task(origin)
+        if why is not None:
+            return why
+        if not self.reach(origin) & MESSAGE_OPERATIONS:
+            return "answers no message this agent is ever sent"
+        k = self.shadow(next(k for k, x in enumerate(self.interactions) if x is origin))
+        if k is None:
+            return None
+        return (
+            f"never answers: interaction {self.named(k)} comes first, has no `times` limit "
+            "and matches every call it does"
+        )
 
     def continued(self, stopped: Interaction, origin: str | None, state: TaskState) -> bool:
         """Whether a follow-up may answer a message to a task that `stopped` left in `state`
@@ -373,30 +409,35 @@ class _Checker:
             )
 
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
-        agent = self.cassette.agent
-        if self.cassette.protocol != "a2a" or agent is None:
-            return
+        """Operations the agent's card (A2A) or ACP types (Agentex) keep from the interaction."""
         loc = ("interactions", i)
         ops = operations(interaction.match)
-        if not agent.capabilities.streaming:
-            fault = interaction.fault
-            if ops <= STREAMING_OPERATIONS:
+        if self.cassette.protocol == "agentex":
+            if not ops & self.reachable:
+                types = sorted({agent.acp_type for agent in self.cassette.agents})
+                takes = sorted(
+                    set().union(*(ACP_OPERATIONS[t] for t in types)) & MESSAGE_OPERATIONS
+                )
                 yield self.finding(
                     loc,
                     interaction,
-                    "streaming-off",
-                    f"matches only {', '.join(sorted(ops))}, but the card says "
-                    "capabilities.streaming: false",
+                    "acp-type",
+                    f"matches only {', '.join(sorted(ops))}, which an agent of ACP type "
+                    f"{' or '.join(types)} is never sent (its RPC refuses the method; of the "
+                    f"message operations it takes {', '.join(takes)})",
                 )
-            elif fault is not None and (stream_only := stream_faults(fault)):
-                verb = "applies" if len(stream_only) == 1 else "apply"
-                yield self.finding(
-                    loc,
-                    interaction,
-                    "streaming-off",
-                    f"{', '.join(stream_only)} only {verb} to streams, but the card says "
-                    "capabilities.streaming: false",
-                )
+            return
+        agent = self.cassette.agent
+        if agent is None:
+            return
+        if not agent.capabilities.streaming and ops <= STREAMING_OPERATIONS:
+            yield self.finding(
+                loc,
+                interaction,
+                "streaming-off",
+                f"matches only {', '.join(sorted(ops))}, but the card says "
+                "capabilities.streaming: false",
+            )
         push = sorted(ops & PUSH_OPERATIONS)
         if push and not agent.capabilities.pushNotifications:
             yield self.finding(
@@ -406,56 +447,85 @@ class _Checker:
                 f"matches {', '.join(push)}, but the card says "
                 "capabilities.pushNotifications: false",
             )
+        if CARD_OPERATION in ops:
+            yield self.extended_card(i, interaction)
+
+    def extended_card(self, i: int, interaction: Interaction) -> Finding:
+        """GetExtendedAgentCard is answered from the card, or refused, before any interaction."""
+        agent = self.cassette.agent
+        assert agent is not None
+        if not agent.capabilities.extendedAgentCard:
+            why = "but the card says capabilities.extendedAgentCard: false"
+        elif agent.extendedCard is None:
+            why = "but the cassette has no agent.extendedCard: the call is refused"
+        else:
+            why = "which the agent answers from its card (agent.extendedCard), not an interaction"
+        return self.finding(
+            ("interactions", i),
+            interaction,
+            "extended-card-off",
+            f"matches {CARD_OPERATION}, {why}",
+        )
+
+    def faults(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        """Fault fields that never take effect where the interaction is reached."""
+        fault, ops = interaction.fault, self.reach(interaction)
+        if fault is None or not ops:
+            return  # never reached: `capabilities` says why
+        agent = self.cassette.agent
+        if (
+            never_streams(fault, ops) is not None
+            and agent is not None
+            and not agent.capabilities.streaming
+        ):
+            stream_only = [f"fault.{name}" for name in cuts(fault)]
+            verb = "applies" if len(stream_only) == 1 else "apply"
+            yield self.finding(
+                ("interactions", i),
+                interaction,
+                "streaming-off",
+                f"{', '.join(stream_only)} only {verb} to streams, but the card says "
+                "capabilities.streaming: false",
+            )
+        elif (message := never_streams(fault, ops)) is not None:
+            yield self.finding(
+                ("interactions", i, "fault", cuts(fault)[0]),
+                interaction,
+                "fault-never-fires",
+                message,
+            )
+        a2a = self.cassette.protocol == "a2a"
+        most = most_events(interaction, self.interactions) if a2a else None
+        for name, message in fault_problems(fault, ops, most):
+            yield self.finding(
+                ("interactions", i, "fault", name), interaction, "fault-never-fires", message
+            )
+
+    def shadow(self, i: int) -> int | None:
+        """The first interaction before the one at `i` that takes every call it matches."""
+        later = self.interactions[i]
+        ops = self.reach(later)
+        for k, earlier in enumerate(self.interactions[:i]):
+            if earlier.times is None and always_wins(
+                earlier.match, later.match, self.reach(earlier), ops
+            ):
+                return k
+        return None
+
+    def named(self, k: int) -> str:
+        """`'name' (line N)` of the interaction at `k`."""
+        line = self.line_of(("interactions", k))
+        return f"{self.interactions[k].name!r}" + (f" (line {line})" if line else "")
 
     def shadowed(self, i: int, interaction: Interaction) -> Iterator[Finding]:
-        for k, earlier in enumerate(self.interactions[:i]):
-            if earlier.times is None and _always_wins(earlier.match, interaction.match):
-                line = self.line_of(("interactions", k))
-                at = f" (line {line})" if line else ""
-                yield self.finding(
-                    ("interactions", i),
-                    interaction,
-                    "shadowed",
-                    f"can never match: interaction {earlier.name!r}{at} comes first, "
-                    "has no `times` limit and matches every call this one does",
-                    shadowed_by=earlier.name,
-                )
-                return
-
-
-def stream_faults(fault: Fault) -> list[str]:
-    """The fault's fields that only a stream can play (`fault.dropAfter`, …), in a fixed order."""
-    names = ("dropAfter", "closeAfter", "errorAfter")
-    return [f"fault.{name}" for name in names if getattr(fault, name) is not None]
-
-
-def _always_wins(earlier: Match, later: Match) -> bool:
-    """Whether every call `later` matches is matched by `earlier` too: each of `earlier`'s
-    matchers appears identically in `later` (and its operations cover `later`'s)."""
-    if not operations(earlier) >= operations(later):
-        return False
-    for name in ("text", "parts"):
-        if getattr(earlier, name) is not None and getattr(earlier, name) != getattr(later, name):
-            return False
-    if any(
-        path not in later.where or later.where[path] != spec for path, spec in earlier.where.items()
-    ):
-        return False
-    later_headers = {name.lower(): spec for name, spec in later.headers.items()}
-    if any(
-        name.lower() not in later_headers or later_headers[name.lower()] != spec
-        for name, spec in earlier.headers.items()
-    ):
-        return False
-    if earlier.task is not None:
-        states = _task_states(earlier)
-        if later.task is None or (states is not None and all(s.terminal for s in states)):
-            return False  # (an earlier matcher that can never match wins nothing)
-        if earlier.task.known != later.task.known:
-            return False  # a made-up id's matcher and a real task's share no call
-        later_states = _task_states(later)
-        if states is not None and (later_states is None or not set(later_states) <= set(states)):
-            return False
-        if earlier.task.from_ is not None and earlier.task.from_ != later.task.from_:
-            return False
-    return True
+        k = self.shadow(i)
+        if k is None:
+            return
+        yield self.finding(
+            ("interactions", i),
+            interaction,
+            "shadowed",
+            f"can never match: interaction {self.named(k)} comes first, "
+            "has no `times` limit and matches every call this one does",
+            shadowed_by=self.interactions[k].name,
+        )

@@ -481,12 +481,12 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     reply: {message: hi}
   - name: dropped                         # @dropped
     match: {text: drop}
-    fault: {errorAfter: 2}
+    fault: {errorAfter: 1}
     reply: {message: hi}
   - name: closed                          # @closed
     match: {text: close}
     fault: {closeAfter: 1}
-    reply: {message: hi}
+    reply: {task: {steps: [{state: TASK_STATE_WORKING}, {state: TASK_STATE_COMPLETED}]}}
   - name: push                            # @push
     match: {operation: GetTaskPushNotificationConfig}
     reply: {error: TaskNotFound}
