@@ -16,10 +16,22 @@ Each finding names file, line and interaction and carries a short code:
   again at once and its later steps wait; and a script that stops more often than the `times`
   of the follow-ups that can continue it allow messages;
 * `unreachable-follow-up`: a follow-up whose task can never exist: its `from` creates no task
-  (it answers with a message or an error, or is a follow-up itself), or no script of that
-  origin (or of its follow-ups) ever reaches the INPUT_REQUIRED or AUTH_REQUIRED it answers in;
-* `streaming-off`, `push-off`: interactions the card's capabilities make unreachable;
-* `shadowed`: an earlier interaction with no `times` limit always wins.
+  (it answers with a message or an error, is a follow-up itself, or never answers: shadowed,
+  or sent no message the agent gets), or no script of that origin (or of its follow-ups) ever
+  reaches the INPUT_REQUIRED or AUTH_REQUIRED it answers in;
+* `streaming-off`, `push-off`: interactions the card's capabilities make unreachable (and stream
+  cuts on a card that does not stream);
+* `extended-card-off`: a GetExtendedAgentCard interaction: the dialect answers it from the card
+  (or refuses it when the card has no extended card), never by an interaction;
+* `acp-type`: an Agentex interaction that matches only operations its agents' ACP types are
+  never sent (SendEvent on a sync agent, SendMessage on an async one);
+* `fault-never-fires`: a fault field that never acts where the interaction is reached: stream
+  cuts (`dropAfter`, `errorAfter`, `closeAfter`) on calls that never stream, behind an HTTP
+  `status`, behind a cut that ends the stream first, or beyond the events the reply streams;
+  `body` without `status`; `error` without `errorAfter` (mockagent.lint_faults);
+* `shadowed`: an earlier interaction with no `times` limit always wins: it is reached by every
+  operation the later one is, and each of its matchers accepts what the later one's does
+  (mockagent.lint_shadow).
 
 Conservative by design: a finding is only reported when it is clearly true.
 
@@ -37,13 +49,8 @@ from pathlib import Path
 from mockagent.cassette.models import Cassette, Interaction, TaskState
 from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
-from mockagent.lint_reach import (
-    cuts,
-    fault_problems,
-    most_events,
-    never_streams,
-    reachable,
-)
+from mockagent.lint_faults import fault_findings
+from mockagent.lint_reach import reachable, unreached
 from mockagent.lint_shadow import always_wins
 from mockagent.lint_tasks import (
     INTERRUPTED,
@@ -57,13 +64,7 @@ from mockagent.lint_tasks import (
 )
 from mockagent.lint_tasks import steps_of as _steps
 from mockagent.lint_tasks import task_states as _task_states
-from mockagent.vocabulary import (
-    ACP_OPERATIONS,
-    CARD_OPERATION,
-    MESSAGE_OPERATIONS,
-    PUSH_OPERATIONS,
-    STREAMING_OPERATIONS,
-)
+from mockagent.vocabulary import MESSAGE_OPERATIONS
 
 __all__ = ["Finding", "cassette_files", "check", "lint", "lint_file", "operations"]
 
@@ -410,96 +411,19 @@ class _Checker:
 
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         """Operations the agent's card (A2A) or ACP types (Agentex) keep from the interaction."""
-        loc = ("interactions", i)
-        ops = operations(interaction.match)
-        if self.cassette.protocol == "agentex":
-            if not ops & self.reachable:
-                types = sorted({agent.acp_type for agent in self.cassette.agents})
-                takes = sorted(
-                    set().union(*(ACP_OPERATIONS[t] for t in types)) & MESSAGE_OPERATIONS
-                )
-                yield self.finding(
-                    loc,
-                    interaction,
-                    "acp-type",
-                    f"matches only {', '.join(sorted(ops))}, which an agent of ACP type "
-                    f"{' or '.join(types)} is never sent (its RPC refuses the method; of the "
-                    f"message operations it takes {', '.join(takes)})",
-                )
-            return
-        agent = self.cassette.agent
-        if agent is None:
-            return
-        if not agent.capabilities.streaming and ops <= STREAMING_OPERATIONS:
-            yield self.finding(
-                loc,
-                interaction,
-                "streaming-off",
-                f"matches only {', '.join(sorted(ops))}, but the card says "
-                "capabilities.streaming: false",
-            )
-        push = sorted(ops & PUSH_OPERATIONS)
-        if push and not agent.capabilities.pushNotifications:
-            yield self.finding(
-                loc,
-                interaction,
-                "push-off",
-                f"matches {', '.join(push)}, but the card says "
-                "capabilities.pushNotifications: false",
-            )
-        if CARD_OPERATION in ops:
-            yield self.extended_card(i, interaction)
-
-    def extended_card(self, i: int, interaction: Interaction) -> Finding:
-        """GetExtendedAgentCard is answered from the card, or refused, before any interaction."""
-        agent = self.cassette.agent
-        assert agent is not None
-        if not agent.capabilities.extendedAgentCard:
-            why = "but the card says capabilities.extendedAgentCard: false"
-        elif agent.extendedCard is None:
-            why = "but the cassette has no agent.extendedCard: the call is refused"
-        else:
-            why = "which the agent answers from its card (agent.extendedCard), not an interaction"
-        return self.finding(
-            ("interactions", i),
-            interaction,
-            "extended-card-off",
-            f"matches {CARD_OPERATION}, {why}",
-        )
+        for code, message in unreached(self.cassette, operations(interaction.match)):
+            yield self.finding(("interactions", i), interaction, code, message)
 
     def faults(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         """Fault fields that never take effect where the interaction is reached."""
-        fault, ops = interaction.fault, self.reach(interaction)
-        if fault is None or not ops:
+        ops = self.reach(interaction)
+        if not ops:
             return  # never reached: `capabilities` says why
-        agent = self.cassette.agent
-        if (
-            never_streams(fault, ops) is not None
-            and agent is not None
-            and not agent.capabilities.streaming
+        for name, code, message in fault_findings(
+            self.cassette, interaction, ops, self.interactions
         ):
-            stream_only = [f"fault.{name}" for name in cuts(fault)]
-            verb = "applies" if len(stream_only) == 1 else "apply"
-            yield self.finding(
-                ("interactions", i),
-                interaction,
-                "streaming-off",
-                f"{', '.join(stream_only)} only {verb} to streams, but the card says "
-                "capabilities.streaming: false",
-            )
-        elif (message := never_streams(fault, ops)) is not None:
-            yield self.finding(
-                ("interactions", i, "fault", cuts(fault)[0]),
-                interaction,
-                "fault-never-fires",
-                message,
-            )
-        a2a = self.cassette.protocol == "a2a"
-        most = most_events(interaction, self.interactions) if a2a else None
-        for name, message in fault_problems(fault, ops, most):
-            yield self.finding(
-                ("interactions", i, "fault", name), interaction, "fault-never-fires", message
-            )
+            loc = ("interactions", i) if name is None else ("interactions", i, "fault", name)
+            yield self.finding(loc, interaction, code, message)
 
     def shadow(self, i: int) -> int | None:
         """The first interaction before the one at `i` that takes every call it matches."""

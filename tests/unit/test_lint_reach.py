@@ -10,7 +10,7 @@ import pytest
 from mockagent.cassette.models import Cassette, Fault
 from mockagent.dialects.agentex.rpc import ALLOWED, METHOD_TABLE
 from mockagent.lint import Finding, check
-from mockagent.lint_reach import first_cut
+from mockagent.lint_faults import first_cut
 from mockagent.vocabulary import ACP_OPERATIONS
 
 WORKING, DONE, ASKED = "TASK_STATE_WORKING", "TASK_STATE_COMPLETED", "TASK_STATE_INPUT_REQUIRED"
