@@ -76,7 +76,10 @@ class Expectation:
         """A task that plays `steps` (each a cassette step: `{"state": "TASK_STATE_WORKING"}`,
         an `artifact`, with `after`), with the task's other fields (`first=`, `firstSteps=`,
         `metadata=`) as keywords."""
-        script = dict(task) if steps is None else {"steps": list(steps), **task}
+        if isinstance(steps, str | bytes | Mapping):  # the loader says what steps are, not list()
+            script = {"steps": steps, **task}
+        else:
+            script = dict(task) if steps is None else {"steps": list(steps), **task}
         __tracebackhide__ = True
         return self.reply(task=script)
 

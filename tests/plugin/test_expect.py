@@ -549,3 +549,5 @@ def test_mistakes_in_using_expect_say_what_is_wrong(mockagent: MockAgent) -> Non
     with pytest.raises(InteractionChangeError, match=r"already replied \(as 'expected-1'\)"):
         once.reply_message("y")
     assert [i["name"] for i in mockagent.interactions] == ["expected-1"]
+    with pytest.raises(CassetteError, match=r"reply.task.steps: Input should be a valid list"):
+        mockagent.expect(text="b").reply_task(steps="x")
