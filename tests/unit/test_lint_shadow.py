@@ -136,5 +136,22 @@ def test_a_follow_up_whose_origin_is_shadowed_is_unreachable() -> None:
     assert check(cassette, cassette.interactions, only=[1]) == []
 
 
+def test_a_follow_up_whose_origin_is_never_sent_a_message_is_unreachable() -> None:
+    steps = [{"state": "TASK_STATE_INPUT_REQUIRED"}, {"state": "TASK_STATE_COMPLETED"}]
+    origin = {
+        "name": "o",
+        "match": {"operation": "SendStreamingMessage"},
+        "reply": {"task": {"steps": steps}},
+    }
+    follow = {"name": "f", "match": {"task": {"from": "o"}}, "reply": reply("done")}
+    cassette = a2a(origin, follow)  # a card that does not stream
+    [finding] = check(cassette, cassette.interactions, only=[1])
+    assert (finding.code, finding.message) == (
+        "unreachable-follow-up",
+        "can never match: its task would come from 'o', which answers no message this agent "
+        "is ever sent",
+    )
+
+
 def test_the_bundled_cassettes_stay_clean() -> None:
     assert [str(f) for f in lint(ROOT / "cassettes")] == []
