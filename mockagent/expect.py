@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mockagent import errors
+
 if TYPE_CHECKING:
     from mockagent.engine.journal import JournalEntry
 
@@ -29,7 +31,7 @@ class Expectation:
     Each `reply_…` adds the interaction to the agent (it answers from then on, before the
     cassette's own) and returns its name; an invalid one raises the cassette loader's error
     (`CassetteError`), one that could never do what it says `mockagent lint`'s finding
-    (`UnplayableInteraction`), and adds nothing."""
+    (`UnplayableInteraction`), and adds nothing. It replies once."""
 
     def __init__(
         self,
@@ -39,7 +41,13 @@ class Expectation:
         times: int | None = None,
         fault: Mapping[str, Any] | None = None,
     ) -> None:
+        if fault is not None and not isinstance(fault, Mapping):
+            raise errors.CassetteError(
+                "fault takes a mapping of the cassette's `fault:` fields, such as "
+                f"fault={{'dropAfter': 2}} or fault={{'status': 503}}; got {fault!r}"
+            )
         self._add = add
+        self._added: str | None = None  # the interaction's name, once a reply added it
         given = {**match, "name": name, "times": times, "fault": fault}
         self._shown = ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None)
         self._interaction: dict[str, Any] = {"match": dict(match)}
@@ -57,7 +65,7 @@ class Expectation:
         """Reply as a cassette's `reply:` says, keyword for keyword (`message=`, `task=`,
         `error=`)."""
         __tracebackhide__ = True
-        return self._add({**self._interaction, "reply": reply})
+        return self._once({**self._interaction, "reply": reply})
 
     def reply_message(self, message: str | Mapping[str, Any]) -> str:
         """A direct reply: a text, or `{"parts": [...], "metadata": {...}}`."""
@@ -68,7 +76,10 @@ class Expectation:
         """A task that plays `steps` (each a cassette step: `{"state": "TASK_STATE_WORKING"}`,
         an `artifact`, with `after`), with the task's other fields (`first=`, `firstSteps=`,
         `metadata=`) as keywords."""
-        script = dict(task) if steps is None else {"steps": list(steps), **task}
+        if isinstance(steps, str | bytes | Mapping):  # the loader says what steps are, not list()
+            script = {"steps": steps, **task}
+        else:
+            script = dict(task) if steps is None else {"steps": list(steps), **task}
         __tracebackhide__ = True
         return self.reply(task=script)
 
@@ -80,7 +91,18 @@ class Expectation:
     def reply_fault(self, **fault: Any) -> str:
         """No reply: a fault with an HTTP `status` (and `body=`), as `fault:` alone says."""
         __tracebackhide__ = True
-        return self._add({**self._interaction, "fault": fault})
+        return self._once({**self._interaction, "fault": fault})
+
+    def _once(self, interaction: dict[str, Any]) -> str:
+        """Add the interaction, unless a reply added it already (a refused one added nothing)."""
+        __tracebackhide__ = True
+        if self._added is not None:
+            raise errors.InteractionChangeError(
+                f"this expect() already replied (as {self._added!r}): an expect() adds one "
+                "interaction; call mockagent.expect(...) again for another reply"
+            )
+        self._added = self._add(interaction)
+        return self._added
 
 
 def unused_name(taken: Sequence[str]) -> str:

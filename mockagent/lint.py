@@ -16,10 +16,22 @@ Each finding names file, line and interaction and carries a short code:
   again at once and its later steps wait; and a script that stops more often than the `times`
   of the follow-ups that can continue it allow messages;
 * `unreachable-follow-up`: a follow-up whose task can never exist: its `from` creates no task
-  (it answers with a message or an error, or is a follow-up itself), or no script of that
-  origin (or of its follow-ups) ever reaches the INPUT_REQUIRED or AUTH_REQUIRED it answers in;
-* `streaming-off`, `push-off`: interactions the card's capabilities make unreachable;
-* `shadowed`: an earlier interaction with no `times` limit always wins.
+  (it answers with a message or an error, is a follow-up itself, or never answers: shadowed,
+  or sent no message the agent gets), or no script of that origin (or of its follow-ups) ever
+  reaches the INPUT_REQUIRED or AUTH_REQUIRED it answers in;
+* `streaming-off`, `push-off`: interactions the card's capabilities make unreachable (and stream
+  cuts on a card that does not stream);
+* `extended-card-off`: a GetExtendedAgentCard interaction: the dialect answers it from the card
+  (or refuses it when the card has no extended card), never by an interaction;
+* `acp-type`: an Agentex interaction that matches only operations its agents' ACP types are
+  never sent (SendEvent on a sync agent, SendMessage on an async one);
+* `fault-never-fires`: a fault field that never acts where the interaction is reached: stream
+  cuts (`dropAfter`, `errorAfter`, `closeAfter`) on calls that never stream, behind an HTTP
+  `status`, behind a cut that ends the stream first, or beyond the events the reply streams;
+  `body` without `status`; `error` without `errorAfter` (mockagent.lint_faults);
+* `shadowed`: an earlier interaction with no `times` limit always wins: it is reached by every
+  operation the later one is, and each of its matchers accepts what the later one's does
+  (mockagent.lint_shadow).
 
 Conservative by design: a finding is only reported when it is clearly true.
 
@@ -34,9 +46,12 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockagent.cassette.models import Cassette, Fault, Interaction, Match, TaskState
+from mockagent.cassette.models import Cassette, Interaction, TaskState
 from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
+from mockagent.lint_faults import fault_findings
+from mockagent.lint_reach import reachable, unreached
+from mockagent.lint_shadow import always_wins
 from mockagent.lint_tasks import (
     INTERRUPTED,
     continues,
@@ -49,7 +64,7 @@ from mockagent.lint_tasks import (
 )
 from mockagent.lint_tasks import steps_of as _steps
 from mockagent.lint_tasks import task_states as _task_states
-from mockagent.vocabulary import MESSAGE_OPERATIONS, PUSH_OPERATIONS, STREAMING_OPERATIONS
+from mockagent.vocabulary import MESSAGE_OPERATIONS
 
 __all__ = ["Finding", "cassette_files", "check", "lint", "lint_file", "operations"]
 
@@ -135,6 +150,11 @@ class _Checker:
         self.interactions = list(interactions)
         self.path = path
         self.line_of: LineOf = line_of or (lambda loc: None)
+        self.reachable = reachable(cassette)  # the operations of calls that reach interactions
+
+    def reach(self, interaction: Interaction) -> frozenset[str]:
+        """The operations of the calls that may reach `interaction`."""
+        return operations(interaction.match) & self.reachable
 
     def finding(
         self,
@@ -159,6 +179,7 @@ class _Checker:
             yield from self.never_matches(i, interaction)
             yield from self.matchers(i, interaction)
             yield from self.capabilities(i, interaction)
+            yield from self.faults(i, interaction)
             yield from self.shadowed(i, interaction)
 
     def script(self, i: int, interaction: Interaction) -> Iterator[Finding]:
@@ -290,15 +311,16 @@ class _Checker:
         j = found[left]
         state = steps[j].task_state
         assert state is not None
-        later = f"step {j + 2}" if j + 2 == len(steps) else f"steps {j + 2}-{len(steps)}"
+        one = j + 2 == len(steps)
+        later = f"step {j + 2}" if one else f"steps {j + 2}-{len(steps)}"
         yield self.finding(
             ("interactions", i, "reply", "task", "steps", j + 1),
             interaction,
             "unreachable-steps",
-            f"{later} come after {state.name} (step {j + 1}), stop {left + 1} of "
-            f"{len(found)} in this script, but the follow-ups that continue the task answer "
-            f"{left} message{'' if left == 1 else 's'} in all (their `times`): raise a "
-            f"`times`, or end the script at step {j + 1}",
+            f"{later} {'comes' if one else 'come'} after {state.name} (step {j + 1}), stop "
+            f"{left + 1} of {len(found)} in this script, but the follow-ups that continue the "
+            f"task answer {left} message{'' if left == 1 else 's'} in all (their `times`): "
+            f"raise a `times`, or end the script at step {j + 1}",
             awaits_follow_up=True,
         )
 
@@ -310,7 +332,7 @@ class _Checker:
             return
         by_name = {x.name: x for x in self.interactions}
         origin = by_name.get(task.from_) if task.from_ is not None else None
-        why = creates_no_task(origin) if origin is not None else None
+        why = self.never_starts(origin) if origin is not None else None
         if why is not None:
             yield self.finding(
                 ("interactions", i, "match", "task", "from"),
@@ -332,6 +354,21 @@ class _Checker:
                 "unreachable-follow-up",
                 f"can never match: no script {scripts} reaches {names}, the state it answers in",
             )
+
+    def never_starts(self, origin: Interaction) -> str | None:
+        """Why `origin` never starts a task (the end of a sentence about it); None if it may."""
+        why = creates_no_task(origin)
+        if why is not None:
+            return why
+        if not self.reach(origin) & MESSAGE_OPERATIONS:
+            return "answers no message this agent is ever sent"
+        k = self.shadow(next(k for k, x in enumerate(self.interactions) if x is origin))
+        if k is None:
+            return None
+        return (
+            f"never answers: interaction {self.named(k)} comes first, has no `times` limit "
+            "and matches every call it does"
+        )
 
     def continued(self, stopped: Interaction, origin: str | None, state: TaskState) -> bool:
         """Whether a follow-up may answer a message to a task that `stopped` left in `state`
@@ -375,89 +412,46 @@ class _Checker:
             )
 
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
-        agent = self.cassette.agent
-        if self.cassette.protocol != "a2a" or agent is None:
-            return
-        loc = ("interactions", i)
-        ops = operations(interaction.match)
-        if not agent.capabilities.streaming:
-            fault = interaction.fault
-            if ops <= STREAMING_OPERATIONS:
-                yield self.finding(
-                    loc,
-                    interaction,
-                    "streaming-off",
-                    f"matches only {', '.join(sorted(ops))}, but the card says "
-                    "capabilities.streaming: false",
-                )
-            elif fault is not None and (stream_only := stream_faults(fault)):
-                verb = "applies" if len(stream_only) == 1 else "apply"
-                yield self.finding(
-                    loc,
-                    interaction,
-                    "streaming-off",
-                    f"{', '.join(stream_only)} only {verb} to streams, but the card says "
-                    "capabilities.streaming: false",
-                )
-        push = sorted(ops & PUSH_OPERATIONS)
-        if push and not agent.capabilities.pushNotifications:
-            yield self.finding(
-                loc,
-                interaction,
-                "push-off",
-                f"matches {', '.join(push)}, but the card says "
-                "capabilities.pushNotifications: false",
-            )
+        """Operations the agent's card (A2A) or ACP types (Agentex) keep from the interaction."""
+        for code, message in unreached(self.cassette, operations(interaction.match)):
+            yield self.finding(("interactions", i), interaction, code, message)
+
+    def faults(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        """Fault fields that never take effect where the interaction is reached."""
+        ops = self.reach(interaction)
+        if not ops:
+            return  # never reached: `capabilities` says why
+        for name, code, message in fault_findings(
+            self.cassette, interaction, ops, self.interactions
+        ):
+            loc = ("interactions", i) if name is None else ("interactions", i, "fault", name)
+            yield self.finding(loc, interaction, code, message)
+
+    def shadow(self, i: int) -> int | None:
+        """The first interaction before the one at `i` that takes every call it matches."""
+        later = self.interactions[i]
+        ops = self.reach(later)
+        for k, earlier in enumerate(self.interactions[:i]):
+            if earlier.times is None and always_wins(
+                earlier.match, later.match, self.reach(earlier), ops
+            ):
+                return k
+        return None
+
+    def named(self, k: int) -> str:
+        """`'name' (line N)` of the interaction at `k`."""
+        line = self.line_of(("interactions", k))
+        return f"{self.interactions[k].name!r}" + (f" (line {line})" if line else "")
 
     def shadowed(self, i: int, interaction: Interaction) -> Iterator[Finding]:
-        for k, earlier in enumerate(self.interactions[:i]):
-            if earlier.times is None and _always_wins(earlier.match, interaction.match):
-                line = self.line_of(("interactions", k))
-                at = f" (line {line})" if line else ""
-                yield self.finding(
-                    ("interactions", i),
-                    interaction,
-                    "shadowed",
-                    f"can never match: interaction {earlier.name!r}{at} comes first, "
-                    "has no `times` limit and matches every call this one does",
-                    shadowed_by=earlier.name,
-                )
-                return
-
-
-def stream_faults(fault: Fault) -> list[str]:
-    """The fault's fields that only a stream can play (`fault.dropAfter`, …), in a fixed order."""
-    names = ("dropAfter", "closeAfter", "errorAfter")
-    return [f"fault.{name}" for name in names if getattr(fault, name) is not None]
-
-
-def _always_wins(earlier: Match, later: Match) -> bool:
-    """Whether every call `later` matches is matched by `earlier` too: each of `earlier`'s
-    matchers appears identically in `later` (and its operations cover `later`'s)."""
-    if not operations(earlier) >= operations(later):
-        return False
-    for name in ("text", "parts"):
-        if getattr(earlier, name) is not None and getattr(earlier, name) != getattr(later, name):
-            return False
-    if any(
-        path not in later.where or later.where[path] != spec for path, spec in earlier.where.items()
-    ):
-        return False
-    later_headers = {name.lower(): spec for name, spec in later.headers.items()}
-    if any(
-        name.lower() not in later_headers or later_headers[name.lower()] != spec
-        for name, spec in earlier.headers.items()
-    ):
-        return False
-    if earlier.task is not None:
-        states = _task_states(earlier)
-        if later.task is None or (states is not None and all(s.terminal for s in states)):
-            return False  # (an earlier matcher that can never match wins nothing)
-        if earlier.task.known != later.task.known:
-            return False  # a made-up id's matcher and a real task's share no call
-        later_states = _task_states(later)
-        if states is not None and (later_states is None or not set(later_states) <= set(states)):
-            return False
-        if earlier.task.from_ is not None and earlier.task.from_ != later.task.from_:
-            return False
-    return True
+        k = self.shadow(i)
+        if k is None:
+            return
+        yield self.finding(
+            ("interactions", i),
+            interaction,
+            "shadowed",
+            f"can never match: interaction {self.named(k)} comes first, "
+            "has no `times` limit and matches every call this one does",
+            shadowed_by=self.interactions[k].name,
+        )

@@ -31,6 +31,10 @@ PUSH_OPERATIONS = frozenset(
 )
 """The push-notification config operations (a card with `pushNotifications: false` refuses them)."""
 
+CARD_OPERATION = "GetExtendedAgentCard"
+"""The A2A operation the dialect answers from the card (`agent.extendedCard`) itself: no
+interaction is ever asked."""
+
 A2A_OPERATIONS = (
     frozenset(
         {
@@ -38,7 +42,7 @@ A2A_OPERATIONS = (
             "GetTask",
             "ListTasks",
             "CancelTask",
-            "GetExtendedAgentCard",
+            CARD_OPERATION,
         }
     )
     | STREAMING_OPERATIONS
@@ -60,6 +64,20 @@ AGENTEX_OPERATIONS = frozenset(
     }
 )
 """The operations the Agentex dialect turns its RPC methods and routes into."""
+
+ACP_OPERATIONS = {
+    "sync": frozenset({"SendMessage", "SendStreamingMessage", "CreateTask", "InterruptTask"}),
+    "async": frozenset({"SendEvent", "CreateTask", "CancelTask", "InterruptTask"}),
+    "agentic": frozenset({"SendEvent", "CreateTask", "CancelTask", "InterruptTask"}),
+}
+"""The operations an Agentex agent's RPC takes, by its ACP type: the platform's allowed RPC
+methods (message/send is SendMessage, or SendStreamingMessage with `stream: true`); the others
+are refused, whatever the cassette says."""
+
+AGENTEX_ROUTE_OPERATIONS = frozenset(
+    {"GetTask", "ListTasks", "SubscribeToTask", "CancelTask", "InterruptTask"}
+)
+"""The operations Agentex's REST routes make, for an agent of any ACP type."""
 
 OPERATIONS = {"a2a": A2A_OPERATIONS, "agentex": AGENTEX_OPERATIONS}
 """The operations of each cassette `protocol`."""

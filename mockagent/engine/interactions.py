@@ -51,8 +51,11 @@ def as_items(data: Any) -> tuple[list[Any], Callable[[int], Loc]]:
     `interactions:`; and where the i-th of them is in the body (for its lines)."""
     if isinstance(data, dict) and set(data) == {"interactions"}:
         items = data["interactions"]
-        if isinstance(items, list):
-            return items, lambda i: ("interactions", i)
+        if not isinstance(items, list):
+            raise errors.CassetteError(
+                f"`interactions:` takes a list of interactions; got {_kind(items)}"
+            )
+        return items, lambda i: ("interactions", i)
     if isinstance(data, dict) and "interactions" in data:  # a whole cassette, saved elsewhere
         others = ", ".join(f"`{key}:`" for key in data if key != "interactions")
         raise errors.CassetteError(
@@ -65,8 +68,18 @@ def as_items(data: Any) -> tuple[list[Any], Callable[[int], Loc]]:
         return [data], lambda i: ()
     raise errors.CassetteError(
         "give an interaction (a mapping with `name`, `match`, `reply`), a list of them, "
-        f"or `interactions:` with the list; got {type(data).__name__}"
+        f"or `interactions:` with the list; got {_kind(data)}"
     )
+
+
+def _kind(value: Any) -> str:
+    """What a JSON or YAML value is, in the words of those formats."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, int | float | str):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        return f"the {'string' if isinstance(value, str) else 'number'} {shown}"
+    return "a mapping" if isinstance(value, dict) else f"a {type(value).__name__}"
 
 
 LineOf = Callable[[Loc], int | None]

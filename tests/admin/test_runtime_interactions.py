@@ -265,6 +265,34 @@ def test_a_fault_the_card_never_plays_is_422_with_the_body_line(server: ServerTh
     assert names_of(server, "alpha") == ["start", "branch", "question"]  # nothing of the body
 
 
+def test_a_shadow_by_a_predicate_and_a_card_operation_are_422(server: ServerThread) -> None:
+    body = (
+        "- name: builds\n"
+        "  match: {text: {startswith: build}}\n"
+        "  reply: {message: Building.}\n"
+        "- name: build\n"
+        "  match: {text: build it}\n"
+        "  reply: {message: Built.}\n"
+    )
+    refused = admin(server, "POST", "interactions?agent=alpha", content=body)
+    assert refused.status_code == 422
+    assert [
+        (f["code"], f["line"], f["shadowedBy"]) for f in refused.json()["error"]["findings"]
+    ] == [("shadowed", 4, "builds")]
+    card = {
+        "name": "card",
+        "match": {"operation": "GetExtendedAgentCard"},
+        "reply": {"error": "TaskNotFound"},
+    }
+    refused = admin(server, "POST", "interactions?agent=alpha", json=card)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["message"] == (
+        "interaction 'card': extended-card-off matches GetExtendedAgentCard, but the card says "
+        "capabilities.extendedAgentCard: false"
+    )
+    assert names_of(server, "alpha") == ["start", "branch", "question"]
+
+
 def test_a_gate_goes_in_one_body_with_the_follow_up_that_opens_it(server: ServerThread) -> None:
     gate = {
         "name": "deploy",
@@ -312,6 +340,9 @@ def test_a_gate_goes_in_one_body_with_the_follow_up_that_opens_it(server: Server
             b"version: 1\nagent: {name: other}\ninteractions: []\n",
             "this is a whole cassette (with `version:`, `agent:`): give only its `interactions:`",
         ),
+        (b"interactions: x\n", "`interactions:` takes a list of interactions; got the string 'x'"),
+        (b"interactions:\n", "`interactions:` takes a list of interactions; got null"),
+        (b"null\n", "or `interactions:` with the list; got null"),
     ],
 )
 def test_bad_bodies_are_400(server: ServerThread, content: bytes, message: str) -> None:

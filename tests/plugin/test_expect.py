@@ -4,6 +4,7 @@ generated test sessions (pytester)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import yaml
@@ -12,6 +13,7 @@ from a2a.helpers import new_text_message
 from a2a.types import Role, SendMessageRequest, TaskState
 
 from mockagent import MockAgent
+from mockagent.errors import CassetteError, InteractionChangeError, UnplayableInteraction
 from tests.helpers.plugin_sessions import cassette, make_test, run
 from tests.helpers.recording import CODE_REVIEWER, upstream_agent
 
@@ -484,3 +486,68 @@ def test_an_expect_wins_over_the_kits_catch_all(mockagent: MockAgent) -> None:
     assert asyncio.run(ask("Run the tests"))[1] != "3 passed"  # the cassette's, as before
     assert [entry.interaction for entry in mockagent.journal] == ["mine", "run-head"]
     mockagent.assert_called("mine", times=1)
+
+
+def refused(add: Any) -> list[tuple[str | None, str, str | None]]:
+    """The findings an expect() reply was refused with."""
+    with pytest.raises(UnplayableInteraction) as refusal:
+        add()
+    return [(f.interaction, f.code, f.shadowed_by) for f in refusal.value.findings]
+
+
+@pytest.mark.mockagent(agent={"name": "Builder", "capabilities": {"streaming": True}})
+def test_an_expect_behind_one_that_takes_all_its_calls_is_refused(mockagent: MockAgent) -> None:
+    """Shadows lint used to miss: an operation list without Agentex's SendEvent, and text
+    predicates that accept every text the later one does."""
+    ops = ["SendMessage", "SendStreamingMessage"]
+    mockagent.expect(operation=ops, name="any").reply_message("any")
+    build = mockagent.expect(text="build it", name="build")
+    assert refused(lambda: build.reply_message("built")) == [("build", "shadowed", "any")]
+    mockagent.reset()
+    mockagent.expect(text={"startswith": "build"}, name="builds").reply_message("b")
+    build = mockagent.expect(text="build it", name="build")
+    assert refused(lambda: build.reply_message("built")) == [("build", "shadowed", "builds")]
+    assert [i["name"] for i in mockagent.interactions] == ["builds"]
+
+
+@pytest.mark.mockagent(agent={"name": "Builder", "capabilities": {"streaming": False}})
+def test_send_message_alone_shadows_a_text_expect_without_streaming(mockagent: MockAgent) -> None:
+    mockagent.expect(operation="SendMessage", name="any").reply_message("any")
+    build = mockagent.expect(text="build it", name="build")
+    assert refused(lambda: build.reply_message("built")) == [("build", "shadowed", "any")]
+
+
+@pytest.mark.mockagent(agent={"name": "Builder", "capabilities": {"streaming": True}})
+def test_a_cut_that_never_fires_on_a_streaming_card_is_refused(mockagent: MockAgent) -> None:
+    blocking = mockagent.expect(operation="SendMessage", text="x", fault={"dropAfter": 1})
+    assert refused(lambda: blocking.reply_message("m")) == [
+        ("expected-1", "fault-never-fires", None)
+    ]
+    late = mockagent.expect(text="x", fault={"dropAfter": 50})
+    with pytest.raises(UnplayableInteraction, match="at most 1 event: a message is one event"):
+        late.reply_message("hi")
+    assert mockagent.interactions == []
+
+
+@pytest.mark.mockagent("cassettes/kit/code-reviewer.yaml")
+def test_a_follow_up_of_a_shadowed_kit_interaction_is_refused(mockagent: MockAgent) -> None:
+    mockagent.expect(parts={"any": {"mediaType": "text/x-diff"}}, name="mine").reply_message("no")
+    follow = mockagent.expect(task={"from": "review"}, name="f")
+    with pytest.raises(UnplayableInteraction) as refusal:
+        follow.reply_message("follow")
+    [finding] = refusal.value.findings
+    assert (finding.interaction, finding.code) == ("f", "unreachable-follow-up")
+    assert "from 'review', which never answers: interaction 'mine' comes first" in finding.message
+
+
+@pytest.mark.mockagent(agent={"name": "Builder"})
+def test_mistakes_in_using_expect_say_what_is_wrong(mockagent: MockAgent) -> None:
+    with pytest.raises(CassetteError, match="fault takes a mapping of the cassette's `fault:`"):
+        mockagent.expect(text="a", fault="x")  # type: ignore[arg-type]
+    once = mockagent.expect(text="a")
+    assert once.reply_message("x") == "expected-1"
+    with pytest.raises(InteractionChangeError, match=r"already replied \(as 'expected-1'\)"):
+        once.reply_message("y")
+    assert [i["name"] for i in mockagent.interactions] == ["expected-1"]
+    with pytest.raises(CassetteError, match=r"reply.task.steps: Input should be a valid list"):
+        mockagent.expect(text="b").reply_task(steps="x")

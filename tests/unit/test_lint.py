@@ -424,6 +424,9 @@ def test_a_script_that_stops_more_often_than_its_follow_ups_answer(tmp_path: Pat
     for times in ("    times: 2\n", ""):  # enough messages, or no limit
         fixed = interactions.replace("    times: 1\n", times)
         assert lint(cassette(tmp_path, fixed, name="fixed.yaml")) == []
+    one = interactions.replace("          - state: TASK_STATE_COMPLETED\n", "")
+    [finding] = lint(cassette(tmp_path, one, name="one.yaml"))
+    assert finding.message.startswith("step 4 comes after AUTH_REQUIRED (step 3), stop 2 of 2")
 
 
 def test_a_follow_up_whose_task_can_never_exist(tmp_path: Path) -> None:
@@ -481,12 +484,12 @@ def test_streaming_off_and_push_off(tmp_path: Path) -> None:
     reply: {message: hi}
   - name: dropped                         # @dropped
     match: {text: drop}
-    fault: {errorAfter: 2}
+    fault: {errorAfter: 1}
     reply: {message: hi}
   - name: closed                          # @closed
     match: {text: close}
     fault: {closeAfter: 1}
-    reply: {message: hi}
+    reply: {task: {steps: [{state: TASK_STATE_WORKING}, {state: TASK_STATE_COMPLETED}]}}
   - name: push                            # @push
     match: {operation: GetTaskPushNotificationConfig}
     reply: {error: TaskNotFound}
