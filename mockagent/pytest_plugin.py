@@ -16,6 +16,7 @@ drifts from its cassette is never a silent pass.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from functools import partial
@@ -139,7 +140,7 @@ def mockagent(
             app = create_app(agent_without_cassette(path, setting("agent")), **options)
         else:
             app = create_app_for_mode(
-                path, mode, setting("upstream"), hooks=_hooks(setting), **options
+                path, mode, setting("upstream"), _redactor(setting), _hooks(setting), **options
             )
     except (CassetteError, ValueError) as exc:
         refused = str(exc)  # failed outside the `except`: pytest would print it twice, chained
@@ -232,6 +233,22 @@ def _hooks(setting: Any) -> Any:
                 pytrace=False,
             )
     return RecordHooks(**found)
+
+
+# -- secrets: the recording's redaction settings (mockagent.cassette.redact) -------------------
+SECRETS_KEYS = ("redact_names", "redact_patterns", "allow_values")
+
+
+def _redactor(setting: Any) -> Any:
+    """More secret names and value patterns, and values that are not secrets; each redaction by
+    shape is a warning the test run shows (ValueError for a setting that is not a list)."""
+    from mockagent.cassette.redact import redactor_from_settings
+
+    settings = {key: setting(key) for key in SECRETS_KEYS}
+    return redactor_from_settings(settings, lambda text: warnings.warn(text, stacklevel=1))
+
+
+# -- end of secrets ---------------------------------------------------------------------------
 
 
 def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:

@@ -63,6 +63,7 @@ class Session:
         self.finished = False  # a stream that ends later must not write PATH.partial again
 
     def _text(self, data: dict[str, Any]) -> str:
+        data = self.redactor.scan(data, str(self.path))  # the leak scan: secrets by name and shape
         return schema_comment(self.path) + with_notes(dump_cassette(data), self.notes)
 
     def save_partial(self) -> None:

@@ -1,0 +1,81 @@
+"""The leak scan every cassette text goes through before it is written.
+
+The interactions get the redaction by name (a recorder may have missed a path); every string of
+the cassette, the card included, is searched for secrets by shape, and each one found is
+replaced by a placeholder and told, once, naming the cassette file, the interaction and the field
+(never the secret). Results are kept per string: a recording writes its `.partial` after every
+call, and only what is new costs a scan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockagent.cassette.redact import Redactor
+
+# Fields whose strings are encoded content (file bytes in base64), which is random by nature:
+# only the named shapes are looked for there, not long random strings.
+ENCODED = frozenset({"raw", "bytes"})
+
+
+class LeakScan:
+    """The scan of one recording: its redactor, the file it writes and what it has told."""
+
+    def __init__(self, redactor: Redactor, path: str) -> None:
+        self.redactor = redactor
+        self.path = path
+        self.told: set[tuple[str, str, str]] = set()
+        self.cache: dict[tuple[str, bool], tuple[str, list[str]]] = {}
+
+    def cassette(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A copy of cassette `data` with every secret the scan recognises redacted."""
+        out = dict(data)
+        for key, value in data.items():
+            if key == "interactions" and isinstance(value, list):
+                out[key] = [self.interaction(item, i) for i, item in enumerate(value)]
+            elif key in ("agent", "agents"):  # a card's names are the protocol's: shapes only
+                out[key] = self._walk(value, key, "the agent card")
+        return out
+
+    def interaction(self, item: Any, index: int) -> Any:
+        """One interaction, redacted by name and by shape."""
+        if not isinstance(item, dict):
+            return item
+        name = item.get("name")
+        where = f"interaction {name!r}" if isinstance(name, str) else f"interaction #{index + 1}"
+        redacted = self.redactor.redact(item)
+        return {
+            key: value if key == "name" else self._walk(value, key, where)
+            for key, value in redacted.items()
+        }
+
+    def _walk(self, value: Any, field: str, where: str, entropy: bool = True) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: self._walk(v, f"{field}.{k}", where, entropy and k not in ENCODED)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self._walk(v, f"{field}[{i}]", where, entropy) for i, v in enumerate(value)]
+        if not isinstance(value, str):
+            return value
+        entropy = entropy and not value.startswith("data:")  # a data: URL is encoded content
+        text, kinds = self._scan(value, entropy)
+        for kind in kinds:
+            self._tell(where, field, kind)
+        return text
+
+    def _scan(self, value: str, entropy: bool) -> tuple[str, list[str]]:
+        key = (value, entropy)
+        if key not in self.cache:
+            self.cache[key] = self.redactor.redact_shapes(value, entropy)
+        return self.cache[key]
+
+    def _tell(self, where: str, field: str, kind: str) -> None:
+        if (where, field, kind) in self.told:
+            return
+        self.told.add((where, field, kind))
+        self.redactor.notify(
+            f"mockagent: {self.path}: redacted a secret ({kind}) in {where}, at {field}; "
+            "if it is not a secret, allow the value (record --allow-value, or allow_values)"
+        )
