@@ -9,13 +9,66 @@ call, and only what is new costs a scan.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from mockagent.cassette.redact import Redactor
+from mockagent.cassette.redact import PLACEHOLDER, Redactor
 
 # Fields whose strings are encoded content (file bytes in base64), which is random by nature:
 # only the named shapes are looked for there, not long random strings.
 ENCODED = frozenset({"raw", "bytes"})
+
+
+_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+def replayable(text: str) -> Any:
+    """A matched text with secrets redacted, as a matcher the same request still meets: a regex
+    where each placeholder stands for anything (the text as it was, when nothing was redacted)."""
+    pieces = PLACEHOLDER.split(text)
+    if len(pieces) == 1:
+        return text
+    return {"regex": "(?s)^" + ".+?".join(_SPECIAL.sub(r"\\\1", p) for p in pieces) + "$"}
+
+
+_DROP = object()
+
+
+def _without_secrets(value: Any) -> Any:
+    """`value` less every branch that holds a placeholder (_DROP if nothing is left of it)."""
+    if isinstance(value, str):
+        return _DROP if PLACEHOLDER.search(value) else value
+    if isinstance(value, list):
+        return _DROP if any(_without_secrets(v) != v for v in value) else value
+    if isinstance(value, dict):
+        kept = {k: _without_secrets(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not _DROP}
+    return value
+
+
+def replayable_value(value: Any) -> Any:
+    """A `where` predicate on a redacted value, as one the same request still meets: a text as
+    `replayable`, JSON `equals` as `subset` of what is left, else `exists`."""
+    if isinstance(value, str):
+        return replayable(value)
+    if isinstance(value, dict) and set(value) == {"equals"}:
+        left = _without_secrets(value["equals"])
+        if left == value["equals"]:
+            return value
+        if isinstance(value["equals"], str):
+            return replayable(value["equals"])
+        return {"subset": left} if isinstance(left, dict) else {"exists": True}
+    return value
+
+
+def replayable_match(match: dict[str, Any]) -> dict[str, Any]:
+    """The matchers of an interaction whose request had secrets, made to match it again."""
+    out = dict(match)
+    if isinstance(out.get("text"), str):
+        out["text"] = replayable(out["text"])
+    if isinstance(out.get("where"), dict):
+        out["where"] = {path: replayable_value(v) for path, v in out["where"].items()}
+    return out
 
 
 class LeakScan:
@@ -44,10 +97,13 @@ class LeakScan:
         name = item.get("name")
         where = f"interaction {name!r}" if isinstance(name, str) else f"interaction #{index + 1}"
         redacted = self.redactor.redact(item)
-        return {
+        out = {
             key: value if key == "name" else self._walk(value, key, where)
             for key, value in redacted.items()
         }
+        if isinstance(out.get("match"), dict):
+            out["match"] = replayable_match(out["match"])
+        return out
 
     def _walk(self, value: Any, field: str, where: str, entropy: bool = True) -> Any:
         if isinstance(value, dict):

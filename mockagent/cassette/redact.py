@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned,
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
-_PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
+PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
 _FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
 
 
@@ -70,7 +70,7 @@ class Redactor:
 
     def remember(self, value: Any) -> None:
         """Note a secret value (and, for `Bearer xyz`, the credential alone)."""
-        if not isinstance(value, str) or value in self.allowed or _PLACEHOLDER.fullmatch(value):
+        if not isinstance(value, str) or value in self.allowed or PLACEHOLDER.fullmatch(value):
             return
         for candidate in (value, value.split(" ", 1)[-1]):
             if len(candidate.strip()) >= MIN_SECRET and candidate.strip() not in self.allowed:
@@ -166,7 +166,7 @@ class Redactor:
     def _hidden(self, value: Any, name: str) -> Any:
         """The value of a secret name: each string in it replaced, its shape kept."""
         if isinstance(value, str):
-            if value in self.allowed or not value or _PLACEHOLDER.fullmatch(value):
+            if value in self.allowed or not value or PLACEHOLDER.fullmatch(value):
                 return value
             self.remember(value)
             return placeholder(name)

@@ -71,6 +71,7 @@ ENTROPY = Base64HighEntropyString()  # its limit (4.5 bits a character) is detec
 KEYWORD = KeywordDetector()
 MIN_RANDOM = 20  # shorter strings cannot reach the entropy limit anyway
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+=]")  # what a token found by a detector extends over
+_DOTTED = re.compile(r"[A-Za-z0-9_\-+=/.]")  # a JWT's three parts (its detector stops at two)
 _CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")  # MIN_RANDOM and more
 _ID = re.compile(r"[0-9a-fA-F\-]+|[a-z]+(?:[-_][a-z]+)*")  # hex ids, uuids, slugs
 _PEM = re.compile(
@@ -93,10 +94,15 @@ def slug(kind: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
 
 
-def _widen(text: str, start: int, end: int) -> tuple[int, int]:
-    while start > 0 and _TOKEN.match(text, start - 1):
+def _widen(text: str, start: int, end: int, token: re.Pattern[str] = _TOKEN) -> tuple[int, int]:
+    """The whole token around `text[start:end]`, without the delimiters a detector matched."""
+    while start < end and not token.match(text, start):
+        start += 1
+    while end > start and not token.match(text, end - 1):
+        end -= 1
+    while start > 0 and token.match(text, start - 1):
         start -= 1
-    while end < len(text) and _TOKEN.match(text, end):
+    while end < len(text) and token.match(text, end):
         end += 1
     return start, end
 
@@ -135,10 +141,10 @@ class Shapes:
         found = [Found(*m.span(), "private-key") for m in _PEM.finditer(text)]
         for detector in DETECTORS:
             for regex in detector.denylist:
+                token = _DOTTED if isinstance(detector, JwtTokenDetector) else _TOKEN
                 for match in regex.finditer(text):
-                    found.append(
-                        Found(*_widen(text, *_secret_span(match)), slug(detector.secret_type))
-                    )
+                    span = _widen(text, *_secret_span(match), token)
+                    found.append(Found(*span, slug(detector.secret_type)))
         for regex in self.patterns:
             found += [
                 Found(*m.span(), "pattern") for m in regex.finditer(text) if m.end() > m.start()

@@ -173,15 +173,19 @@ def test_a_secret_in_the_message_text_is_redacted_in_match_and_name(
     path = tmp_path / "rec.yaml"
     with recording(echo.url, path) as rec:
         HTTP.get(rec.url + "/.well-known/agent-card.json")
-        text = "Please fetch https://user:hunter2@host.example/f?token=abc"
-        send(rec.url, "/message:send", {"message": message(text)})
+        original = "Please fetch https://user:hunter2@host.example/f?token=abc"
+        send(rec.url, "/message:send", {"message": message(original)})
         assert rec.finish() == path
     text = path.read_text()
     assert "hunter2" not in text and "token=abc" not in text
     interaction = yaml.safe_load(text)["interactions"][0]
-    assert interaction["match"]["text"] == (
-        "Please fetch https://<redacted:credentials>@host.example/f?token=<redacted:token>"
-    )
+    # The matcher stands for the secrets without holding them: the same request replays.
+    assert interaction["match"]["text"] == {
+        "regex": r"(?s)^Please fetch https://.+?@host\.example/f\?token=.+?$"
+    }
+    with upstream_agent(path, pace="instant") as replay:
+        answer = send(replay.url, "/message:send", {"message": message(original)})
+    assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 def test_the_redaction_lists_are_configurable(tmp_path: Path, echo: Any) -> None:
