@@ -11,8 +11,10 @@ one (an upstream echoing a header, say) is refused (`leaks`).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -64,8 +66,13 @@ class Redactor:
 
     @cached_property
     def shapes(self) -> Shapes:
+        before = warnings.showwarning
         from mockagent.cassette.shapes import Shapes
 
+        # Importing detect-secrets sends every warning of the process to logging from then on
+        # (its logger calls logging.captureWarnings); pytest's warnings summary would lose them.
+        if warnings.showwarning is not before:
+            logging.captureWarnings(False)
         return Shapes(self.patterns, self.allow)
 
     def remember(self, value: Any) -> None:

@@ -10,6 +10,10 @@ import base64
 import json
 import random
 import string
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits
@@ -93,3 +97,21 @@ def pieces(secret: str) -> list[str]:
     for a PEM block, each line of its body."""
     lines = [line for line in secret.splitlines() if not line.startswith("-----")]
     return [secret, *lines]
+
+
+def plain_upstream(
+    tmp_path: Path, parts: list[dict[str, Any]], card: dict[str, Any] | None = None
+) -> Path:
+    """An upstream cassette that answers every SendMessage with a task saying `parts`."""
+    path = tmp_path / "plain.yaml"
+    agent = {
+        "name": "plain",
+        "description": "Says what it says.",
+        "skills": [{"id": "s", "name": "S", "description": "Says."}],
+        **(card or {}),
+    }
+    reply = {"task": {"steps": [{"state": "TASK_STATE_COMPLETED", "message": {"parts": parts}}]}}
+    interactions = [{"name": "any", "match": {"operation": "SendMessage"}, "reply": reply}]
+    cassette = {"version": 1, "agent": agent, "ids": {"seed": "p"}, "interactions": interactions}
+    path.write_text(yaml.safe_dump(cassette, sort_keys=False))
+    return path

@@ -1,0 +1,199 @@
+"""The leak scan leaves alone what is no secret: the bundled cassettes, the protocol's own fields
+(ids, a card's security schemes and OAuth URLs, push `authentication.scheme`), uuids and shas,
+file bytes, code and prose; and users steer it: more names and patterns, values allowed."""
+
+from __future__ import annotations
+
+import base64
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from mockagent.cassette.redact import Redactor
+from mockagent.cassette.secret_names import SecretNames
+from tests.helpers.paths import ROOT
+from tests.helpers.recording import HTTP, message, recording, upstream_agent
+from tests.helpers.secret_corpus import corpus, plain_upstream
+
+BUNDLED = sorted((ROOT / "cassettes").rglob("*.yaml"))
+SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+UUID = "123e4567-e89b-12d3-a456-426614174000"
+PNG = base64.b64encode(random.Random(7).randbytes(300)).decode()
+SECURITY = {
+    "securitySchemes": {
+        "oauth": {
+            "oauth2SecurityScheme": {
+                "flows": {
+                    "authorizationCode": {
+                        "authorizationUrl": "https://auth.example/authorize",
+                        "tokenUrl": "https://auth.example/token",
+                        "refreshUrl": "https://auth.example/refresh",
+                        "scopes": {"tasks:write": "Send tasks"},
+                    }
+                }
+            }
+        },
+        "api_key": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}},
+        "bearer_token": {"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}},
+    },
+    "securityRequirements": [{"schemes": {"oauth": {"list": ["tasks:write"]}}}],
+}
+# What an agent says that looks a little like a secret, and is not one.
+PLAIN_PARTS: list[dict[str, Any]] = [
+    {"text": f"Build {SHA} passed for task {UUID} at 2026-10-06T09:00:00Z"},
+    {"text": "See src/main/java/com/example/App123/Service42Handler.java, line 42"},
+    {"text": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-MAX_TOKENS = 10\n+MAX_TOKENS = 20\n"},
+    {
+        "data": {
+            "taskId": SHA,
+            "contextId": UUID,
+            "messageId": UUID,
+            "commit": SHA[:40],
+            "traceId": SHA[:32],
+            "spinner": "dots",
+            "pinned": True,
+            "author": "agent",
+            "max_tokens": 512,
+            "tokenizer": "cl100k",
+            "token_type": "Bearer",
+            "tokenUrl": "https://auth.example/token",
+            "authentication": {"scheme": "Bearer"},
+            "usage": {"input_tokens": 12, "output_tokens": 40},
+            "sessionCount": 3,
+        }
+    },
+    {"raw": PNG, "mediaType": "image/png", "filename": "chart.png"},
+    {"url": "data:image/png;base64," + PNG, "mediaType": "image/png"},
+]
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_bundled_cassettes_need_no_redaction(path: Path) -> None:
+    data = yaml.safe_load(path.read_text())
+    told: list[str] = []
+    assert Redactor(notify=told.append).scan(data, str(path)) == data
+    assert told == []
+
+
+def record(upstream: Path, path: Path, redactor: Redactor, text: str) -> dict[str, Any]:
+    with upstream_agent(upstream, pace="instant") as server:
+        with recording(server.url, path, redactor=redactor) as rec:
+            HTTP.get(rec.url + "/.well-known/agent-card.json")
+            response = HTTP.post(
+                rec.url + "/message:send",
+                json={"message": message(text)},
+                headers={"A2A-Version": "1.0"},
+            )
+            assert response.status_code == 200, response.text
+            assert rec.finish() == path
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    return data
+
+
+def test_protocol_fields_ids_and_content_are_kept(tmp_path: Path) -> None:
+    told: list[str] = []
+    text = f"Review commit {SHA} of task {UUID}"
+    data = record(
+        plain_upstream(tmp_path, PLAIN_PARTS, SECURITY),
+        tmp_path / "rec.yaml",
+        Redactor(notify=told.append),
+        text,
+    )
+    assert told == []
+    interaction = data["interactions"][0]
+    assert interaction["match"]["text"] == text
+    assert interaction["reply"]["task"]["steps"][-1]["message"]["parts"] == PLAIN_PARTS
+    for key, value in SECURITY.items():
+        assert data["agent"][key] == value
+
+
+def test_allowed_values_stay_and_user_names_and_patterns_go(tmp_path: Path) -> None:
+    shapes = corpus(seed=3)
+    public, other = shapes["github-pat"], shapes["slack-bot"]
+    ticket = "ACME-" + "".join(random.Random(1).choices("0123456789", k=12))
+    parts = [
+        {"text": f"public {public}, private {other}, ticket {ticket}"},
+        {"data": {"apiKey": "demo-key-1", "ticketRef": "tr-8841", "note": "kept"}},
+    ]
+    told: list[str] = []
+    redactor = Redactor(
+        names=("TICKET_REF",),
+        patterns=(r"ACME-\d{12}",),
+        allow=(public, "demo-key-1"),
+        notify=told.append,
+    )
+    data = record(plain_upstream(tmp_path, parts), tmp_path / "rec.yaml", redactor, "go")
+    said = data["interactions"][0]["reply"]["task"]["steps"][-1]["message"]["parts"]
+    assert said[0]["text"] == (
+        f"public {public}, private <redacted:slack-token>, ticket <redacted:pattern>"
+    )
+    assert said[1]["data"] == {
+        "apiKey": "demo-key-1",
+        "ticketRef": "<redacted:ticketRef>",
+        "note": "kept",
+    }
+    assert sorted(m.split("(")[1].split(")")[0] for m in told) == ["pattern", "slack-token"]
+    assert all("message.parts[0].text" in m for m in told)
+
+
+SECRET = [
+    "refresh_token",
+    "id_token",
+    "privateKey",
+    "secretAccessKey",
+    "openaiApiKey",
+    "session_id",
+    "x-api-key",
+    "X-Auth-Token",
+    "Authorization",
+    "Set-Cookie",
+    "PASSWD",
+    "user-password",
+    "clientSecret",
+    "JSESSIONID",
+    "sessionid",
+    "credentials",
+    "pin",
+    "userPin",
+    "auth",
+]
+NOT_SECRET = [
+    "taskId",
+    "contextId",
+    "messageId",
+    "authentication",
+    "author",
+    "spinner",
+    "pinned",
+    "tokenUrl",
+    "authorizationUrl",
+    "token_type",
+    "max_tokens",
+    "tokenizer",
+    "key",
+    "httpAuthSecurityScheme",
+    "apiKeySecurityScheme",
+    "pushNotificationConfig",
+    "secretary",
+]
+
+
+@pytest.mark.parametrize("name", SECRET)
+def test_secret_names_in_any_spelling(name: str) -> None:
+    assert SecretNames()(name)
+
+
+@pytest.mark.parametrize("name", NOT_SECRET)
+def test_names_that_are_no_secret(name: str) -> None:
+    assert not SecretNames()(name)
+
+
+def test_a_query_key_is_secret_in_a_url_only() -> None:
+    redactor = Redactor()
+    assert redactor.redact({"key": "k1", "url": "https://h.example/?key=k2&page=1"}) == {
+        "key": "k1",
+        "url": "https://h.example/?key=<redacted:key>&page=1",
+    }
