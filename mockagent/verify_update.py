@@ -110,7 +110,9 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         if recorded is None:
             update.missed.append(verdict.name)
             continue
-        new[index] = replacement(written[index], recorded, agentex)
+        # the leak scan, as a recording's own writes have it
+        fresh = replacement(written[index], recorded, agentex)
+        new[index] = proxy.session.redactor.scan_interaction(fresh, str(path))
         if recorded["name"] in proxy.session.notes:
             notes[verdict.name] = proxy.session.notes[recorded["name"]]
         update.updated.append(verdict.name)

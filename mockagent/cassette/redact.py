@@ -199,6 +199,11 @@ class Redactor:
             self._scans[path] = LeakScan(self, path)
         return self._scans[path].cassette(data)
 
+    def scan_interaction(self, item: dict[str, Any], path: str) -> dict[str, Any]:
+        """One interaction as it may be written to `path` (`verify --update` writes them)."""
+        scanned: dict[str, Any] = self.scan({"interactions": [item]}, path)["interactions"][0]
+        return scanned
+
     def leaks(self, text: str) -> list[str]:
         """The remembered secrets that occur in `text`, masked for the error message."""
         return sorted(mask(s) for s in self.secrets if s in text)

@@ -15,6 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from mockagent.cli import main
+from mockagent.verify_update import update_cassette
 from tests.helpers.recording import HTTP, message, record_process, rpc, upstream_agent
 from tests.helpers.secret_corpus import corpus, plain_upstream
 
@@ -150,3 +151,44 @@ def test_the_detector_leaves_the_process_warnings_alone() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_verify_update_writes_no_secret_either(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A re-recorded answer goes through the same leak scan as a recording's."""
+    path = tmp_path / "old.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "agent": {
+                    "name": "plain",
+                    "description": "d",
+                    "skills": [{"id": "s", "name": "S", "description": "Says."}],
+                },
+                "interactions": [
+                    {
+                        "name": "keys",
+                        "match": {"text": "show the keys"},
+                        "reply": {
+                            "task": {
+                                "steps": [
+                                    {"state": "TASK_STATE_COMPLETED", "message": "no keys yet"}
+                                ]
+                            }
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    with upstream_agent(plain_upstream(tmp_path, PARTS), pace="instant") as upstream:
+        result = update_cassette(path, upstream.url)
+    assert result.updated == ["keys"]
+    text = path.read_text()
+    assert PRIVATE not in text and "<redacted:stripe-access-key>" in text
+    assert (
+        f"{path}: redacted a secret (stripe-access-key) in interaction 'keys'"
+        in capfd.readouterr().err
+    )
