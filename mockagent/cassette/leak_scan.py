@@ -108,7 +108,9 @@ class LeakScan:
     def _walk(self, value: Any, field: str, where: str, entropy: bool = True) -> Any:
         if isinstance(value, dict):
             return {
-                k: self._walk(v, f"{field}.{k}", where, entropy and k not in ENCODED)
+                self._key(k, field, where): self._walk(
+                    v, f"{field}.{k}", where, entropy and k not in ENCODED
+                )
                 for k, v in value.items()
             }
         if isinstance(value, list):
@@ -119,6 +121,15 @@ class LeakScan:
         text, kinds = self._scan(value, entropy)
         for kind in kinds:
             self._tell(where, field, kind)
+        return text
+
+    def _key(self, key: Any, field: str, where: str) -> Any:
+        """A JSON key with a token in it (a map by API key, say): the named shapes only."""
+        if not isinstance(key, str):
+            return key
+        text, kinds = self._scan(key, False)
+        for kind in kinds:
+            self._tell(where, f"a key of {field}", kind)
         return text
 
     def _scan(self, value: str, entropy: bool) -> tuple[str, list[str]]:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned,
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
+_WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
 _FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
 
 
@@ -175,7 +176,8 @@ class Redactor:
         if isinstance(value, str):
             if value in self.allowed or not value or PLACEHOLDER.fullmatch(value):
                 return value
-            self.remember(value)
+            if not _WORDS.fullmatch(value):  # `session: default` is redacted, not looked for
+                self.remember(value)
             return placeholder(name)
         if isinstance(value, dict):
             return {k: self._hidden(v, name) for k, v in value.items()}

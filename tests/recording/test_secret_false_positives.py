@@ -197,3 +197,35 @@ def test_a_query_key_is_secret_in_a_url_only() -> None:
         "key": "k1",
         "url": "https://h.example/?key=<redacted:key>&page=1",
     }
+
+
+def test_plain_words_under_secret_names_are_redacted_not_hunted(tmp_path: Path) -> None:
+    """`session: default` loses its value, and `default` elsewhere is no leak to refuse."""
+    parts = [
+        {"text": "the default mode is none"},
+        {"data": {"session": "default", "auth": "none", "pin": "1234-5678"}},
+    ]
+    data = record(plain_upstream(tmp_path, parts), tmp_path / "rec.yaml", Redactor(), "go")
+    said = data["interactions"][0]["reply"]["task"]["steps"][-1]["message"]["parts"]
+    assert said == [
+        {"text": "the default mode is none"},
+        {
+            "data": {
+                "session": "<redacted:session>",
+                "auth": "<redacted:auth>",
+                "pin": "<redacted:pin>",
+            }
+        },
+    ]
+
+
+def test_a_token_as_a_json_key_is_redacted_and_told(tmp_path: Path) -> None:
+    token = corpus(seed=5)["github-pat"]
+    told: list[str] = []
+    parts = [{"data": {"byKey": {token: {"owner": "ci"}}}}]
+    data = record(
+        plain_upstream(tmp_path, parts), tmp_path / "rec.yaml", Redactor(notify=told.append), "go"
+    )
+    said = data["interactions"][0]["reply"]["task"]["steps"][-1]["message"]["parts"]
+    assert said == [{"data": {"byKey": {"<redacted:github-token>": {"owner": "ci"}}}}]
+    assert len(told) == 1 and "a key of reply.task.steps[0].message.parts[0].data.byKey" in told[0]
