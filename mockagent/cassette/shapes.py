@@ -69,6 +69,11 @@ DETECTORS: tuple[RegexBasedDetector, ...] = tuple(
 )
 ENTROPY = Base64HighEntropyString()  # its limit (4.5 bits a character) is detect-secrets' own
 KEYWORD = KeywordDetector()
+# Its patterns start with `\w*`: on a long run of word characters they take quadratic time
+# (2 s for 100 KB of letters). `password = "…"` is a line of code, so longer lines are left to
+# the other detectors.
+KEYWORD_LINE = 2000
+_KEYWORDISH = re.compile(r"key|pass|pwd|secret|contrase", re.IGNORECASE)  # its words, cheaply
 MIN_RANDOM = 20  # shorter strings cannot reach the entropy limit anyway
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+=]")  # what a token found by a detector extends over
 _DOTTED = re.compile(r"[A-Za-z0-9_\-+=/.]")  # a JWT's three parts (its detector stops at two)
@@ -149,8 +154,9 @@ class Shapes:
             found += [
                 Found(*m.span(), "pattern") for m in regex.finditer(text) if m.end() > m.start()
             ]
-        for line in _lines(text):
-            found += [Found(*span, "secret-keyword") for span in self._keywords(*line)]
+        for offset, line in _lines(text):
+            if len(line) <= KEYWORD_LINE and _KEYWORDISH.search(line):
+                found += [Found(*span, "secret-keyword") for span in self._keywords(offset, line)]
         if entropy:
             found += [
                 Found(*m.span(), "high-entropy-string")
