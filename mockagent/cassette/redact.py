@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned,
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
 _FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
 
@@ -163,13 +164,23 @@ class Redactor:
         redacted = self.redact(document)
         if redacted == document:
             return text
-        out = text  # replaced in place where it can be, so the rest keeps its layout
+        # Replaced in place, in one pass over its string literals, so the rest keeps its layout;
+        # a document that spells a changed string otherwise (`\/`, say) is written anew.
+        swaps: dict[str, tuple[str, str]] = {}
         for old, new in _changed_strings(document, redacted):
-            encoded = json.dumps(old)
-            if encoded not in out:
-                return json.dumps(redacted)
-            out = out.replace(encoded, json.dumps(new))
-        return out
+            for ascii_only in (True, False):
+                swaps[json.dumps(old, ensure_ascii=ascii_only)] = (old, json.dumps(new))
+        seen: set[str] = set()
+
+        def swap(literal: re.Match[str]) -> str:
+            if literal.group(0) not in swaps:
+                return literal.group(0)
+            old, new = swaps[literal.group(0)]
+            seen.add(old)
+            return new
+
+        out = _JSON_STRING.sub(swap, text)
+        return out if seen == {old for old, _ in swaps.values()} else json.dumps(redacted)
 
     def _hidden(self, value: Any, name: str) -> Any:
         """The value of a secret name: each string in it replaced, its shape kept."""
