@@ -235,16 +235,15 @@ def _hooks(setting: Any) -> Any:
     return RecordHooks(**found)
 
 
-# -- secrets: the recording's redaction settings (mockagent.cassette.redact) -------------------
-SECRETS_KEYS = ("redact_names", "redact_patterns", "allow_values")
+# -- secrets: the recording's redaction settings (mockagent.cassette.redact_settings) ----------
 
 
 def _redactor(setting: Any) -> Any:
-    """More secret names and value patterns, and values that are not secrets; each redaction by
-    shape is a warning the test run shows (ValueError for a setting that is not a list)."""
-    from mockagent.cassette.redact import redactor_from_settings
+    """More secret names and value patterns, and values that are not secrets (the keys are
+    redact_settings.SETTINGS); each redaction by shape is a warning the test run shows."""
+    from mockagent.cassette.redact_settings import SETTINGS, redactor_from_settings
 
-    settings = {key: setting(key) for key in SECRETS_KEYS}
+    settings = {key: setting(key) for key in SETTINGS}
     return redactor_from_settings(settings, lambda text: warnings.warn(text, stacklevel=1))
 
 

@@ -10,6 +10,7 @@ call, and only what is new costs a scan.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from mockagent.cassette.redact import PLACEHOLDER, Redactor
@@ -71,6 +72,9 @@ def replayable_match(match: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAIN = threading.main_thread()
+
+
 class LeakScan:
     """The scan of one recording: its redactor, the file it writes and what it has told."""
 
@@ -78,6 +82,7 @@ class LeakScan:
         self.redactor = redactor
         self.path = path
         self.told: set[tuple[str, str, str]] = set()
+        self.untold: list[str] = []  # found, not yet given to the redactor's notify
         self.cache: dict[tuple[str, bool], tuple[str, list[str]]] = {}
 
     def cassette(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -88,6 +93,10 @@ class LeakScan:
                 out[key] = [self.interaction(item, i) for i, item in enumerate(value)]
             elif key in ("agent", "agents"):  # a card's names are the protocol's: shapes only
                 out[key] = self._walk(value, key, "the agent card")
+        if not self.redactor.notify_in_main_thread or threading.current_thread() is MAIN:
+            for message in self.untold:
+                self.redactor.notify(message)
+            self.untold.clear()
         return out
 
     def interaction(self, item: Any, index: int) -> Any:
@@ -142,7 +151,7 @@ class LeakScan:
         if (where, field, kind) in self.told:
             return
         self.told.add((where, field, kind))
-        self.redactor.notify(
+        self.untold.append(
             f"mockagent: {self.path}: redacted a secret ({kind}) in {where}, at {field}; "
             "if it is not a secret, allow the value (record --allow-value, or allow_values)"
         )

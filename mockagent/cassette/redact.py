@@ -40,7 +40,8 @@ def placeholder(what: str) -> str:
     return f"<redacted:{what}>"
 
 
-def _stderr(text: str) -> None:
+def stderr(text: str) -> None:
+    """Where a recording tells what it redacted by shape, unless it is told otherwise."""
     print(text, file=sys.stderr, flush=True)
 
 
@@ -51,12 +52,16 @@ class Redactor:
     `names`: more secret names (headers, query and form parameters, JSON keys; compared without
     case or separators); `patterns`: regular expressions whose matches are secret anywhere;
     `allow`: values that are not secrets, whatever their name or shape; `notify`: where each
-    redaction by shape is told (standard error by default)."""
+    redaction by shape is told (standard error by default), from the thread that writes, or
+    with `notify_in_main_thread` when the main thread writes (a pytest warning under `-W error`
+    raises where it is given: there it fails the test, in the proxy's thread it would break the
+    call being recorded)."""
 
     names: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
-    notify: Callable[[str], None] = _stderr
+    notify: Callable[[str], None] = stderr
+    notify_in_main_thread: bool = False
     secrets: set[str] = field(default_factory=set)
     _scans: dict[str, LeakScan] = field(default_factory=dict, repr=False)
 
@@ -131,17 +136,17 @@ class Redactor:
             pieces.append(piece)
         return "&".join(pieces)
 
-    def redact(self, value: Any, key: str = "") -> Any:
+    def redact(self, value: Any) -> Any:
         """A copy of JSON `value` with the values of secret names replaced (and remembered)."""
         if isinstance(value, dict):
             return {
                 name: self._hidden(item, name)
                 if isinstance(name, str) and self.is_secret(name)
-                else self.redact(item, name)
+                else self.redact(item)
                 for name, item in value.items()
             }
         if isinstance(value, list):
-            return [self.redact(item, key) for item in value]
+            return [self.redact(item) for item in value]
         if isinstance(value, str):
             return self.redact_text(value)
         return value
@@ -243,28 +248,3 @@ def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:
 def mask(secret: str) -> str:
     """Enough of a secret to recognise it in an error message, not enough to use it."""
     return secret[:2] + "…" + f"({len(secret)} chars)"
-
-
-SETTINGS = ("redact_names", "redact_patterns", "allow_values")  # the pytest plugin's keys
-
-
-def redactor_from_settings(
-    settings: dict[str, Any], notify: Callable[[str], None] = _stderr
-) -> Redactor:
-    """A Redactor from the pytest plugin's settings (each a list of strings, or one string);
-    ValueError naming the key for anything else."""
-    lists: dict[str, tuple[str, ...]] = {}
-    for key in SETTINGS:
-        value = settings.get(key) or ()
-        value = (value,) if isinstance(value, str) else value
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise ValueError(f"{key} takes a list of strings, got {value!r}")
-        lists[key] = tuple(value)
-    for pattern in lists["redact_patterns"]:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(
-                f"redact_patterns: {pattern!r} is not a regular expression ({exc})"
-            ) from None
-    return Redactor(lists["redact_names"], lists["redact_patterns"], lists["allow_values"], notify)

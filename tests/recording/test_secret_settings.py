@@ -192,3 +192,15 @@ def test_verify_update_writes_no_secret_either(
         f"{path}: redacted a secret (stripe-access-key) in interaction 'keys'"
         in capfd.readouterr().err
     )
+
+
+def test_under_warnings_as_errors_the_test_fails_not_the_recorded_call(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """-W error makes the redaction warning raise: in the test (at teardown, where the cassette
+    is written), never in the proxy's thread, whose call the client still gets answered."""
+    with upstream_agent(plain_upstream(tmp_path, PARTS), pace="instant") as upstream:
+        pytester.makepyfile(PLUGIN_TEST.format(SETTINGS={}, UPSTREAM=upstream.url))
+        result = pytester.runpytest("-p", "no:hypothesispytest", "-W", "error::UserWarning")
+    result.assert_outcomes(passed=1, errors=1)  # the call passed, the teardown told
+    result.stdout.fnmatch_lines(["*UserWarning: mockagent: *redacted a secret (github-token)*"])
