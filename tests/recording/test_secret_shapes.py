@@ -14,10 +14,12 @@ import pytest
 import yaml
 
 from mockagent.cassette.redact import Redactor
+from tests.helpers.paths import ROOT
 from tests.helpers.recording import HTTP, message, recording, upstream_agent
 from tests.helpers.secret_corpus import corpus, pieces
 
 SHAPES = corpus()
+AGENTEX = ROOT / "cassettes" / "agentex"
 
 
 def answer(secret: str) -> dict[str, Any]:
@@ -168,3 +170,31 @@ def test_the_recording_replays_the_same_requests(
             )
             assert response.status_code == 200, response.text
         assert [e.interaction for e in replay.journal()] == names
+
+
+def test_an_agentex_recording_goes_through_the_same_scan(tmp_path: Path) -> None:
+    secret = SHAPES["openai-project"]
+    told: list[str] = []
+    path = tmp_path / "agentex.yaml"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {"content": {"type": "text", "author": "user", "content": f"Is {secret} ok?"}},
+    }
+    with upstream_agent(AGENTEX / "sync-agent.yaml", pace="instant") as upstream:
+        with recording(upstream.url, path, redactor=Redactor(notify=told.append)) as rec:
+            HTTP.get(rec.url + "/agents")
+            answer = HTTP.post(rec.url + "/agents/name/echo-bot/rpc", json=body)
+            assert answer.status_code == 200, answer.text
+            assert rec.finish() == path
+    text = path.read_text()
+    assert secret not in text
+    assert yaml.safe_load(text)["interactions"][0]["match"]["text"] == {
+        "regex": r"(?s)^Is .+? ok\?$"
+    }
+    assert len(told) == 1 and "at match.text" in told[0], told
+    with upstream_agent(path, pace="instant") as replay:
+        again = HTTP.post(replay.url + "/agents/name/echo-bot/rpc", json=body)
+        assert again.status_code == 200, again.text
+        assert again.json()["result"][0]["content"]["content"] == "Hello! You asked a question."
