@@ -6,7 +6,8 @@ secret when it is, or ends in, token, secret, password, passwd, credential, cook
 authorization (`accesstoken`, `clientsecret`, `sessionid`); when it is exactly auth, pin or pwd
 (never `spinner` or `author`); or when two words make an api, private, access or secret key.
 A name whose last word only describes the secret (`tokenUrl`, `token_type`, `authorizationUrl`,
-`httpAuthSecurityScheme`) is not one: a card's security schemes and OAuth flows must replay.
+`httpAuthSecurityScheme`) is not one: a card's security schemes and OAuth flows must replay; nor
+is a paging cursor (`nextPageToken`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ DESCRIPTORS = frozenset(
     "required requirements flows scopes expires expiry ttl timeout length count enabled mode "
     "version".split()
 )
+# A paging cursor is handed back to whoever asks (A2A ListTasks' `nextPageToken`), not a secret.
+CURSORS = frozenset({("page", "token"), ("continuation", "token"), ("sync", "token")})
 # Query parameters that are secret in no other place (a JSON `key` or `signature` is common).
 QUERY_ONLY = frozenset({"key", "sig", "signature"})
 
@@ -46,7 +49,7 @@ def folded(name: str) -> str:
 @lru_cache(maxsize=4096)
 def _built_in(name: str) -> bool:
     parts = words(name)
-    if not parts or parts[-1] in DESCRIPTORS:
+    if not parts or parts[-1] in DESCRIPTORS or parts[-2:] in CURSORS:
         return False
     if any(_SECRET_WORD.fullmatch(w) for w in parts):
         return True

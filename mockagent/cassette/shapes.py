@@ -79,6 +79,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9_\-+=]")  # what a token found by a detector ext
 _DOTTED = re.compile(r"[A-Za-z0-9_\-+=/.]")  # a JWT's three parts (its detector stops at two)
 _CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")  # MIN_RANDOM and more
 _ID = re.compile(r"[0-9a-fA-F\-]+|[a-z]+(?:[-_][a-z]+)*")  # hex ids, uuids, slugs
+_DIGEST = re.compile(r"sha(?:1|256|384|512)-")  # a lock file's integrity hash: public
 _PEM = re.compile(
     r"-----BEGIN[A-Z ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END[A-Z ]*-----|\Z)", re.DOTALL
 )
@@ -126,7 +127,7 @@ def random_looking(token: str) -> bool:
         return False
     if not re.search(r"[A-Za-z]", token) or is_sequential_string(token):
         return False
-    if is_potential_uuid(token) or is_templated_secret(token):
+    if is_potential_uuid(token) or is_templated_secret(token) or _DIGEST.match(token):
         return False
     return bool(ENTROPY.calculate_shannon_entropy(token) > ENTROPY.entropy_limit)
 

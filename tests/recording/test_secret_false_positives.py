@@ -48,6 +48,7 @@ SECURITY = {
 PLAIN_PARTS: list[dict[str, Any]] = [
     {"text": f"Build {SHA} passed for task {UUID} at 2026-10-06T09:00:00Z"},
     {"text": "See src/main/java/com/example/App123/Service42Handler.java, line 42"},
+    {"text": f'"integrity": "sha512-{PNG[:88]}"'},
     {"text": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-MAX_TOKENS = 10\n+MAX_TOKENS = 20\n"},
     {
         "data": {
@@ -181,6 +182,8 @@ NOT_SECRET = [
     "apiKeySecurityScheme",
     "pushNotificationConfig",
     "secretary",
+    "nextPageToken",
+    "page_token",
 ]
 
 
