@@ -90,6 +90,12 @@ class Redactor:
             if len(candidate.strip()) >= MIN_SECRET and candidate.strip() not in self.allowed:
                 self.secrets.add(candidate.strip())
 
+    def _remember_unless_words(self, value: str) -> None:
+        """Remember `value` unless it is plain words: `session: default` or a `theme=dark`
+        cookie is redacted where it is named, but `default` elsewhere is no leak."""
+        if not _WORDS.fullmatch(value):
+            self.remember(value)
+
     def see_headers(self, headers: dict[str, str]) -> None:
         """Remember the values of the secret headers of a request or response."""
         for name, value in headers.items():
@@ -97,7 +103,7 @@ class Redactor:
                 self.remember(value)
                 if "cookie" in name.lower():  # each cookie's value on its own too
                     for pair in value.split(";"):
-                        self.remember(pair.partition("=")[2])
+                        self._remember_unless_words(pair.partition("=")[2].strip())
 
     def see_url(self, url: str) -> None:
         """Remember credentials and secret query parameters in a URL."""
@@ -192,8 +198,7 @@ class Redactor:
         if isinstance(value, str):
             if value in self.allowed or not value or PLACEHOLDER.fullmatch(value):
                 return value
-            if not _WORDS.fullmatch(value):  # `session: default` is redacted, not looked for
-                self.remember(value)
+            self._remember_unless_words(value)
             return placeholder(name)
         if isinstance(value, dict):
             return {k: self._hidden(v, name) for k, v in value.items()}

@@ -254,3 +254,21 @@ def test_a_json_text_keeps_its_layout_and_costs_one_pass() -> None:
     assert time.perf_counter() - started < 1.5  # a replace per secret: 5 s
     assert redacted == re.sub(r'"t-\d{5}-x"', '"<redacted:token>"', text)
     assert Redactor().redact('{"a": {"token": "x\\/y"}}') == '{"a": {"token": "<redacted:token>"}}'
+
+
+def test_a_plain_word_cookie_is_no_leak_when_the_agent_says_it(tmp_path: Path) -> None:
+    """A client's `theme=dark` cookie, and an agent that says "dark": the recording is kept;
+    the session cookie beside it is still looked for."""
+    redactor = Redactor()
+    parts = [{"text": "Switched to dark mode"}]
+    with upstream_agent(plain_upstream(tmp_path, parts), pace="instant") as server:
+        with recording(server.url, tmp_path / "rec.yaml", redactor=redactor) as rec:
+            HTTP.get(rec.url + "/.well-known/agent-card.json")
+            HTTP.post(
+                rec.url + "/message:send",
+                json={"message": message("go dark")},
+                headers={"A2A-Version": "1.0", "Cookie": "theme=dark; sid=s3ss-1234-x"},
+            )
+            assert rec.finish() == tmp_path / "rec.yaml"
+    assert "Switched to dark mode" in (tmp_path / "rec.yaml").read_text()
+    assert "s3ss-1234-x" in redactor.secrets and "dark" not in redactor.secrets
