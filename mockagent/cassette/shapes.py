@@ -41,6 +41,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from mockagent.cassette.redact import PLACEHOLDER
+
 # Left out: BasicAuthDetector (redact.py handles user:password@ in URLs), the public-IP one (an
 # address is not a secret), and the IBM, Cloudant and SoftLayer ones (a keyword then any 40
 # characters: a guess, where the secret-name rule is exact).
@@ -76,14 +78,14 @@ KEYWORD_LINE = 2000
 _KEYWORDISH = re.compile(r"key|pass|pwd|secret|contrase", re.IGNORECASE)  # its words, cheaply
 MIN_RANDOM = 20  # shorter strings cannot reach the entropy limit anyway
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+=]")  # what a token found by a detector extends over
+_TOKEN_START = re.compile(r"[A-Za-z0-9_\-+]")  # `=` pads the end of base64, not its start
 _DOTTED = re.compile(r"[A-Za-z0-9_\-+=/.]")  # a JWT's three parts (its detector stops at two)
-_CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")  # MIN_RANDOM and more
+_CANDIDATE = re.compile(rf"[A-Za-z0-9_\-+/]{{{MIN_RANDOM},}}=*")  # not across `name=`
 _ID = re.compile(r"[0-9a-fA-F\-]+|[a-z]+(?:[-_][a-z]+)*")  # hex ids, uuids, slugs
 _DIGEST = re.compile(r"sha(?:1|256|384|512)-")  # a lock file's integrity hash: public
 _PEM = re.compile(
     r"-----BEGIN[A-Z ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END[A-Z ]*-----|\Z)", re.DOTALL
 )
-_PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,13 @@ def slug(kind: str) -> str:
 
 
 def _widen(text: str, start: int, end: int, token: re.Pattern[str] = _TOKEN) -> tuple[int, int]:
-    """The whole token around `text[start:end]`, without the delimiters a detector matched."""
-    while start < end and not token.match(text, start):
+    """The whole token around `text[start:end]`, without the delimiters a detector matched
+    (and never the `name=` before it: `?access_token=ghp_…` keeps its parameter's name)."""
+    while start < end and not _TOKEN_START.match(text, start):
         start += 1
     while end > start and not token.match(text, end - 1):
         end -= 1
-    while start > 0 and token.match(text, start - 1):
+    while start > 0 and _TOKEN_START.match(text, start - 1):
         start -= 1
     while end < len(text) and token.match(text, end):
         end += 1
@@ -177,7 +180,7 @@ class Shapes:
         kept: list[Found] = []
         for item in sorted(found, key=lambda f: (f.start, -f.end)):
             value = text[item.start : item.end]
-            if value in self.allow or _PLACEHOLDER.fullmatch(value) or is_templated_secret(value):
+            if value in self.allow or PLACEHOLDER.fullmatch(value) or is_templated_secret(value):
                 continue
             if kept and item.start < kept[-1].end:
                 last = kept[-1]

@@ -7,6 +7,7 @@ document and a form body inside a text, a URL's query), recorded through the pro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ def answer(secret: str) -> dict[str, Any]:
                             {"text": json.dumps({"client": {"refresh_token": secret}})},
                             {"text": "grant_type=refresh_token&client_secret=" + secret},
                             {"text": f"see https://api.example/v1/items?id_token={secret}&page=2"},
+                            {"text": f"see https://api.example/v1/items?ref={secret}&page=2"},
                         ],
                         "metadata": {"note": secret},
                     },
@@ -147,6 +149,12 @@ def test_secret_names_are_redacted_where_they_are(recorded: tuple[str, list[str]
     assert parts[4]["text"] == (
         "see https://api.example/v1/items?id_token=<redacted:id_token>&page=2"
     )
+    # By shape, in a URL whose parameter is not named for a secret: the name and the rest stay.
+    for interaction in yaml.safe_load(text)["interactions"]:
+        said = interaction["reply"]["task"]["steps"][-1]["message"]["parts"][5]["text"]
+        assert re.fullmatch(
+            r"see https://api\.example/v1/items\?ref=<redacted:[a-z-]+>&page=2", said
+        )
 
 
 def test_the_recording_replays_the_same_requests(
