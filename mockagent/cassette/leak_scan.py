@@ -15,9 +15,9 @@ from typing import Any
 
 from mockagent.cassette.redact import PLACEHOLDER, Redactor
 
-# Fields whose strings are encoded content (file bytes in base64), which is random by nature:
-# only the named shapes are looked for there, not long random strings.
-ENCODED = frozenset({"raw", "bytes"})
+# Fields whose strings are encoded content (file bytes in base64) or public proofs (a signed
+# card's JWS), random by nature: only the named shapes are looked for there, not random strings.
+ENCODED = frozenset({"raw", "bytes", "signature", "signatures"})
 
 
 _SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")

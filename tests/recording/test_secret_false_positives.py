@@ -272,3 +272,18 @@ def test_a_plain_word_cookie_is_no_leak_when_the_agent_says_it(tmp_path: Path) -
             assert rec.finish() == tmp_path / "rec.yaml"
     assert "Switched to dark mode" in (tmp_path / "rec.yaml").read_text()
     assert "s3ss-1234-x" in redactor.secrets and "dark" not in redactor.secrets
+
+
+def test_a_signed_cards_signatures_are_kept() -> None:
+    """A JWS over the card is public and random: the scan leaves it for clients to verify."""
+    protected = base64.urlsafe_b64encode(b'{"alg":"ES256","kid":"key-2026-10","typ":"JOSE"}')
+    signature = base64.urlsafe_b64encode(random.Random(9).randbytes(64)).decode().rstrip("=")
+    agent = {
+        "name": "signed",
+        "description": "d",
+        "signatures": [{"protected": protected.decode().rstrip("="), "signature": signature}],
+    }
+    told: list[str] = []
+    data = {"version": 1, "agent": agent, "interactions": []}
+    assert Redactor(notify=told.append).scan(data, "signed.yaml") == data
+    assert told == []
