@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -17,7 +18,7 @@ import httpx
 from flask import Flask
 
 from mockagent.cassette import json_schema
-from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
+from mockagent.cassette.redact import Redactor
 from mockagent.cli_serve import READY, listening, serve
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
@@ -43,6 +44,18 @@ def main() -> None:
 main.add_command(serve)
 
 
+def _patterns(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Each --redact-pattern compiles, or the command stops naming it."""
+    for pattern in value:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise click.BadParameter(f"{pattern!r} is not a regular expression: {exc}") from None
+    return value
+
+
 @main.command()
 @click.option(
     "--upstream", required=True, metavar="URL", help="The real agent to record (its base URL)."
@@ -64,16 +77,25 @@ main.add_command(serve)
     "what it has and record the rest; all: record everything anew.",
 )
 @click.option(
-    "--redact-header", multiple=True, metavar="NAME", help="Another header whose values are secret."
-)
-@click.option(
-    "--redact-param", multiple=True, metavar="NAME", help="Another query parameter that is secret."
-)
-@click.option(
-    "--redact-field",
+    "--redact-name",
     multiple=True,
-    metavar="KEY",
-    help="Another JSON field whose values are secret.",
+    metavar="NAME",
+    help="Another secret name: its values are redacted as a header, a query or form parameter "
+    "and a JSON key (case and separators do not matter).",
+)
+@click.option("--redact-header", "--redact-param", "--redact-field", multiple=True, hidden=True)
+@click.option(
+    "--redact-pattern",
+    multiple=True,
+    metavar="REGEX",
+    callback=_patterns,
+    help="A regular expression: what it matches in any recorded value is redacted.",
+)
+@click.option(
+    "--allow-value",
+    multiple=True,
+    metavar="VALUE",
+    help="A value that is no secret: never redacted, whatever its name or shape.",
 )
 def record(
     upstream: str,
@@ -81,9 +103,10 @@ def record(
     host: str,
     port: int,
     mode: str,
+    redact_name: tuple[str, ...],
     redact_header: tuple[str, ...],
-    redact_param: tuple[str, ...],
-    redact_field: tuple[str, ...],
+    redact_pattern: tuple[str, ...],
+    allow_value: tuple[str, ...],
 ) -> None:
     """Serve a proxy to the agent at --upstream and record every call into --cassette.
 
@@ -92,8 +115,10 @@ def record(
     PATH.partial holds what was recorded so far while it runs, and the next recording takes in
     one a killed recording left). Recordings of one cassette at once merge their calls under a
     file lock. A cassette that cannot be written never fails a call: the failure is printed
-    once, and the end says where the recording is kept (exit status 1). The proxy runs in this one
-    process (werkzeug's threaded server, a thread per connection), where the recording lives.
+    once, and the end says where the recording is kept (exit status 1). Secrets are redacted by
+    name and by shape; each redaction by shape is printed with the interaction and field it was
+    in. The proxy runs in this one process (werkzeug's threaded server, a thread per
+    connection), where the recording lives.
     The upstream is recorded over HTTP (JSON-RPC or HTTP+JSON): recording gRPC is not supported
     yet, and the proxy's card leaves the upstream's GRPC interface out.
     """
@@ -105,9 +130,7 @@ def record(
             err=True,
         )
         raise SystemExit(2)
-    redactor = Redactor(
-        SECRET_HEADERS + redact_header, SECRET_PARAMS + redact_param, SECRET_FIELDS + redact_field
-    )
+    redactor = Redactor(redact_name + redact_header, redact_pattern, allow_value)
     try:
         app = create_app_for_mode(cassette, mode, upstream, redactor)
     except (CassetteError, ValueError) as exc:

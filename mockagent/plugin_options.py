@@ -12,7 +12,7 @@ Imports nothing heavy at module level (the plugin imports it in every pytest ses
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,7 +48,7 @@ def _upstream(value: Any) -> str:
 
 
 def _pace(value: Any) -> str:
-    from mockagent.engine.player import Pace  # the fixture has imported the engine already
+    from mockagent.engine.player import MAX_SCALE, Pace  # the fixture has imported the engine already
 
     if value is None or isinstance(value, Pace):
         return ""
@@ -58,7 +58,7 @@ def _pace(value: Any) -> str:
         Pace.parse(value)
     except ValueError:
         if value.strip().lower().startswith("scale="):
-            return f"{value!r} is not a pace: scale=F takes a number F ≥ 0"
+            return f"{value!r} is not a pace: scale=F takes a number F from 0 to {MAX_SCALE}"
         return f"{value!r} is not a pace; {did_you_mean(value, PACE_WORDS)}"
     return ""
 
@@ -87,6 +87,13 @@ def _cap(value: Any) -> str:
     return problem or ("" if value is None or value >= 0 else _kind(value, "a number ≥ 0"))
 
 
+def _strings(value: Any) -> str:
+    ok = isinstance(value, str) or (
+        isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+    )
+    return "" if value is None or ok else _kind(value, "a list of strings")
+
+
 def _hook(value: Any) -> str:
     wanted = "a callable (dict -> dict or None)"
     return "" if value is None or callable(value) else _kind(value, wanted)
@@ -105,6 +112,10 @@ CHECKS: dict[str, Callable[[Any], str]] = {
     "before_record_request": _hook,
     "before_record_response": _hook,
     "grpc": _flag,
+    # the recording's redaction settings (mockagent.cassette.redact_settings.SETTINGS)
+    "redact_names": _strings,
+    "redact_patterns": _strings,
+    "allow_values": _strings,
 }
 """Every keyword the marker takes, with the check of its value; `mockagent_config` takes the same
 keys but `path` (a config names no cassette)."""
@@ -124,10 +135,11 @@ def problems(where: str, what: str, given: Mapping[str, Any], known: Collection[
     return found
 
 
-def setting_problems(marker: pytest.Mark | None, config: Any) -> list[str]:
-    """Every problem of a test's marker and `mockagent_config`."""
+def setting_problems(markers: Sequence[pytest.Mark], config: Any) -> list[str]:
+    """Every problem of a test's markers (its own, its class's, its module's: their options
+    merge, the closest winning) and `mockagent_config`."""
     found = []
-    if marker is not None:
+    for marker in markers:
         where = f"@pytest.mark.{MARKER}"
         if len(marker.args) > 1 or (marker.args and "path" in marker.kwargs):
             found.append(f"{where}: takes one cassette path, got {(*marker.args, *marker.kwargs)}")

@@ -17,6 +17,7 @@ drifts from its cassette is never a silent pass.
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from functools import partial
@@ -63,14 +64,15 @@ def _setting(
     default: Any,
     option_name: str | None = None,
 ) -> Any:
-    """A setting by precedence: command line > marker > mockagent_config > default."""
+    """A setting by precedence: command line > marker (the test's own, then its class's and its
+    module's) > mockagent_config > default."""
     flag = option_name or name.replace("_", "-")
     option = request.config.getoption(f"--mockagent-{flag}", None)
     if option is not None:
         return option
-    marker = request.node.get_closest_marker(MARKER)
-    if marker is not None and name in marker.kwargs:
-        return marker.kwargs[name]
+    for marker in request.node.iter_markers(MARKER):  # the test's own first, then outer ones
+        if name in marker.kwargs:
+            return marker.kwargs[name]
     return config.get(name, default)
 
 
@@ -106,7 +108,7 @@ def mockagent(
     def setting(name: str, default: Any = None, option_name: str | None = None) -> Any:
         return _setting(request, mockagent_config, name, default, option_name)
 
-    wrong = setting_problems(request.node.get_closest_marker(MARKER), mockagent_config)
+    wrong = setting_problems(list(request.node.iter_markers(MARKER)), mockagent_config)
     if wrong:
         pytest.fail("\n".join(f"mockagent: {line}" for line in wrong), pytrace=False)
     mode = setting("record_mode", "none")
@@ -123,7 +125,13 @@ def mockagent(
             app = create_app(agent_without_cassette(path, setting("agent")), **options)
         else:
             app = create_app_for_mode(
-                path, mode, setting("upstream"), hooks=_hooks(setting), run=_run(request), **options
+                path,
+                mode,
+                setting("upstream"),
+                _redactor(setting),
+                _hooks(setting),
+                run=_run(request),
+                **options,
             )
     except (CassetteError, ValueError) as exc:
         refused = str(exc)  # failed outside the `except`: pytest would print it twice, chained
@@ -221,6 +229,21 @@ def _hooks(setting: Any) -> Any:
     return RecordHooks(**{name: setting(name) for name in names})
 
 
+# -- secrets: the recording's redaction settings (mockagent.cassette.redact_settings) ----------
+
+
+def _redactor(setting: Any) -> Any:
+    """More secret names and value patterns, and values that are not secrets (the keys are
+    redact_settings.SETTINGS); each redaction by shape is a warning the test run shows."""
+    from mockagent.cassette.redact_settings import SETTINGS, redactor_from_settings
+
+    settings = {key: setting(key) for key in SETTINGS}
+    return redactor_from_settings(settings, lambda text: warnings.warn(text, stacklevel=1))
+
+
+# -- end of secrets ---------------------------------------------------------------------------
+
+
 def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
     handle = item.stash.get(_HANDLE, None)
     if handle is None or not handle.unmatched[skip:]:
@@ -269,7 +292,8 @@ def cassette_path(
             f"or with a bare @pytest.mark.{MARKER} for its own cassettes/{{module}}/{{test}}.yaml",
             pytrace=False,
         )
-    raw = marker.args[0] if marker.args else marker.kwargs.get("path")
+    named = [m for m in request.node.iter_markers(MARKER) if m.args or "path" in m.kwargs]
+    raw = (named[0].args[0] if named[0].args else named[0].kwargs["path"]) if named else None
     if raw is None:
         cassette_dir = _setting(request, config or {}, "cassette_dir", None)
         cls = request.node.cls if isinstance(request.node, pytest.Function) else None

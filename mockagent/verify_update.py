@@ -141,11 +141,13 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         if recorded is None:
             update.missed.append(verdict.name)
             continue
-        new[index] = replacement(written[index], recorded, agentex)
+        merged = replacement(written[index], recorded, agentex)
         # the written steps and gates, but for what the agent moved
-        new[index]["reply"] = merged_reply(
+        merged["reply"] = merged_reply(
             written[index].get("reply"), recorded["reply"], streamed(verdict)
         )
+        # the leak scan, as a recording's own writes have it
+        new[index] = proxy.session.redactor.scan_interaction(merged, str(path))
         if new[index] == written[index]:  # the drift was in how verify called it, not in it
             del new[index]
             update.kept.append(verdict.name)

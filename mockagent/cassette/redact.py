@@ -1,55 +1,38 @@
-"""Keeping secrets out of recorded cassettes: redaction while recording, a leak scan after writing.
+"""Keeping secrets out of recorded cassettes: redaction while recording, a leak scan on writing.
 
-Every secret value the recorder sees (header values, push-notification tokens and credentials,
-API keys in query strings, passwords in URLs) is remembered; what is written is scanned for all of
-them, so a secret that slipped past the rules is caught before the file is kept.
+By name (`secret_names`): the values of secret headers, query and form parameters and JSON keys
+at any depth, a JSON document or a form body inside a string included, and passwords in URLs.
+By shape (`shapes`, detect-secrets' detectors): tokens, keys, JWTs, PEM blocks and long random
+strings anywhere, message text included; `leak_scan` runs them over every cassette text written
+and tells each one it redacts. Every secret value seen is remembered: a cassette that still holds
+one (an upstream echoing a header, say) is refused (`leaks`).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
+import sys
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
-SECRET_HEADERS = (
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "x-api-key",
-    "api-key",
-    "x-goog-api-key",
-    "x-agent-api-key",
-    "x-a2a-notification-token",
-)
-SECRET_PARAMS = (
-    "key",
-    "api_key",
-    "apikey",
-    "api-key",
-    "access_token",
-    "token",
-    "sig",
-    "signature",
-    "client_secret",
-    "password",
-)
-SECRET_FIELDS = (
-    "token",
-    "credentials",
-    "password",
-    "secret",
-    "apiKey",
-    "api_key",
-    "accessToken",
-    "access_token",
-    "authorization",
-    "clientSecret",
-    "client_secret",
-)
+from mockagent.cassette.secret_names import SecretNames
+
+if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
+    from mockagent.cassette.leak_scan import LeakScan
+    from mockagent.cassette.shapes import Shapes
+
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
+PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
+_FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
 
 
 def placeholder(what: str) -> str:
@@ -57,32 +40,70 @@ def placeholder(what: str) -> str:
     return f"<redacted:{what}>"
 
 
+def stderr(text: str) -> None:
+    """Where a recording tells what it redacted by shape, unless it is told otherwise."""
+    print(text, file=sys.stderr, flush=True)
+
+
 @dataclass
 class Redactor:
-    """Redaction rules (configurable lists) and every secret value seen so far."""
+    """The redaction rules of one recording, and every secret value seen so far.
 
-    headers: tuple[str, ...] = SECRET_HEADERS
-    params: tuple[str, ...] = SECRET_PARAMS
-    fields: tuple[str, ...] = SECRET_FIELDS
+    `names`: more secret names (headers, query and form parameters, JSON keys; compared without
+    case or separators); `patterns`: regular expressions whose matches are secret anywhere;
+    `allow`: values that are not secrets, whatever their name or shape; `notify`: where each
+    redaction by shape is told (standard error by default), from the thread that writes, or
+    with `notify_in_main_thread` when the main thread writes (a pytest warning under `-W error`
+    raises where it is given: there it fails the test, in the proxy's thread it would break the
+    call being recorded)."""
+
+    names: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    notify: Callable[[str], None] = stderr
+    notify_in_main_thread: bool = False
     secrets: set[str] = field(default_factory=set)
+    _scans: dict[str, LeakScan] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.is_secret = SecretNames(self.names)
+        self.allowed = frozenset(self.allow)
+        for pattern in self.patterns:  # a bad pattern is refused where it is given
+            re.compile(pattern)
+
+    @cached_property
+    def shapes(self) -> Shapes:
+        before = warnings.showwarning
+        from mockagent.cassette.shapes import Shapes
+
+        # Importing detect-secrets sends every warning of the process to logging from then on
+        # (its logger calls logging.captureWarnings); pytest's warnings summary would lose them.
+        if warnings.showwarning is not before:
+            logging.captureWarnings(False)
+        return Shapes(self.patterns, self.allow)
 
     def remember(self, value: Any) -> None:
         """Note a secret value (and, for `Bearer xyz`, the credential alone)."""
-        if not isinstance(value, str):
+        if not isinstance(value, str) or value in self.allowed or PLACEHOLDER.fullmatch(value):
             return
         for candidate in (value, value.split(" ", 1)[-1]):
-            if len(candidate.strip()) >= MIN_SECRET:
+            if len(candidate.strip()) >= MIN_SECRET and candidate.strip() not in self.allowed:
                 self.secrets.add(candidate.strip())
 
+    def _remember_unless_words(self, value: str) -> None:
+        """Remember `value` unless it is plain words: `session: default` or a `theme=dark`
+        cookie is redacted where it is named, but `default` elsewhere is no leak."""
+        if not _WORDS.fullmatch(value):
+            self.remember(value)
+
     def see_headers(self, headers: dict[str, str]) -> None:
-        """Remember the secret headers of a request or response."""
-        wanted = {h.lower() for h in self.headers}
+        """Remember the values of the secret headers of a request or response."""
         for name, value in headers.items():
-            if name.lower() in wanted:
+            if self.is_secret(name):
                 self.remember(value)
-                if name.lower() in ("cookie", "set-cookie"):  # each cookie's value on its own too
+                if "cookie" in name.lower():  # each cookie's value on its own too
                     for pair in value.split(";"):
-                        self.remember(pair.partition("=")[2])
+                        self._remember_unless_words(pair.partition("=")[2].strip())
 
     def see_url(self, url: str) -> None:
         """Remember credentials and secret query parameters in a URL."""
@@ -101,49 +122,110 @@ class Redactor:
                 self.remember(userinfo.split(":", 1)[1])
             self.remember(userinfo)
             netloc = f"{placeholder('credentials')}@{host}"
-        query = parts.query
-        if query:
-            wanted = {p.lower() for p in self.params}
-            pairs = []
-            for key, value in parse_qsl(query, keep_blank_values=True):
-                if key.lower() in wanted:
-                    self.remember(value)
-                    value = placeholder(key)
-                pairs.append((key, value))
-            query = urlencode(pairs, safe="<>:")
+        query = self.redact_form(parts.query, query=True)
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
-    def redact(self, value: Any, key: str = "") -> Any:
-        """A copy of JSON `value` with secret fields and URL secrets replaced (and remembered)."""
+    def redact_form(self, form: str, query: bool = False) -> str:
+        """`a=1&token=x` with the secret parameters' values replaced, the rest as written."""
+        pieces = []
+        for piece in form.split("&"):
+            name, eq, value = piece.partition("=")
+            name = unquote_plus(name)
+            if (
+                eq
+                and value
+                and self.is_secret(name, query)
+                and unquote_plus(value) not in self.allowed
+            ):
+                self.remember(unquote_plus(value))
+                piece = f"{piece.partition('=')[0]}={placeholder(name)}"
+            pieces.append(piece)
+        return "&".join(pieces)
+
+    def redact(self, value: Any) -> Any:
+        """A copy of JSON `value` with the values of secret names replaced (and remembered)."""
         if isinstance(value, dict):
-            wanted = {f.lower() for f in self.fields}
-            out = {}
-            for name, item in value.items():
-                if (
-                    isinstance(name, str)
-                    and name.lower() in wanted
-                    and isinstance(item, (str, dict, list))
-                ):
-                    self._remember_all(item)
-                    out[name] = placeholder(name)
-                else:
-                    out[name] = self.redact(item, name)
-            return out
+            return {
+                name: self._hidden(item, name)
+                if isinstance(name, str) and self.is_secret(name)
+                else self.redact(item)
+                for name, item in value.items()
+            }
         if isinstance(value, list):
-            return [self.redact(item, key) for item in value]
-        if isinstance(value, str) and "://" in value:
-            return _URL.sub(lambda m: self.redact_url(m.group(0)), value)
+            return [self.redact(item) for item in value]
+        if isinstance(value, str):
+            return self.redact_text(value)
         return value
 
-    def _remember_all(self, value: Any) -> None:
+    def redact_text(self, text: str) -> str:
+        """A string with secrets by name replaced: in URLs, in a JSON document, in a form body."""
+        if text.lstrip()[:1] in ("{", "[") and len(text) > 2:
+            return self._redact_json_text(text)
+        if _FORM.fullmatch(text):
+            return self.redact_form(text)
+        if "://" in text:
+            return _URL.sub(lambda m: self.redact_url(m.group(0)), text)
+        return text
+
+    def _redact_json_text(self, text: str) -> str:
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return _URL.sub(lambda m: self.redact_url(m.group(0)), text)
+        redacted = self.redact(document)
+        if redacted == document:
+            return text
+        # Replaced in place, in one pass over its string literals, so the rest keeps its layout;
+        # a document that spells a changed string otherwise (`\/`, say) is written anew.
+        swaps: dict[str, tuple[str, str]] = {}
+        for old, new in _changed_strings(document, redacted):
+            for ascii_only in (True, False):
+                swaps[json.dumps(old, ensure_ascii=ascii_only)] = (old, json.dumps(new))
+        seen: set[str] = set()
+
+        def swap(literal: re.Match[str]) -> str:
+            if literal.group(0) not in swaps:
+                return literal.group(0)
+            old, new = swaps[literal.group(0)]
+            seen.add(old)
+            return new
+
+        out = _JSON_STRING.sub(swap, text)
+        return out if seen == {old for old, _ in swaps.values()} else json.dumps(redacted)
+
+    def _hidden(self, value: Any, name: str) -> Any:
+        """The value of a secret name: each string in it replaced, its shape kept."""
+        if isinstance(value, str):
+            if value in self.allowed or not value or PLACEHOLDER.fullmatch(value):
+                return value
+            self._remember_unless_words(value)
+            return placeholder(name)
         if isinstance(value, dict):
-            for item in value.values():
-                self._remember_all(item)
-        elif isinstance(value, list):
-            for item in value:
-                self._remember_all(item)
-        else:
-            self.remember(value)
+            return {k: self._hidden(v, name) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._hidden(v, name) for v in value]
+        return value
+
+    def redact_shapes(self, text: str, entropy: bool = True) -> tuple[str, list[str]]:
+        """`text` with each secret recognised by its shape replaced (and remembered); the kinds."""
+        found = self.shapes.find(text, entropy)
+        for item in reversed(found):
+            self.remember(text[item.start : item.end])
+            text = text[: item.start] + placeholder(item.kind) + text[item.end :]
+        return text, [item.kind for item in found]
+
+    def scan(self, data: dict[str, Any], path: str) -> dict[str, Any]:
+        """Cassette `data` as it may be written to `path`: the leak scan's copy (`leak_scan`)."""
+        from mockagent.cassette.leak_scan import LeakScan
+
+        if path not in self._scans:
+            self._scans[path] = LeakScan(self, path)
+        return self._scans[path].cassette(data)
+
+    def scan_interaction(self, item: dict[str, Any], path: str) -> dict[str, Any]:
+        """One interaction as it may be written to `path` (`verify --update` writes them)."""
+        scanned: dict[str, Any] = self.scan({"interactions": [item]}, path)["interactions"][0]
+        return scanned
 
     def leaks(self, text: str) -> list[str]:
         """The remembered secrets that occur in `text`, masked for the error message."""
@@ -154,6 +236,18 @@ class Redactor:
         for secret in sorted(self.secrets, key=len, reverse=True):
             text = text.replace(secret, placeholder("leak"))
         return text
+
+
+def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:
+    """The strings of `old` that `new` (the same document, redacted) replaced."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            yield from _changed_strings(old[key], new.get(key))
+    elif isinstance(old, list) and isinstance(new, list):
+        for a, b in zip(old, new, strict=False):
+            yield from _changed_strings(a, b)
+    elif isinstance(old, str) and isinstance(new, str) and old != new:
+        yield old, new
 
 
 def mask(secret: str) -> str:

@@ -237,7 +237,7 @@ class Recorder:
         )  # names must not carry secrets either
         texts = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
         interaction = {
-            "name": self._name(texts),
+            "name": self._name(self.redactor.redact_shapes(texts)[0]),
             "match": self.redactor.redact(match),
             "reply": self.redactor.redact(reply),
             "times": 1,

@@ -134,6 +134,7 @@ class Session:
 
     def _text(self, data: dict[str, Any], notes: dict[str, str] | None = None) -> str:
         notes = self.notes if notes is None else notes
+        data = self.redactor.scan(data, str(self.path))  # the leak scan: secrets by name and shape
         return schema_comment(self.path) + with_notes(dump_cassette(data), notes)
 
     def _write(self, file: Path, text: str) -> bool:

@@ -56,7 +56,7 @@ def test_right(mockagent):
             "'upstream', 'pace')",
             "mockagent: @pytest.mark.mockagent: upstream '127.0.0.1:9' is not an http(s) URL*",
             "mockagent: @pytest.mark.mockagent: pace 'scale=fast' is not a pace: scale=F takes a "
-            "number F ≥ 0",
+            "number F from 0 to 1000",
         ]
     )
     assert "Traceback" not in result.stdout.str()
@@ -113,3 +113,45 @@ def test_command_line_values_and_flags_are_refused_with_a_suggestion(
         ]
     )
     run(pytester, "--mockagent-record-mode=none", "--mockagent-strict").assert_outcomes(passed=1)
+
+
+def test_outer_markers_are_checked_and_their_options_apply(pytester: pytest.Pytester) -> None:
+    """A module's or class's marker is merged under the test's own, as pytest-recording's are:
+    its options apply, and a misspelled one errors the test (before, both were ignored)."""
+    cassette(pytester.path / "c.yaml")
+    make_test(
+        pytester,
+        """
+pytestmark = pytest.mark.mockagent(redact_names=["x-tenant"], allow_values="public")
+
+
+@pytest.mark.mockagent(strict=True)
+class TestStrict:
+    @pytest.mark.mockagent("c.yaml")
+    def test_unused(self, mockagent):
+        pass
+
+
+@pytest.mark.mockagent(strcit=True)
+class TestTypo:
+    @pytest.mark.mockagent("c.yaml")
+    def test_typo(self, mockagent):
+        pass
+
+
+@pytest.mark.mockagent("c.yaml")
+class TestPath:
+    @pytest.mark.mockagent(pace="instant")
+    def test_path_from_the_class(self, mockagent):
+        send(mockagent.url, "Which languages?")
+""",
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of TestTypo.test_typo*",
+            "mockagent: @pytest.mark.mockagent: unknown option 'strcit'; did you mean 'strict'?",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*strict mode: every interaction must be used*"])

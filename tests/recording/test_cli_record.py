@@ -46,9 +46,9 @@ def test_record_help_names_its_options() -> None:
         "--host",
         "--port",
         "--mode",
-        "--redact-header",
-        "--redact-param",
-        "--redact-field",
+        "--redact-name",
+        "--redact-pattern",
+        "--allow-value",
     ):
         assert option in result.output, option
     for mode in ("once", "new_episodes", "all"):
@@ -162,8 +162,8 @@ def test_redact_header_reaches_the_leak_scan(tmp_path: Path) -> None:
             upstream.url,
             "--cassette",
             str(path),
-            "--redact-header",
-            "X-Custom-Secret",
+            "--redact-name",
+            "X-Custom-Ref",
         ) as recorder,
     ):
         HTTP.get(recorder.url + CARD)
@@ -171,7 +171,7 @@ def test_redact_header_reaches_the_leak_scan(tmp_path: Path) -> None:
             recorder.url,
             "SendMessage",
             {"message": message("hi")},
-            headers={"X-Custom-Secret": "hdr-7788-custom"},
+            headers={"X-Custom-Ref": "hdr-7788-custom"},
         )
         recorder.proc.send_signal(signal.SIGTERM)
         assert recorder.proc.wait(timeout=10) == 1

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.cassette.redact import SECRET_FIELDS, SECRET_HEADERS, SECRET_PARAMS, Redactor
+from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import load_cassette
 from mockagent.proxy.session import LeakError, partial_path
 from tests.helpers.recording import (
@@ -47,7 +47,7 @@ interactions:
                 - text: "Fetched https://user:hunter2@files.example/file?token=abc&sessionid=sid-4242-q&page=2"
                 - url: "https://user:hunter2@files.example/file?token=abc"
                   mediaType: text/plain
-              metadata: {apiKey: mk-7731-meta, sessionRef: sess-5521-extra}
+              metadata: {apiKey: mk-7731-meta, sessionRef: sess-5521-extra, traceRef: tr-5521-extra}
   - name: echo-header
     match: {text: {contains: echo}}
     reply: {message: "hdr-7788-custom"}
@@ -158,8 +158,10 @@ def test_no_secret_reaches_the_cassette(tmp_path: Path, echo: Any) -> None:
         "https://<redacted:credentials>@files.example/file?token=<redacted:token>" in text
     )  # reply url
     assert "apiKey: <redacted:apiKey>" in text
-    # Everything else is kept as the agent said it.
-    assert "sessionRef: sess-5521-extra" in text
+    # Any spelling of a secret name is one; everything else is kept as the agent said it.
+    assert "sessionRef: <redacted:sessionRef>" in text
+    assert "sessionid=<redacted:sessionid>" in text
+    assert "traceRef: tr-5521-extra" in text
     assert "page=2" in text
     loaded = load_cassette(path).cassette
     assert [i.name for i in loaded.interactions] == ["please-fetch-the-file", "fetch-again"]
@@ -171,31 +173,31 @@ def test_a_secret_in_the_message_text_is_redacted_in_match_and_name(
     path = tmp_path / "rec.yaml"
     with recording(echo.url, path) as rec:
         HTTP.get(rec.url + "/.well-known/agent-card.json")
-        text = "Please fetch https://user:hunter2@host.example/f?token=abc"
-        send(rec.url, "/message:send", {"message": message(text)})
+        original = "Please fetch https://user:hunter2@host.example/f?token=abc"
+        send(rec.url, "/message:send", {"message": message(original)})
         assert rec.finish() == path
     text = path.read_text()
     assert "hunter2" not in text and "token=abc" not in text
     interaction = yaml.safe_load(text)["interactions"][0]
-    assert interaction["match"]["text"] == (
-        "Please fetch https://<redacted:credentials>@host.example/f?token=<redacted:token>"
-    )
+    # The matcher stands for the secrets without holding them: the same request replays.
+    assert interaction["match"]["text"] == {
+        "regex": r"(?s)^Please fetch https://.+?@host\.example/f\?token=.+?$"
+    }
+    with upstream_agent(path, pace="instant") as replay:
+        answer = send(replay.url, "/message:send", {"message": message(original)})
+    assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 def test_the_redaction_lists_are_configurable(tmp_path: Path, echo: Any) -> None:
     path = tmp_path / "rec.yaml"
-    redactor = Redactor(
-        headers=SECRET_HEADERS + ("X-Custom-Secret",),
-        params=SECRET_PARAMS + ("sessionid",),
-        fields=SECRET_FIELDS + ("sessionRef",),
-    )
+    redactor = Redactor(names=("X-Custom-Ref", "page", "TRACE_REF"))
     text = record_with_secrets(echo.url, path, redactor)
-    for secret in SECRET_VALUES + ["sess-5521-extra", "sid-4242-q"]:
+    for secret in SECRET_VALUES + ["sess-5521-extra", "sid-4242-q", "tr-5521-extra", "page=2"]:
         assert secret not in text, secret
-    assert "sessionRef: <redacted:sessionRef>" in text
-    assert "sessionid=<redacted:sessionid>" in text
+    assert "traceRef: <redacted:traceRef>" in text  # a name given in any spelling
+    assert "page=<redacted:page>" in text
     # An extra header: its value is remembered (and so scanned for), like the built-in ones.
-    redactor.see_headers({"x-custom-secret": "hdr-7788-custom", "X-Other": "not-a-secret"})
+    redactor.see_headers({"x-custom-ref": "hdr-7788-custom", "X-Other": "not-a-secret"})
     assert "hdr-7788-custom" in redactor.secrets
     assert "not-a-secret" not in redactor.secrets
 
@@ -211,7 +213,7 @@ def test_an_extra_secret_header_is_scanned_for(tmp_path: Path, echo: Any) -> Non
                 rec.url,
                 "/message:send",
                 {"message": message("echo it")},
-                {"X-Custom-Secret": "hdr-7788-custom"},
+                {"X-Custom-Ref": "hdr-7788-custom"},
             )
             rec.finish()
 
@@ -220,7 +222,7 @@ def test_an_extra_secret_header_is_scanned_for(tmp_path: Path, echo: Any) -> Non
     assert "hdr-7788-custom" in plain.read_text()
     listed = tmp_path / "listed.yaml"
     with pytest.raises(LeakError):
-        record(listed, Redactor(headers=SECRET_HEADERS + ("x-custom-secret",)))
+        record(listed, Redactor(names=("x-custom-ref",)))
     assert not listed.exists()
 
 
