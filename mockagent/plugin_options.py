@@ -48,7 +48,8 @@ def _upstream(value: Any) -> str:
 
 
 def _pace(value: Any) -> str:
-    from mockagent.engine.player import MAX_SCALE, Pace  # the fixture has imported the engine already
+    # the fixture has imported the engine already
+    from mockagent.engine.player import MAX_SCALE, Pace
 
     if value is None or isinstance(value, Pace):
         return ""
