@@ -279,8 +279,8 @@ class MockAgent:
             reports.append(
                 "\n".join(
                     [
-                        "mockagent: an expect()'s fault never fired on the calls it answered, "
-                        "so the test did not meet the fault it names:",
+                        "mockagent: an expect()'s fault never fired, so the test did not meet "
+                        "the fault it names:",
                         *unfired,
                     ]
                 )
@@ -327,9 +327,13 @@ class MockAgent:
 
 def unfired_faults(engine: Engine, name: str) -> list[str]:
     """A line for each part of interaction `name`'s fault that fired on none of the calls it
-    answered (with why, from the last of them); none when it answered no call (an unused
-    interaction is another report's) or a stream that may still fire it is open."""
+    answered (with why, from the last of them), or one line when it answered no call at all;
+    none for a part a stream that is still open may fire."""
+    if name not in {interaction.name for interaction in list(engine.interactions)}:
+        return []  # removed by the test, or by a reset
     entries = [entry for entry in list(engine.journal.entries) if entry.interaction == name]
+    if not entries:
+        return [f"  {name!r}: answered no call, so its fault never had a call to fire on"]
     parts: dict[str, list[Any]] = {}
     for entry in entries:
         for part in entry.faults:

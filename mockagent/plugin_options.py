@@ -12,6 +12,7 @@ Imports nothing heavy at module level (the plugin imports it in every pytest ses
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,15 @@ def _cap(value: Any) -> str:
     return problem or ("" if value is None or value >= 0 else _kind(value, "a number ≥ 0"))
 
 
+def _cassette_dir(value: Any) -> str:
+    if not isinstance(value, str | Path):
+        return _kind(value, "a folder")
+    for placeholder in re.findall(r"\{([^{}]*)\}", str(value)):
+        if placeholder != "module":  # the one placeholder (plugin_cassette.default_path)
+            return f"{str(value)!r} has {{{placeholder}}}; {did_you_mean(placeholder, ['module'])}"
+    return ""
+
+
 def _strings(value: Any) -> str:
     ok = isinstance(value, str) or (
         isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
@@ -107,7 +117,7 @@ CHECKS: dict[str, Callable[[Any], str]] = {
     "record_mode": _record_mode,
     "upstream": _upstream,
     "strict": _flag,
-    "cassette_dir": _of((str, Path), "a folder"),
+    "cassette_dir": _cassette_dir,
     "agent": _of((dict,), "the card facts a cassette's `agent:` holds (a dict)"),
     "allow_playback_repeats": _flag,
     "before_record_request": _hook,

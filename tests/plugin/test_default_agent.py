@@ -108,7 +108,40 @@ def test_a_test_whose_expected_fault_never_fired_fails_saying_why(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*an expect()'s fault never fired on the calls it answered*",
+            "*an expect()'s fault never fired, so the test did not meet the fault it names:",
             "*'expected-1': dropAfter 2 not fired: SendMessage is answered with one response*",
         ]
+    )
+
+
+UNCALLED = (
+    CUT.split("@pytest.mark.mockagent")[0]
+    + """
+@pytest.mark.mockagent
+def test_never_called(mockagent):
+    mockagent.expect(text="zz", fault={"dropAfter": 1}).reply_task(steps=STEPS)
+
+
+@pytest.mark.mockagent
+def test_removed(mockagent):
+    name = mockagent.expect(text="zz", fault={"dropAfter": 1}).reply_task(steps=STEPS)
+    mockagent.remove_interaction(name)
+
+
+@pytest.mark.mockagent
+def test_reset(mockagent):
+    mockagent.expect(text="zz", fault={"dropAfter": 1}).reply_task(steps=STEPS)
+    mockagent.reset()
+"""
+)
+
+
+def test_a_test_whose_expected_fault_answered_no_call_fails(pytester: pytest.Pytester) -> None:
+    """An expect() that names a fault and answers no call at all did not test the fault either;
+    one the test removed (or reset away) is the test's choice."""
+    make_test(pytester, UNCALLED)
+    result = run(pytester)
+    result.assert_outcomes(failed=1, passed=2)
+    result.stdout.fnmatch_lines(
+        ["*'expected-1': answered no call, so its fault never had a call to fire on*"]
     )

@@ -155,3 +155,14 @@ class TestPath:
         ]
     )
     result.stdout.fnmatch_lines(["*strict mode: every interaction must be used*"])
+
+
+def test_a_misspelled_placeholder_in_cassette_dir_is_refused() -> None:
+    """`{modul}` would make a folder named `{modul}`, beside the tests, without a word."""
+    from mockagent.plugin_options import problems
+
+    given = {"cassette_dir": "cassettes/{modul}"}
+    assert problems("where", "option", given, ["cassette_dir"]) == [
+        "where: cassette_dir 'cassettes/{modul}' has {modul}; did you mean 'module'?"
+    ]
+    assert problems("where", "option", {"cassette_dir": "c/{module}"}, ["cassette_dir"]) == []
