@@ -137,7 +137,9 @@ def test_a_plugin_setting_that_is_no_list_fails_the_test(pytester: pytest.Pytest
     )
     result = pytester.runpytest("-p", "no:hypothesispytest")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["mockagent: mockagent_config: redact_names takes a list of strings, got 5"])
+    result.stdout.fnmatch_lines(
+        ["mockagent: mockagent_config: redact_names takes a list of strings, got 5"]
+    )
 
 
 def test_the_detector_leaves_the_process_warnings_alone() -> None:
