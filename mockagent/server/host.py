@@ -38,6 +38,7 @@ from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+from mockagent.server.wsgi import ScriptedDrop
 
 if TYPE_CHECKING:
     from mockagent.server.grpc_server import GrpcServer
@@ -51,13 +52,16 @@ ORPHAN_POLL_S = 0.2
 """How often a worker looks whether its parent is still there."""
 LOGGING = {
     "formatters": {"generic": {"()": "logging.Formatter", "fmt": "mockagent: %(message)s"}},
-    "filters": {"advice": {"()": "mockagent.server.host.NoThreadAdvice"}},
+    "filters": {
+        "advice": {"()": "mockagent.server.host.NoThreadAdvice"},
+        "drops": {"()": "mockagent.server.host.NoScriptedDrop"},
+    },
     "handlers": {
         "console": {
             "formatter": "generic",
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
-            "filters": ["advice"],
+            "filters": ["advice", "drops"],
         },
         "access": {"class": "logging.NullHandler"},
     },
@@ -71,6 +75,22 @@ class NoThreadAdvice(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "Python threads" not in record.getMessage()
+
+
+class NoScriptedDrop(logging.Filter):
+    """Leaves out granian's report of a stream a cassette's `dropAfter` cut: granian logs the
+    exception that cut it with its traceback, but the cut is what the cassette asked for, not a
+    crash (the journal says that it fired). Any other exception is still reported."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not is_scripted_drop(record.getMessage())
+
+
+def is_scripted_drop(message: str) -> bool:
+    """Whether granian's `message` reports a ScriptedDrop: its last line is the exception, as
+    `ScriptedDrop: scripted drop after 1 events`."""
+    last = message.rstrip().rpartition("\n")[2]
+    return last.startswith(f"{ScriptedDrop.__name__}: ")
 
 
 class _OnOurSocket(MPServer):

@@ -120,17 +120,19 @@ def host_url(environ: dict[str, Any]) -> str:
     return f"{environ['wsgi.url_scheme']}://{host}"
 
 
-class _Dropped(ConnectionResetError):
+class ScriptedDrop(ConnectionResetError):
     """A scripted drop as the WSGI servers understand it: a ConnectionError is the client having
-    gone, so neither our server nor werkzeug's sends the final chunk of the stream or logs a
-    traceback."""
+    gone, so werkzeug closes the connection without the final chunk of the stream and logs
+    nothing; granian cuts the connection and logs it, which `mockagent serve` leaves out of its
+    output (`host.NoScriptedDrop`)."""
 
 
 def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """A streamed body whose scripted DropConnection cuts the connection (ScriptedDrop)."""
     try:
         yield from chunks
     except DropConnection as exc:
-        raise _Dropped(str(exc)) from None
+        raise ScriptedDrop(str(exc)) from None
 
 
 def respond(
