@@ -128,10 +128,17 @@ class ScriptedDrop(ConnectionResetError):
 
 
 def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """A streamed body whose scripted DropConnection cuts the connection (ScriptedDrop)."""
+    """A streamed body whose DropConnection cuts the connection (ScriptedDrop) after the
+    response's head: a cut before the first event too, on every server (granian sends the head
+    first, werkzeug with the first chunk), as a stream that broke before its first event."""
+    started = False
     try:
-        yield from chunks
+        for chunk in chunks:
+            started = True
+            yield chunk
     except DropConnection as exc:
+        if not started:
+            yield b""  # werkzeug sends the head with it
         raise ScriptedDrop(str(exc)) from None
 
 

@@ -64,9 +64,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
         yield running
 
 
-def streamed(url: str, text: str, rpc: str | None = None) -> tuple[int, str]:
-    """The events a stream sent and how it ended: "closed" when it ended whole, else the class
-    of the client's error (ReadTimeout: the server kept the connection open)."""
+def streamed(url: str, text: str, rpc: str | None = None) -> tuple[int | None, int, str]:
+    """The stream's status (None: no answer came), its events, and how it ended: "closed" when it
+    ended whole, else the class of the client's error (ReadTimeout: the server kept the
+    connection open)."""
     if rpc is None:
         url, body, headers = url + "/message:stream", {"message": message(text)}, V1
     else:
@@ -74,14 +75,15 @@ def streamed(url: str, text: str, rpc: str | None = None) -> tuple[int, str]:
         msg = {"messageId": "m-1", "role": "ROLE_USER", "kind": "message", "parts": parts}
         body = {"jsonrpc": "2.0", "id": 1, "method": rpc, "params": {"message": msg}}
         headers = V1 if rpc == "SendStreamingMessage" else {}
-    events = 0
+    status, events = None, 0
     try:
         with httpx.stream("POST", url, json=body, headers=headers, timeout=WAIT_S) as response:
+            status = response.status_code
             for line in response.iter_lines():
                 events += line.startswith("data:")
     except httpx.HTTPError as exc:
-        return events, type(exc).__name__
-    return events, "closed"
+        return status, events, type(exc).__name__
+    return status, events, "closed"
 
 
 @pytest.mark.parametrize("rpc", [None, "SendStreamingMessage"])
@@ -90,13 +92,13 @@ def test_the_fixture_server_cuts_the_connection_at_once(
     server: ServerThread, rpc: str | None, after: int
 ) -> None:
     # before: a cut before the first event left the connection open, the client timed out
-    assert streamed(server.url, f"drop{after}", rpc) == (after, "RemoteProtocolError")
+    assert streamed(server.url, f"drop{after}", rpc) == (200, after, "RemoteProtocolError")
     entry = server.journal()[-1]
     assert entry.interaction == f"drop{after}" and entry.fired == ["dropAfter"]
 
 
 def test_a_close_ends_the_stream_whole(server: ServerThread) -> None:
-    assert streamed(server.url, "close1") == (1, "closed")
+    assert streamed(server.url, "close1") == (200, 1, "closed")
 
 
 @pytest.mark.parametrize("binding", JSON_BINDINGS)
@@ -108,11 +110,11 @@ def test_the_official_client_learns_of_a_cut_before_the_first_event_at_once(
     async def scenario(client: Client) -> Any:
         return await asyncio.wait_for(stream(client, kit.message("drop0")), WAIT_S)
 
-    with pytest.raises(A2AClientError, match="disconnected"):  # not a TimeoutError
+    with pytest.raises(A2AClientError, match="incomplete chunked read"):  # not a TimeoutError
         kit.run("", scenario, streaming=True)
 
 
-def test_serve_cuts_streams_without_a_traceback(tmp_path: Path) -> None:
+def test_serve_cuts_streams_where_the_fixture_does_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "v1.yaml").write_text(cassette())
     (tmp_path / "v03.yaml").write_text(cassette(V03_HEAD).replace("name: cutter", "name: old"))
     proc = subprocess.Popen(
@@ -125,14 +127,15 @@ def test_serve_cuts_streams_without_a_traceback(tmp_path: Path) -> None:
         while not (line := proc.stdout.readline()).startswith(READY):  # type: ignore[union-attr]
             assert line, f"serve exited: {proc.wait()} {proc.stderr.read()}"  # type: ignore[union-attr]
         root = line.split()[3]
-        for after in (0, 1):
+        # before: granian often cut before it had written the head and the last event
+        for after in (0, 1, 1, 1, 1):
             for url, rpc in [
                 (f"{root}/v1", None),
                 (f"{root}/v1/", "SendStreamingMessage"),
                 (f"{root}/v03/", "message/stream"),
             ]:
-                events, how = streamed(url, f"drop{after}", rpc)
-                assert how == "RemoteProtocolError" and events <= after, (url, rpc, events, how)
+                got = streamed(url, f"drop{after}", rpc)
+                assert got == (200, after, "RemoteProtocolError"), (url, rpc, got)
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
