@@ -49,9 +49,9 @@ EXIT_S = 1.0
 GRACE_S = 5.0
 """How long a stopping worker waits for its answers under way once its streams were ended."""
 ORPHAN_POLL_S = 0.2
+"""How often a worker looks whether its parent is still there."""
 DROP_GRACE_S = 0.05
 """How long a scripted drop waits for granian to write what the stream sent before it."""
-"""How often a worker looks whether its parent is still there."""
 LOGGING = {
     "formatters": {"generic": {"()": "logging.Formatter", "fmt": "mockagent: %(message)s"}},
     "filters": {
