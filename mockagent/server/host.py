@@ -38,6 +38,7 @@ from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+from mockagent.server.wsgi import ScriptedDrop
 
 if TYPE_CHECKING:
     from mockagent.server.grpc_server import GrpcServer
@@ -49,15 +50,20 @@ GRACE_S = 5.0
 """How long a stopping worker waits for its answers under way once its streams were ended."""
 ORPHAN_POLL_S = 0.2
 """How often a worker looks whether its parent is still there."""
+DROP_GRACE_S = 0.05
+"""How long a scripted drop waits for granian to write what the stream sent before it."""
 LOGGING = {
     "formatters": {"generic": {"()": "logging.Formatter", "fmt": "mockagent: %(message)s"}},
-    "filters": {"advice": {"()": "mockagent.server.host.NoThreadAdvice"}},
+    "filters": {
+        "advice": {"()": "mockagent.server.host.NoThreadAdvice"},
+        "drops": {"()": "mockagent.server.host.NoScriptedDrop"},
+    },
     "handlers": {
         "console": {
             "formatter": "generic",
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
-            "filters": ["advice"],
+            "filters": ["advice", "drops"],
         },
         "access": {"class": "logging.NullHandler"},
     },
@@ -71,6 +77,22 @@ class NoThreadAdvice(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "Python threads" not in record.getMessage()
+
+
+class NoScriptedDrop(logging.Filter):
+    """Leaves out granian's report of a stream a cassette's `dropAfter` cut: granian logs the
+    exception that cut it with its traceback, but the cut is what the cassette asked for, not a
+    crash (the journal says that it fired). Any other exception is still reported."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not is_scripted_drop(record.getMessage())
+
+
+def is_scripted_drop(message: str) -> bool:
+    """Whether granian's `message` reports a ScriptedDrop: its last line is the exception, as
+    `ScriptedDrop: scripted drop after 1 events`."""
+    last = message.rstrip().rpartition("\n")[2]
+    return last.startswith(f"{ScriptedDrop.__name__}: ")
 
 
 class _OnOurSocket(MPServer):
@@ -156,6 +178,12 @@ class _Counted:
     def __next__(self) -> bytes:
         try:
             return next(self._chunks)
+        except ScriptedDrop:
+            # granian cuts the connection as soon as it learns of the drop, and what it had not
+            # written yet is lost (the head and the last events, in most cuts on an idle machine)
+            time.sleep(DROP_GRACE_S)
+            self._over()
+            raise
         except BaseException:
             self._over()
             raise

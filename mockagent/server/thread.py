@@ -39,6 +39,12 @@ class _Quiet(WSGIRequestHandler):
         if type == "error":
             log.error("mockagent: " + message, *args)
 
+    def connection_dropped(self, error: BaseException, environ: Any = None) -> None:
+        """The client left, or a scripted drop cut the answer: the connection is over. Cut
+        before the first byte, werkzeug would keep it open for a next request, while the
+        client waits for this answer until its own timeout."""
+        self.close_connection = True
+
 
 class _BindFailed(Exception):
     """An OSError from bind() or listen(), carried past werkzeug, which would exit the process."""

@@ -120,17 +120,26 @@ def host_url(environ: dict[str, Any]) -> str:
     return f"{environ['wsgi.url_scheme']}://{host}"
 
 
-class _Dropped(ConnectionResetError):
+class ScriptedDrop(ConnectionResetError):
     """A scripted drop as the WSGI servers understand it: a ConnectionError is the client having
-    gone, so neither our server nor werkzeug's sends the final chunk of the stream or logs a
-    traceback."""
+    gone, so werkzeug closes the connection without the final chunk of the stream and logs
+    nothing; granian cuts the connection and logs it, which `mockagent serve` leaves out of its
+    output (`host.NoScriptedDrop`)."""
 
 
 def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """A streamed body whose DropConnection cuts the connection (ScriptedDrop) after the
+    response's head: a cut before the first event too, on every server (granian sends the head
+    first, werkzeug with the first chunk), as a stream that broke before its first event."""
+    started = False
     try:
-        yield from chunks
+        for chunk in chunks:
+            started = True
+            yield chunk
     except DropConnection as exc:
-        raise _Dropped(str(exc)) from None
+        if not started:
+            yield b""  # werkzeug sends the head with it
+        raise ScriptedDrop(str(exc)) from None
 
 
 def respond(
