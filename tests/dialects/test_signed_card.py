@@ -118,3 +118,29 @@ def test_the_header_names_the_key_and_the_jwks_of_a_folders_agent(tmp_path):
     assert header["jku"] == "http://localhost/signer" + JWKS_PATH
     assert [key["kid"] for key in jwks["keys"]] == [header["kid"]]
     assert (header["alg"], header["typ"]) == ("EdDSA", "JOSE")
+
+
+# An extended card's skill without `tags`: a2a-sdk 1.x reads it, a 0.3 client's model does not.
+NO_TAGS = SIGNED.replace(", tags: []}]", "}]")
+
+
+def test_a_v03_card_a_v03_client_cannot_read_is_refused_at_v03card(tmp_path):
+    text = NO_TAGS.replace("  signed: true", "  signed: true\n  v03Card: true")
+
+    with pytest.raises(CassetteError) as caught:
+        client_of(tmp_path, text)
+
+    assert "an a2a-sdk 0.3 client cannot read the card" in str(caught.value)
+    assert "skills.0.tags" in str(caught.value)
+    assert f"agent.yaml:{line_of(text, 'v03Card: true')}:" in str(caught.value)
+
+
+def test_a_v03_call_for_an_extended_card_it_cannot_read_says_why(tmp_path):
+    client = client_of(tmp_path, NO_TAGS)  # no v03Card: only a v0.3 call needs the v0.3 form
+
+    v03 = {"A2A-Version": "0.3"}
+    reply = rpc(client, "agent/getAuthenticatedExtendedCard", path="/", headers=v03)
+
+    assert reply["error"]["code"] == -32603
+    assert "an a2a-sdk 0.3 client cannot read the card" in reply["error"]["message"]
+    verify(client, rpc(client, "GetExtendedAgentCard", {})["result"])  # 1.x callers still can

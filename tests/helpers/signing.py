@@ -10,8 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import jwt
+from a2a.compat.v0_3.types import AgentCard as V03AgentCard
 from a2a.types import AgentCard
-from a2a.utils.signing import create_agent_card_signer, create_signature_verifier
+from a2a.utils.signing import (
+    InvalidSignaturesError,
+    create_agent_card_signer,
+    create_signature_verifier,
+)
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt import PyJWK, PyJWKSet
 from jwt.algorithms import ECAlgorithm
@@ -36,6 +42,39 @@ def fetch_key(kid: str | None, jku: str | None) -> PyJWK:
 def verifier(algorithms: tuple[str, ...] = ("EdDSA",)) -> Callable[[AgentCard], None]:
     """The a2a-sdk's verifier, trusting whatever JWKS the card's signature points at."""
     return create_signature_verifier(fetch_key, list(algorithms))
+
+
+def v03_verify(card: dict[str, Any], key: Callable[..., Any] = fetch_key) -> None:
+    """What an a2a-sdk 0.3 client's verifier checks, rebuilt from its documented behaviour
+    (a2a-sdk 0.3 cannot be installed beside 1.x): the card read with the v0.3 model (which
+    a2a-sdk 1.x ships, field for field that of 0.3.26), its JSON without `signatures`, without
+    unset or default fields and empty values, keys sorted and no whitespace, as the payload of a
+    JWS whose payload is detached; one signature that verifies is enough. Raises
+    InvalidSignaturesError when none does."""
+    read = V03AgentCard.model_validate(card)
+    fields = read.model_dump(
+        exclude={"signatures"}, exclude_defaults=True, exclude_none=True, by_alias=True
+    )
+    payload = json.dumps(_pruned(fields), sort_keys=True, separators=(",", ":")).encode()
+    encoded = base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
+    for signature in read.signatures or []:
+        header = protected_header(signature.model_dump())
+        token = f"{signature.protected}.{encoded}.{signature.signature}"
+        try:
+            jwt.decode(token, key(header.get("kid"), header.get("jku")), algorithms=["EdDSA"])
+            return
+        except jwt.PyJWTError:
+            continue
+    raise InvalidSignaturesError("no signature verifies the card's v0.3 form")
+
+
+def _pruned(value: Any) -> Any:
+    """`value` without empty strings, lists and objects, at any depth (None when all empty)."""
+    if isinstance(value, dict):
+        value = {k: pruned for k, v in value.items() if (pruned := _pruned(v)) is not None}
+    elif isinstance(value, list):
+        value = [pruned for v in value if (pruned := _pruned(v)) is not None]
+    return None if value in ("", [], {}) else value
 
 
 def protected_header(signature: dict[str, Any]) -> dict[str, Any]:

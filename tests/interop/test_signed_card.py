@@ -1,6 +1,7 @@
 """Signed agent cards replayed to the official a2a-sdk client, which verifies them with its own
-verifier: the public card, the extended card over every binding, and a hybrid v0.3 card. The key
-is fetched from the JWKS the signature's `jku` names, over HTTP, as a verifying client does."""
+verifier: the public card, the extended card over every binding, and a hybrid v0.3 card, which an
+a2a-sdk 0.3 client's verifier (rebuilt in tests/helpers/signing.py) accepts too. The key is
+fetched from the JWKS the signature's `jku` names, over HTTP, as a verifying client does."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from a2a.utils.signing import InvalidSignaturesError
 
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.interop import BINDINGS
-from tests.helpers.signing import HTTP, JWKS_PATH, protected_header, verifier
+from tests.helpers.signing import HTTP, JWKS_PATH, protected_header, v03_verify, verifier
 
 CASSETTE = """\
 version: 1
@@ -107,4 +108,57 @@ def test_a_card_changed_after_signing_is_refused(server) -> None:
     card["description"] = "Another agent."
 
     with pytest.raises(InvalidSignaturesError):
+        verifier()(parse_agent_card(card))
+
+
+def test_a_hybrid_card_verifies_for_a_v03_client_too(server) -> None:
+    card = HTTP.get(server.card_url("hybrid")).json()
+
+    v03_verify(card)
+    verifier()(parse_agent_card(card))
+    assert len(card["signatures"]) == 2  # a 1.x signature, then the v0.3 one
+
+
+V03_CHANGES = {
+    "url": lambda card: card.update(url="http://elsewhere"),
+    "additionalInterfaces": lambda card: card["additionalInterfaces"][0].update(url="http://x"),
+    "preferredTransport": lambda card: card.update(preferredTransport="HTTP+JSON"),
+    "protocolVersion": lambda card: card.update(protocolVersion="0.2.5"),
+    "description": lambda card: card.update(description="Another agent."),
+}
+
+
+@pytest.mark.parametrize("field", V03_CHANGES)
+def test_a_v03_client_refuses_a_v03_field_changed_after_signing(server, field) -> None:
+    card = HTTP.get(server.card_url("hybrid")).json()
+    v03_verify(card)  # as served, it verifies
+    V03_CHANGES[field](card)
+
+    with pytest.raises(InvalidSignaturesError):
+        v03_verify(card)
+
+
+def test_a_v03_client_refuses_the_card_without_its_v03_signature(server) -> None:
+    card = HTTP.get(server.card_url("hybrid")).json()
+    v03_verify(card)
+    del card["signatures"][1]  # the 1.x signature alone
+
+    with pytest.raises(InvalidSignaturesError):
+        v03_verify(card)
+
+
+def v03_extended_cards(url: str) -> dict[str, dict[str, Any]]:
+    """The extended card as v0.3 calls get it: over JSON-RPC and over HTTP+JSON."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "agent/getAuthenticatedExtendedCard"}
+    return {
+        "JSONRPC": HTTP.post(url, json=body).json()["result"],
+        "HTTP+JSON": HTTP.get(url + "/v1/card").json(),
+    }
+
+
+@pytest.mark.parametrize("agent", ["signed", "hybrid"])
+def test_the_extended_card_over_v03_verifies_for_both_clients(server, agent) -> None:
+    for binding, card in v03_extended_cards(server.agent_url(agent)).items():
+        assert card["description"].startswith("The extended card"), binding
+        v03_verify(card)
         verifier()(parse_agent_card(card))

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from mockagent.cassette.models import Agent
 from mockagent.cassette.store import LoadedCassette
 from mockagent.dialects.a2a.signing import CardSigner, SigningUnavailable, signs
+from mockagent.dialects.a2a.signing_v0_3 import V03Unreadable
 from mockagent.dialects.http import HttpRequest, HttpResponse
 
 CACHE_CONTROL = "public, max-age=60"  # short: a cassette may be edited while clients run
@@ -112,26 +113,34 @@ def extended_card(
     base_url: str,
     grpc: GrpcInterface | None = None,
     signer: CardSigner | None = None,
+    v03: bool = False,
 ) -> dict[str, Any]:
-    """The card GetExtendedAgentCard answers, signed by `signer` when there is one (a recorded
-    signature is never served: it signed another card)."""
+    """The card GetExtendedAgentCard answers, with the v0.3 fields for a v0.3 caller (`v03`),
+    signed by `signer` when there is one (a recorded signature is never served: it signed
+    another card). Raises ValueError for a card that cannot be signed."""
     card = build_extended_card(agent, base_url, grpc)
+    if v03:
+        card = with_v03_fields(card, agent, base_url)
     return signer.sign(card, base_url) if signer is not None else card
 
 
 def card_signer(loaded: LoadedCassette) -> CardSigner | None:
     """The signer of a cassette's cards (None when they are not signed), its key derived from
     the cassette's id seed. Raises CassetteError at the cassette's line when the cards cannot be
-    signed: the signing libraries are missing, or the a2a-sdk cannot read a card."""
+    signed: the signing libraries are missing, or the a2a-sdk cannot read a card (with
+    `v03Card`, a 0.3 client's a2a-sdk too, also the extended card as a v0.3 call gets it)."""
     agent, cassette = loaded.cassette.agent, loaded.cassette
     if agent is None or not signs(agent):
         return None
-    where = ("agent", "signed") if agent.signed else ("agent", "extendedCard", "signatures")
     try:
         signer = CardSigner(cassette.ids.seed or cassette.name)
-        for card in (public_card, extended_card):  # now, not at the first client's request
-            card(agent, "http://localhost", None, signer)
+        public_card(agent, "http://localhost", None, signer)  # now, not at the first request
+        for v03 in (False, True) if agent.v03Card else (False,):
+            extended_card(agent, "http://localhost", None, signer, v03)
     except (SigningUnavailable, ValueError) as exc:
+        where = ("agent", "signed") if agent.signed else ("agent", "extendedCard", "signatures")
+        if isinstance(exc, V03Unreadable):
+            where = ("agent", "v03Card")
         raise loaded.locate(where, str(exc)) from None
     return signer
 

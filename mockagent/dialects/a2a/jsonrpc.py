@@ -7,7 +7,6 @@ from typing import Any
 from mockagent import errors
 from mockagent.dialects import sse
 from mockagent.dialects.a2a import v0_3
-from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
 from mockagent.dialects.a2a.service import A2AService
@@ -111,7 +110,5 @@ def _handle_v0_3(
 
         return stream_response(answer.stream, wrap, lambda exc: v0_3.error_out(exc, request_id))
     delay(answer.fault)
-    result = v0_3.result_out(method, answer.result)
-    if method == "agent/getAuthenticatedExtendedCard":
-        result = with_v03_fields(result, service.agent, request.base_url)
+    result = v0_3.result_out(method, answer.result)  # the extended card has its v0.3 fields
     return HttpResponse.json({"jsonrpc": "2.0", "id": request_id, "result": result})

@@ -14,7 +14,6 @@ from typing import Any, NamedTuple
 from mockagent import errors
 from mockagent.cassette.header import ErrorTable
 from mockagent.dialects.a2a import v0_3, v0_3_rest
-from mockagent.dialects.a2a.card import with_v03_fields
 from mockagent.dialects.a2a.error_table import rest_error
 from mockagent.dialects.a2a.respond import fault_response, stream_response
 from mockagent.dialects.a2a.service import A2AService, requested_version
@@ -206,9 +205,7 @@ def _handle_v0_3(
             (lambda exc: rest_error(exc)[0]) if status_errors else v0_3_rest.rest_error_out,
         )
     delay(answer.fault)
-    result = v0_3_rest.rest_result_out(operation, answer.result)
-    if operation == "GetExtendedAgentCard":
-        result = with_v03_fields(result, service.agent, request.base_url)
+    result = v0_3_rest.rest_result_out(operation, answer.result)  # a card has its v0.3 fields
     return HttpResponse.json(result)
 
 

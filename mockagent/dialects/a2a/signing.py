@@ -11,8 +11,10 @@ The key is a test key: anyone with the cassette can derive it. It proves nothing
 it lets a client that insists on signed cards run against a replay.
 
 The card is canonicalised and signed by the official a2a-sdk (`a2a.utils.signing`), after parsing
-it as its client does, so the bytes signed are the bytes its verifier checks. The libraries come
-with the `mockagent[signing]` extra and are imported only when an agent is signed.
+it as its client does, so the bytes signed are the bytes its verifier checks. A card with the
+v0.3 fields (`v03Card`) gets a second signature, over the form an a2a-sdk 0.3 client checks
+(mockagent.dialects.a2a.signing_v0_3). The libraries come with the `mockagent[signing]` extra and
+are imported only when an agent is signed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockagent.cassette.models import Agent
+from mockagent.dialects.a2a.signing_v0_3 import is_hybrid, v03_signature
 from mockagent.errors import MockagentError
 
 if TYPE_CHECKING:  # the a2a-sdk is imported only when a card is signed
@@ -84,8 +87,10 @@ class CardSigner:
         return {"keys": [dict(self._jwk)]}
 
     def sign(self, card: dict[str, Any], base_url: str) -> dict[str, Any]:
-        """`card` with one signature (any it had replaced), whose header's `jku` is the JWKS
-        below `base_url`. Raises ValueError for a card the a2a-sdk cannot read."""
+        """`card` with its signatures (any it had replaced), whose header's `jku` is the JWKS
+        below `base_url`: one that a2a-sdk 1.x checks and, for a card with the v0.3 fields, one
+        that a2a-sdk 0.3 checks (mockagent.dialects.a2a.signing_v0_3). Raises ValueError for a
+        card the a2a-sdk cannot read."""
         unsigned = {key: value for key, value in card.items() if key != "signatures"}
         header: ProtectedHeader = {
             "alg": ALGORITHM,
@@ -93,8 +98,11 @@ class CardSigner:
             "jku": base_url.rstrip("/") + JWKS_PATH,
             "typ": "JOSE",
         }
-        protected, signature = self._sign(self._key, header, unsigned)
-        return {**unsigned, "signatures": [{"protected": protected, "signature": signature}]}
+        made = [self._sign(self._key, header, unsigned)]
+        if is_hybrid(unsigned):
+            made.append(v03_signature(self._key, dict(header), unsigned))
+        signatures = [{"protected": protected, "signature": sig} for protected, sig in made]
+        return {**unsigned, "signatures": signatures}
 
 
 def _sdk_signer() -> Sign:
