@@ -9,16 +9,22 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, BeforeValidator, Field, Strict
 from pydantic.json_schema import WithJsonSchema
 
-from mockagent.cassette.base import Millis, Model
+from mockagent.cassette.base import BLANK, Millis, Model
 
 Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
 """The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
 
 
 class Skill(Model):
+    """A skill of the card; only `id` is needed."""
+
     id: str
-    name: str
-    description: str
+    name: Annotated[str, BLANK] = Field(
+        default_factory=lambda skill: skill["id"], description="unset: the skill's `id`"
+    )
+    description: Annotated[str, BLANK] = Field(
+        default_factory=lambda skill: skill["name"], description="unset: the skill's `name`"
+    )
     tags: list[str] = Field(default_factory=list)
     examples: list[str] | None = None
     inputModes: list[str] | None = None
@@ -98,7 +104,7 @@ class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
     name: str
-    description: str = Field(
+    description: Annotated[str, BLANK] = Field(
         default_factory=lambda agent: agent.get("name", "agent"),
         description="the card's description; unset: the agent's `name`",
     )
@@ -245,6 +251,6 @@ class AgentexAgent(Model):
 
     id: str
     name: str
-    description: str = ""
+    description: Annotated[str, BLANK] = ""
     acp_type: Literal["sync", "async", "agentic"] = "sync"
     status: str = "Ready"
