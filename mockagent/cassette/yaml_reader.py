@@ -112,13 +112,20 @@ _PLAIN = {
 }
 
 
-def construct_document(loader: Any, root: yaml.Node) -> Any:
+Duplicate = tuple[yaml.Node, yaml.Node, yaml.Node]
+"""A key written twice in one mapping: the mapping, the key's first node and its second."""
+
+
+def construct_document(
+    loader: Any, root: yaml.Node, duplicates: list[Duplicate] | None = None
+) -> Any:
     """What `loader.construct_document(root)` returns, built faster.
 
     Strings, mappings with string keys and sequences (nearly every node of a cassette) are built
     here; any other node goes to the loader's own (safe) constructor, which so refuses the same
     tags. Containers are filled breadth first, as PyYAML fills them, so a document with several
-    bad values reports the same one first; aliases share one object, as there.
+    bad values reports the same one first; aliases share one object, as there. A key written
+    twice in a mapping built here goes to `duplicates` (PyYAML keeps the last one silently).
     """
     if any(loader.yaml_constructors.get(tag) is not fn for tag, fn in _PLAIN.items()):
         return loader.construct_document(root)  # someone registered their own: let them have it
@@ -157,6 +164,8 @@ def construct_document(loader: Any, root: yaml.Node) -> Any:
             if isinstance(value, dict):
                 for key, child in node.value:
                     value[key.value] = make(child)
+                if len(value) < len(node.value) and duplicates is not None:  # rare: look closer
+                    duplicates.extend(_twice(node))
             else:
                 value.extend([make(child) for child in node.value])
         else:  # a generator of the loader's: it fills what the loader began
@@ -167,8 +176,54 @@ def construct_document(loader: Any, root: yaml.Node) -> Any:
     return data
 
 
+def _twice(node: yaml.MappingNode) -> list[Duplicate]:
+    """The keys of `node` written again after their first time."""
+    first: dict[str, yaml.Node] = {}
+    found: list[Duplicate] = []
+    for key, _ in node.value:
+        if key.value in first:
+            found.append((node, first[key.value], key))
+        first.setdefault(key.value, key)
+    return found
+
+
+def duplicate_keys(root: yaml.Node, duplicates: list[Duplicate]) -> list[tuple[Loc, int, str]]:
+    """Where each of `duplicates` is below `root` (the mapping's location), the line of the
+    second key and the message saying where the first one is."""
+    wanted = {id(mapping) for mapping, _, _ in duplicates}
+    places: dict[int, Loc] = {}
+    seen: set[int] = set()  # an aliased node is walked once, at its first place
+    stack: list[tuple[yaml.Node, Loc]] = [(root, ())]
+    while stack and len(places) < len(wanted):
+        node, loc = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if id(node) in wanted:
+            places[id(node)] = loc
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((value, loc + (key.value,)) for key, value in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, loc + (i,)) for i, item in enumerate(node.value))
+    return [
+        (
+            places.get(id(mapping), ()),
+            second.start_mark.line + 1,
+            f"duplicate key {second.value!r} (first at line {first.start_mark.line + 1})",
+        )
+        for mapping, first, second in duplicates
+    ]
+
+
 def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
     """Parse with the safe loader only; return the data and the root node."""
+    data, node, _ = parse_checked(text, path)
+    return data, node
+
+
+def parse_checked(text: str, path: str) -> tuple[Any, yaml.Node | None, list[Duplicate]]:
+    """`parse`, and the keys written twice in a mapping (the data keeps the last of each)."""
+    duplicates: list[Duplicate] = []
     try:
         loader = _LOADER(text)  # the pure-Python reader refuses control characters here already
     except yaml.YAMLError as exc:
@@ -177,7 +232,7 @@ def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
         node = loader.get_single_node()
         if node is not None and "&" in text:  # no anchor, no alias: nothing to expand
             _check_aliases(node, path)
-        data = construct_document(loader, node) if node is not None else None
+        data = construct_document(loader, node, duplicates) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -192,7 +247,7 @@ def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
         raise CassetteError(f"not valid YAML: {type(exc).__name__}: {exc}", path=path) from None
     finally:
         loader.dispose()
-    return data, node
+    return data, node, duplicates
 
 
 def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from mockagent.cassette import load_cassette
+from mockagent.errors import CassetteError
 from mockagent.lint import lint_file
-from tests.helpers.cassette_text import line_of
+from mockagent.server.app import create_app
+from tests.helpers.cassette_text import cassette, line_of
 
 REPLY = "interactions:\n  - name: a\n    reply: {message: hi}\n"
 
@@ -44,3 +49,64 @@ def test_a_partial_skill_takes_its_id_as_name_and_its_name_as_description(load) 
         ("review", "review", "review"),
         ("fix", "Fix it", "Fix it"),
     ]
+
+
+# -- a key written twice -----------------------------------------------------------------------
+
+TWICE = cassette("""
+    - name: a
+      match: {text: x, text: y}
+      reply: {message: one}
+      reply: {message: two}
+    - name: b
+      reply: {mesage: hi}
+""")
+
+
+def test_a_key_written_twice_is_reported_with_both_lines_among_the_other_problems(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(TWICE, encoding="utf-8")
+    with pytest.raises(CassetteError) as caught:
+        load_cassette(path)
+    first, second = line_of(TWICE, "reply: {message: one}"), line_of(TWICE, "message: two")
+    text = line_of(TWICE, "text: x")
+    assert str(caught.value).splitlines() == [
+        f"{path}:{text}: interaction 'a' (#1): match: duplicate key 'text' (first at line {text})",
+        f"{path}:{second}: interaction 'a' (#1): duplicate key 'reply' (first at line {first})",
+        f"{path}:{line_of(TWICE, 'mesage')}: interaction 'b' (#2): reply.mesage: unknown field; "
+        "did you mean 'message'?",
+    ]
+
+
+def test_lint_finds_a_key_written_twice_in_a_valid_cassette(tmp_path: Path) -> None:
+    text = cassette("- name: a\n  name: b\n  reply: {message: m}\n")
+    path = tmp_path / "c.yaml"
+    assert _lint(tmp_path, text) == [
+        f"{path}:{line_of(text, 'name: b')}: load-error interaction 'b' (#1): "
+        f"duplicate key 'name' (first at line {line_of(text, 'name: a')})"
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "name: a\nreply: {message: one}\nreply: {message: two}\n",
+        "- name: a\n  reply: {message: one}\n  reply: {message: two}\n",
+        "interactions:\n  - name: a\n    reply: {message: one}\n    reply: {message: two}\n",
+    ],
+)
+def test_a_posted_yaml_body_with_a_key_written_twice_is_refused(tmp_path: Path, body: str) -> None:
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    (folder / "good.yaml").write_text(cassette(), encoding="utf-8")
+    client = create_app(folder).test_client()
+    answer = client.post(
+        "/_mockagent/interactions?agent=good", data=body, content_type="application/yaml"
+    )
+    assert answer.status_code == 400, answer.get_json()
+    second, first = line_of(body, "two"), line_of(body, "one")
+    assert answer.get_json()["error"]["message"] == (
+        f"body:{second}: interaction 'a' (#1): duplicate key 'reply' (first at line {first})"
+    )
