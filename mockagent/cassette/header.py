@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, Strict
 from pydantic.json_schema import WithJsonSchema
 
 from mockagent.cassette.base import BLANK, Millis, Model
+from mockagent.cassette.content import Finite
 
 Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
 """The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
@@ -35,7 +36,7 @@ class Capabilities(Model):
     streaming: bool = False
     pushNotifications: bool = False
     extendedAgentCard: bool = False
-    extensions: list[dict[str, Any]] | None = None
+    extensions: Annotated[list[dict[str, Any]], Finite] | None = None
 
 
 ErrorTable = Literal["1.0.1", "1.0.0"]
@@ -109,7 +110,7 @@ class Agent(Model):
         description="the card's description; unset: the agent's `name`",
     )
     version: str = "1.0.0"
-    provider: dict[str, Any] | None = None
+    provider: Annotated[dict[str, Any], Finite] | None = None
     documentationUrl: str | None = None
     iconUrl: str | None = None
     capabilities: Capabilities = Field(default_factory=Capabilities)
@@ -130,9 +131,9 @@ class Agent(Model):
         "gRPC is served: `mockagent serve --grpc-port`)",
     )
     tenant: str | None = None
-    securitySchemes: dict[str, Any] | None = None
-    securityRequirements: list[dict[str, Any]] | None = None
-    extendedCard: dict[str, Any] | None = Field(
+    securitySchemes: Annotated[dict[str, Any], Finite] | None = None
+    securityRequirements: Annotated[list[dict[str, Any]], Finite] | None = None
+    extendedCard: Annotated[dict[str, Any], Finite] | None = Field(
         None, description="card fields that GetExtendedAgentCard adds or replaces"
     )
     v03Card: bool = Field(

@@ -10,7 +10,8 @@ of field paths to predicates.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from datetime import date
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
@@ -37,6 +38,12 @@ ARGUMENTS: dict[str, str] = {
 """Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
 
 Found = Iterator[tuple[Loc, str]]
+
+OVER_LISTS = ("any", "all", "none")
+STRING_ARGUMENTS = ("equals", "contains", "subset")
+"""The keywords whose argument a string must equal or contain: on `text`, a string."""
+PATH = r"^[^.\[\]]+(\.[^.\[\]]+|\[[0-9]+\])*$"
+"""A `where` path: keys joined by dots, list indexes in brackets (`message.parts[0].text`)."""
 
 
 def problems(spec: Any, strict: bool, loc: Loc = ()) -> Found:
@@ -74,6 +81,63 @@ def _argument(kind: str | None, arg: Any, loc: Loc) -> Found:
             yield from problems(arg, False, loc)
 
 
+def text_problems(spec: Any, loc: Loc = ()) -> Found:
+    """What in a `text` predicate could never match a text (a string): a value of another
+    type, a keyword over lists. Only where the predicate's own shape is right."""
+    if isinstance(spec, dict) and spec and all(key in ARGUMENTS for key in spec):
+        for key, arg in spec.items():
+            if key in OVER_LISTS:
+                yield (
+                    loc + (key,),
+                    (
+                        f"`{key}` applies to lists, and a text is a string; for one of several "
+                        "texts use `in: [...]` or `regex: '^(hi|hello)$'`"
+                    ),
+                )
+            elif key in STRING_ARGUMENTS:
+                yield from _a_string(arg, loc + (key,))
+            elif key == "in" and isinstance(arg, list):
+                for i, item in enumerate(arg):
+                    yield from _a_string(item, loc + (key, i))
+            elif key == "not":
+                yield from text_problems(arg, loc + (key,))
+    elif spec is not None or loc:
+        yield from _a_string(spec, loc)
+
+
+def _a_string(value: Any, loc: Loc) -> Found:
+    if isinstance(value, str):
+        return
+    if isinstance(value, bool):
+        yield (
+            loc,
+            (
+                "text takes a string, and YAML reads an unquoted yes, no, on, off, true or "
+                "false as a boolean: quote it"
+            ),
+        )
+    elif isinstance(value, int | float | date):
+        shown = value.isoformat() if isinstance(value, date) else str(value)
+        yield loc, f"text takes a string; quote it: '{shown}'"
+    elif value == {}:
+        yield loc, "an empty mapping matches no text; give a string or {keyword: argument}"
+    else:
+        yield loc, "text takes a string, or a predicate such as {contains: …}"
+
+
+def path_problems(paths: Iterable[str]) -> Found:
+    """The `where` paths that name nothing: empty, a dot doubled or at an end, a bracket open."""
+    for path in paths:
+        if not re.fullmatch(PATH, path):
+            yield (
+                (path,),
+                (
+                    f"bad path {path!r}: keys joined by dots, list indexes in brackets, as "
+                    "message.parts[0].text"
+                ),
+            )
+
+
 def _checked(strict: bool) -> Any:
     def check(spec: Any) -> Any:
         refuse("predicate", problems(spec, strict), spec)
@@ -82,11 +146,20 @@ def _checked(strict: bool) -> Any:
     return check
 
 
+def _text_checked(spec: Any) -> Any:
+    found = list(problems(spec, True))
+    refuse("predicate", found or text_problems(spec), spec)
+    return spec
+
+
 def _each_checked(strict: bool) -> Any:
     def check(specs: dict[str, Any]) -> dict[str, Any]:
         refuse(
             "predicates",
-            (found for key, spec in specs.items() for found in problems(spec, strict, (key,))),
+            [
+                *(found for key, spec in specs.items() for found in problems(spec, strict, (key,))),
+                *(() if strict else path_problems(specs)),  # `where`: paths as keys
+            ],
             specs,
         )
         return specs
@@ -97,7 +170,7 @@ def _each_checked(strict: bool) -> Any:
 # JSON Schema: placeholders that `link` swaps for references to DEFINITIONS (pydantic refuses a
 # reference to a definition it does not know).
 _KEY = "x-mockagent-predicate"
-_LOOSE, _STRICT = {_KEY: "loose"}, {_KEY: "strict"}
+_LOOSE, _STRICT, _TEXT = {_KEY: "loose"}, {_KEY: "strict"}, {_KEY: "text"}
 _NOT_OBJECT = {"not": {"type": "object"}}
 _KEYWORDS_ONLY = {"type": "object", "minProperties": 1, "propertyNames": {"enum": list(ARGUMENTS)}}
 _ARGUMENT_SCHEMAS = {
@@ -133,6 +206,22 @@ DEFINITIONS: dict[str, Any] = {
             {"$ref": "#/$defs/PredicateKeywords"},
         ],
     },
+    "TextPredicate": {
+        "description": "a string (equals), or {keyword: argument, …} that a string can meet",
+        "anyOf": [{"type": "string"}, {"type": "null"}, {"$ref": "#/$defs/TextKeywords"}],
+    },
+    "TextKeywords": {
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": {"enum": [key for key in ARGUMENTS if key not in OVER_LISTS]},
+        "properties": {
+            **{key: {"type": "string"} for key in STRING_ARGUMENTS},
+            "in": {"type": "array", "items": {"type": "string"}},
+            "not": {"$ref": "#/$defs/TextPredicate"},
+            "exists": {"type": "boolean"},
+            "absent": {"type": "boolean"},
+        },
+    },
     "PredicateOverItems": {
         "description": "a predicate, or {field.path: predicate, …} per item",
         "anyOf": [
@@ -148,7 +237,9 @@ DEFINITIONS: dict[str, Any] = {
 }
 
 StrictPredicate = Annotated[Any, AfterValidator(_checked(True)), WithJsonSchema(_STRICT)]
-"""`text` and `parts`: a mapping is keywords only."""
+"""`parts`: a mapping is keywords only."""
+TextPredicate = Annotated[Any, AfterValidator(_text_checked), WithJsonSchema(_TEXT)]
+"""`text`: a string, or keywords only, each of which can hold for a string."""
 StrictPredicates = Annotated[
     dict[str, Any],
     AfterValidator(_each_checked(True)),
@@ -158,7 +249,9 @@ StrictPredicates = Annotated[
 Predicates = Annotated[
     dict[str, Any],
     AfterValidator(_each_checked(False)),
-    WithJsonSchema({"type": "object", "additionalProperties": _LOOSE}),
+    WithJsonSchema(
+        {"type": "object", "propertyNames": {"pattern": PATH}, "additionalProperties": _LOOSE}
+    ),
 ]
 """`where`: path → a predicate (a mapping without keywords is a plain value)."""
 
@@ -170,7 +263,9 @@ def link(schema: Any) -> Any:
         if isinstance(node, dict) and _KEY in node:  # it may have a description or default too
             kind = node[_KEY]
             rest = {key: value for key, value in node.items() if key != _KEY}
-            name = "Predicate" if kind == "loose" else "StrictPredicate"
+            name = {"loose": "Predicate", "strict": "StrictPredicate", "text": "TextPredicate"}[
+                kind
+            ]
             return {"$ref": f"#/$defs/{name}", **rest}
         if isinstance(node, dict):
             return {key: swap(value) for key, value in node.items()}

@@ -11,6 +11,7 @@ NOT_IN_SCHEMA = (
     "interaction names are unique",
     "`match.task.from` names an interaction of the cassette",
     "a `regex` predicate compiles (as a Python regular expression)",
+    "no number in a reply or the card is NaN or infinite (YAML's .nan, .inf: JSON has none)",
 )
 """What the loader checks beyond the schema: JSON Schema cannot compare one value with another,
 and its regular expressions are not Python's."""

@@ -3,6 +3,8 @@ their defaults, a partial skill is filled in, and pydantic's own noise never rea
 
 from __future__ import annotations
 
+import datetime
+import re
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,114 @@ def test_a_posted_yaml_body_with_a_key_written_twice_is_refused(tmp_path: Path, 
     assert answer.get_json()["error"]["message"] == (
         f"body:{second}: interaction 'a' (#1): duplicate key 'reply' (first at line {first})"
     )
+
+
+# -- reply content no client can read ----------------------------------------------------------
+
+CONTENT = cassette("""
+    - name: a
+      reply:
+        message:
+          parts:
+            - {text: 123}
+            - {raw: "!!! not base64 !!!"}
+            - {url: 5}
+            - {text: a, mediaType: [1, 2]}
+            - {data: {x: .nan}}
+            - {raw: aGVsbG8=, mediaType: text/plain}
+          metadata: {y: .inf}
+    - name: b
+      reply:
+        task:
+          metadata: {z: -.inf}
+          steps:
+            - artifact: {artifactId: a, parts: [{text: x}], extensions: 5}
+    - name: c
+      reply: {error: {name: TaskNotFound, details: [{v: .nan}]}}
+""")
+
+
+def test_reply_content_a_client_cannot_read_is_refused_where_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(CONTENT, encoding="utf-8")
+    with pytest.raises(CassetteError) as caught:
+        load_cassette(path)
+    got = str(caught.value).splitlines()
+    a, b, c = "interaction 'a' (#1): reply.message", "interaction 'b' (#2): reply.task", "'c' (#3)"
+    nan = "no JSON number (JSON has no NaN or Infinity)"
+    expected = [
+        ("{text: 123}", f"{a}.parts[0].text: `text` takes a string; got 123"),
+        (
+            "not base64",
+            f"{a}.parts[1].raw: `raw` takes base64 (as aGVsbG8=); got '!!! not base64 !!!'",
+        ),
+        ("{url: 5}", f"{a}.parts[2].url: `url` takes a string; got 5"),
+        ("[1, 2]", f"{a}.parts[3].mediaType: `mediaType` takes a string; got [1, 2]"),
+        (".nan}}", f"{a}.parts[4].data.x: .nan is {nan}"),
+        ("{y: .inf}", f"{a}.metadata.y: .inf is {nan}"),
+        ("-.inf", f"{b}.metadata.z: -.inf is {nan}"),
+        (
+            "extensions",
+            f"{b}.steps[0].artifact.extensions: `extensions` takes a list of strings; got 5",
+        ),
+        (
+            "v: .nan",
+            f"interaction {c}: reply.error.details[0].v: .nan is {nan}",
+        ),
+    ]
+    assert sorted(got) == sorted(f"{path}:{line_of(CONTENT, n)}: {m}" for n, m in expected)
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [
+        ("42", "match.text: text takes a string; quote it: '42'"),
+        ("2026-01-01", "match.text: text takes a string; quote it: '2026-01-01'"),
+        ("yes", "match.text: text takes a string, and YAML reads an unquoted yes"),
+        ("{equals: 4.5}", "match.text.equals: text takes a string; quote it: '4.5'"),
+        ("{in: [hi, 7]}", "match.text.in[1]: text takes a string; quote it: '7'"),
+        ("{}", "match.text: an empty mapping matches no text"),
+        (
+            "{any: [hi, hello]}",
+            "match.text.any: `any` applies to lists, and a text is a string; for one of several "
+            "texts use `in: [...]` or `regex: '^(hi|hello)$'`",
+        ),
+        ("{not: {all: x}}", "match.text.not.all: `all` applies to lists"),
+    ],
+)
+def test_a_text_matcher_that_can_never_match_is_refused(load, written: str, says: str) -> None:
+    with pytest.raises(CassetteError, match=re.escape(says)):
+        load(cassette(f"- name: a\n  match: {{text: {written}}}\n  reply: {{message: m}}\n"))
+
+
+@pytest.mark.parametrize("path", ["message..parts", "", "message.parts[", "text.", ".x", "a[x]"])
+def test_a_where_path_that_names_nothing_is_refused(load, path: str) -> None:
+    text = cassette(f"- name: a\n  match: {{where: {{'{path}': 1}}}}\n  reply: {{message: m}}\n")
+    with pytest.raises(CassetteError, match=re.escape(f"bad path {path!r}")):
+        load(text)
+
+
+def test_good_text_matchers_and_paths_still_load(load) -> None:
+    load(
+        cassette("""
+            - name: a
+              match:
+                text: {in: [hi, hello], not: {contains: bye}}
+                where:
+                  message.parts[0].text: hi
+                  content.type: data
+                  agent: echo-bot
+              reply: {message: m}
+            - name: b
+              match: {text: '42', parts: {any: {mediaType: text/plain}}}
+              reply: {message: m}
+        """)
+    )
+
+
+@pytest.mark.parametrize("text", [datetime.date(2026, 1, 1), object(), 42])
+def test_expect_refuses_a_text_that_is_no_string(make_engine, text: object) -> None:
+    engine = make_engine()
+    with pytest.raises(CassetteError, match=r"interaction 'a' \(#1\): match.text: text takes a"):
+        engine.add_interactions([{"name": "a", "match": {"text": text}, "reply": {"message": "m"}}])
+    assert engine.interactions == []

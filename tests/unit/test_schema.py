@@ -430,6 +430,10 @@ LOADER_ONLY = {
         "- {name: r, match: {text: {regex: '('}}, reply: {message: a}}",
         "bad regex",
     ),
+    "no number in a reply or the card is NaN or infinite (YAML's .nan, .inf: JSON has none)": (
+        "- {name: r, reply: {message: {parts: [{data: {x: .nan}}]}}}",
+        "is no JSON number",
+    ),
 }
 
 
