@@ -4,46 +4,30 @@ A predicate is a plain value (equals) or a mapping of keywords that must all hol
 mapping without any keyword is a plain value too (params hold mappings); one that mixes keywords
 and other keys is a mistake. `text`, `parts` and `headers` never hold a mapping, so there every
 key of a mapping must be a keyword. Over lists, `any`/`all`/`none` take a predicate or a mapping
-of field paths to predicates.
+of field paths to predicates. What a `text` or a `where` path can never match is
+`text_match`'s.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from datetime import date
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
 from mockagent.cassette.rules import Loc, refuse
-from mockagent.cassette.vocabulary import suggestion
-
-ARGUMENTS: dict[str, str] = {
-    "equals": "value",
-    "contains": "value",
-    "startswith": "value",
-    "endswith": "value",
-    "regex": "regex",
-    "exists": "bool",
-    "absent": "bool",
-    "subset": "value",
-    "in": "list",
-    "not": "predicate",
-    "any": "element",
-    "all": "element",
-    "none": "element",
-}
-"""Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
+from mockagent.cassette.text_match import (
+    OVER_LISTS,
+    PATH,
+    STRING_ARGUMENTS,
+    path_problems,
+    text_problems,
+)
+from mockagent.cassette.vocabulary import ARGUMENTS, suggestion
 
 Found = Iterator[tuple[Loc, str]]
-
-OVER_LISTS = ("any", "all", "none")
-STRING_ARGUMENTS = ("equals", "contains", "subset")
-"""The keywords whose argument a string must equal or contain: on `text`, a string."""
-PATH = r"^[^.\[\]]+(\.[^.\[\]]+|\[[0-9]+\])*$"
-"""A `where` path: keys joined by dots, list indexes in brackets (`message.parts[0].text`)."""
 
 
 def problems(spec: Any, strict: bool, loc: Loc = ()) -> Found:
@@ -79,63 +63,6 @@ def _argument(kind: str | None, arg: Any, loc: Loc) -> Found:
                 yield from problems(sub, False, loc + (path,))
         else:
             yield from problems(arg, False, loc)
-
-
-def text_problems(spec: Any, loc: Loc = ()) -> Found:
-    """What in a `text` predicate could never match a text (a string): a value of another
-    type, a keyword over lists. Only where the predicate's own shape is right."""
-    if isinstance(spec, dict) and spec and all(key in ARGUMENTS for key in spec):
-        for key, arg in spec.items():
-            if key in OVER_LISTS:
-                yield (
-                    loc + (key,),
-                    (
-                        f"`{key}` applies to lists, and a text is a string; for one of several "
-                        "texts use `in: [...]` or `regex: '^(hi|hello)$'`"
-                    ),
-                )
-            elif key in STRING_ARGUMENTS:
-                yield from _a_string(arg, loc + (key,))
-            elif key == "in" and isinstance(arg, list):
-                for i, item in enumerate(arg):
-                    yield from _a_string(item, loc + (key, i))
-            elif key == "not":
-                yield from text_problems(arg, loc + (key,))
-    elif spec is not None or loc:
-        yield from _a_string(spec, loc)
-
-
-def _a_string(value: Any, loc: Loc) -> Found:
-    if isinstance(value, str):
-        return
-    if isinstance(value, bool):
-        yield (
-            loc,
-            (
-                "text takes a string, and YAML reads an unquoted yes, no, on, off, true or "
-                "false as a boolean: quote it"
-            ),
-        )
-    elif isinstance(value, int | float | date):
-        shown = value.isoformat() if isinstance(value, date) else str(value)
-        yield loc, f"text takes a string; quote it: '{shown}'"
-    elif value == {}:
-        yield loc, "an empty mapping matches no text; give a string or {keyword: argument}"
-    else:
-        yield loc, "text takes a string, or a predicate such as {contains: …}"
-
-
-def path_problems(paths: Iterable[str]) -> Found:
-    """The `where` paths that name nothing: empty, a dot doubled or at an end, a bracket open."""
-    for path in paths:
-        if not re.fullmatch(PATH, path):
-            yield (
-                (path,),
-                (
-                    f"bad path {path!r}: keys joined by dots, list indexes in brackets, as "
-                    "message.parts[0].text"
-                ),
-            )
 
 
 def _checked(strict: bool) -> Any:
