@@ -28,9 +28,9 @@ from mockagent.cassette.header import (
 )
 from mockagent.cassette.names import KnownOrigins, UniqueNames
 from mockagent.cassette.predicates import (
+    HeaderPredicates,
     Predicates,
     StrictPredicate,
-    StrictPredicates,
     TextPredicate,
 )
 from mockagent.cassette.rules import (
@@ -324,7 +324,7 @@ class Match(Model):
         None, description="predicate on the message's parts, e.g. {none: {mediaType: text/x-diff}}"
     )
     where: Predicates = Field(default_factory=dict, description="path → predicate on params")
-    headers: StrictPredicates = Field(default_factory=dict, description="header name → predicate")
+    headers: HeaderPredicates = Field(default_factory=dict, description="header name → predicate")
     task: TaskMatch | None = None
 
 

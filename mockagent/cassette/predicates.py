@@ -79,19 +79,23 @@ def _text_checked(spec: Any) -> Any:
     return spec
 
 
-def _each_checked(strict: bool) -> Any:
-    def check(specs: dict[str, Any]) -> dict[str, Any]:
-        refuse(
-            "predicates",
-            [
-                *(found for key, spec in specs.items() for found in problems(spec, strict, (key,))),
-                *(() if strict else path_problems(specs)),  # `where`: paths as keys
-            ],
-            specs,
-        )
-        return specs
+def _headers_checked(specs: dict[str, Any]) -> dict[str, Any]:
+    """Each header's predicate is strict, and can hold for a string (a header's value)."""
+    found = [each for key, spec in specs.items() for each in problems(spec, True, (key,))]
+    for key, spec in specs.items():
+        if spec is None:
+            found.append(((key,), "a header takes a string; for a header left out: {absent: true}"))
+        elif not found:
+            found += text_problems(spec, (key,), "a header")
+    refuse("predicates", found, specs)
+    return specs
 
-    return check
+
+def _where_checked(specs: dict[str, Any]) -> dict[str, Any]:
+    """Each path names keys and indexes; each predicate is loose (params hold mappings)."""
+    found = [each for key, spec in specs.items() for each in problems(spec, False, (key,))]
+    refuse("predicates", [*found, *path_problems(specs)], specs)
+    return specs
 
 
 # JSON Schema: placeholders that `link` swaps for references to DEFINITIONS (pydantic refuses a
@@ -167,15 +171,15 @@ StrictPredicate = Annotated[Any, AfterValidator(_checked(True)), WithJsonSchema(
 """`parts`: a mapping is keywords only."""
 TextPredicate = Annotated[Any, AfterValidator(_text_checked), WithJsonSchema(_TEXT)]
 """`text`: a string, or keywords only, each of which can hold for a string."""
-StrictPredicates = Annotated[
+HeaderPredicates = Annotated[
     dict[str, Any],
-    AfterValidator(_each_checked(True)),
-    WithJsonSchema({"type": "object", "additionalProperties": _STRICT}),
+    AfterValidator(_headers_checked),
+    WithJsonSchema({"type": "object", "additionalProperties": {**_TEXT, "not": {"type": "null"}}}),
 ]
-"""`headers`: name → a predicate whose mapping is keywords only."""
+"""`headers`: name → a predicate on a string, as `text` (null: none)."""
 Predicates = Annotated[
     dict[str, Any],
-    AfterValidator(_each_checked(False)),
+    AfterValidator(_where_checked),
     WithJsonSchema(
         {"type": "object", "propertyNames": {"pattern": PATH}, "additionalProperties": _LOOSE}
     ),

@@ -25,48 +25,53 @@ PATH = r"^[^.\[\]]+(\.[^.\[\]]+|\[[0-9]+\])*$"
 """A `where` path: keys joined by dots, list indexes in brackets (`message.parts[0].text`)."""
 
 
-def text_problems(spec: Any, loc: Loc = ()) -> Found:
-    """What in a `text` predicate could never match a text (a string): a value of another
-    type, a keyword over lists. Only where the predicate's own shape is right."""
+def text_problems(spec: Any, loc: Loc = (), what: str = "text") -> Found:
+    """What in a predicate on a string (`what`: the text, a header) could never match it: a
+    value of another type, a keyword over lists. Only where the predicate's own shape is right."""
     if isinstance(spec, dict) and spec and all(key in ARGUMENTS for key in spec):
         for key, arg in spec.items():
             if key in OVER_LISTS:
                 yield (
                     loc + (key,),
                     (
-                        f"`{key}` applies to lists, and a text is a string; for one of several "
-                        "texts use `in: [...]` or `regex: '^(hi|hello)$'`"
+                        f"`{key}` applies to lists, and {_A.get(what, what)} is a string; for one "
+                        f"of several {_SEVERAL.get(what, 'values')} use `in: [...]` or "
+                        "`regex: '^(hi|hello)$'`"
                     ),
                 )
             elif key in STRING_ARGUMENTS:
-                yield from _a_string(arg, loc + (key,))
+                yield from _a_string(arg, loc + (key,), what)
             elif key == "in" and isinstance(arg, list):
                 for i, item in enumerate(arg):
-                    yield from _a_string(item, loc + (key, i))
+                    yield from _a_string(item, loc + (key, i), what)
             elif key == "not":
-                yield from text_problems(arg, loc + (key,))
-    elif spec is not None or loc:
-        yield from _a_string(spec, loc)
+                yield from text_problems(arg, loc + (key,), what)
+    elif spec is not None:  # null: no matcher (or, under `not`, one that always holds)
+        yield from _a_string(spec, loc, what)
 
 
-def _a_string(value: Any, loc: Loc) -> Found:
+_A = {"text": "a text"}
+_SEVERAL = {"text": "texts"}
+
+
+def _a_string(value: Any, loc: Loc, what: str) -> Found:
     if isinstance(value, str):
         return
     if isinstance(value, bool):
         yield (
             loc,
             (
-                "text takes a string, and YAML reads an unquoted yes, no, on, off, true or "
+                f"{what} takes a string, and YAML reads an unquoted yes, no, on, off, true or "
                 "false as a boolean: quote it"
             ),
         )
     elif isinstance(value, int | float | date):
         shown = value.isoformat() if isinstance(value, date) else str(value)
-        yield loc, f"text takes a string; quote it: '{shown}'"
+        yield loc, f"{what} takes a string; quote it: '{shown}'"
     elif value == {}:
-        yield loc, "an empty mapping matches no text; give a string or {keyword: argument}"
+        yield loc, f"an empty mapping matches no {what}; give a string or {{keyword: argument}}"
     else:
-        yield loc, "text takes a string, or a predicate such as {contains: …}"
+        yield loc, f"{what} takes a string, or a predicate such as {{contains: …}}"
 
 
 def path_problems(paths: Iterable[str]) -> Found:

@@ -223,3 +223,23 @@ def test_expect_refuses_a_text_that_is_no_string(make_engine, text: object) -> N
     with pytest.raises(CassetteError, match=r"interaction 'a' \(#1\): match.text: text takes a"):
         engine.add_interactions([{"name": "a", "match": {"text": text}, "reply": {"message": "m"}}])
     assert engine.interactions == []
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [
+        ("{x-n: 42}", "match.headers.x-n: a header takes a string; quote it: '42'"),
+        ("{x-n: null}", "match.headers.x-n: a header takes a string; for a header left out"),
+        ("{x-n: {any: [a, b]}}", "match.headers.x-n.any: `any` applies to lists, and a header"),
+    ],
+)
+def test_a_header_matcher_that_can_never_match_is_refused(load, written: str, says: str) -> None:
+    with pytest.raises(CassetteError, match=re.escape(says)):
+        load(cassette(f"- name: a\n  match: {{headers: {written}}}\n  reply: {{message: m}}\n"))
+
+
+def test_good_header_matchers_still_load(load) -> None:
+    text = (
+        "- name: a\n  match: {headers: {x-n: '42', x-m: {absent: true}}}\n  reply: {message: m}\n"
+    )
+    assert load(cassette(text)).cassette.interactions[0].match.headers["x-n"] == "42"
