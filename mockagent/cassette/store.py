@@ -21,11 +21,11 @@ from mockagent.cassette.models import Cassette
 from mockagent.cassette.names import written_problems
 from mockagent.cassette.problems import every_problem
 from mockagent.cassette.schema import json_schema
+from mockagent.cassette.yaml_keys import duplicate_keys
 from mockagent.cassette.yaml_reader import (
     MAX_NODES,
     Loc,
     deepest_line,
-    duplicate_keys,
     line_map,
     parse_checked,
     parse_yaml,

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from mockagent.cassette.yaml_keys import Duplicate, twice
 from mockagent.errors import CassetteError
 
 Loc = tuple[str | int, ...]
@@ -112,10 +113,6 @@ _PLAIN = {
 }
 
 
-Duplicate = tuple[yaml.Node, yaml.Node, yaml.Node]
-"""A key written twice in one mapping: the mapping, the key's first node and its second."""
-
-
 def construct_document(
     loader: Any, root: yaml.Node, duplicates: list[Duplicate] | None = None
 ) -> Any:
@@ -165,7 +162,7 @@ def construct_document(
                 for key, child in node.value:
                     value[key.value] = make(child)
                 if len(value) < len(node.value) and duplicates is not None:  # rare: look closer
-                    duplicates.extend(_twice(node))
+                    duplicates.extend(twice(node))
             else:
                 value.extend([make(child) for child in node.value])
         else:  # a generator of the loader's: it fills what the loader began
@@ -174,45 +171,6 @@ def construct_document(
             pending.extend(loader.state_generators)
             loader.state_generators = []
     return data
-
-
-def _twice(node: yaml.MappingNode) -> list[Duplicate]:
-    """The keys of `node` written again after their first time."""
-    first: dict[str, yaml.Node] = {}
-    found: list[Duplicate] = []
-    for key, _ in node.value:
-        if key.value in first:
-            found.append((node, first[key.value], key))
-        first.setdefault(key.value, key)
-    return found
-
-
-def duplicate_keys(root: yaml.Node, duplicates: list[Duplicate]) -> list[tuple[Loc, int, str]]:
-    """Where each of `duplicates` is below `root` (the mapping's location), the line of the
-    second key and the message saying where the first one is."""
-    wanted = {id(mapping) for mapping, _, _ in duplicates}
-    places: dict[int, Loc] = {}
-    seen: set[int] = set()  # an aliased node is walked once, at its first place
-    stack: list[tuple[yaml.Node, Loc]] = [(root, ())]
-    while stack and len(places) < len(wanted):
-        node, loc = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if id(node) in wanted:
-            places[id(node)] = loc
-        if isinstance(node, yaml.MappingNode):
-            stack.extend((value, loc + (key.value,)) for key, value in node.value)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, loc + (i,)) for i, item in enumerate(node.value))
-    return [
-        (
-            places.get(id(mapping), ()),
-            second.start_mark.line + 1,
-            f"duplicate key {second.value!r} (first at line {first.start_mark.line + 1})",
-        )
-        for mapping, first, second in duplicates
-    ]
 
 
 def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:

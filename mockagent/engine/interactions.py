@@ -20,10 +20,10 @@ from mockagent import errors
 from mockagent.cassette.models import Cassette, Interaction
 from mockagent.cassette.problems import every_problem
 from mockagent.cassette.store import LoadedCassette, describe, dump_cassette, schema_comment
+from mockagent.cassette.yaml_keys import duplicate_keys
 from mockagent.cassette.yaml_reader import (
     Loc,
     deepest_line,
-    duplicate_keys,
     line_map,
     parse,
     parse_checked,
