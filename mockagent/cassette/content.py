@@ -1,15 +1,19 @@
 """Protocol content inside a cassette: messages, parts, artifacts, and the JSON in replies.
 
 They stay plain JSON (A2A v1.0 ProtoJSON: camelCase, flat parts), checked as far as a client can
-read them: each field mockagent or a client reads has its type (a `raw` part is base64), and no
-number is NaN or infinite, which JSON has not. Each check has its JSON Schema beside it, saying
-the same (all but the NaN, which JSON Schema cannot name: `schema.NOT_IN_SCHEMA` says it).
+read them: each field mockagent or a client reads has its type (a `raw` part is base64), and
+every value is JSON (no NaN or infinite number, no YAML date). Each check has its JSON Schema
+beside it, saying the same (all but the JSON one, which JSON Schema cannot name: an editor sees a
+YAML date as a string; `schema.NOT_IN_SCHEMA` says it).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import sys
+from datetime import date
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
@@ -72,18 +76,41 @@ def _typed(value: dict[str, Any], fields: dict[str, dict[str, Any]], loc: Loc) -
     return found
 
 
-def non_finite(value: Any, loc: Loc = ()) -> Found:
-    """Where a number in `value` is NaN or infinite (YAML's .nan, .inf), which JSON has not."""
+_HUGE = "[0-9]{309}"
+"""Digits enough for an integer past a double's range (1.8e308), which no client reads."""
+
+
+def not_json(value: Any, loc: Loc = ()) -> Found:
+    """Where `value` holds what JSON has not, or what no JSON reader holds: a NaN or infinite
+    number (YAML's .nan, .inf), an integer past a double's range, a date (YAML's unquoted
+    2026-01-01), bytes (!!binary), a set (!!set)."""
+    try:  # C's pass first: nearly all content is JSON, and is then walked no further
+        if not re.search(_HUGE, json.dumps(value, allow_nan=False, check_circular=False)):
+            return []  # (a run of digits that long may be a huge number, or only text)
+    except (ValueError, TypeError, RecursionError):  # a NaN, or a YAML date: walk to find it
+        pass
     found: Found = []
+    seen: set[int] = set()  # a container met again (a YAML alias, a Python cycle) is walked once
     stack: list[tuple[Loc, Any]] = [(loc, value)]
     while stack:  # a stack of its own: content may nest deeper than recursion goes
         where, item = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             written = ".nan" if math.isnan(item) else "-.inf" if item < 0 else ".inf"
             found.append((where, f"{written} is no JSON number (JSON has no NaN or Infinity)"))
+        elif isinstance(item, int) and abs(item) > sys.float_info.max:
+            found.append((where, "a number past 1.8e308 is no JSON number a client can read"))
+        elif isinstance(item, date):
+            written = item.isoformat()
+            found.append((where, f"YAML reads {written} as a date, which JSON has not: quote it"))
+        elif not isinstance(item, dict | list | str | int | float | None):
+            found.append((where, f"a {type(item).__name__} is no JSON value"))
+        elif isinstance(item, dict | list) and id(item) in seen:
+            continue
         elif isinstance(item, dict):
+            seen.add(id(item))
             stack.extend(reversed([(where + (key,), each) for key, each in item.items()]))
         elif isinstance(item, list):
+            seen.add(id(item))
             stack.extend(reversed([(where + (i,), each) for i, each in enumerate(item)]))
     return found
 
@@ -107,7 +134,7 @@ def _content(value: dict[str, Any], owner: str, fields: dict[str, dict[str, Any]
             + (" (or write it as a string)" if owner == "a message" else "")
         )
     found = [problem for i, part in enumerate(parts) for problem in _part(part, ("parts", i))]
-    refuse(owner, [*found, *_typed(value, fields, ()), *non_finite(value)], value)
+    refuse(owner, [*found, *_typed(value, fields, ()), *not_json(value)], value)
 
 
 def _message(value: Any) -> Any:
@@ -130,7 +157,7 @@ def _artifact(value: Any) -> Any:
 
 
 def _finite(value: Any) -> Any:
-    refuse("JSON", non_finite(value), value)
+    refuse("JSON", not_json(value), value)
     return value
 
 
@@ -168,4 +195,4 @@ ArtifactContent = Annotated[
 ]
 """An artifact: a mapping with `artifactId` and parts."""
 Finite = AfterValidator(_finite)
-"""Refuses NaN and infinite numbers anywhere in the value (`Annotated[dict[str, Any], Finite]`)."""
+"""Refuses what JSON has not anywhere in the value (`Annotated[dict[str, Any], Finite]`)."""

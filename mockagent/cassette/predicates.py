@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
+from mockagent.cassette.content import not_json
 from mockagent.cassette.rules import Loc, refuse
 from mockagent.cassette.text_match import (
     OVER_LISTS,
@@ -92,9 +93,10 @@ def _headers_checked(specs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _where_checked(specs: dict[str, Any]) -> dict[str, Any]:
-    """Each path names keys and indexes; each predicate is loose (params hold mappings)."""
+    """Each path names keys and indexes; each predicate is loose (params hold mappings), and
+    JSON, as the params are (a YAML date or .nan never equals anything in them)."""
     found = [each for key, spec in specs.items() for each in problems(spec, False, (key,))]
-    refuse("predicates", [*found, *path_problems(specs)], specs)
+    refuse("predicates", [*found, *path_problems(specs), *not_json(specs)], specs)
     return specs
 
 

@@ -243,3 +243,26 @@ def test_good_header_matchers_still_load(load) -> None:
         "- name: a\n  match: {headers: {x-n: '42', x-m: {absent: true}}}\n  reply: {message: m}\n"
     )
     assert load(cassette(text)).cassette.interactions[0].match.headers["x-n"] == "42"
+
+
+def test_a_yaml_date_in_a_reply_or_a_where_value_is_refused(load) -> None:
+    text = cassette("""
+        - name: a
+          match: {where: {message.metadata.day: 2026-01-01}}
+          reply: {message: {parts: [{data: {when: 2026-01-02}}]}}
+    """)
+    with pytest.raises(CassetteError) as caught:
+        load(text)
+    assert [line.partition(": ")[2] for line in str(caught.value).splitlines()] == [
+        "interaction 'a' (#1): match.where.message.metadata.day: YAML reads 2026-01-01 as a "
+        "date, which JSON has not: quote it",
+        "interaction 'a' (#1): reply.message.parts[0].data.when: YAML reads 2026-01-02 as a "
+        "date, which JSON has not: quote it",
+    ]
+
+
+def test_a_number_past_a_double_is_refused_and_a_long_digit_text_is_not(load) -> None:
+    digits = "1" + "0" * 400
+    with pytest.raises(CassetteError, match=r"data.n: a number past 1.8e308 is no JSON number"):
+        load(cassette(f"- name: a\n  reply: {{message: {{parts: [{{data: {{n: {digits}}}}}]}}}}\n"))
+    load(cassette(f"- name: a\n  reply: {{message: '{digits}'}}\n"))

@@ -430,7 +430,8 @@ LOADER_ONLY = {
         "- {name: r, match: {text: {regex: '('}}, reply: {message: a}}",
         "bad regex",
     ),
-    "no number in a reply or the card is NaN or infinite (YAML's .nan, .inf: JSON has none)": (
+    "every value in a reply or the card is JSON: no NaN or infinite number, no unquoted date "
+    "(YAML's .nan, .inf, 2026-01-01)": (
         "- {name: r, reply: {message: {parts: [{data: {x: .nan}}]}}}",
         "is no JSON number",
     ),
