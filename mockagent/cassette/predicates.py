@@ -82,12 +82,12 @@ def _text_checked(spec: Any) -> Any:
 
 def _headers_checked(specs: dict[str, Any]) -> dict[str, Any]:
     """Each header's predicate is strict, and can hold for a string (a header's value)."""
-    found = [each for key, spec in specs.items() for each in problems(spec, True, (key,))]
+    found: list[tuple[Loc, str]] = []
     for key, spec in specs.items():
         if spec is None:
             found.append(((key,), "a header takes a string; for a header left out: {absent: true}"))
-        elif not found:
-            found += text_problems(spec, (key,), "a header")
+        else:  # the shape first: what text_problems reads is a well-formed predicate
+            found += list(problems(spec, True, (key,))) or text_problems(spec, (key,), "a header")
     refuse("predicates", found, specs)
     return specs
 

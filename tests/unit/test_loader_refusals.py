@@ -266,3 +266,13 @@ def test_a_number_past_a_double_is_refused_and_a_long_digit_text_is_not(load) ->
     with pytest.raises(CassetteError, match=r"data.n: a number past 1.8e308 is no JSON number"):
         load(cassette(f"- name: a\n  reply: {{message: {{parts: [{{data: {{n: {digits}}}}}]}}}}\n"))
     load(cassette(f"- name: a\n  reply: {{message: '{digits}'}}\n"))
+
+
+def test_every_header_matcher_is_checked(load) -> None:
+    text = cassette(
+        "- name: a\n  match: {headers: {x-a: {nope: 1}, x-b: 7}}\n  reply: {message: m}\n"
+    )
+    with pytest.raises(CassetteError) as caught:
+        load(text)
+    assert "match.headers.x-a.nope: unknown predicate" in str(caught.value)
+    assert "match.headers.x-b: a header takes a string; quote it: '7'" in str(caught.value)
