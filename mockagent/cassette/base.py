@@ -3,6 +3,8 @@ between fields that are checked on load and stated in the JSON Schema alike."""
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -19,10 +21,40 @@ class Model(BaseModel):
     )
     rules: ClassVar[tuple[Rule, ...]] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _blanks_unset(cls, data: Any) -> Any:
+        """A field marked `BLANK` and left blank (`description:`, null) takes its default."""
+        blanks = _blank_fields(cls)
+        if blanks and isinstance(data, dict) and any(data.get(name, 0) is None for name in blanks):
+            return {
+                key: value for key, value in data.items() if not (key in blanks and value is None)
+            }
+        return data
+
     @model_validator(mode="after")
     def _rules(self) -> Any:
         rules.check(self)
         return self
+
+
+@dataclass(frozen=True)
+class _Blank:
+    """In the JSON Schema, null is also a value of the field (it means: the default)."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        return {"anyOf": [handler(core_schema), {"type": "null"}]}
+
+
+BLANK = _Blank()
+"""Marks a field (`Annotated[str, BLANK]`) whose blank value is the same as leaving it out."""
+
+
+@functools.cache
+def _blank_fields(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(
+        info.alias or name for name, info in model.model_fields.items() if BLANK in info.metadata
+    )
 
 
 def _whole(value: Any) -> Any:

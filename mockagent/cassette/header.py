@@ -9,16 +9,23 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, BeforeValidator, Field, Strict
 from pydantic.json_schema import WithJsonSchema
 
-from mockagent.cassette.base import Millis, Model
+from mockagent.cassette.base import BLANK, Millis, Model
+from mockagent.cassette.content import Finite
 
 Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
 """The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
 
 
 class Skill(Model):
+    """A skill of the card; only `id` is needed."""
+
     id: str
-    name: str
-    description: str
+    name: Annotated[str, BLANK] = Field(
+        default_factory=lambda skill: skill["id"], description="unset: the skill's `id`"
+    )
+    description: Annotated[str, BLANK] = Field(
+        default_factory=lambda skill: skill["name"], description="unset: the skill's `name`"
+    )
     tags: list[str] = Field(default_factory=list)
     examples: list[str] | None = None
     inputModes: list[str] | None = None
@@ -29,7 +36,7 @@ class Capabilities(Model):
     streaming: bool = False
     pushNotifications: bool = False
     extendedAgentCard: bool = False
-    extensions: list[dict[str, Any]] | None = None
+    extensions: Annotated[list[dict[str, Any]], Finite] | None = None
 
 
 ErrorTable = Literal["1.0.1", "1.0.0"]
@@ -98,12 +105,12 @@ class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
     name: str
-    description: str = Field(
+    description: Annotated[str, BLANK] = Field(
         default_factory=lambda agent: agent.get("name", "agent"),
         description="the card's description; unset: the agent's `name`",
     )
     version: str = "1.0.0"
-    provider: dict[str, Any] | None = None
+    provider: Annotated[dict[str, Any], Finite] | None = None
     documentationUrl: str | None = None
     iconUrl: str | None = None
     capabilities: Capabilities = Field(default_factory=Capabilities)
@@ -124,9 +131,9 @@ class Agent(Model):
         "gRPC is served: `mockagent serve --grpc-port`)",
     )
     tenant: str | None = None
-    securitySchemes: dict[str, Any] | None = None
-    securityRequirements: list[dict[str, Any]] | None = None
-    extendedCard: dict[str, Any] | None = Field(
+    securitySchemes: Annotated[dict[str, Any], Finite] | None = None
+    securityRequirements: Annotated[list[dict[str, Any]], Finite] | None = None
+    extendedCard: Annotated[dict[str, Any], Finite] | None = Field(
         None, description="card fields that GetExtendedAgentCard adds or replaces"
     )
     v03Card: bool = Field(
@@ -245,6 +252,6 @@ class AgentexAgent(Model):
 
     id: str
     name: str
-    description: str = ""
+    description: Annotated[str, BLANK] = ""
     acp_type: Literal["sync", "async", "agentic"] = "sync"
     status: str = "Ready"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from mockagent.cassette.base import MAX_COUNT, Count, ErrorStatus, Millis, Model, Positive
-from mockagent.cassette.content import ArtifactContent, MessageContent
+from mockagent.cassette.content import ArtifactContent, Finite, MessageContent
 from mockagent.cassette.header import (
     Agent,
     AgentexAgent,
@@ -27,7 +27,12 @@ from mockagent.cassette.header import (
     Skill,
 )
 from mockagent.cassette.names import KnownOrigins, UniqueNames
-from mockagent.cassette.predicates import Predicates, StrictPredicate, StrictPredicates
+from mockagent.cassette.predicates import (
+    HeaderPredicates,
+    Predicates,
+    StrictPredicate,
+    TextPredicate,
+)
 from mockagent.cassette.rules import (
     Absent,
     AnyGiven,
@@ -132,10 +137,10 @@ class Step(Model):
         ),
     )
     artifact: ArtifactContent | None = None
-    say: str | dict[str, Any] | None = Field(
+    say: Annotated[str | dict[str, Any], Finite] | None = Field(
         None, description="Agentex: an agent message (TaskMessageContent, or a string for text)"
     )
-    deltas: list[Any] | None = Field(
+    deltas: Annotated[list[Any], Finite] | None = Field(
         None, description="Agentex: streamed as these deltas (text pieces or delta objects) first"
     )
     start: bool = Field(
@@ -181,7 +186,7 @@ class TaskReply(Model):
     """A task script: the steps run in order, gated by their `after`."""
 
     steps: list[Step] = Field(min_length=1)
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any], Finite] | None = None
     first: Opening | None = Field(
         None,
         description=(
@@ -206,7 +211,7 @@ class ErrorReply(Model):
 
     name: ErrorName
     message: str | None = None
-    details: list[dict[str, Any]] | None = Field(
+    details: Annotated[list[dict[str, Any]], Finite] | None = Field(
         None,
         description=(
             "every detail the error carries (google.rpc detail objects: JSON-RPC `data`, "
@@ -312,14 +317,14 @@ class Match(Model):
     operation: Operation | list[Operation] | None = Field(
         None, description="SendMessage (default for message calls), GetTask, CancelTask, ListTasks…"
     )
-    text: StrictPredicate = Field(
+    text: TextPredicate = Field(
         None, description="predicate on all text parts of the message, joined by newlines"
     )
     parts: StrictPredicate = Field(
         None, description="predicate on the message's parts, e.g. {none: {mediaType: text/x-diff}}"
     )
     where: Predicates = Field(default_factory=dict, description="path → predicate on params")
-    headers: StrictPredicates = Field(default_factory=dict, description="header name → predicate")
+    headers: HeaderPredicates = Field(default_factory=dict, description="header name → predicate")
     task: TaskMatch | None = None
 
 

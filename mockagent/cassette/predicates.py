@@ -4,7 +4,8 @@ A predicate is a plain value (equals) or a mapping of keywords that must all hol
 mapping without any keyword is a plain value too (params hold mappings); one that mixes keywords
 and other keys is a mistake. `text`, `parts` and `headers` never hold a mapping, so there every
 key of a mapping must be a keyword. Over lists, `any`/`all`/`none` take a predicate or a mapping
-of field paths to predicates.
+of field paths to predicates. What a `text` or a `where` path can never match is
+`text_match`'s.
 """
 
 from __future__ import annotations
@@ -16,25 +17,16 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
+from mockagent.cassette.content import not_json
 from mockagent.cassette.rules import Loc, refuse
-from mockagent.cassette.vocabulary import suggestion
-
-ARGUMENTS: dict[str, str] = {
-    "equals": "value",
-    "contains": "value",
-    "startswith": "value",
-    "endswith": "value",
-    "regex": "regex",
-    "exists": "bool",
-    "absent": "bool",
-    "subset": "value",
-    "in": "list",
-    "not": "predicate",
-    "any": "element",
-    "all": "element",
-    "none": "element",
-}
-"""Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
+from mockagent.cassette.text_match import (
+    OVER_LISTS,
+    PATH,
+    STRING_ARGUMENTS,
+    path_problems,
+    text_problems,
+)
+from mockagent.cassette.vocabulary import ARGUMENTS, suggestion
 
 Found = Iterator[tuple[Loc, str]]
 
@@ -82,22 +74,36 @@ def _checked(strict: bool) -> Any:
     return check
 
 
-def _each_checked(strict: bool) -> Any:
-    def check(specs: dict[str, Any]) -> dict[str, Any]:
-        refuse(
-            "predicates",
-            (found for key, spec in specs.items() for found in problems(spec, strict, (key,))),
-            specs,
-        )
-        return specs
+def _text_checked(spec: Any) -> Any:
+    found = list(problems(spec, True))
+    refuse("predicate", found or text_problems(spec), spec)
+    return spec
 
-    return check
+
+def _headers_checked(specs: dict[str, Any]) -> dict[str, Any]:
+    """Each header's predicate is strict, and can hold for a string (a header's value)."""
+    found: list[tuple[Loc, str]] = []
+    for key, spec in specs.items():
+        if spec is None:
+            found.append(((key,), "a header takes a string; for a header left out: {absent: true}"))
+        else:  # the shape first: what text_problems reads is a well-formed predicate
+            found += list(problems(spec, True, (key,))) or text_problems(spec, (key,), "a header")
+    refuse("predicates", found, specs)
+    return specs
+
+
+def _where_checked(specs: dict[str, Any]) -> dict[str, Any]:
+    """Each path names keys and indexes; each predicate is loose (params hold mappings), and
+    JSON, as the params are (a YAML date or .nan never equals anything in them)."""
+    found = [each for key, spec in specs.items() for each in problems(spec, False, (key,))]
+    refuse("predicates", [*found, *path_problems(specs), *not_json(specs)], specs)
+    return specs
 
 
 # JSON Schema: placeholders that `link` swaps for references to DEFINITIONS (pydantic refuses a
 # reference to a definition it does not know).
 _KEY = "x-mockagent-predicate"
-_LOOSE, _STRICT = {_KEY: "loose"}, {_KEY: "strict"}
+_LOOSE, _STRICT, _TEXT = {_KEY: "loose"}, {_KEY: "strict"}, {_KEY: "text"}
 _NOT_OBJECT = {"not": {"type": "object"}}
 _KEYWORDS_ONLY = {"type": "object", "minProperties": 1, "propertyNames": {"enum": list(ARGUMENTS)}}
 _ARGUMENT_SCHEMAS = {
@@ -133,6 +139,22 @@ DEFINITIONS: dict[str, Any] = {
             {"$ref": "#/$defs/PredicateKeywords"},
         ],
     },
+    "TextPredicate": {
+        "description": "a string (equals), or {keyword: argument, …} that a string can meet",
+        "anyOf": [{"type": "string"}, {"type": "null"}, {"$ref": "#/$defs/TextKeywords"}],
+    },
+    "TextKeywords": {
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": {"enum": [key for key in ARGUMENTS if key not in OVER_LISTS]},
+        "properties": {
+            **{key: {"type": "string"} for key in STRING_ARGUMENTS},
+            "in": {"type": "array", "items": {"type": "string"}},
+            "not": {"$ref": "#/$defs/TextPredicate"},
+            "exists": {"type": "boolean"},
+            "absent": {"type": "boolean"},
+        },
+    },
     "PredicateOverItems": {
         "description": "a predicate, or {field.path: predicate, …} per item",
         "anyOf": [
@@ -148,17 +170,21 @@ DEFINITIONS: dict[str, Any] = {
 }
 
 StrictPredicate = Annotated[Any, AfterValidator(_checked(True)), WithJsonSchema(_STRICT)]
-"""`text` and `parts`: a mapping is keywords only."""
-StrictPredicates = Annotated[
+"""`parts`: a mapping is keywords only."""
+TextPredicate = Annotated[Any, AfterValidator(_text_checked), WithJsonSchema(_TEXT)]
+"""`text`: a string, or keywords only, each of which can hold for a string."""
+HeaderPredicates = Annotated[
     dict[str, Any],
-    AfterValidator(_each_checked(True)),
-    WithJsonSchema({"type": "object", "additionalProperties": _STRICT}),
+    AfterValidator(_headers_checked),
+    WithJsonSchema({"type": "object", "additionalProperties": {**_TEXT, "not": {"type": "null"}}}),
 ]
-"""`headers`: name → a predicate whose mapping is keywords only."""
+"""`headers`: name → a predicate on a string, as `text` (null: none)."""
 Predicates = Annotated[
     dict[str, Any],
-    AfterValidator(_each_checked(False)),
-    WithJsonSchema({"type": "object", "additionalProperties": _LOOSE}),
+    AfterValidator(_where_checked),
+    WithJsonSchema(
+        {"type": "object", "propertyNames": {"pattern": PATH}, "additionalProperties": _LOOSE}
+    ),
 ]
 """`where`: path → a predicate (a mapping without keywords is a plain value)."""
 
@@ -170,7 +196,9 @@ def link(schema: Any) -> Any:
         if isinstance(node, dict) and _KEY in node:  # it may have a description or default too
             kind = node[_KEY]
             rest = {key: value for key, value in node.items() if key != _KEY}
-            name = "Predicate" if kind == "loose" else "StrictPredicate"
+            name = {"loose": "Predicate", "strict": "StrictPredicate", "text": "TextPredicate"}[
+                kind
+            ]
             return {"$ref": f"#/$defs/{name}", **rest}
         if isinstance(node, dict):
             return {key: swap(value) for key, value in node.items()}

@@ -44,6 +44,8 @@ def every_problem(
     found: dict[Loc, str] = {}  # location → message, in pydantic's order; unknown keys first
     unknown: dict[Loc, str] = {}
     for error in errors:
+        if error["type"] == "default_factory_not_called":
+            continue  # pydantic's own: a default made from a field that failed, reported there
         loc = in_data(data, error["loc"], error["type"])
         if error["type"] == "extra_forbidden":
             unknown.setdefault(loc, _unknown_field(root, loc))

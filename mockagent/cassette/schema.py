@@ -11,6 +11,8 @@ NOT_IN_SCHEMA = (
     "interaction names are unique",
     "`match.task.from` names an interaction of the cassette",
     "a `regex` predicate compiles (as a Python regular expression)",
+    "every value in a reply or the card is JSON: no NaN or infinite number, no unquoted date "
+    "(YAML's .nan, .inf, 2026-01-01)",
 )
 """What the loader checks beyond the schema: JSON Schema cannot compare one value with another,
 and its regular expressions are not Python's."""

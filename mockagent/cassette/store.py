@@ -21,12 +21,13 @@ from mockagent.cassette.models import Cassette
 from mockagent.cassette.names import written_problems
 from mockagent.cassette.problems import every_problem
 from mockagent.cassette.schema import json_schema
+from mockagent.cassette.yaml_keys import duplicate_keys
 from mockagent.cassette.yaml_reader import (
     MAX_NODES,
     Loc,
     deepest_line,
     line_map,
-    parse,
+    parse_checked,
     parse_yaml,
 )
 from mockagent.errors import CassetteError, Problem
@@ -135,18 +136,24 @@ def load_cassette(path: str | Path) -> LoadedCassette:
 
 
 def _validated(text: str, path: str) -> Cassette:
-    data, node = parse(text, path)
+    data, node, duplicates = parse_checked(text, path)
     if not isinstance(data, dict):
         raise CassetteError(
             "a cassette is a mapping with `version: 1`, `agent:` and `interactions:`",
             path=path,
             line=1,
         )
+    names = _names(data)
+    twice = [  # a key written twice is a mistake wherever it is: the data kept only the last
+        Problem(describe(names, loc, message), path, line)
+        for loc, line, message in sorted(
+            duplicate_keys(node, duplicates) if node and duplicates else [], key=lambda d: d[1]
+        )
+    ]
     try:
-        return Cassette.model_validate(data)
+        cassette = Cassette.model_validate(data)
     except ValidationError as exc:
         lines = line_map(node) if node is not None else {}
-        names = _names(data)
         found = every_problem(Cassette, data, exc.errors())
         # The name rules run on the model only when all else is valid: here, on what is written.
         found += [problem for problem in written_problems(data) if problem not in found]
@@ -154,7 +161,10 @@ def _validated(text: str, path: str) -> Cassette:
             Problem(describe(names, loc, message), path, deepest_line(lines, loc))
             for loc, message in found
         ]
-        raise CassetteError.of(problems) from None
+        raise CassetteError.of(twice + problems) from None
+    if twice:
+        raise CassetteError.of(twice)
+    return cassette
 
 
 def load_folder(path: str | Path) -> dict[str, LoadedCassette]:

@@ -24,6 +24,23 @@ ERROR_NAMES = list(ERROR_KINDS)
 
 MAX_LISTED = 20
 
+ARGUMENTS: dict[str, str] = {
+    "equals": "value",
+    "contains": "value",
+    "startswith": "value",
+    "endswith": "value",
+    "regex": "regex",
+    "exists": "bool",
+    "absent": "bool",
+    "subset": "value",
+    "in": "list",
+    "not": "predicate",
+    "any": "element",
+    "all": "element",
+    "none": "element",
+}
+"""Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
+
 STATE_NAMES = ["TASK_STATE_" + state.name for state in TaskState]
 """How a state is listed in messages (every spelling in STATE_SPELLINGS is accepted)."""
 AGENTEX_STATE_SPELLINGS = [

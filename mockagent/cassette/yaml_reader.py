@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from mockagent.cassette.yaml_keys import Duplicate, twice
 from mockagent.errors import CassetteError
 
 Loc = tuple[str | int, ...]
@@ -112,13 +113,16 @@ _PLAIN = {
 }
 
 
-def construct_document(loader: Any, root: yaml.Node) -> Any:
+def construct_document(
+    loader: Any, root: yaml.Node, duplicates: list[Duplicate] | None = None
+) -> Any:
     """What `loader.construct_document(root)` returns, built faster.
 
     Strings, mappings with string keys and sequences (nearly every node of a cassette) are built
     here; any other node goes to the loader's own (safe) constructor, which so refuses the same
     tags. Containers are filled breadth first, as PyYAML fills them, so a document with several
-    bad values reports the same one first; aliases share one object, as there.
+    bad values reports the same one first; aliases share one object, as there. A key written
+    twice in a mapping built here goes to `duplicates` (PyYAML keeps the last one silently).
     """
     if any(loader.yaml_constructors.get(tag) is not fn for tag, fn in _PLAIN.items()):
         return loader.construct_document(root)  # someone registered their own: let them have it
@@ -157,6 +161,8 @@ def construct_document(loader: Any, root: yaml.Node) -> Any:
             if isinstance(value, dict):
                 for key, child in node.value:
                     value[key.value] = make(child)
+                if len(value) < len(node.value) and duplicates is not None:  # rare: look closer
+                    duplicates.extend(twice(node))
             else:
                 value.extend([make(child) for child in node.value])
         else:  # a generator of the loader's: it fills what the loader began
@@ -169,6 +175,13 @@ def construct_document(loader: Any, root: yaml.Node) -> Any:
 
 def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
     """Parse with the safe loader only; return the data and the root node."""
+    data, node, _ = parse_checked(text, path)
+    return data, node
+
+
+def parse_checked(text: str, path: str) -> tuple[Any, yaml.Node | None, list[Duplicate]]:
+    """`parse`, and the keys written twice in a mapping (the data keeps the last of each)."""
+    duplicates: list[Duplicate] = []
     try:
         loader = _LOADER(text)  # the pure-Python reader refuses control characters here already
     except yaml.YAMLError as exc:
@@ -177,7 +190,7 @@ def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
         node = loader.get_single_node()
         if node is not None and "&" in text:  # no anchor, no alias: nothing to expand
             _check_aliases(node, path)
-        data = construct_document(loader, node) if node is not None else None
+        data = construct_document(loader, node, duplicates) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -192,7 +205,7 @@ def parse(text: str, path: str) -> tuple[Any, yaml.Node | None]:
         raise CassetteError(f"not valid YAML: {type(exc).__name__}: {exc}", path=path) from None
     finally:
         loader.dispose()
-    return data, node
+    return data, node, duplicates
 
 
 def parse_yaml(text: str, path: str) -> tuple[Any, dict[Loc, int]]:

@@ -20,7 +20,14 @@ from mockagent import errors
 from mockagent.cassette.models import Cassette, Interaction
 from mockagent.cassette.problems import every_problem
 from mockagent.cassette.store import LoadedCassette, describe, dump_cassette, schema_comment
-from mockagent.cassette.yaml_reader import Loc, deepest_line, line_map, parse
+from mockagent.cassette.yaml_keys import duplicate_keys
+from mockagent.cassette.yaml_reader import (
+    Loc,
+    deepest_line,
+    line_map,
+    parse,
+    parse_checked,
+)
 from mockagent.engine.matchers import CompiledMatch
 
 Locate = Callable[[Loc, str], errors.CassetteError]
@@ -87,9 +94,12 @@ LineOf = Callable[[Loc], int | None]
 
 
 def parse_body(text: str, source: str) -> tuple[list[Any], LineOf]:
-    """The interactions in a YAML (or JSON) text, and the lines they are written on."""
-    data, node = parse(text, source)
+    """The interactions in a YAML (or JSON) text, and the lines they are written on; a
+    CassetteError naming every key written twice (the data would keep the last one only)."""
+    data, node, duplicates = parse_checked(text, source)
     items, place = as_items(data)
+    if node is not None and duplicates:
+        _refuse_twice(items, duplicate_keys(node, duplicates), len(place(0)), source)
     lines = line_map(node) if node is not None else {}
 
     def line_of(loc: Loc) -> int | None:
@@ -98,6 +108,26 @@ def parse_body(text: str, source: str) -> tuple[list[Any], LineOf]:
         return deepest_line(lines, (*place(loc[1]), *loc[2:]))
 
     return items, line_of
+
+
+def _refuse_twice(
+    items: list[Any], found: list[tuple[Loc, int, str]], depth: int, source: str
+) -> None:
+    """CassetteError for keys written twice: each as the loader says it, by interaction (whose
+    index is at `depth - 1` in a body location; none for a body of one interaction)."""
+    names = [item.get("name") if isinstance(item, dict) else None for item in items]
+
+    def loc(place: Loc) -> Loc:
+        if depth == 0:
+            return ("interactions", 0, *place)
+        return ("interactions", *place[depth - 1 :]) if len(place) >= depth else ()
+
+    raise errors.CassetteError.of(
+        [
+            errors.Problem(describe(names, loc(place), message), source, line)
+            for place, line, message in sorted(found, key=lambda each: each[1])
+        ]
+    )
 
 
 def validated(

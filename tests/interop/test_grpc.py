@@ -10,6 +10,7 @@ import pytest
 from a2a.types import a2a_pb2
 from google.protobuf import json_format
 
+from mockagent.cassette import content
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.engine.player import Pace
 from mockagent.server.thread import serve_in_thread
@@ -146,7 +147,10 @@ def test_a_long_error_message_is_cut_to_fit_the_clients_trailer_limit(tmp_path) 
     assert error_info(status_of(caught.value)).reason == "TASK_NOT_FOUND"
 
 
-def test_an_answer_protobuf_cannot_hold_is_an_invalid_agent_response(tmp_path) -> None:
+def test_an_answer_protobuf_cannot_hold_is_an_invalid_agent_response(tmp_path, monkeypatch) -> None:
+    # The loader refuses a raw part that is no base64; let it through, as a loader check
+    # missed, to see the gRPC answer say what protobuf could not hold.
+    monkeypatch.setattr(content, "_part", lambda part, loc: [])
     (tmp_path / "agent.yaml").write_text(
         "version: 1\n"
         "agent: {name: a, description: d, skills: [{id: s, name: S, description: S.}]}\n"

@@ -170,7 +170,8 @@ def test_admitted_values(spec: Any, values: set[Any] | None) -> None:
 # -- random cassettes and calls ----------------------------------------------------------------
 
 WORDS = ["hi", "hello?", "1", "", "a\nb", "a", "b"]
-VALUES = st.sampled_from(["x", "y", "1", 1, 1.0, 0, True, False, None, [1], {"a": 1}, float("nan")])
+# No NaN: a `where` value that equals nothing (JSON has no NaN) does not load.
+VALUES = st.sampled_from(["x", "y", "1", 1, 1.0, 0, True, False, None, [1], {"a": 1}])
 PATHS = ["message.metadata.k", "message.metadata.j", "message.parts[0].text", "configuration.n"]
 OPERATIONS = [
     "SendMessage",
@@ -191,8 +192,7 @@ predicates = st.one_of(
 )
 text_specs = st.one_of(
     st.none(),
-    st.sampled_from(WORDS),
-    st.just(1),
+    st.sampled_from(WORDS),  # no number: `text: 1` never matches a text, and does not load
     st.builds(lambda w: {"equals": w}, st.sampled_from(WORDS)),
     st.builds(lambda ws: {"in": ws}, st.lists(st.sampled_from(WORDS), max_size=3)),
     st.sampled_from([{"startswith": "h"}, {"endswith": "?"}, {"contains": "a"}]),

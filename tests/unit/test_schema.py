@@ -430,6 +430,11 @@ LOADER_ONLY = {
         "- {name: r, match: {text: {regex: '('}}, reply: {message: a}}",
         "bad regex",
     ),
+    "every value in a reply or the card is JSON: no NaN or infinite number, no unquoted date "
+    "(YAML's .nan, .inf, 2026-01-01)": (
+        "- {name: r, reply: {message: {parts: [{data: {x: .nan}}]}}}",
+        "is no JSON number",
+    ),
 }
 
 
