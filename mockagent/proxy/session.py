@@ -18,7 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.locks import WAIT_S, Timeout, lock_file, mark_run, marked_run
+from mockagent.cassette.locks import (
+    WAIT_S,
+    Timeout,
+    lock_file,
+    mark_run,
+    marked_run,
+    note_written,
+    writes_so_far,
+    written_since,
+)
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
@@ -85,10 +94,9 @@ class Session:
         self.unwritten = False  # a write failed (reported once); the recording is in memory
         try:
             with locked(self.path):
-                self.before = text_of(self.path)  # PATH as it was: mode all replaces only this
+                self.before = text_of(self.path)
                 existing = read_existing(self.before, self.path) if mode == "new_episodes" else None
-                # ... once per test run: a later recording of the same run adds to what is there
-                self.replaces = mode == "all" and (run is None or marked_run(self.path) != run)
+                self.seen = writes_so_far(self.path)  # mode all replaces what was there by then
                 left = leftovers(self.path, report)
                 self.partial, self.slot = claim(self.path, left)
         except (OSError, Timeout) as exc:
@@ -180,9 +188,14 @@ class Session:
             with locked(self.path):  # read, merge and write as one: no other writer between
                 mine = self.recorder.cassette()
                 new = [i for i in mine["interactions"] if id(i) not in self.existing]
-                before = self.before if self.replaces else None  # None: keep all of PATH
-                data, notes = merged_onto(
-                    self.path, text_of(self.path), before, mine, new, self.notes
+                # Mode all replaces the cassette once per test run (a later recording of the
+                # run adds to it), and never what other recordings wrote since this one began.
+                replaces = self.mode == "all" and (
+                    self.run is None or marked_run(self.path) != self.run
+                )
+                keep = written_since(self.path, self.seen) if replaces else None
+                data, notes, written = merged_onto(
+                    self.path, text_of(self.path), keep, mine, new, self.notes
                 )
                 text = self._text(data, notes)
                 self._scan(text)
@@ -195,7 +208,7 @@ class Session:
                         path=str(self.path),
                     ) from None
                 write_atomic(self.path, text)
-                self._mark_run()
+                self._log(written, replaces)
         except OSError as exc:
             raise CassetteError(
                 f"cannot write the cassette: {why(exc)}; {self._keep()}", path=str(self.path)
@@ -213,13 +226,15 @@ class Session:
         self.finished = True
         return self.path
 
-    def _mark_run(self) -> None:
-        """Note that this recording's test run has replaced the cassette (mode all)."""
-        if self.replaces and self.run is not None:
-            try:
+    def _log(self, written: list[str], replaces: bool) -> None:
+        """Log what this recording wrote, and that its test run has replaced the cassette (mode
+        all): later writers keep both."""
+        try:
+            note_written(self.path, written)
+            if replaces and self.run is not None:
                 mark_run(self.path, self.run)
-            except OSError as exc:  # the cassette is written; later recordings may replace it
-                self.report(f"mockagent: cannot note the test run of {self.path}: {why(exc)}")
+        except OSError as exc:  # the cassette is written; a later recording may replace it
+            self.report(f"mockagent: cannot log the recording of {self.path}: {why(exc)}")
 
     def _scan(self, text: str) -> None:
         """The leak scan of the cassette about to be written: its one call site."""

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.proxy.session import partial_path
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.recording import (
@@ -184,3 +185,25 @@ def test_tests_of_one_run_recording_one_cassette_in_mode_all_replace_it_once(
         # Before: each test replaced the cassette, and only the last one's call was left.
         assert names(cassette) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
     pytester.runpytest("-p", "no:hypothesispytest").assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize("run", [None, "run-2"])
+def test_writers_in_mode_all_keep_each_others_calls_equal_to_the_old_ones(
+    tmp_path: Path, upstream: ServerThread, run: str | None
+) -> None:
+    path = tmp_path / "rec.yaml"
+    with recording(upstream.url, path) as first:  # the cassette as an earlier run left it
+        for text in TEXTS[:2]:
+            send(first.url, text)
+        first.finish()
+    apps = [create_recording_app(upstream.url, path, "all", run=run) for _ in range(2)]
+    servers = [ServerThread(app).start() for app in apps]
+    send(servers[0].url, TEXTS[0])  # the same call as before, recorded the same
+    send(servers[1].url, TEXTS[2])
+    for server in servers:
+        server.stop()
+    finish_recording(apps[0])
+    finish_recording(apps[1])
+    # Before: the second writer took the first one's call, equal to the old one, for old: lost.
+    assert names(path) == ["run-the-suite-on-branch-0", "run-the-suite-on-branch-2"]
+    replays_all(path, upstream, [TEXTS[0], TEXTS[2]])

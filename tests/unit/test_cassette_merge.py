@@ -3,9 +3,11 @@ follow-ups following it, and what another writer added kept with the origins it 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.merge import kept_since, merge_interactions
+from mockagent.cassette.locks import KEPT_WRITES, note_written, writes_so_far, written_since
+from mockagent.cassette.merge import merge_interactions, with_origins
 
 
 def item(name: str, text: str, origin: str | None = None) -> dict[str, Any]:
@@ -37,7 +39,20 @@ def test_a_name_clash_renames_the_newcomer_and_its_follow_ups() -> None:
 
 
 def test_what_another_writer_added_is_kept_with_its_origin() -> None:
-    before = [item("old", "old"), item("origin", "go"), item("gone", "gone")]
-    now = [*before, item("theirs", "new"), item("follow", "on", origin="origin")]
-    assert kept_since(now, before) == [item("origin", "go"), *now[3:]]
-    assert kept_since(before, before) == []
+    now = [item("old", "old"), item("origin", "go"), item("theirs", "new")]
+    now.append(item("follow", "on", origin="origin"))
+    assert with_origins(now, {"theirs", "follow"}) == now[1:]
+    assert with_origins(now, set()) == []
+
+
+def test_the_log_of_writes_names_what_each_writer_put_in(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    seen = writes_so_far(path)
+    note_written(path, ["a"])
+    note_written(path, ["b", "c"])
+    assert written_since(path, seen) == {"a", "b", "c"}
+    assert written_since(path, seen + 1) == {"b", "c"}
+    assert written_since(path, seen + 2) == set()
+    for n in range(KEPT_WRITES):
+        note_written(path, [f"n{n}"])
+    assert written_since(path, seen) is None  # forgotten: the caller keeps everything
