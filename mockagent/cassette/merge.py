@@ -45,7 +45,7 @@ def with_origins(items: Interactions, names: set[str]) -> Interactions:
     wanted = set(names)
     todo = list(names)
     while todo:
-        origin = _origin(by_name.get(todo.pop()) or {})
+        origin = origin_of(by_name.get(todo.pop()) or {})
         if origin is not None and origin not in wanted:
             wanted.add(origin)
             todo.append(origin)
@@ -60,7 +60,8 @@ def _by_name(items: Interactions) -> dict[Any, Interactions]:
     return found
 
 
-def _origin(item: dict[str, Any]) -> str | None:
+def origin_of(item: dict[str, Any]) -> str | None:
+    """The interaction `item` follows up on (its `match.task.from`), if any."""
     task = (item.get("match") or {}).get("task") if isinstance(item.get("match"), dict) else None
     origin = task.get("from") if isinstance(task, dict) else None
     return origin if isinstance(origin, str) else None
@@ -68,7 +69,7 @@ def _origin(item: dict[str, Any]) -> str | None:
 
 def _following(item: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
     """`item` with its `match.task.from` renamed, if its origin was."""
-    origin = _origin(item)
+    origin = origin_of(item)
     if origin is None or origin not in renames:
         return item
     item = copy.deepcopy(item)

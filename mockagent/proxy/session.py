@@ -92,6 +92,7 @@ class Session:
         self.open_streams: dict[int, Callable[[], None]] = {}
         self.finished = False  # a stream that ends later must not write the partial again
         self.unwritten = False  # a write failed (reported once); the recording is in memory
+        self.adopted_from = ""  # the leftover partial files this recording took in, if any
         try:
             with locked(self.path):
                 self.before = text_of(self.path)
@@ -126,6 +127,7 @@ class Session:
                     self.notes.setdefault(renames.get(name, name), note)
             if names:
                 files = ", ".join(str(leftover.path) for leftover in left)
+                self.adopted_from = files
                 self.report(
                     f"mockagent: {files} held {len(names)} interaction(s) of a recording of "
                     f"{self.path} that did not finish ({', '.join(names)}); this recording "
@@ -224,7 +226,19 @@ class Session:
         except OSError:
             pass  # the cassette is written: a stale partial only repeats what it holds
         self.finished = True
+        self._say_superseded()
         return self.path
+
+    def _say_superseded(self) -> None:
+        """Say which of the calls taken in from a leftover this recording made again: the
+        cassette holds its new recordings of them instead."""
+        gone = self.recorder.superseded
+        if gone:
+            self.report(
+                f"mockagent: this recording made {len(gone)} call(s) of the leftover "
+                f"{self.adopted_from} again ({', '.join(gone)}); {self.path} holds the new "
+                "recording of them, and the leftover's other calls"
+            )
 
     def _log(self, written: list[str], replaces: bool) -> None:
         """Log what this recording wrote, and that its test run has replaced the cassette (mode

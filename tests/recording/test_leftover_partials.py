@@ -113,3 +113,40 @@ def test_an_unreadable_leftover_is_kept_and_the_recording_writes_beside_it(
     assert partial.read_text() == "interactions: [unclosed\n"  # never overwritten
     assert not beside.exists()
     assert names(path.read_text()) == ["run-the-tests-at-9f3c2e1"]
+
+
+SEQUENCE = """\
+version: 1
+agent: {name: seq, description: answers twice, skills: [{id: s, name: S, description: S}]}
+interactions:
+  - {name: first, match: {text: status?}, reply: {message: working}, times: 1}
+  - {name: second, match: {text: status?}, reply: {message: done}}
+"""
+
+
+def test_calls_a_rerun_makes_again_replace_the_leftovers_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "seq.yaml").write_text(SEQUENCE)
+    path = tmp_path / "rec.yaml"
+    partial = partial_path(path)
+    with upstream_agent(tmp_path / "seq.yaml", pace="instant") as upstream:
+        with recording(upstream.url, path) as killed:  # killed after its first call
+            send(killed.url, "status?")
+            left = partial.read_text()
+        path.unlink()
+        partial.write_text(left)
+        upstream.reset()
+        live = [send(upstream.url, "status?") for _ in range(2)]
+        upstream.reset()
+        with recording(upstream.url, path) as rerun:  # the same test again, to its end
+            assert [send(rerun.url, "status?") for _ in range(2)] == live
+            rerun.finish()
+    # Before: the killed run's `status` (working) came first, the replay answered working twice.
+    assert names(path.read_text()) == ["status", "status-2"]
+    with serve_in_thread(path, pace="instant") as replay:
+        assert [send(replay.url, "status?") for _ in range(2)] == live
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"mockagent: this recording made 1 call(s) of the leftover {partial} again (status); "
+        f"{path} holds the new recording of them, and the leftover's other calls"
+    )
