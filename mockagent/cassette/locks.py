@@ -45,6 +45,8 @@ def lock_file(path: str | Path) -> Path:
     owner = os.getuid() if hasattr(os, "getuid") else "user"
     folder = Path(tempfile.gettempdir()) / f"mockagent-locks-{owner}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    if hasattr(os, "getuid") and folder.stat().st_uid != os.getuid():  # made by another user
+        raise PermissionError(f"{folder} belongs to another user: remove it")
     digest = hashlib.sha256(str(Path(path).resolve()).encode("utf-8")).hexdigest()[:32]
     return folder / f"{digest}.lock"
 

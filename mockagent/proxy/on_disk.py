@@ -90,9 +90,9 @@ def merged_onto(
 
 
 def aside(path: Path) -> Path:
-    """Where a recording of `path` goes when neither `path` nor its partial can be written:
-    a new file in the temporary folder."""
+    """Where a recording of `path` goes when neither `path` nor its partial can be written: a
+    file in a new folder of the user's own (mode 700) in the temporary folder, which nobody
+    else can have made or filled; OSError if none can be made."""
+    folder = tempfile.mkdtemp(prefix="mockagent-recovered-")
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    return Path(
-        tempfile.gettempdir(), "mockagent-recovered", f"{path.stem}-{stamp}-{os.getpid()}.yaml"
-    )
+    return Path(folder, f"{path.stem}-{stamp}-{os.getpid()}.yaml")

@@ -267,8 +267,9 @@ class Session:
         """Keep the recording where it can still be written, now that PATH cannot be; where."""
         text = self.redactor.scrub(self._text(self.recorder.cassette()))
         reason = ""
-        for file in (self.partial, aside(self.path)):
+        for where in (lambda: self.partial, lambda: aside(self.path)):
             try:
+                file = where()
                 write_atomic(file, text)
             except OSError as exc:
                 reason = why(exc)

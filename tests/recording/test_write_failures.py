@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +183,25 @@ def test_record_into_a_folder_it_cannot_write_answers_and_exits_1_in_one_line(
         assert names(aside.read_text()) == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
     finally:
         aside.unlink()
+
+
+def test_a_recording_kept_aside_goes_to_a_private_folder_nobody_else_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rec.yaml"
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    (shared / "mockagent-recovered").write_text("another user's")  # made before us
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    with upstream_agent() as upstream, recording(upstream.url, path) as rec:
+        HTTP.get(rec.url + CARD)
+        fail_writes_in(monkeypatch, tmp_path, errno.ENOSPC)
+        send(rec.url, "Run the tests at 9f3c2e1")
+        with pytest.raises(CassetteError) as failed:
+            rec.finish()
+    # Before: "could not be written anywhere", under the shared folder another user made.
+    aside = kept_in(str(failed.value))
+    assert aside.parent.parent == shared
+    assert aside.parent.name.startswith("mockagent-recovered-")
+    assert stat.S_IMODE(aside.parent.stat().st_mode) == 0o700
+    assert names(aside.read_text()) == ["run-the-tests-at-9f3c2e1"]

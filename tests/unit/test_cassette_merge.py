@@ -3,10 +3,20 @@ follow-ups following it, and what another writer added kept with the origins it 
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.locks import KEPT_WRITES, note_written, writes_so_far, written_since
+import pytest
+
+from mockagent.cassette.locks import (
+    KEPT_WRITES,
+    lock_file,
+    note_written,
+    writes_so_far,
+    written_since,
+)
 from mockagent.cassette.merge import merge_interactions, with_origins
 
 
@@ -56,3 +66,15 @@ def test_the_log_of_writes_names_what_each_writer_put_in(tmp_path: Path) -> None
     for n in range(KEPT_WRITES):
         note_written(path, [f"n{n}"])
     assert written_since(path, seen) is None  # forgotten: the caller keeps everything
+
+
+def test_a_lock_folder_another_user_made_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"mockagent-locks-{os.getuid()}"
+    folder.mkdir(mode=0o777)
+    os.chown(folder, os.getuid() + 1, -1)  # as another user would have made it
+    # Before: taken as ours, so that user could hold every lock of our recordings.
+    with pytest.raises(PermissionError, match="belongs to another user"):
+        lock_file(tmp_path / "c.yaml")
