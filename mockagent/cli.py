@@ -162,6 +162,11 @@ def record(
         click.echo(
             f"wrote {written}" if written else "nothing was recorded; the cassette is unchanged"
         )
+        failures = app.extensions[RECORDING].failures()  # calls the upstream did not answer
+        for failure in failures:
+            click.echo(f"mockagent: {failure}", err=True)
+        if failures:
+            raise SystemExit(1)
 
 
 @main.command()

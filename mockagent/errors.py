@@ -279,6 +279,15 @@ class StoreError(ProtocolError):
     default_message = "The shared task store is unavailable"
 
 
+class UpstreamError(ProtocolError):
+    """A recording proxy's upstream did not answer (refused, timed out, broke off): HTTP 502,
+    google.rpc code UNAVAILABLE (gRPC's mapping of 502), JSON-RPC internal error; the message
+    says why (`upstream http://… refused the connection`)."""
+
+    kind = "Upstream"
+    default_message = "The upstream agent did not answer"
+
+
 ERROR_KINDS: dict[str, type[ProtocolError]] = {
     cls.kind: cls
     for cls in (

@@ -272,7 +272,10 @@ def _finish(app: Any, finish: Any) -> None:
     try:
         finish(app)
     except CassetteError as exc:
-        pytest.fail(f"mockagent: {exc}", pytrace=False)
+        failed = str(exc)  # failed outside the `except`: pytest would print it twice, chained
+    else:
+        return
+    pytest.fail(f"mockagent: {failed}", pytrace=False)
 
 
 def cassette_path(

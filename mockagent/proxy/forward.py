@@ -87,12 +87,12 @@ class RecordingProxy:
         ]
         return [*self.hooks.failures, *lost]
 
-    def unreachable(self, exc: UpstreamUnreachable | str) -> errors.InternalError:
+    def unreachable(self, exc: UpstreamUnreachable | str) -> errors.UpstreamError:
         """The error for a call the upstream did not answer (why), remembered for `failures`."""
         reason = str(exc)
         with self.session.lock:
             self.unanswered[reason] = self.unanswered.get(reason, 0) + 1
-        return errors.InternalError(reason, http_status=502)
+        return errors.UpstreamError(reason)
 
     # -- the card -----------------------------------------------------------------------------
 

@@ -207,3 +207,42 @@ def test_the_a2a_sdk_client_sees_why_when_the_upstream_stops_answering(
         with pytest.raises(Exception) as failed:
             asyncio.run(send())
     assert str(failed.value) == f"upstream {agent.url} refused the connection"
+
+
+def test_the_rest_error_of_an_unreachable_upstream_is_unavailable(tmp_path: Path) -> None:
+    upstream = f"http://127.0.0.1:{closed_port()}"
+    with recording(upstream, tmp_path / "rec.yaml") as rec:
+        answer = HTTP.post(
+            rec.url + "/message:send",
+            json={"message": message("Run the tests")},
+            headers={"A2A-Version": "1.0"},
+        )
+    # Before: {"code": 502, "status": "INTERNAL"}: a 502 is no internal error of the proxy.
+    assert answer.status_code == 502
+    error = answer.json()["error"]
+    assert (error["code"], error["status"]) == (502, "UNAVAILABLE")
+    assert error["message"] == f"upstream {upstream} refused the connection"
+
+
+def test_record_exits_1_saying_how_many_calls_got_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    with (
+        upstream_agent() as agent,
+        record_process("--upstream", agent.url, "--cassette", str(path)) as rec,
+    ):
+        HTTP.get(rec.url + CARD)
+        rpc(rec.url, "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
+        agent.stop()  # the upstream dies mid-recording
+        for _ in range(2):
+            reply = rpc(rec.url, "SendMessage", {"message": message("Run the tests at deadbee")})
+            assert "error" in reply
+        rec.proc.terminate()
+        # Before: `wrote …` and exit 0, as if every call had been recorded.
+        assert rec.proc.wait(timeout=10) == 1
+        err = rec.proc.stderr.read()  # type: ignore[union-attr]
+        out = rec.rest_of_stdout()
+    assert f"wrote {path}" in out.splitlines()
+    assert err.splitlines() == [
+        f"mockagent: upstream {agent.url} refused the connection: 2 calls got an error instead "
+        "of an answer, and nothing of it was recorded"
+    ]

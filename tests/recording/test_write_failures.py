@@ -205,3 +205,39 @@ def test_a_recording_kept_aside_goes_to_a_private_folder_nobody_else_made(
     assert aside.parent.name.startswith("mockagent-recovered-")
     assert stat.S_IMODE(aside.parent.stat().st_mode) == 0o700
     assert names(aside.read_text()) == ["run-the-tests-at-9f3c2e1"]
+
+
+FIXTURE_TEST = """
+import json
+import urllib.request
+
+import pytest
+
+
+@pytest.mark.mockagent("blocked/rec.yaml", record_mode="all", upstream="{upstream}")
+def test_records(mockagent):
+    body = {{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {{"message": {{
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{{"text": "Run the tests"}}]}}}}}}
+    request = urllib.request.Request(mockagent.url, data=json.dumps(body).encode(), headers={{
+        "Content-Type": "application/json", "A2A-Version": "1.0"}})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert "result" in json.load(response)
+"""
+
+
+def test_a_fixture_that_cannot_write_its_cassette_says_it_once(
+    pytester: pytest.Pytester,
+) -> None:
+    with upstream_agent(pace="instant") as upstream:
+        pytester.makepyfile(test_generated=FIXTURE_TEST.format(upstream=upstream.url))
+        (pytester.path / "blocked").write_text("a file where the folder should be")
+        result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, errors=1)
+    output = result.stdout.str()
+    assert "cannot write the cassette: Not a directory; the recording is kept in " in output
+    # Before: the message twice, chained ("During handling of the above exception …").
+    assert "During handling of the above exception" not in output
+    aside = kept_in(output.split("cannot write the cassette: Not a directory; ", 1)[1])
+    aside = Path(str(aside).split()[0])
+    assert names(aside.read_text()) == ["run-the-tests"]
+    aside.unlink()
