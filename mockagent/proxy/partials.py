@@ -74,10 +74,10 @@ def read_partial(file: Path) -> tuple[dict[str, Any], str]:
     return data, text
 
 
-def leftovers(path: str | Path, report: Callable[[str], None]) -> list[Leftover]:
-    """The partial files of `path` no running recording holds, read (their locks taken). One
-    that cannot be read is left as it is, and `report` says so."""
-    found = []
+def leftovers(path: str | Path, report: Callable[[str], None]) -> tuple[list[Leftover], list[Path]]:
+    """The partial files of `path` no running recording holds, read (their locks taken), and
+    those of them that cannot be read: each is left as it is, and `report` says so."""
+    found, unreadable = [], []
     for file in partial_files(path):
         lock = file_lock(file)
         if not taken(lock):  # a recording that runs now
@@ -90,9 +90,10 @@ def leftovers(path: str | Path, report: Callable[[str], None]) -> list[Leftover]
                 f"mockagent: {file} was left by a recording that did not finish and cannot be "
                 f"read ({exc}); it is kept as it is"
             )
+            unreadable.append(file)
             continue
         found.append(Leftover(file, data, text, lock))
-    return found
+    return found, unreadable
 
 
 def claim(path: str | Path, left: list[Leftover]) -> tuple[Path, FileLock]:

@@ -98,7 +98,7 @@ class Session:
                 self.before = text_of(self.path)
                 existing = read_existing(self.before, self.path) if mode == "new_episodes" else None
                 self.seen = writes_so_far(self.path)  # mode all replaces what was there by then
-                left = leftovers(self.path, report)
+                left, unreadable = leftovers(self.path, report)
                 self.partial, self.slot = claim(self.path, left)
         except (OSError, Timeout) as exc:
             raise CassetteError(
@@ -107,12 +107,16 @@ class Session:
         self.recorder = Recorder(self.path.stem, self.redactor, existing)
         self.existing = {id(i) for i in self.recorder.interactions}
         self.notes = notes_of(self.before or "") if existing else {}
-        if self.partial != partial_path(self.path):
-            report(
-                f"mockagent: this recording keeps its calls in {self.partial} until it ends "
-                f"({partial_path(self.path)} is another recording's); each is merged into "
-                f"{self.path} when it ends"
+        first = partial_path(self.path)
+        if self.partial != first:
+            why_not = (
+                f"{first} cannot be read); they are merged into {self.path} when it ends"
+                if first in unreadable
+                else f"{first} is another recording's); each is merged into {self.path} when "
+                "it ends"
             )
+            keeps = f"mockagent: this recording keeps its calls in {self.partial} until it ends"
+            report(f"{keeps} ({why_not}")
         self._adopt(left)
 
     def _adopt(self, left: list[Leftover]) -> None:

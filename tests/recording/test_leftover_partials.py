@@ -106,9 +106,10 @@ def test_an_unreadable_leftover_is_kept_and_the_recording_writes_beside_it(
         f"mockagent: {partial} was left by a recording that did not finish and cannot be read ("
     )
     assert printed[0].endswith("); it is kept as it is")
+    # Before: "({partial} is another recording's)", though no other recording ran.
     assert printed[1] == (
-        f"mockagent: this recording keeps its calls in {beside} until it ends ({partial} is "
-        f"another recording's); each is merged into {path} when it ends"
+        f"mockagent: this recording keeps its calls in {beside} until it ends ({partial} "
+        f"cannot be read); they are merged into {path} when it ends"
     )
     assert partial.read_text() == "interactions: [unclosed\n"  # never overwritten
     assert not beside.exists()
