@@ -14,6 +14,11 @@ class MockagentError(Exception):
     """Root of every error mockagent raises on purpose."""
 
 
+class MockagentWarning(UserWarning):
+    """Something a test author must know that fails nothing: a recording kept beside a
+    replayed cassette, calls a recording replaced (shown in pytest's warnings summary)."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong in a cassette: where (file and line, when known) and what."""

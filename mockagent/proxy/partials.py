@@ -96,6 +96,42 @@ def leftovers(path: str | Path, report: Callable[[str], None]) -> tuple[list[Lef
     return found, unreadable
 
 
+def left_behind(path: str | Path, what: str, known: list[Path] | None = None) -> list[str]:
+    """A line for each partial file of the cassette `path` (or of those in the folder `path`)
+    that a recording which did not finish left and no running recording holds: how many
+    interactions it holds (`what` of them: "this replay does not answer them"), and how to
+    take them in; none for the files in `known` (said already)."""
+    target = Path(path)
+    cassettes = sorted(target.glob("*.y*ml")) if target.is_dir() else [target]
+    files = [(cassette, file) for cassette in cassettes for file in partial_files(cassette)]
+    return [
+        line
+        for cassette, file in files
+        if file not in (known or [])
+        for line in _left(cassette, file, what)
+    ]
+
+
+def _left(cassette: Path, file: Path, what: str) -> list[str]:
+    """The line for the partial file `file`, if no running recording holds it."""
+    lock = file_lock(file)
+    if not taken(lock):  # a recording that runs now
+        return []
+    try:
+        count = len(read_partial(file)[0]["interactions"])
+    except (CassetteError, OSError, UnicodeDecodeError) as exc:
+        held = f"cannot be read ({exc}); it is kept as it is"
+    else:
+        held = (
+            f"holds {count} interaction(s): {what}; a recording in mode new_episodes takes "
+            "them in (`mockagent record --mode new_episodes`, or "
+            "--mockagent-record-mode=new_episodes)"
+        )
+    finally:
+        lock.release()
+    return [f"mockagent: {file}, left by a recording of {cassette} that did not finish, {held}"]
+
+
 def claim(path: str | Path, left: list[Leftover]) -> tuple[Path, FileLock]:
     """This recording's partial file and its lock, taken: the first slot that no running
     recording holds and that holds nothing, or holds a leftover this recording takes in (and

@@ -34,7 +34,7 @@ from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, 
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import ITEM, notes_of, with_notes
 from mockagent.proxy.on_disk import aside, locked, merged_onto, text_of, why
-from mockagent.proxy.partials import Leftover, claim, leftovers, partial_path
+from mockagent.proxy.partials import Leftover, claim, left_behind, leftovers, partial_path
 from mockagent.proxy.recorder import Recorder
 from mockagent.vocabulary import RECORDING_MODES
 
@@ -98,7 +98,7 @@ class Session:
                 self.before = text_of(self.path)
                 existing = read_existing(self.before, self.path) if mode == "new_episodes" else None
                 self.seen = writes_so_far(self.path)  # mode all replaces what was there by then
-                left, unreadable = leftovers(self.path, report)
+                left, self.unreadable = leftovers(self.path, report)
                 self.partial, self.slot = claim(self.path, left)
         except (OSError, Timeout) as exc:
             raise CassetteError(
@@ -111,7 +111,7 @@ class Session:
         if self.partial != first:
             why_not = (
                 f"{first} cannot be read); they are merged into {self.path} when it ends"
-                if first in unreadable
+                if first in self.unreadable
                 else f"{first} is another recording's); each is merged into {self.path} when "
                 "it ends"
             )
@@ -184,10 +184,16 @@ class Session:
             try:
                 if not self.recorder.recorded:
                     self.partial.unlink(missing_ok=True)  # a leftover with nothing new in it
-                    return None
-                return self._write_cassette()
+                    written = None
+                else:
+                    written = self._write_cassette()
             finally:
                 self.slot.release()
+            for line in left_behind(
+                self.path, "this recording did not write them", self.unreadable
+            ):
+                self.report(line)  # another recording of PATH at once was killed
+            return written
 
     def _write_cassette(self) -> Path:
         try:

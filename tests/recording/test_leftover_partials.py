@@ -15,6 +15,7 @@ import yaml
 
 from mockagent.proxy.session import Session, partial_path
 from mockagent.server.thread import serve_in_thread
+from tests.helpers.hostile_http import serve_process
 from tests.helpers.recording import (
     HTTP,
     TEST_RUNNER,
@@ -151,3 +152,87 @@ def test_calls_a_rerun_makes_again_replace_the_leftovers_of_them(
         f"mockagent: this recording made 1 call(s) of the leftover {partial} again (status); "
         f"{path} holds the new recording of them, and the leftover's other calls"
     )
+
+
+def leftover_beside(path: Path, upstream_url: str) -> Path:
+    """TEST_RUNNER at `path`, and beside it the partial a killed recording of FIRST left."""
+    with recording(upstream_url, path) as rec:
+        HTTP.get(rec.url + CARD)
+        send(rec.url, FIRST)
+        left = partial_path(path).read_text()
+    shutil.copy(TEST_RUNNER, path)
+    partial_path(path).write_text(left)
+    return partial_path(path)
+
+
+def said_left(partial: Path, path: Path, what: str) -> str:
+    return (
+        f"mockagent: {partial}, left by a recording of {path} that did not finish, holds 1 "
+        f"interaction(s): {what}; a recording in mode new_episodes takes them in (`mockagent "
+        "record --mode new_episodes`, or --mockagent-record-mode=new_episodes)"
+    )
+
+
+def test_serve_and_record_once_say_a_leftover_is_beside_the_replayed_cassette(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rec.yaml"
+    with upstream_agent(pace="instant") as upstream:
+        partial = leftover_beside(path, upstream.url)
+        args = ("--upstream", upstream.url, "--cassette", str(path), "--mode", "once")
+        with record_process(*args) as replay:
+            replay.proc.terminate()
+            assert replay.proc.wait(timeout=10) == 0
+            err = replay.proc.stderr.read()  # type: ignore[union-attr]
+    with serve_process(path):
+        pass
+    # Before: nothing said that the replay leaves the leftover's calls out.
+    said = said_left(partial, path, "this replay does not answer them")
+    assert err.splitlines() == [said]
+    assert said in path.with_suffix(".err").read_text().splitlines()
+    assert partial.exists()
+
+
+FIXTURE_REPLAY = """
+import pytest
+
+
+@pytest.mark.mockagent("rec.yaml")
+def test_replays(mockagent):
+    pass
+"""
+
+
+def test_the_fixture_warns_of_a_leftover_beside_its_cassette(pytester: pytest.Pytester) -> None:
+    path = pytester.path / "rec.yaml"
+    with upstream_agent(pace="instant") as upstream:
+        partial = leftover_beside(path, upstream.url)
+    pytester.makepyfile(test_generated=FIXTURE_REPLAY)
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, warnings=1)  # in the summary, without -rA
+    said = said_left(partial, path, "this replay does not answer them")
+    assert said in result.stdout.str().replace("\n  ", " ")
+
+
+def test_the_survivor_of_two_recordings_names_the_partial_the_killed_one_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "rec.yaml"
+    with (
+        upstream_agent(pace="instant") as upstream,
+        recording(upstream.url, path) as survivor,
+        recording(upstream.url, path) as killed,
+    ):
+        send(killed.url, FIRST)
+        killed.proxy.stop()
+        killed.app.extensions["mockagent.recording"].session.slot.release()  # as kill -9 does
+        killed.finished = True
+        send(survivor.url, SECOND)
+        capsys.readouterr()
+        assert survivor.finish() == path
+    # Before: the survivor ended without a word of the killed one's calls.
+    orphan = partial_path(path, 2)
+    assert capsys.readouterr().err.splitlines() == [
+        said_left(orphan, path, "this recording did not write them")
+    ]
+    assert names(orphan.read_text()) == ["run-the-tests-at-9f3c2e1"]
