@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import socketserver
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +19,7 @@ from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest
 from google.protobuf import json_format
 
-from mockagent.proxy.upstream import Upstream, UpstreamUnreachable
+from mockagent.proxy.upstream import PROBE_S, Upstream, UpstreamUnreachable
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.recording import (
     HTTP,
@@ -246,3 +247,60 @@ def test_record_exits_1_saying_how_many_calls_got_an_error(tmp_path: Path) -> No
         f"mockagent: upstream {agent.url} refused the connection: 2 calls got an error instead "
         "of an answer, and nothing of it was recorded"
     ]
+
+
+@contextmanager
+def silent_upstream() -> Iterator[str]:
+    """An upstream that accepts connections and never answers."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(50)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+def test_an_upstream_that_never_answers_gets_the_client_an_error_within_its_timeout(
+    tmp_path: Path,
+) -> None:
+    with silent_upstream() as upstream, recording(upstream, tmp_path / "rec.yaml") as rec:
+        reason = f"upstream {upstream} did not answer in time"
+        started = time.monotonic()
+        reply = httpx.post(  # a2a-sdk's client gives up after httpx's default 5 s
+            rec.url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "SendMessage",
+                "params": {"message": message("Run the tests")},
+            },
+            headers={"A2A-Version": "1.0"},
+            timeout=5,
+            trust_env=False,
+        ).json()
+        # Before: the call waited 120 s for the card, then for the call itself.
+        assert time.monotonic() - started < PROBE_S + 1.5
+        assert (reply["error"]["code"], reply["error"]["message"]) == (-32603, reason)
+        card = HTTP.get(rec.url + CARD, timeout=5)
+        assert (card.status_code, card.reason_phrase) == (502, reason)
+        assert rec.finish() is None
