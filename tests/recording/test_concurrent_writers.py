@@ -6,6 +6,7 @@ finish together; then the replay answers every call."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -207,3 +208,18 @@ def test_writers_in_mode_all_keep_each_others_calls_equal_to_the_old_ones(
     # Before: the second writer took the first one's call, equal to the old one, for old: lost.
     assert names(path) == ["run-the-suite-on-branch-0", "run-the-suite-on-branch-2"]
     replays_all(path, upstream, [TEXTS[0], TEXTS[2]])
+
+
+def test_xdist_workers_rerecording_one_cassette_in_mode_all_keep_every_call(
+    pytester: pytest.Pytester, upstream: ServerThread
+) -> None:
+    pytester.makepyfile(test_shared=SUITE)
+    cassette = pytester.path / "cassettes" / "shared.yaml"
+    options = ("-p", "no:hypothesispytest", "-n", "4", "--mockagent-record-mode=all")
+    for _ in range(2):  # the second run records the same calls as the first, all at once
+        shutil.rmtree(pytester.path / "arrived", ignore_errors=True)
+        recorded = pytester.runpytest(*options, f"--mockagent-upstream={upstream.url}")
+        recorded.assert_outcomes(passed=4)
+        # Before: the second run kept only the last writer's call; the others equalled old ones.
+        assert sorted(names(cassette)) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
+    pytester.runpytest("-p", "no:hypothesispytest").assert_outcomes(passed=4)
