@@ -113,9 +113,12 @@ def record(
     Point clients at the printed URL: the card is the upstream's, with its interface URLs moved
     to the proxy. Ctrl-C or SIGTERM ends the recording and writes the cassette (atomically;
     PATH.partial holds what was recorded so far while it runs, and the next recording takes in
-    one a killed recording left). Recordings of one cassette at once merge their calls under a
-    file lock. A cassette that cannot be written never fails a call: the failure is printed
-    once, and the end says where the recording is kept (exit status 1). Secrets are redacted by
+    one a killed recording left; a call made again replaces the leftover's). Recordings of one
+    cassette at once merge their calls under a file lock. A cassette that cannot be written
+    never fails a call: the failure is printed once, and the end says where the recording is
+    kept (exit status 1). Calls the upstream did not answer (refused, or silent: its card must
+    answer within 2 s, a call within 60 s) get the protocol's error saying why; the end counts
+    them (exit status 1). Secrets are redacted by
     name and by shape; each redaction by shape is printed with the interaction and field it was
     in. The proxy runs in this one process (werkzeug's threaded server, a thread per
     connection), where the recording lives.
@@ -162,6 +165,11 @@ def record(
         click.echo(
             f"wrote {written}" if written else "nothing was recorded; the cassette is unchanged"
         )
+        failures = app.extensions[RECORDING].failures()  # calls the upstream did not answer
+        for failure in failures:
+            click.echo(f"mockagent: {failure}", err=True)
+        if failures:
+            raise SystemExit(1)
 
 
 @main.command()

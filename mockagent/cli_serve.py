@@ -15,6 +15,7 @@ from flask import Flask
 from mockagent.engine.player import Pace
 from mockagent.engine.taskstore import store_from_url
 from mockagent.errors import CassetteError, StoreError
+from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.host import listen, root_url, serve_on
 from mockagent.vocabulary import CARD_PATH
@@ -156,6 +157,8 @@ def serve(
         for problem in exc.problems:
             click.echo(f"mockagent: {problem}", err=True)
         raise SystemExit(2) from None
+    for line in left_behind(path, "this replay does not answer them"):
+        click.echo(line, err=True)
     mounts = app.extensions["mockagent"]
 
     def describe(root: str, name: str) -> str:  # an Agentex agent has no card

@@ -14,6 +14,11 @@ class MockagentError(Exception):
     """Root of every error mockagent raises on purpose."""
 
 
+class MockagentWarning(UserWarning):
+    """Something a test author must know that fails nothing: a recording kept beside a
+    replayed cassette, calls a recording replaced (shown in pytest's warnings summary)."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong in a cassette: where (file and line, when known) and what."""
@@ -277,6 +282,15 @@ class StoreError(ProtocolError):
 
     kind = "Unavailable"
     default_message = "The shared task store is unavailable"
+
+
+class UpstreamError(ProtocolError):
+    """A recording proxy's upstream did not answer (refused, timed out, broke off): HTTP 502,
+    google.rpc code UNAVAILABLE (gRPC's mapping of 502), JSON-RPC internal error; the message
+    says why (`upstream http://… refused the connection`)."""
+
+    kind = "Upstream"
+    default_message = "The upstream agent did not answer"
 
 
 ERROR_KINDS: dict[str, type[ProtocolError]] = {

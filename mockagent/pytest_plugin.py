@@ -16,6 +16,8 @@ drifts from its cassette is never a silent pass.
 
 from __future__ import annotations
 
+import sys
+import threading
 import uuid
 import warnings
 from collections.abc import Generator, Iterator
@@ -26,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from mockagent.errors import CassetteError
+from mockagent.errors import CassetteError, MockagentWarning
 from mockagent.fixture import MockAgent
 from mockagent.plugin_cassette import default_path
 from mockagent.plugin_options import MARKER, add_options, setting_problems, unknown_flags
@@ -131,6 +133,7 @@ def mockagent(
                 _redactor(setting),
                 _hooks(setting),
                 run=_run(request),
+                report=_say,
                 **options,
             )
     except (CassetteError, ValueError) as exc:
@@ -268,11 +271,22 @@ def _unmatched_report(item: pytest.Item, skip: int = 0) -> str:
     return "\n".join(lines)
 
 
+def _say(text: str) -> None:
+    """What a recording or a replay must tell the user: on stderr, and as a warning in the test
+    run's summary (seen without -rA) when said on the test's own thread."""
+    print(text, file=sys.stderr, flush=True)
+    if threading.current_thread() is threading.main_thread():  # not a server thread's call
+        warnings.warn(text, MockagentWarning, stacklevel=2)
+
+
 def _finish(app: Any, finish: Any) -> None:
     try:
         finish(app)
     except CassetteError as exc:
-        pytest.fail(f"mockagent: {exc}", pytrace=False)
+        failed = str(exc)  # failed outside the `except`: pytest would print it twice, chained
+    else:
+        return
+    pytest.fail(f"mockagent: {failed}", pytrace=False)
 
 
 def cassette_path(

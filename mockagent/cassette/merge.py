@@ -38,24 +38,18 @@ def merge_interactions(
     return merged, renames
 
 
-def kept_since(now: Interactions, before: Interactions) -> Interactions:
-    """The interactions of `now` that were not in `before` (another writer added them since),
-    and those of `before` that they follow up on, so that every `from` still names one."""
-    earlier = _by_name(before)
-    kept = [item for item in now if item not in earlier.get(item.get("name"), ())]
-    wanted = {_origin(item) for item in kept} - {None}
-    while True:
-        more = [
-            item
-            for item in now
-            if item.get("name") in wanted
-            and item not in kept
-            and item in earlier.get(item.get("name"), ())
-        ]
-        if not more:
-            return [item for item in now if item in kept]
-        kept += more
-        wanted |= {_origin(item) for item in more} - {None}
+def with_origins(items: Interactions, names: set[str]) -> Interactions:
+    """The interactions of `items` named in `names`, and those they follow up on (their
+    `match.task.from`, and so on), so that every `from` still names one; in their order."""
+    by_name = {item.get("name"): item for item in items}
+    wanted = set(names)
+    todo = list(names)
+    while todo:
+        origin = origin_of(by_name.get(todo.pop()) or {})
+        if origin is not None and origin not in wanted:
+            wanted.add(origin)
+            todo.append(origin)
+    return [item for item in items if item.get("name") in wanted]
 
 
 def _by_name(items: Interactions) -> dict[Any, Interactions]:
@@ -66,7 +60,8 @@ def _by_name(items: Interactions) -> dict[Any, Interactions]:
     return found
 
 
-def _origin(item: dict[str, Any]) -> str | None:
+def origin_of(item: dict[str, Any]) -> str | None:
+    """The interaction `item` follows up on (its `match.task.from`), if any."""
     task = (item.get("match") or {}).get("task") if isinstance(item.get("match"), dict) else None
     origin = task.get("from") if isinstance(task, dict) else None
     return origin if isinstance(origin, str) else None
@@ -74,7 +69,7 @@ def _origin(item: dict[str, Any]) -> str | None:
 
 def _following(item: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
     """`item` with its `match.task.from` renamed, if its origin was."""
-    origin = _origin(item)
+    origin = origin_of(item)
     if origin is None or origin not in renames:
         return item
     item = copy.deepcopy(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from mockagent.engine.replay import Engine
 from mockagent.errors import CassetteError
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
-from mockagent.proxy.session import Session
+from mockagent.proxy.partials import left_behind
+from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
 from mockagent.server.app import create_app, flask_response
 from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
@@ -31,12 +33,14 @@ def create_app_for_mode(
     redactor: Redactor | None = None,
     hooks: RecordHooks | None = None,
     run: str | None = None,
+    report: Callable[[str], None] = to_stderr,
     **app_options: Any,
 ) -> Flask:
     """Replay (`none`, or `once` with the cassette there) or record (`once` without it,
     `new_episodes`, `all`) the cassette at `cassette`, as VCR.py's record modes do; `hooks` say
     what a recording keeps, `run` names the test run it is part of (in mode all, the run's
-    first recording replaces the cassette, its later ones add to it), `app_options` go to
+    first recording replaces the cassette, its later ones add to it), `report` says what the
+    user must know (a leftover partial file beside a replayed cassette), `app_options` go to
     `create_app` for a replay."""
     path = Path(cassette)
     if mode not in RECORD_MODES:
@@ -50,12 +54,15 @@ def create_app_for_mode(
                 "record mode once and an upstream",
                 path=str(path),
             )
-        return create_app(path, record_mode=mode, **app_options)
+        app = create_app(path, record_mode=mode, **app_options)
+        for line in left_behind(path, "this replay does not answer them"):
+            report(line)
+        return app
     if upstream is None:
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    return create_recording_app(upstream, path, mode, redactor, hooks, run)
+    return create_recording_app(upstream, path, mode, redactor, hooks, run, report)
 
 
 def create_recording_app(
@@ -65,12 +72,14 @@ def create_recording_app(
     redactor: Redactor | None = None,
     hooks: RecordHooks | None = None,
     run: str | None = None,
+    report: Callable[[str], None] = to_stderr,
 ) -> Flask:
-    """A proxy to `upstream` that records into `cassette` (as part of test run `run`); in
+    """A proxy to `upstream` that records into `cassette` (as part of test run `run`, saying what
+    the user must know with `report`); in
     new_episodes it replays what the cassette already has and records the rest. Call
     `finish_recording(app)` to write it."""
     path = Path(cassette)
-    session = Session(path, "all" if mode == "once" else mode, redactor, run=run)
+    session = Session(path, "all" if mode == "once" else mode, redactor, report, run)
     replay = None
     if mode == "new_episodes" and path.exists():
         loaded = load_cassette(path)

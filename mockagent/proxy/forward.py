@@ -76,6 +76,9 @@ class RecordingProxy:
         self.agentex = AgentexRecording(self)
         self.push = PushCalls()
         self.unanswered: dict[str, int] = {}  # why the upstream answered no call → how many
+        # Why the upstream's card did not answer within PROBE_S (None: it did, or refused at
+        # once): calls get that error instead of waiting for an upstream that does not answer.
+        self.silent: str | None = None
 
     def failures(self) -> list[str]:
         """What failed while recording, for the pytest fixture to fail the test with: the hooks'
@@ -87,12 +90,12 @@ class RecordingProxy:
         ]
         return [*self.hooks.failures, *lost]
 
-    def unreachable(self, exc: UpstreamUnreachable | str) -> errors.InternalError:
+    def unreachable(self, exc: UpstreamUnreachable | str) -> errors.UpstreamError:
         """The error for a call the upstream did not answer (why), remembered for `failures`."""
         reason = str(exc)
         with self.session.lock:
             self.unanswered[reason] = self.unanswered.get(reason, 0) + 1
-        return errors.InternalError(reason, http_status=502)
+        return errors.UpstreamError(reason)
 
     # -- the card -----------------------------------------------------------------------------
 
@@ -126,7 +129,7 @@ class RecordingProxy:
 
     def _interfaces(self) -> tuple[set[str], list[str]]:
         """JSON-RPC paths and REST bases of the upstream, relative to its root."""
-        if self._card is None and not self._fetch_card():
+        if self._card is None and (self.silent is not None or not self._fetch_card()):
             return {""}, [""]
         card = self._card or {}
         jsonrpc, rest_bases = set(), []
@@ -184,11 +187,14 @@ class RecordingProxy:
         """`a2a` or `agentex`, decided at the first request: an A2A upstream serves the card, an
         Agentex platform answers `GET /agents` with a JSON array. Unknown upstreams are A2A."""
         if self._protocol is None:
-            self._protocol = "agentex" if self._card is None and self._is_agentex() else "a2a"
+            found = "agentex" if self._card is None and self._is_agentex() else "a2a"
+            if self.silent is not None:
+                return found  # not decided: asked again at the next call
+            self._protocol = found
         return self._protocol
 
     def _is_agentex(self) -> bool:
-        if self._fetch_card():
+        if self._fetch_card() or self.silent is not None:
             return False
         try:
             return isinstance(self.upstream.get_json(AGENTS_PATH), list)
@@ -199,8 +205,13 @@ class RecordingProxy:
         """Fetch the card for a client that has not asked for it yet; False if there is none."""
         try:
             self._card = self.upstream.get_json(CARD_PATH, {"A2A-Version": "1.0"})
-        except (UpstreamUnreachable, ValueError):
+        except UpstreamUnreachable as exc:
+            self.silent = str(exc) if str(exc).endswith(" in time") else None
             return False
+        except ValueError:
+            self.silent = None
+            return False
+        self.silent = None
         with self.session.lock:  # a client that never asks for the card still gets an agent
             if self.session.recorder.agent is None:
                 self.session.recorder.set_card(self._card)
@@ -241,6 +252,8 @@ class RecordingProxy:
             and replay.service.would_answer(call.operation, call.params)
         ):
             return replay.handle(replace(request, path=call.route))
+        if self.silent is not None:  # its card did not answer in time just now: nor would this
+            return self._error(call, None, self.unreachable(self.silent))
         if call is not None:
             self.session.redactor.redact(call.params)  # remembers push tokens and credentials
         recording = self._begin(call)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mockagent.cassette.locks import WAIT_S, file_lock
-from mockagent.cassette.merge import kept_since, merge_interactions
+from mockagent.cassette.merge import merge_interactions, with_origins
 from mockagent.cassette.store import parse_yaml
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import notes_of
@@ -57,23 +57,23 @@ def items_of(text: str | None, path: Path) -> list[dict[str, Any]]:
 def merged_onto(
     path: Path,
     now: str | None,
-    before: str | None,
+    keep: set[str] | None,
     mine: dict[str, Any],
     new: list[dict[str, Any]],
     notes: dict[str, str],
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """The cassette to write over `now` (the text of `path`, None for no file), and its notes:
-    what the file holds, less what it held in `before` (mode all replaces that; None: keep all
-    of it), then the interactions `new` of the cassette `mine` (whose `notes` these are)."""
-    if before is None:
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """The cassette to write over `now` (the text of `path`, None for no file), its notes, and
+    the names `new`'s interactions have in it: what the file holds (only the interactions named
+    in `keep`, with their origins, when a recording in mode all replaces the rest; None: all of
+    it), then the interactions `new` of the cassette `mine` (whose `notes` these are)."""
+    try:
         base = items_of(now, path)
-    elif now == before:
-        base = []
-    else:
-        try:
-            base = kept_since(items_of(now, path), items_of(before, path))
-        except CassetteError:  # no cassette (then or now): mode all replaces it
-            base = []
+    except CassetteError:
+        if keep is None:
+            raise
+        base = []  # no cassette: mode all replaces it
+    if keep is not None:
+        base = with_origins(base, keep)
     merged, renames = merge_interactions(base, new)
     kept = {i.get("name") for i in base}
     out_notes = {k: v for k, v in notes_of(now or "").items() if k in kept}
@@ -86,13 +86,13 @@ def merged_onto(
             if isinstance(on_disk, dict) and key in on_disk:
                 data[key] = on_disk[key]
     data["interactions"] = merged
-    return data, out_notes
+    return data, out_notes, [renames.get(str(k), str(k)) for k in ours]
 
 
 def aside(path: Path) -> Path:
-    """Where a recording of `path` goes when neither `path` nor its partial can be written:
-    a new file in the temporary folder."""
+    """Where a recording of `path` goes when neither `path` nor its partial can be written: a
+    file in a new folder of the user's own (mode 700) in the temporary folder, which nobody
+    else can have made or filled; OSError if none can be made."""
+    folder = tempfile.mkdtemp(prefix="mockagent-recovered-")
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    return Path(
-        tempfile.gettempdir(), "mockagent-recovered", f"{path.stem}-{stamp}-{os.getpid()}.yaml"
-    )
+    return Path(folder, f"{path.stem}-{stamp}-{os.getpid()}.yaml")

@@ -74,10 +74,10 @@ def read_partial(file: Path) -> tuple[dict[str, Any], str]:
     return data, text
 
 
-def leftovers(path: str | Path, report: Callable[[str], None]) -> list[Leftover]:
-    """The partial files of `path` no running recording holds, read (their locks taken). One
-    that cannot be read is left as it is, and `report` says so."""
-    found = []
+def leftovers(path: str | Path, report: Callable[[str], None]) -> tuple[list[Leftover], list[Path]]:
+    """The partial files of `path` no running recording holds, read (their locks taken), and
+    those of them that cannot be read: each is left as it is, and `report` says so."""
+    found, unreadable = [], []
     for file in partial_files(path):
         lock = file_lock(file)
         if not taken(lock):  # a recording that runs now
@@ -90,9 +90,46 @@ def leftovers(path: str | Path, report: Callable[[str], None]) -> list[Leftover]
                 f"mockagent: {file} was left by a recording that did not finish and cannot be "
                 f"read ({exc}); it is kept as it is"
             )
+            unreadable.append(file)
             continue
         found.append(Leftover(file, data, text, lock))
-    return found
+    return found, unreadable
+
+
+def left_behind(path: str | Path, what: str, known: list[Path] | None = None) -> list[str]:
+    """A line for each partial file of the cassette `path` (or of those in the folder `path`)
+    that a recording which did not finish left and no running recording holds: how many
+    interactions it holds (`what` of them: "this replay does not answer them"), and how to
+    take them in; none for the files in `known` (said already)."""
+    target = Path(path)
+    cassettes = sorted(target.glob("*.y*ml")) if target.is_dir() else [target]
+    files = [(cassette, file) for cassette in cassettes for file in partial_files(cassette)]
+    return [
+        line
+        for cassette, file in files
+        if file not in (known or [])
+        for line in _left(cassette, file, what)
+    ]
+
+
+def _left(cassette: Path, file: Path, what: str) -> list[str]:
+    """The line for the partial file `file`, if no running recording holds it."""
+    lock = file_lock(file)
+    if not taken(lock):  # a recording that runs now
+        return []
+    try:
+        count = len(read_partial(file)[0]["interactions"])
+    except (CassetteError, OSError, UnicodeDecodeError) as exc:
+        held = f"cannot be read ({exc}); it is kept as it is"
+    else:
+        held = (
+            f"holds {count} interaction(s): {what}; a recording in mode new_episodes takes "
+            "them in (`mockagent record --mode new_episodes`, or "
+            "--mockagent-record-mode=new_episodes)"
+        )
+    finally:
+        lock.release()
+    return [f"mockagent: {file}, left by a recording of {cassette} that did not finish, {held}"]
 
 
 def claim(path: str | Path, left: list[Leftover]) -> tuple[Path, FileLock]:

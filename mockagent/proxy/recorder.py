@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from mockagent.cassette.merge import merge_interactions
+from mockagent.cassette.merge import merge_interactions, origin_of
 from mockagent.cassette.redact import Redactor
 from mockagent.proxy.status_history import StatusHistory
 from mockagent.proxy.v0_3_wire import V03Seen
@@ -119,6 +119,8 @@ class Recorder:
         self._names = {i.get("name") for i in self.interactions}
         self._artifact_ids: dict[str, str] = {}
         self.recorded = 0  # interactions and steps added by this recording
+        self.adopted: list[dict[str, Any]] = []  # taken in from recordings that did not finish
+        self.superseded: list[str] = []  # adopted ones this recording made again: replaced
 
     def adopt(self, data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
         """Take in the interactions of a recording of this cassette that did not finish (its
@@ -127,6 +129,7 @@ class Recorder:
         merged, renames = merge_interactions(self.interactions, data.get("interactions") or [])
         added = merged[len(self.interactions) :]
         self.interactions.extend(added)
+        self.adopted.extend(added)
         self._names.update(i.get("name") for i in added)
         self.recorded += len(added)
         if added and self.agent is None and self.agents is None:
@@ -236,15 +239,34 @@ class Recorder:
             self.redactor.redact(message).get("parts") or []
         )  # names must not carry secrets either
         texts = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        match = self.redactor.redact(match)
+        self._supersede(match)
         interaction = {
             "name": self._name(self.redactor.redact_shapes(texts)[0]),
-            "match": self.redactor.redact(match),
+            "match": match,
             "reply": self.redactor.redact(reply),
             "times": 1,
         }
         self.interactions.append(interaction)
         self.recorded += 1
         return interaction
+
+    def _supersede(self, match: dict[str, Any]) -> None:
+        """Drop the adopted interactions (a killed recording's) that match the call this
+        recording makes again, and their follow-ups: the new recording replays what it saw."""
+        gone = {id(i) for i in self.adopted if i.get("match") == match}
+        while True:
+            names = {i.get("name") for i in self.adopted if id(i) in gone}
+            more = {id(i) for i in self.adopted if id(i) not in gone and origin_of(i) in names}
+            if not more:
+                break
+            gone |= more
+        for item in [i for i in self.adopted if id(i) in gone]:
+            self.adopted.remove(item)
+            self.interactions.remove(item)
+            self._names.discard(item.get("name"))
+            self.recorded -= 1
+            self.superseded.append(str(item.get("name")))
 
     def remove_interaction(self, interaction: dict[str, Any]) -> None:
         """Forget an interaction `add_interaction` made (its upstream never answered)."""

@@ -18,14 +18,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.locks import WAIT_S, Timeout, lock_file, mark_run, marked_run
+from mockagent.cassette.locks import (
+    WAIT_S,
+    Timeout,
+    lock_file,
+    mark_run,
+    marked_run,
+    note_written,
+    writes_so_far,
+    written_since,
+)
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import ITEM, notes_of, with_notes
 from mockagent.proxy.on_disk import aside, locked, merged_onto, text_of, why
-from mockagent.proxy.partials import Leftover, claim, leftovers, partial_path
+from mockagent.proxy.partials import Leftover, claim, left_behind, leftovers, partial_path
 from mockagent.proxy.recorder import Recorder
 from mockagent.vocabulary import RECORDING_MODES
 
@@ -83,13 +92,13 @@ class Session:
         self.open_streams: dict[int, Callable[[], None]] = {}
         self.finished = False  # a stream that ends later must not write the partial again
         self.unwritten = False  # a write failed (reported once); the recording is in memory
+        self.adopted_from = ""  # the leftover partial files this recording took in, if any
         try:
             with locked(self.path):
-                self.before = text_of(self.path)  # PATH as it was: mode all replaces only this
+                self.before = text_of(self.path)
                 existing = read_existing(self.before, self.path) if mode == "new_episodes" else None
-                # ... once per test run: a later recording of the same run adds to what is there
-                self.replaces = mode == "all" and (run is None or marked_run(self.path) != run)
-                left = leftovers(self.path, report)
+                self.seen = writes_so_far(self.path)  # mode all replaces what was there by then
+                left, self.unreadable = leftovers(self.path, report)
                 self.partial, self.slot = claim(self.path, left)
         except (OSError, Timeout) as exc:
             raise CassetteError(
@@ -98,12 +107,16 @@ class Session:
         self.recorder = Recorder(self.path.stem, self.redactor, existing)
         self.existing = {id(i) for i in self.recorder.interactions}
         self.notes = notes_of(self.before or "") if existing else {}
-        if self.partial != partial_path(self.path):
-            report(
-                f"mockagent: this recording keeps its calls in {self.partial} until it ends "
-                f"({partial_path(self.path)} is another recording's); each is merged into "
-                f"{self.path} when it ends"
+        first = partial_path(self.path)
+        if self.partial != first:
+            why_not = (
+                f"{first} cannot be read); they are merged into {self.path} when it ends"
+                if first in self.unreadable
+                else f"{first} is another recording's); each is merged into {self.path} when "
+                "it ends"
             )
+            keeps = f"mockagent: this recording keeps its calls in {self.partial} until it ends"
+            report(f"{keeps} ({why_not}")
         self._adopt(left)
 
     def _adopt(self, left: list[Leftover]) -> None:
@@ -118,6 +131,7 @@ class Session:
                     self.notes.setdefault(renames.get(name, name), note)
             if names:
                 files = ", ".join(str(leftover.path) for leftover in left)
+                self.adopted_from = files
                 self.report(
                     f"mockagent: {files} held {len(names)} interaction(s) of a recording of "
                     f"{self.path} that did not finish ({', '.join(names)}); this recording "
@@ -170,19 +184,30 @@ class Session:
             try:
                 if not self.recorder.recorded:
                     self.partial.unlink(missing_ok=True)  # a leftover with nothing new in it
-                    return None
-                return self._write_cassette()
+                    written = None
+                else:
+                    written = self._write_cassette()
             finally:
                 self.slot.release()
+            for line in left_behind(
+                self.path, "this recording did not write them", self.unreadable
+            ):
+                self.report(line)  # another recording of PATH at once was killed
+            return written
 
     def _write_cassette(self) -> Path:
         try:
             with locked(self.path):  # read, merge and write as one: no other writer between
                 mine = self.recorder.cassette()
                 new = [i for i in mine["interactions"] if id(i) not in self.existing]
-                before = self.before if self.replaces else None  # None: keep all of PATH
-                data, notes = merged_onto(
-                    self.path, text_of(self.path), before, mine, new, self.notes
+                # Mode all replaces the cassette once per test run (a later recording of the
+                # run adds to it), and never what other recordings wrote since this one began.
+                replaces = self.mode == "all" and (
+                    self.run is None or marked_run(self.path) != self.run
+                )
+                keep = written_since(self.path, self.seen) if replaces else None
+                data, notes, written = merged_onto(
+                    self.path, text_of(self.path), keep, mine, new, self.notes
                 )
                 text = self._text(data, notes)
                 self._scan(text)
@@ -195,7 +220,7 @@ class Session:
                         path=str(self.path),
                     ) from None
                 write_atomic(self.path, text)
-                self._mark_run()
+                self._log(written, replaces)
         except OSError as exc:
             raise CassetteError(
                 f"cannot write the cassette: {why(exc)}; {self._keep()}", path=str(self.path)
@@ -211,15 +236,29 @@ class Session:
         except OSError:
             pass  # the cassette is written: a stale partial only repeats what it holds
         self.finished = True
+        self._say_superseded()
         return self.path
 
-    def _mark_run(self) -> None:
-        """Note that this recording's test run has replaced the cassette (mode all)."""
-        if self.replaces and self.run is not None:
-            try:
+    def _say_superseded(self) -> None:
+        """Say which of the calls taken in from a leftover this recording made again: the
+        cassette holds its new recordings of them instead."""
+        gone = self.recorder.superseded
+        if gone:
+            self.report(
+                f"mockagent: this recording made {len(gone)} call(s) of the leftover "
+                f"{self.adopted_from} again ({', '.join(gone)}); {self.path} holds the new "
+                "recording of them, and the leftover's other calls"
+            )
+
+    def _log(self, written: list[str], replaces: bool) -> None:
+        """Log what this recording wrote, and that its test run has replaced the cassette (mode
+        all): later writers keep both."""
+        try:
+            note_written(self.path, written)
+            if replaces and self.run is not None:
                 mark_run(self.path, self.run)
-            except OSError as exc:  # the cassette is written; later recordings may replace it
-                self.report(f"mockagent: cannot note the test run of {self.path}: {why(exc)}")
+        except OSError as exc:  # the cassette is written; a later recording may replace it
+            self.report(f"mockagent: cannot log the recording of {self.path}: {why(exc)}")
 
     def _scan(self, text: str) -> None:
         """The leak scan of the cassette about to be written: its one call site."""
@@ -238,8 +277,9 @@ class Session:
         """Keep the recording where it can still be written, now that PATH cannot be; where."""
         text = self.redactor.scrub(self._text(self.recorder.cassette()))
         reason = ""
-        for file in (self.partial, aside(self.path)):
+        for where in (lambda: self.partial, lambda: aside(self.path)):
             try:
+                file = where()
                 write_atomic(file, text)
             except OSError as exc:
                 reason = why(exc)

@@ -34,7 +34,12 @@ HOP_BY_HOP = frozenset(
 )
 
 
-PROBE_S = 3.0  # `record` asks the upstream's card at start: a host that drops packets waits this
+PROBE_S = 2.0
+"""How long the upstream's card (or an Agentex platform's agent list) may take to answer, to
+connect and to read: these GETs answer at once, and a client (a2a-sdk's httpx: 5 s) must get
+`upstream … did not answer in time` well before its own timeout."""
+CALL_S = 60.0  # a forwarded call: an agent may think for a while before it answers
+CONNECT_S = 3.0  # any connection to the upstream
 
 
 @dataclass
@@ -78,7 +83,7 @@ def failure(exc: httpx.HTTPError) -> str:
 class Upstream:
     """Forwards requests to one agent; every URL it builds is on that agent's origin."""
 
-    def __init__(self, url: str, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, timeout: float = CALL_S) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"upstream {url!r}: an http(s) URL such as http://127.0.0.1:9999")
@@ -87,7 +92,9 @@ class Upstream:
         self.url = self.origin + self.base_path
         # trust_env off: a proxy configured for package downloads must not see the recording.
         self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=False, trust_env=False
+            timeout=httpx.Timeout(timeout, connect=CONNECT_S),
+            follow_redirects=False,
+            trust_env=False,
         )
 
     def url_for(self, path: str, query: str = "") -> str:
@@ -97,11 +104,22 @@ class Upstream:
         return url + (f"?{query}" if query else "")
 
     def open(
-        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: dict[str, str],
+        body: bytes,
+        timeout: float | None = None,
     ) -> httpx.Response:
-        """Send and return the response with its body not yet read (it may be a stream)."""
+        """Send and return the response with its body not yet read (it may be a stream);
+        `timeout` in place of CALL_S."""
         request = self._client.build_request(
-            method, self.url_for(path, query), content=body or None, headers=forwardable(headers)
+            method,
+            self.url_for(path, query),
+            content=body or None,
+            headers=forwardable(headers),
+            timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout),
         )
         try:
             return self._client.send(request, stream=True)
@@ -109,8 +127,9 @@ class Upstream:
             raise UpstreamUnreachable(f"upstream {self.url} {failure(exc)}") from None
 
     def get_json(self, path: str, headers: dict[str, str] | None = None) -> Any:
-        """GET a JSON document (the card); UpstreamUnreachable, or ValueError for non-JSON."""
-        response = self.open("GET", path, "", headers or {}, b"")
+        """GET a JSON document (the card, the agent list), which must answer within PROBE_S;
+        UpstreamUnreachable, or ValueError for non-JSON."""
+        response = self.open("GET", path, "", headers or {}, b"", PROBE_S)
         try:
             response.read()
         except httpx.HTTPError as exc:

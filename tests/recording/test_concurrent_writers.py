@@ -6,6 +6,7 @@ finish together; then the replay answers every call."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.proxy.session import partial_path
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.recording import (
@@ -183,4 +185,41 @@ def test_tests_of_one_run_recording_one_cassette_in_mode_all_replace_it_once(
         recorded.assert_outcomes(passed=4)  # one after the other
         # Before: each test replaced the cassette, and only the last one's call was left.
         assert names(cassette) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
+    pytester.runpytest("-p", "no:hypothesispytest").assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize("run", [None, "run-2"])
+def test_writers_in_mode_all_keep_each_others_calls_equal_to_the_old_ones(
+    tmp_path: Path, upstream: ServerThread, run: str | None
+) -> None:
+    path = tmp_path / "rec.yaml"
+    with recording(upstream.url, path) as first:  # the cassette as an earlier run left it
+        for text in TEXTS[:2]:
+            send(first.url, text)
+        first.finish()
+    apps = [create_recording_app(upstream.url, path, "all", run=run) for _ in range(2)]
+    servers = [ServerThread(app).start() for app in apps]
+    send(servers[0].url, TEXTS[0])  # the same call as before, recorded the same
+    send(servers[1].url, TEXTS[2])
+    for server in servers:
+        server.stop()
+    finish_recording(apps[0])
+    finish_recording(apps[1])
+    # Before: the second writer took the first one's call, equal to the old one, for old: lost.
+    assert names(path) == ["run-the-suite-on-branch-0", "run-the-suite-on-branch-2"]
+    replays_all(path, upstream, [TEXTS[0], TEXTS[2]])
+
+
+def test_xdist_workers_rerecording_one_cassette_in_mode_all_keep_every_call(
+    pytester: pytest.Pytester, upstream: ServerThread
+) -> None:
+    pytester.makepyfile(test_shared=SUITE)
+    cassette = pytester.path / "cassettes" / "shared.yaml"
+    options = ("-p", "no:hypothesispytest", "-n", "4", "--mockagent-record-mode=all")
+    for _ in range(2):  # the second run records the same calls as the first, all at once
+        shutil.rmtree(pytester.path / "arrived", ignore_errors=True)
+        recorded = pytester.runpytest(*options, f"--mockagent-upstream={upstream.url}")
+        recorded.assert_outcomes(passed=4)
+        # Before: the second run kept only the last writer's call; the others equalled old ones.
+        assert sorted(names(cassette)) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
     pytester.runpytest("-p", "no:hypothesispytest").assert_outcomes(passed=4)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import socketserver
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +19,7 @@ from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest
 from google.protobuf import json_format
 
-from mockagent.proxy.upstream import Upstream, UpstreamUnreachable
+from mockagent.proxy.upstream import PROBE_S, Upstream, UpstreamUnreachable
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.recording import (
     HTTP,
@@ -207,3 +208,99 @@ def test_the_a2a_sdk_client_sees_why_when_the_upstream_stops_answering(
         with pytest.raises(Exception) as failed:
             asyncio.run(send())
     assert str(failed.value) == f"upstream {agent.url} refused the connection"
+
+
+def test_the_rest_error_of_an_unreachable_upstream_is_unavailable(tmp_path: Path) -> None:
+    upstream = f"http://127.0.0.1:{closed_port()}"
+    with recording(upstream, tmp_path / "rec.yaml") as rec:
+        answer = HTTP.post(
+            rec.url + "/message:send",
+            json={"message": message("Run the tests")},
+            headers={"A2A-Version": "1.0"},
+        )
+    # Before: {"code": 502, "status": "INTERNAL"}: a 502 is no internal error of the proxy.
+    assert answer.status_code == 502
+    error = answer.json()["error"]
+    assert (error["code"], error["status"]) == (502, "UNAVAILABLE")
+    assert error["message"] == f"upstream {upstream} refused the connection"
+
+
+def test_record_exits_1_saying_how_many_calls_got_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    with (
+        upstream_agent() as agent,
+        record_process("--upstream", agent.url, "--cassette", str(path)) as rec,
+    ):
+        HTTP.get(rec.url + CARD)
+        rpc(rec.url, "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
+        agent.stop()  # the upstream dies mid-recording
+        for _ in range(2):
+            reply = rpc(rec.url, "SendMessage", {"message": message("Run the tests at deadbee")})
+            assert "error" in reply
+        rec.proc.terminate()
+        # Before: `wrote …` and exit 0, as if every call had been recorded.
+        assert rec.proc.wait(timeout=10) == 1
+        err = rec.proc.stderr.read()  # type: ignore[union-attr]
+        out = rec.rest_of_stdout()
+    assert f"wrote {path}" in out.splitlines()
+    assert err.splitlines() == [
+        f"mockagent: upstream {agent.url} refused the connection: 2 calls got an error instead "
+        "of an answer, and nothing of it was recorded"
+    ]
+
+
+@contextmanager
+def silent_upstream() -> Iterator[str]:
+    """An upstream that accepts connections and never answers."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(50)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+def test_an_upstream_that_never_answers_gets_the_client_an_error_within_its_timeout(
+    tmp_path: Path,
+) -> None:
+    with silent_upstream() as upstream, recording(upstream, tmp_path / "rec.yaml") as rec:
+        reason = f"upstream {upstream} did not answer in time"
+        started = time.monotonic()
+        reply = httpx.post(  # a2a-sdk's client gives up after httpx's default 5 s
+            rec.url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "SendMessage",
+                "params": {"message": message("Run the tests")},
+            },
+            headers={"A2A-Version": "1.0"},
+            timeout=5,
+            trust_env=False,
+        ).json()
+        # Before: the call waited 120 s for the card, then for the call itself.
+        assert time.monotonic() - started < PROBE_S + 1.5
+        assert (reply["error"]["code"], reply["error"]["message"]) == (-32603, reason)
+        card = HTTP.get(rec.url + CARD, timeout=5)
+        assert (card.status_code, card.reason_phrase) == (502, reason)
+        assert rec.finish() is None

@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +183,61 @@ def test_record_into_a_folder_it_cannot_write_answers_and_exits_1_in_one_line(
         assert names(aside.read_text()) == ["run-the-tests-at-9f3c2e1", "run-the-tests-at-deadbee"]
     finally:
         aside.unlink()
+
+
+def test_a_recording_kept_aside_goes_to_a_private_folder_nobody_else_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rec.yaml"
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    (shared / "mockagent-recovered").write_text("another user's")  # made before us
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    with upstream_agent() as upstream, recording(upstream.url, path) as rec:
+        HTTP.get(rec.url + CARD)
+        fail_writes_in(monkeypatch, tmp_path, errno.ENOSPC)
+        send(rec.url, "Run the tests at 9f3c2e1")
+        with pytest.raises(CassetteError) as failed:
+            rec.finish()
+    # Before: "could not be written anywhere", under the shared folder another user made.
+    aside = kept_in(str(failed.value))
+    assert aside.parent.parent == shared
+    assert aside.parent.name.startswith("mockagent-recovered-")
+    assert stat.S_IMODE(aside.parent.stat().st_mode) == 0o700
+    assert names(aside.read_text()) == ["run-the-tests-at-9f3c2e1"]
+
+
+FIXTURE_TEST = """
+import json
+import urllib.request
+
+import pytest
+
+
+@pytest.mark.mockagent("blocked/rec.yaml", record_mode="all", upstream="{upstream}")
+def test_records(mockagent):
+    body = {{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {{"message": {{
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{{"text": "Run the tests"}}]}}}}}}
+    request = urllib.request.Request(mockagent.url, data=json.dumps(body).encode(), headers={{
+        "Content-Type": "application/json", "A2A-Version": "1.0"}})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert "result" in json.load(response)
+"""
+
+
+def test_a_fixture_that_cannot_write_its_cassette_says_it_once(
+    pytester: pytest.Pytester,
+) -> None:
+    with upstream_agent(pace="instant") as upstream:
+        pytester.makepyfile(test_generated=FIXTURE_TEST.format(upstream=upstream.url))
+        (pytester.path / "blocked").write_text("a file where the folder should be")
+        result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, errors=1)
+    output = result.stdout.str()
+    assert "cannot write the cassette: Not a directory; the recording is kept in " in output
+    # Before: the message twice, chained ("During handling of the above exception …").
+    assert "During handling of the above exception" not in output
+    aside = kept_in(output.split("cannot write the cassette: Not a directory; ", 1)[1])
+    aside = Path(str(aside).split()[0])
+    assert names(aside.read_text()) == ["run-the-tests"]
+    aside.unlink()

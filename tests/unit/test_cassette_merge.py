@@ -3,9 +3,21 @@ follow-ups following it, and what another writer added kept with the origins it 
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.merge import kept_since, merge_interactions
+import pytest
+
+from mockagent.cassette.locks import (
+    KEPT_WRITES,
+    lock_file,
+    note_written,
+    writes_so_far,
+    written_since,
+)
+from mockagent.cassette.merge import merge_interactions, with_origins
 
 
 def item(name: str, text: str, origin: str | None = None) -> dict[str, Any]:
@@ -37,7 +49,32 @@ def test_a_name_clash_renames_the_newcomer_and_its_follow_ups() -> None:
 
 
 def test_what_another_writer_added_is_kept_with_its_origin() -> None:
-    before = [item("old", "old"), item("origin", "go"), item("gone", "gone")]
-    now = [*before, item("theirs", "new"), item("follow", "on", origin="origin")]
-    assert kept_since(now, before) == [item("origin", "go"), *now[3:]]
-    assert kept_since(before, before) == []
+    now = [item("old", "old"), item("origin", "go"), item("theirs", "new")]
+    now.append(item("follow", "on", origin="origin"))
+    assert with_origins(now, {"theirs", "follow"}) == now[1:]
+    assert with_origins(now, set()) == []
+
+
+def test_the_log_of_writes_names_what_each_writer_put_in(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    seen = writes_so_far(path)
+    note_written(path, ["a"])
+    note_written(path, ["b", "c"])
+    assert written_since(path, seen) == {"a", "b", "c"}
+    assert written_since(path, seen + 1) == {"b", "c"}
+    assert written_since(path, seen + 2) == set()
+    for n in range(KEPT_WRITES):
+        note_written(path, [f"n{n}"])
+    assert written_since(path, seen) is None  # forgotten: the caller keeps everything
+
+
+def test_a_lock_folder_another_user_made_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"mockagent-locks-{os.getuid()}"
+    folder.mkdir(mode=0o777)
+    os.chown(folder, os.getuid() + 1, -1)  # as another user would have made it
+    # Before: taken as ours, so that user could hold every lock of our recordings.
+    with pytest.raises(PermissionError, match="belongs to another user"):
+        lock_file(tmp_path / "c.yaml")

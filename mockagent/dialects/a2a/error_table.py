@@ -46,6 +46,8 @@ TABLE: dict[str, Row] = {
     "VersionNotSupported": Row(-32009, "VERSION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION"),
     # The shared task store (Redis) is down: nothing wrong with the call, try it again later.
     "Unavailable": Row(-32603, None, 503, "UNAVAILABLE"),
+    # A recording proxy's upstream did not answer: a gateway's 502, which gRPC maps to UNAVAILABLE.
+    "Upstream": Row(-32603, "INTERNAL_ERROR", 502, "UNAVAILABLE"),
     # An unmatched call: the cassette cannot answer this operation with these params, so it is
     # UnsupportedOperation in both bindings (a2a-sdk raises its typed error, with the near-miss
     # report as the message). Never a 5xx: nothing crashed, and clients must not retry it.

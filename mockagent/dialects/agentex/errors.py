@@ -37,6 +37,7 @@ TABLE: dict[str, Row] = {
     "NoMatch": Row(INTERNAL, 400),  # nothing crashed: a 5xx would make the client retry
     "Internal": Row(INTERNAL, 500),
     "Unavailable": Row(INTERNAL, 503),  # the shared task store is down: try again later
+    "Upstream": Row(INTERNAL, 502),  # a recording proxy's upstream did not answer
 }
 DEFAULT = Row(INTERNAL, 500)
 RETRIED = frozenset({408, 409, 429})
