@@ -13,6 +13,7 @@ import re
 import threading
 from typing import Any
 
+from mockagent.cassette.chunks import redact_streams
 from mockagent.cassette.redact import PLACEHOLDER, Redactor
 
 # Fields whose strings are encoded content (file bytes in base64) or public proofs (a signed
@@ -105,7 +106,12 @@ class LeakScan:
             return item
         name = item.get("name")
         where = f"interaction {name!r}" if isinstance(name, str) else f"interaction #{index + 1}"
-        redacted = self.redactor.redact(item)
+        redacted = redact_streams(
+            self.redactor.redact(item),
+            self.redactor.secret_spans,
+            lambda field, kind: self._tell(where, field.lstrip("."), kind),
+            "",
+        )
         out = {
             key: value if key == "name" else self._walk(value, key, where)
             for key, value in redacted.items()

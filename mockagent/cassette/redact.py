@@ -214,6 +214,13 @@ class Redactor:
             text = text[: item.start] + placeholder(item.kind) + text[item.end :]
         return text, [item.kind for item in found]
 
+    def secret_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where `text` holds secrets by shape (start, end, kind), each remembered."""
+        found = self.shapes.find(text)
+        for item in found:
+            self.remember(text[item.start : item.end])
+        return [(item.start, item.end, item.kind) for item in found]
+
     def scan(self, data: dict[str, Any], path: str) -> dict[str, Any]:
         """Cassette `data` as it may be written to `path`: the leak scan's copy (`leak_scan`)."""
         from mockagent.cassette.leak_scan import LeakScan

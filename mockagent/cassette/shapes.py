@@ -1,6 +1,7 @@
 """Secrets recognised by their shape, wherever they are: the detectors of Yelp's detect-secrets
 (cloud and service tokens, JWTs, private keys, `password = "…"` in code), its entropy measure for
-long random strings, and the patterns a user adds.
+long random strings, the token prefixes it lacks and auth-scheme credentials (`prefixes`), and
+the patterns a user adds.
 
 What is found is the whole token around a detector's match (a JWT with its signature, a key
 with its tail), or the whole PEM block of a private key. Hexadecimal strings and UUIDs are ids
@@ -41,6 +42,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from mockagent.cassette.prefixes import find_prefixed
 from mockagent.cassette.redact import PLACEHOLDER
 
 # Left out: BasicAuthDetector (redact.py handles user:password@ in URLs), the public-IP one (an
@@ -154,6 +156,7 @@ class Shapes:
                 for match in regex.finditer(text):
                     span = _widen(text, *_secret_span(match), token)
                     found.append(Found(*span, slug(detector.secret_type)))
+        found += [Found(*item) for item in find_prefixed(text)]
         for regex in self.patterns:
             found += [
                 Found(*m.span(), "pattern") for m in regex.finditer(text) if m.end() > m.start()
