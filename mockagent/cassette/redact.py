@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
+from mockagent.cassette.free_text import redact_free_text
 from mockagent.cassette.secret_names import SecretNames
 
 if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned,
     from mockagent.cassette.shapes import Shapes
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
@@ -123,7 +123,9 @@ class Redactor:
             self.remember(userinfo)
             netloc = f"{placeholder('credentials')}@{host}"
         query = self.redact_form(parts.query, query=True)
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        # An OAuth implicit flow answers in the fragment: `#access_token=…&token_type=bearer`.
+        fragment = self.redact_form(parts.fragment, query=True) if "=" in parts.fragment else ""
+        return urlunsplit((parts.scheme, netloc, parts.path, query, fragment or parts.fragment))
 
     def redact_form(self, form: str, query: bool = False) -> str:
         """`a=1&token=x` with the secret parameters' values replaced, the rest as written."""
@@ -139,6 +141,8 @@ class Redactor:
             ):
                 self.remember(unquote_plus(value))
                 piece = f"{piece.partition('=')[0]}={placeholder(name)}"
+            elif "://" in value:  # `url=https://admin:pw@db/x`: the URL's own secrets
+                piece = f"{piece.partition('=')[0]}={self.redact_url(value)}"
             pieces.append(piece)
         return "&".join(pieces)
 
@@ -158,20 +162,27 @@ class Redactor:
         return value
 
     def redact_text(self, text: str) -> str:
-        """A string with secrets by name replaced: in URLs, in a JSON document, in a form body."""
+        """A string with secrets by name replaced: in a JSON document, a form body, or free text
+        (URLs, `KEY=value` lines, JSON objects inside it: `free_text`)."""
         if text.lstrip()[:1] in ("{", "[") and len(text) > 2:
-            return self._redact_json_text(text)
+            return self.redact_json_text(text)
         if _FORM.fullmatch(text):
             return self.redact_form(text)
-        if "://" in text:
-            return _URL.sub(lambda m: self.redact_url(m.group(0)), text)
-        return text
+        return redact_free_text(text, self)
 
-    def _redact_json_text(self, text: str) -> str:
+    def hide(self, value: str, name: str) -> str:
+        """The value of secret `name` in a text: its placeholder (the value remembered)."""
+        if value in self.allowed or PLACEHOLDER.search(value):
+            return value
+        self._remember_unless_words(value)
+        return placeholder(name)
+
+    def redact_json_text(self, text: str) -> str:
+        """A JSON document's text with its secret names' values replaced, its layout kept."""
         try:
             document = json.loads(text)
         except ValueError:
-            return _URL.sub(lambda m: self.redact_url(m.group(0)), text)
+            return redact_free_text(text, self)
         redacted = self.redact(document)
         if redacted == document:
             return text

@@ -5,6 +5,7 @@ Each is built from pieces at run time (`secret_corpus`), so no scanner flags thi
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -72,3 +73,51 @@ def test_tokens_without_a_detector_are_found_by_prefix_in_every_field(
     secret = MORE[kind]
     part = {"text": f"here: {secret} ok"} if field == "text" else {"data": {field: secret}}
     assert secret not in scanned({"message": {"parts": [part]}})
+
+
+def _basic() -> str:
+    return base64.b64encode(("admin:" + SHAPES["random-base64"][:12]).encode()).decode()
+
+
+WEAK = "g3SUunWZTRTpysCW9f4C" + "A96qeGs6R3uY"  # 32 token characters below the entropy limit
+# (text the agent says, the secret in it that must not be written)
+FREE_TEXT = {
+    "bearer": (f"Use header Authorization: Bearer {WEAK}", WEAK),
+    "bearer-prose": (f"then send bearer {WEAK} along", WEAK),
+    "basic": ("Authorization: Basic " + _basic(), _basic()),
+    "dotenv": ("DB_PASS" + "WORD=Summer2024!", "Summer2024!"),
+    "export": ("export DD_API" + "_KEY=" + WEAK, WEAK),
+    "quoted-env": ('DD_API_KEY="' + WEAK + '"', WEAK),
+    "dotnet": ("Server=tcp:db;User ID=sa;Pass" + "word=Spring2022#pw;", "Spring2022#pw"),
+    "yaml": ("config:\n  api_key: abc\n  pass" + "word: Autumn2023x\n", "Autumn2023x"),
+    "curl": (f"curl -H 'X-Api-Key: {WEAK}' https://x.example", WEAK),
+    "json-after-prose": ('Result: {"session_token": "' + WEAK + '"}', WEAK),
+    "sse-json": ('data: {"token": "' + WEAK + '"}', WEAK),
+    "form-url": ("url=https://admin:Fq20xlReGsaL1d@db.example.com/x", "Fq20xlReGsaL1d"),
+    "form-url-then": ("next=https://admin:Fq20xlReGsaL1d@db.example.com/x&x=1", "Fq20xlReGsaL1d"),
+    "fragment": (
+        f"Signed in: https://app.example.com/cb#access_token={WEAK}&token_type=bearer",
+        WEAK,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FREE_TEXT))
+def test_credentials_in_free_text_are_redacted(case: str) -> None:
+    text, secret = FREE_TEXT[case]
+    assert secret not in says(text)
+
+
+def test_free_text_keeps_what_names_no_secret() -> None:
+    kept = [
+        "token_type=bearer&expires_in=3600",
+        "Session ended at 10:00; see https://app.example.com/cb#state=abc",
+        "Use the bearer token scheme",
+        "sk-learn-tutorial-part-one",
+    ]
+    for text in kept:
+        assert json.dumps(text)[1:-1] in says(text), text
+    out = json.loads(says(FREE_TEXT["fragment"][0]))
+    assert out["interactions"][0]["reply"]["message"]["parts"][0]["text"].endswith(
+        "&token_type=bearer"
+    )
