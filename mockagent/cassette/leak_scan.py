@@ -105,19 +105,22 @@ class LeakScan:
         if not isinstance(item, dict):
             return item
         name = item.get("name")
-        where = f"interaction {name!r}" if isinstance(name, str) else f"interaction #{index + 1}"
+        safe = self.redactor.safe_name(name) if isinstance(name, str) else name
+        where = f"interaction {safe!r}" if isinstance(safe, str) else f"interaction #{index + 1}"
+        if safe != name:  # made from a request's text that held a secret
+            self._tell(where, "name", "a secret in the interaction's name")
         redacted = redact_streams(
-            self.redactor.redact(item),
+            self.redactor.redact({k: v for k, v in item.items() if k != "name"}),
             self.redactor.secret_spans,
             lambda field, kind: self._tell(where, field.lstrip("."), kind),
             "",
         )
-        out = {
-            key: value if key == "name" else self._walk(value, key, where)
-            for key, value in redacted.items()
+        out: dict[str, Any] = {
+            key: safe if key == "name" else self._walk(redacted[key], key, where) for key in item
         }
-        if isinstance(out.get("match"), dict):
-            out["match"] = replayable_match(out["match"])
+        match = out.get("match")
+        if isinstance(match, dict):
+            out["match"] = replayable_match(match)
         return out
 
     def _walk(self, value: Any, field: str, where: str, entropy: bool = True) -> Any:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
 from mockagent.cassette.free_text import redact_free_text
 from mockagent.cassette.secret_names import SecretNames
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned,
     from mockagent.cassette.shapes import Shapes
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
+CASELESS = 8  # a remembered secret this long is also found in another case (an echo lowercased)
 PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
@@ -64,6 +65,9 @@ class Redactor:
     notify_in_main_thread: bool = False
     secrets: set[str] = field(default_factory=set)
     _scans: dict[str, LeakScan] = field(default_factory=dict, repr=False)
+    _seen_for: tuple[int, re.Pattern[str] | None, dict[str, str]] = field(
+        default=(-1, None, {}), repr=False
+    )
 
     def __post_init__(self) -> None:
         self.is_secret = SecretNames(self.names)
@@ -245,15 +249,52 @@ class Redactor:
         scanned: dict[str, Any] = self.scan({"interactions": [item]}, path)["interactions"][0]
         return scanned
 
+    def _seen(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+        """One regex for every remembered secret in every spelling it may be written in (as is,
+        URL-encoded, JSON-escaped; any case when 8 characters or more), and spelling → secret."""
+        if self._seen_for[0] != len(self.secrets):
+            forms: dict[str, str] = {}
+            for secret in self.secrets:
+                for form in (secret, quote(secret, safe=""), quote_plus(secret), _escaped(secret)):
+                    forms.setdefault(form, secret)
+                    forms.setdefault(form.lower(), secret)
+            pieces = [
+                f"(?i:{re.escape(form)})" if len(form) >= CASELESS else re.escape(form)
+                for form in sorted(forms, key=len, reverse=True)
+            ]
+            regex = re.compile("|".join(pieces)) if pieces else None
+            self._seen_for = (len(self.secrets), regex, forms)
+        return self._seen_for[1], self._seen_for[2]
+
     def leaks(self, text: str) -> list[str]:
-        """The remembered secrets that occur in `text`, masked for the error message."""
-        return sorted(mask(s) for s in self.secrets if s in text)
+        """The remembered secrets that occur in `text` (in any spelling), masked for the error
+        message."""
+        regex, forms = self._seen()
+        if regex is None:
+            return []
+        found = {
+            forms.get(m.group(0), forms.get(m.group(0).lower(), "")) for m in regex.finditer(text)
+        }
+        return sorted(mask(s) for s in found if s)
 
     def scrub(self, text: str) -> str:
         """`text` with every remembered secret replaced: what is kept when a leak was found."""
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, placeholder("leak"))
-        return text
+        regex, _ = self._seen()
+        return regex.sub(placeholder("leak"), text) if regex else text
+
+    def safe_name(self, name: str) -> str:
+        """An interaction name (made from the request's text) without the secrets in it."""
+        text, _ = self.redact_shapes(self.scrub(self.redact_text(name)))
+        return PLACEHOLDER.sub("redacted", text)
+
+    def clean(self, text: str) -> str:
+        """A note (a `# recorded:` comment) with every secret it holds replaced."""
+        return self.redact_shapes(self.scrub(self.redact_text(text)))[0]
+
+
+def _escaped(secret: str) -> str:
+    """How a JSON text may spell `secret` (some encoders write `/` as `\\/`)."""
+    return json.dumps(secret)[1:-1].replace("/", "\\/")
 
 
 def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:

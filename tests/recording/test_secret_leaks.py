@@ -121,3 +121,35 @@ def test_free_text_keeps_what_names_no_secret() -> None:
     assert out["interactions"][0]["reply"]["message"]["parts"][0]["text"].endswith(
         "&token_type=bearer"
     )
+
+
+def test_a_remembered_secret_is_found_in_any_spelling() -> None:
+    redactor = Redactor(notify=lambda _: None)
+    secret = "kzSrAsQtA9dt/VK4w+Ab3XZ"
+    redactor.remember(secret)
+    for spelling in (
+        secret.lower(),
+        secret.upper(),
+        "kzSrAsQtA9dt%2FVK4w%2BAb3XZ",
+        "kzSrAsQtA9dt\\/VK4w+Ab3XZ",
+    ):
+        assert redactor.leaks(f"echo {spelling} ok"), spelling
+    assert "kzsrasqta9dt" not in redactor.scrub(f"echo {secret.lower()} ok").lower()
+
+
+def test_an_interaction_name_never_holds_a_secret() -> None:
+    redactor = Redactor(notify=lambda _: None)
+    redactor.remember("abc123xyz789")
+    told: list[str] = []
+    redactor.notify = told.append
+    data = {
+        "interactions": [
+            {"name": "formurl-pushtoken-abc123xyz789", "reply": {"message": {"parts": []}}},
+            {"name": "key-" + SHAPES["github-pat"].lower(), "reply": {"message": {"parts": []}}},
+        ]
+    }
+    out = redactor.scan(data, "c.yaml")
+    names = [i["name"] for i in out["interactions"]]
+    assert names[0] == "formurl-pushtoken-redacted", names
+    assert SHAPES["github-pat"].lower() not in names[1]
+    assert "abc123xyz789" not in "".join(told) and told
