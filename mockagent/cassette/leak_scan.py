@@ -9,16 +9,37 @@ call, and only what is new costs a scan.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import threading
 from typing import Any
 
 from mockagent.cassette.chunks import redact_streams
-from mockagent.cassette.redact import PLACEHOLDER, Redactor
+from mockagent.cassette.redact import PLACEHOLDER, Redactor, placeholder
+from mockagent.cassette.secret_names import words
 
 # Fields whose strings are encoded content (file bytes in base64) or public proofs (a signed
 # card's JWS), random by nature: only the named shapes are looked for there, not random strings.
 ENCODED = frozenset({"raw", "bytes", "signature", "signatures"})
+FILE_BYTES = frozenset({"raw", "bytes"})  # decoded and scanned when they are text
+# Keys whose values are public digests and ids, random by nature (an ETag, a request id): the
+# named shapes only, there too (the last word of the key, as `secret_names` splits it).
+PUBLIC = frozenset({"etag", "digest", "hash", "checksum", "id", "ids", "sha", "integrity"})
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+[;,]")  # data:image/png;base64,… (not `data: {`)
+
+
+def _random_by_nature(key: Any) -> bool:
+    parts = words(key) if isinstance(key, str) else ()
+    return key in ENCODED or bool(parts) and parts[-1] in PUBLIC
+
+
+def decoded_text(value: str) -> str | None:
+    """Base64 file bytes as the UTF-8 text they hold, or None when they hold none."""
+    try:
+        return base64.b64decode(value, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
 
 
 _SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
@@ -126,20 +147,38 @@ class LeakScan:
     def _walk(self, value: Any, field: str, where: str, entropy: bool = True) -> Any:
         if isinstance(value, dict):
             return {
-                self._key(k, field, where): self._walk(
-                    v, f"{field}.{k}", where, entropy and k not in ENCODED
-                )
+                self._key(k, field, where): self._file(v, f"{field}.{k}", where)
+                if k in FILE_BYTES and isinstance(v, str)
+                else self._walk(v, f"{field}.{k}", where, entropy and not _random_by_nature(k))
                 for k, v in value.items()
             }
         if isinstance(value, list):
             return [self._walk(v, f"{field}[{i}]", where, entropy) for i, v in enumerate(value)]
         if not isinstance(value, str):
             return value
-        entropy = entropy and not value.startswith("data:")  # a data: URL is encoded content
+        entropy = entropy and not _DATA_URL.match(value)  # a data: URL is encoded content
         text, kinds = self._scan(value, entropy)
         for kind in kinds:
             self._tell(where, field, kind)
         return text
+
+    def _file(self, value: str, field: str, where: str) -> str:
+        """File bytes in base64: the named shapes in them, and, when they are text, every
+        secret in that text; a file holding one is replaced whole (it cannot be cut)."""
+        text, kinds = self._scan(value, False)
+        if kinds:
+            for kind in kinds:
+                self._tell(where, field, kind)
+            return text
+        decoded = decoded_text(value)
+        if decoded is None:
+            return value
+        clean = self.redactor.scrub(self.redactor.redact_text(decoded))
+        clean, kinds = self._scan(clean, True)
+        if clean == decoded:
+            return value
+        self._tell(where, field, ", ".join(kinds) or "a secret by name in a text file")
+        return placeholder("file-with-a-secret")
 
     def _key(self, key: Any, field: str, where: str) -> Any:
         """A JSON key with a token in it (a map by API key, say): the named shapes only."""

@@ -153,3 +153,46 @@ def test_an_interaction_name_never_holds_a_secret() -> None:
     assert names[0] == "formurl-pushtoken-redacted", names
     assert SHAPES["github-pat"].lower() not in names[1]
     assert "abc123xyz789" not in "".join(told) and told
+
+
+def test_text_file_bytes_holding_a_secret_are_replaced_whole() -> None:
+    env = f"OPENAI_API_KEY={SHAPES['openai-project']}\nDB_PASS" + "WORD=hunter2\n"
+    raw = base64.b64encode(env.encode()).decode()
+    told: list[str] = []
+    part = {"raw": raw, "mediaType": "text/plain", "filename": ".env"}
+    out = json.loads(scanned({"message": {"parts": [part]}}, Redactor(notify=told.append)))
+    kept = out["interactions"][0]["reply"]["message"]["parts"][0]
+    assert kept["raw"] == "<redacted:file-with-a-secret>" and kept["filename"] == ".env"
+    assert any("parts[0].raw" in line for line in told), told
+    plain = base64.b64encode(b"hello world, a plain file with nothing secret in it").decode()
+    assert plain in scanned({"message": {"parts": [{"raw": plain, "mediaType": "text/plain"}]}})
+
+
+def test_an_sse_data_line_is_no_data_url() -> None:
+    secret = "EIi75qB4sA9Q0NksyRRM" + "3NQTCmyv4mwaQwSs92m5"
+    assert secret not in says(f"data: {secret}")
+
+
+def test_a_urls_host_is_never_part_of_a_redacted_string() -> None:
+    nanoid = "V1StGXR8_Z5jdHi6B-myT" + "Xk9fQ2mL7pR4tW8zB3n"
+    text = says(f"see https://cdn.example.com/f/{nanoid}.png")
+    assert "https://cdn.example.com/f/" in text
+
+
+def test_digests_and_ids_under_their_names_are_kept() -> None:
+    rng = __import__("random").Random(4)
+    digest = base64.b64encode(rng.randbytes(32)).decode()
+    nanoid = "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+        for _ in range(36)
+    )
+    data = {
+        "etag": digest,
+        "contentDigest": digest,
+        "sha256Hash": digest,
+        "checksum": digest,
+        "requestId": nanoid,
+        "uploadId": nanoid,
+    }
+    out = json.loads(scanned({"message": {"parts": [{"data": data}]}}))
+    assert out["interactions"][0]["reply"]["message"]["parts"][0]["data"] == data
