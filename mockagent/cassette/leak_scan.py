@@ -113,8 +113,8 @@ class LeakScan:
         for key, value in data.items():
             if key == "interactions" and isinstance(value, list):
                 out[key] = [self.interaction(item, i) for i, item in enumerate(value)]
-            elif key in ("agent", "agents"):  # a card's names are the protocol's: shapes only
-                out[key] = self._walk(value, key, "the agent card")
+            elif key in ("agent", "agents"):  # a card's names are the protocol's: see redact_card
+                out[key] = self._walk(self.redactor.redact_card(value), key, "the agent card")
         if not self.redactor.notify_in_main_thread or threading.current_thread() is MAIN:
             for message in self.untold:
                 self.redactor.notify(message)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
 from mockagent.cassette.free_text import redact_free_text
-from mockagent.cassette.secret_names import SecretNames
+from mockagent.cassette.secret_names import SecretNames, folded
 
 if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
     from mockagent.cassette.leak_scan import LeakScan
@@ -207,6 +207,24 @@ class Redactor:
 
         out = _JSON_STRING.sub(swap, text)
         return out if seen == {old for old, _ in swaps.values()} else json.dumps(redacted)
+
+    def redact_card(self, card: Any) -> Any:
+        """An agent card with the user's secret names redacted anywhere in it, and every secret
+        name in its extensions' `params`; the protocol's own fields (a security scheme's
+        `tokenUrl`, `name`, `location`) are no secret name and stay."""
+        if isinstance(card, list):
+            return [self.redact_card(item) for item in card]
+        if not isinstance(card, dict):
+            return card
+        out = {}
+        for name, item in card.items():
+            if isinstance(name, str) and folded(name) in self.is_secret.extra:
+                out[name] = self._hidden(item, name)
+            elif name == "params" and isinstance(item, dict):  # an extension's own settings
+                out[name] = self.redact(item)
+            else:
+                out[name] = self.redact_card(item)
+        return out
 
     def _hidden(self, value: Any, name: str) -> Any:
         """The value of a secret name: each string in it replaced, its shape kept."""

@@ -196,3 +196,40 @@ def test_digests_and_ids_under_their_names_are_kept() -> None:
     }
     out = json.loads(scanned({"message": {"parts": [{"data": data}]}}))
     assert out["interactions"][0]["reply"]["message"]["parts"][0]["data"] == data
+
+
+def test_a_presigned_urls_signature_is_redacted() -> None:
+    signature = "c11a795e1d763f588b265b2344421c5b" + "75a1ad69534f07c37e255eb8a1c09540"
+    for name in ("X-Amz-Signature", "X-Goog-Signature"):
+        url = f"https://b.s3.example.com/o?X-Amz-Date=20260101&{name}={signature}"
+        text = says(f"download: {url}")
+        assert signature not in text and "X-Amz-Date=20260101" in text
+
+
+def test_the_card_is_redacted_by_name_in_extension_params_and_by_user_names() -> None:
+    token = "iV3TMXVjM8Ahghjs" + "llAj7n4JuXFZo2qh"
+    extension = {"uri": "https://ext.example.com/x", "params": {"apiKey": "Winter2025!x"}}
+    agent = {
+        "name": "leaky",
+        "description": "d",
+        "capabilities": {"extensions": [extension]},
+        "tenantToken": "unguessable-" + token[:8],
+        "securitySchemes": {
+            "oauth": {
+                "oauth2SecurityScheme": {
+                    "flows": {
+                        "clientCredentials": {
+                            "tokenUrl": "https://auth.example/token",
+                            "scopes": {},
+                        }
+                    }
+                }
+            }
+        },
+        "internalKey": token,
+    }
+    data = {"version": 1, "agent": agent, "interactions": []}
+    redactor = Redactor(names=("internal_key",), notify=lambda _: None)
+    out = json.dumps(redactor.scan(data, "c.yaml"))
+    assert "Winter2025!x" not in out and token not in out
+    assert "https://auth.example/token" in out
