@@ -310,6 +310,22 @@ class Redactor:
         return self.redact_shapes(self.scrub(self.redact_text(text)))[0]
 
 
+_CUT = re.compile(r"[A-Za-z0-9_\-+/=.]{4,}(?=…)")  # a value shortened for a message: `sk_live_4C…`
+
+
+def mask_line(redactor: Redactor, line: str) -> str:
+    """A line of output (a drift line quoting a live answer) with its secrets replaced, a token
+    cut short by `…` included when its start has a token's shape."""
+    line = redactor.clean(line)
+
+    def cut(match: re.Match[str]) -> str:
+        padded = match.group(0) + "0" * 48  # digits: in every token alphabet, hex or upper
+        found = redactor.shapes.find(padded, entropy=False)
+        return placeholder(found[0].kind) if found and found[0].start == 0 else match.group(0)
+
+    return _CUT.sub(cut, line)
+
+
 def _escaped(secret: str) -> str:
     """How a JSON text may spell `secret` (some encoders write `/` as `\\/`)."""
     return json.dumps(secret)[1:-1].replace("/", "\\/")
