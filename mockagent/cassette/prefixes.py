@@ -9,11 +9,12 @@ The list (kind: shape):
 - shopify-token: `shpat_`, `shpca_`, `shppa_`, `shpss_` and 32 hex
 - databricks-token: `dapi` and 32 hex; mailgun-key: `key-` and 32 hex
 - postman-key: `PMAK-` 24 hex `-` 34 hex; slack-app-token: `xapp-`
-- vault-token: `hvs.`, `hvb.`, `hvr.` and 20+; stripe-key: `sk_test_`, `rk_test_`, `rk_live_`
-- linear-key: `lin_api_` and 40
+- vault-token: `hvs.`, `hvb.`, `hvr.` and 24+; stripe-key: `sk_test_`, `rk_test_`, `rk_live_`
+- linear-key: `lin_api_` and 40; npm-token: `npm_` and 36
 - bearer-token: after `Bearer `, 16+ token characters (whatever their entropy)
 - basic-auth: after `Basic `, base64 of `user:password`
-Each one but the last two needs a digit in it, so that words (`sk-learn-tutorial`) are no token.
+The `sk-` and `hf_` ones need a digit in them, so that words (`sk-learn-tutorial`) are no
+token.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("mailgun-key", rf"\bkey-[a-f0-9]{{32}}{_TAIL}"),
         ("postman-key", rf"\bPMAK-[a-f0-9]{{24}}-[a-f0-9]{{34}}{_TAIL}"),
         ("slack-app-token", r"\bxapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-f0-9]{16,}"),
-        ("vault-token", rf"\bhv[sbr]\.{_DIGIT}[A-Za-z0-9_\-]{{20,}}"),
-        ("stripe-key", rf"\b(?:sk_test|rk_test|rk_live)_{_DIGIT}[A-Za-z0-9]{{16,}}"),
+        ("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+        ("stripe-key", r"\b(?:sk_test|rk_test|rk_live)_[A-Za-z0-9]{16,}"),
+        ("npm-token", rf"\bnpm_[A-Za-z0-9]{{36}}{_TAIL}"),
         ("linear-key", rf"\blin_api_[A-Za-z0-9]{{40}}{_TAIL}"),
         ("bearer-token", r"(?i:\bbearer)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)"),
         ("basic-auth", r"(?i:\bbasic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
