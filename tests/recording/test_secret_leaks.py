@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from mockagent.cassette.redact import Redactor
-from tests.helpers.secret_corpus import corpus, extra_shapes
+from tests.helpers.recording import A2A, message, recording, upstream_agent
+from tests.helpers.secret_corpus import corpus, extra_shapes, plain_upstream
 
 SHAPES = corpus()
 MORE = extra_shapes()
@@ -233,3 +236,36 @@ def test_the_card_is_redacted_by_name_in_extension_params_and_by_user_names() ->
     out = json.dumps(redactor.scan(data, "c.yaml"))
     assert "Winter2025!x" not in out and token not in out
     assert "https://auth.example/token" in out
+
+
+def test_a_recorded_stream_keeps_no_secret_cut_across_chunks(tmp_path: Path) -> None:
+    """Through the recording proxy: an upstream streams an artifact in appended chunks that
+    cut two tokens; the cassette holds no piece of either, and still replays."""
+    github, aws = SHAPES["github-pat"], SHAPES["aws-access-key"]
+    chunks = ["token " + github[:14], github[14:] + " aws " + aws[:10], aws[10:] + " done"]
+    steps: list[dict[str, Any]] = [{"state": "TASK_STATE_WORKING"}]
+    for i, text in enumerate(chunks):
+        artifact = {"artifactId": "log", "name": "log", "parts": [{"text": text}]}
+        steps.append({"artifact": artifact, **({"append": True} if i else {})})
+    steps.append({"state": "TASK_STATE_COMPLETED"})
+    upstream_path = plain_upstream(tmp_path, [], {"capabilities": {"streaming": True}})
+    cassette = yaml.safe_load(upstream_path.read_text())
+    cassette["interactions"][0] = {"name": "any", "match": {}, "reply": {"task": {"steps": steps}}}
+    upstream_path.write_text(yaml.safe_dump(cassette, sort_keys=False))
+    path = tmp_path / "rec.yaml"
+    with upstream_agent(upstream_path, pace="instant") as upstream:
+        with recording(upstream.url, path, redactor=Redactor(notify=lambda _: None)) as rec:
+            events = A2A(rec.url, "JSONRPC").stream(message("show the log"))
+            assert any(github[:14] in json.dumps(e) for e in events)  # the client got it all
+            assert rec.finish() == path
+    text = path.read_text()
+    for piece in (github[:14], github[14:], aws[:10], aws[10:]):
+        assert piece not in text
+    with upstream_agent(path, pace="instant") as replay:
+        again = A2A(replay.url, "JSONRPC").stream(message("show the log"))
+    said = "".join(
+        part.get("text", "")
+        for _, event in again
+        for part in (event.get("artifactUpdate", {}).get("artifact", {}).get("parts") or [])
+    )
+    assert said.startswith("token <redacted:") and said.endswith(" done"), said
