@@ -147,6 +147,11 @@ class Redactor:
                 piece = f"{piece.partition('=')[0]}={placeholder(name)}"
             elif "://" in value:  # `url=https://admin:pw@db/x`: the URL's own secrets
                 piece = f"{piece.partition('=')[0]}={self.redact_url(value)}"
+            elif "://" in unquote_plus(value):  # the same URL-encoded, as a form sends it
+                url = unquote_plus(value)
+                redacted = self.redact_url(url)
+                if redacted != url:
+                    piece = f"{piece.partition('=')[0]}={quote_plus(redacted, safe='<>:')}"
             pieces.append(piece)
         return "&".join(pieces)
 

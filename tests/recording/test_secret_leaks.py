@@ -97,6 +97,10 @@ FREE_TEXT = {
     "json-after-prose": ('Result: {"session_token": "' + WEAK + '"}', WEAK),
     "sse-json": ('data: {"token": "' + WEAK + '"}', WEAK),
     "form-url": ("url=https://admin:Fq20xlReGsaL1d@db.example.com/x", "Fq20xlReGsaL1d"),
+    "form-url-encoded": (
+        "next=https%3A%2F%2Fadmin%3AFq20xlReGsaL1d%40db.example.com%2Fx&x=1",
+        "Fq20xlReGsaL1d",
+    ),
     "form-url-then": ("next=https://admin:Fq20xlReGsaL1d@db.example.com/x&x=1", "Fq20xlReGsaL1d"),
     "fragment": (
         f"Signed in: https://app.example.com/cb#access_token={WEAK}&token_type=bearer",
