@@ -18,7 +18,8 @@ import httpx
 from flask import Flask
 
 from mockagent.cassette import json_schema
-from mockagent.cassette.redact import Redactor, mask_line
+from mockagent.cassette.redact import Redactor
+from mockagent.cassette.spellings import mask_line
 from mockagent.cli_serve import READY, listening, serve
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 _ASSIGN = re.compile(
@@ -25,6 +25,7 @@ _LINE = re.compile(
     r"(?m)(?:^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?|(?<=['\"]))(?P<key>[A-Za-z_][\w.\-]*)"
     r"[ \t]*:[ \t]*(?P<value>[^\n'\"]*[^\s'\"])"
 )
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 MAX_OBJECTS = 100  # `{` tried as the start of a JSON object, per text: code has many
 
 
@@ -82,3 +83,36 @@ def redact_free_text(text: str, rules: Rules) -> str:
     if ":" in text:
         text = _pairs(text, _LINE, rules)
     return text
+
+
+def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:
+    """The strings of `old` that `new` (the same document, redacted) replaced."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            yield from _changed_strings(old[key], new.get(key))
+    elif isinstance(old, list) and isinstance(new, list):
+        for a, b in zip(old, new, strict=False):
+            yield from _changed_strings(a, b)
+    elif isinstance(old, str) and isinstance(new, str) and old != new:
+        yield old, new
+
+
+def in_place(text: str, document: Any, redacted: Any) -> str:
+    """JSON `text` (of `document`) with the strings `redacted` changed replaced in place, in one
+    pass over its string literals, so the rest keeps its layout; a text that spells a changed
+    string otherwise (`\\/`, say) is written anew."""
+    swaps: dict[str, tuple[str, str]] = {}
+    for old, new in _changed_strings(document, redacted):
+        for ascii_only in (True, False):
+            swaps[json.dumps(old, ensure_ascii=ascii_only)] = (old, json.dumps(new))
+    seen: set[str] = set()
+
+    def swap(literal: re.Match[str]) -> str:
+        if literal.group(0) not in swaps:
+            return literal.group(0)
+        old, new = swaps[literal.group(0)]
+        seen.add(old)
+        return new
+
+    out = _JSON_STRING.sub(swap, text)
+    return out if seen == {old for old, _ in swaps.values()} else json.dumps(redacted)

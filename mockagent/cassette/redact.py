@@ -15,23 +15,22 @@ import logging
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import quote_plus, unquote_plus, urlsplit, urlunsplit
 
-from mockagent.cassette.free_text import redact_free_text
+from mockagent.cassette.free_text import in_place, redact_free_text
 from mockagent.cassette.secret_names import SecretNames, folded
+from mockagent.cassette.spellings import mask, spellings
 
 if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
     from mockagent.cassette.leak_scan import LeakScan
     from mockagent.cassette.shapes import Shapes
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
-CASELESS = 8  # a remembered secret this long is also found in another case (an echo lowercased)
 PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
 _FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
 
@@ -195,23 +194,7 @@ class Redactor:
         redacted = self.redact(document)
         if redacted == document:
             return text
-        # Replaced in place, in one pass over its string literals, so the rest keeps its layout;
-        # a document that spells a changed string otherwise (`\/`, say) is written anew.
-        swaps: dict[str, tuple[str, str]] = {}
-        for old, new in _changed_strings(document, redacted):
-            for ascii_only in (True, False):
-                swaps[json.dumps(old, ensure_ascii=ascii_only)] = (old, json.dumps(new))
-        seen: set[str] = set()
-
-        def swap(literal: re.Match[str]) -> str:
-            if literal.group(0) not in swaps:
-                return literal.group(0)
-            old, new = swaps[literal.group(0)]
-            seen.add(old)
-            return new
-
-        out = _JSON_STRING.sub(swap, text)
-        return out if seen == {old for old, _ in swaps.values()} else json.dumps(redacted)
+        return in_place(text, document, redacted)
 
     def redact_card(self, card: Any) -> Any:
         """An agent card with the user's secret names redacted anywhere in it, and every secret
@@ -273,20 +256,9 @@ class Redactor:
         return scanned
 
     def _seen(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
-        """One regex for every remembered secret in every spelling it may be written in (as is,
-        URL-encoded, JSON-escaped; any case when 8 characters or more), and spelling → secret."""
+        """The `spellings` of every remembered secret (built anew when one was added)."""
         if self._seen_for[0] != len(self.secrets):
-            forms: dict[str, str] = {}
-            for secret in self.secrets:
-                for form in (secret, quote(secret, safe=""), quote_plus(secret), _escaped(secret)):
-                    forms.setdefault(form, secret)
-                    forms.setdefault(form.lower(), secret)
-            pieces = [
-                f"(?i:{re.escape(form)})" if len(form) >= CASELESS else re.escape(form)
-                for form in sorted(forms, key=len, reverse=True)
-            ]
-            regex = re.compile("|".join(pieces)) if pieces else None
-            self._seen_for = (len(self.secrets), regex, forms)
+            self._seen_for = (len(self.secrets), *spellings(self.secrets))
         return self._seen_for[1], self._seen_for[2]
 
     def leaks(self, text: str) -> list[str]:
@@ -313,41 +285,3 @@ class Redactor:
     def clean(self, text: str) -> str:
         """A note (a `# recorded:` comment) with every secret it holds replaced."""
         return self.redact_shapes(self.scrub(self.redact_text(text)))[0]
-
-
-_CUT = re.compile(r"[A-Za-z0-9_\-+/=.]{4,}(?=…)")  # a value shortened for a message: `sk_live_4C…`
-
-
-def mask_line(redactor: Redactor, line: str) -> str:
-    """A line of output (a drift line quoting a live answer) with its secrets replaced, a token
-    cut short by `…` included when its start has a token's shape."""
-    line = redactor.clean(line)
-
-    def cut(match: re.Match[str]) -> str:
-        padded = match.group(0) + "0" * 48  # digits: in every token alphabet, hex or upper
-        found = redactor.shapes.find(padded, entropy=False)
-        return placeholder(found[0].kind) if found and found[0].start == 0 else match.group(0)
-
-    return _CUT.sub(cut, line)
-
-
-def _escaped(secret: str) -> str:
-    """How a JSON text may spell `secret` (some encoders write `/` as `\\/`)."""
-    return json.dumps(secret)[1:-1].replace("/", "\\/")
-
-
-def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:
-    """The strings of `old` that `new` (the same document, redacted) replaced."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in old:
-            yield from _changed_strings(old[key], new.get(key))
-    elif isinstance(old, list) and isinstance(new, list):
-        for a, b in zip(old, new, strict=False):
-            yield from _changed_strings(a, b)
-    elif isinstance(old, str) and isinstance(new, str) and old != new:
-        yield old, new
-
-
-def mask(secret: str) -> str:
-    """Enough of a secret to recognise it in an error message, not enough to use it."""
-    return secret[:2] + "…" + f"({len(secret)} chars)"
