@@ -119,7 +119,7 @@ class Redactor:
         except ValueError:
             return url
         netloc = parts.netloc
-        if "@" in netloc:
+        if "@" in netloc and not PLACEHOLDER.search(netloc):  # (not one redacted already)
             userinfo, host = netloc.rsplit("@", 1)
             if ":" in userinfo:
                 self.remember(userinfo.split(":", 1)[1])
