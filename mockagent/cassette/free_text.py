@@ -6,7 +6,8 @@ A key is secret by the same rule as a JSON key or header (`secret_names`): `DB_P
 a header line `X-Api-Key: …` in a log. A `key: value` pair counts only at the start of a line or
 after a quote (a header in a `curl -H '…'`), so that prose (`Session: ended`) mostly keeps its
 words; a `KEY=value` pair counts anywhere. A JSON object inside a text (`Result: {"token": …}`,
-an SSE `data: {…}` line) is found by parsing from each `{`.
+an SSE `data: {…}` line) is found by parsing from each `{`. A secret word followed by a token
+(`token cBdum7dQ… expired`: 16 characters or more, a letter and a digit in them) is one too.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ _ASSIGN = re.compile(
 _LINE = re.compile(
     r"(?m)(?:^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?|(?<=['\"]))(?P<key>[A-Za-z_][\w.\-]*)"
     r"[ \t]*:[ \t]*(?P<value>[^\n'\"]*[^\s'\"])"
+)
+# A secret word then a token: `token cBdum7dQ… expired`, `the api key is 9f8e…` (a letter and a
+# digit in it, 16 characters or more: words and numbers after `token` stay).
+_SAID = re.compile(
+    r"\b(?P<key>[A-Za-z][\w\-]*(?:[ \t][A-Za-z][\w\-]*)?)[ \t]+(?:(?:is|was|=|:)[ \t]+)?"
+    r"(?P<value>(?=[A-Za-z_\-.+/]*[0-9])(?=[0-9_\-.+/]*[A-Za-z])[A-Za-z0-9_\-.+/]{16,}=*)"
+    r"(?![\w\-.+/=])"
 )
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 MAX_OBJECTS = 100  # `{` tried as the start of a JSON object, per text: code has many
@@ -82,7 +90,7 @@ def redact_free_text(text: str, rules: Rules) -> str:
         text = _pairs(text, _ASSIGN, rules)
     if ":" in text:
         text = _pairs(text, _LINE, rules)
-    return text
+    return _pairs(text, _SAID, rules)
 
 
 def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:

@@ -97,6 +97,8 @@ FREE_TEXT = {
     "json-after-prose": ('Result: {"session_token": "' + WEAK + '"}', WEAK),
     "sse-json": ('data: {"token": "' + WEAK + '"}', WEAK),
     "form-url": ("url=https://admin:Fq20xlReGsaL1d@db.example.com/x", "Fq20xlReGsaL1d"),
+    "said": (f"token {WEAK} expired", WEAK),
+    "said-is": (f"your api key is {WEAK}.", WEAK),
     "form-url-encoded": (
         "next=https%3A%2F%2Fadmin%3AFq20xlReGsaL1d%40db.example.com%2Fx&x=1",
         "Fq20xlReGsaL1d",
@@ -132,6 +134,7 @@ def test_free_text_keeps_what_names_no_secret() -> None:
         "Session ended at 10:00; see https://app.example.com/cb#state=abc",
         "Use the bearer token scheme",
         "sk-learn-tutorial-part-one",
+        "token usage 1234567890123456789 and token authentication_mechanism",
     ]
     for text in kept:
         assert json.dumps(text)[1:-1] in says(text), text
