@@ -287,3 +287,17 @@ def test_a_recorded_stream_keeps_no_secret_cut_across_chunks(tmp_path: Path) -> 
         for part in (event.get("artifactUpdate", {}).get("artifact", {}).get("parts") or [])
     )
     assert said.startswith("token <redacted:") and said.endswith(" done"), said
+
+
+def test_delta_objects_are_joined_too() -> None:
+    """Agentex deltas written as objects (`{type: text, text_delta: …}`) are chunks as well."""
+    github = SHAPES["github-pat"]
+    deltas = [
+        {"type": "text", "text_delta": "see " + github[:9]},
+        {"type": "text", "text_delta": github[9:]},
+    ]
+    out = json.loads(scanned({"task": {"steps": [{"say": "see " + github, "deltas": deltas}]}}))
+    step = out["interactions"][0]["reply"]["task"]["steps"][0]
+    assert github[:9] not in json.dumps(step) and github[9:] not in json.dumps(step)
+    assert "".join(d["text_delta"] for d in step["deltas"]) == step["say"]
+    assert step["deltas"][0]["type"] == "text"
