@@ -19,6 +19,7 @@ from flask import Flask
 
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
+from mockagent.cassette.spellings import mask_line
 from mockagent.cli_serve import READY, listening, serve
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
@@ -227,10 +228,11 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
     except (CassetteError, httpx.HTTPError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(1) from None
+    masked = Redactor(notify=lambda _: None)  # a live answer's secrets never reach a CI log
     for verdict in verdicts:
         click.echo(str(verdict))
         for line in verdict.differences:
-            click.echo(f"    {line}")
+            click.echo(f"    {mask_line(masked, line)}")
     if not update:
         raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
     for line in result.report():

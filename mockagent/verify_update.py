@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from mockagent.cassette.models import Cassette
+from mockagent.cassette.redact import Redactor, stderr
 from mockagent.cassette.store import (
     LoadedCassette,
     load_cassette,
@@ -121,7 +122,9 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         # an agent not there: httpx.HTTPError, as verify
         http.get(upstream.rstrip("/") + (AGENTS_PATH if agentex else CARD_PATH))
     with tempfile.TemporaryDirectory(prefix="mockagent-verify-") as scratch:
-        app = create_recording_app(upstream, Path(scratch) / path.name, "all")
+        # The scratch copy's redactions are not told: each is told once, naming PATH, below.
+        quiet = Redactor(notify=lambda _: None)
+        app = create_recording_app(upstream, Path(scratch) / path.name, "all", quiet)
         proxy = app.extensions[RECORDING]
         operations = {i.name: i.match.operation for i in cassette.interactions}
         live = LiveRecording(proxy.session.recorder, operations)
@@ -129,6 +132,7 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             verdicts = run(path, wsgi_sender(app), binding, live)
         finally:
             proxy.upstream.close()
+            quiet.notify = stderr
     update = Update(verdicts, path=path)
     loaded = load_cassette(path)
     written = parse_yaml(loaded.source, loaded.path)[0]["interactions"]

@@ -9,15 +9,37 @@ call, and only what is new costs a scan.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import threading
 from typing import Any
 
-from mockagent.cassette.redact import PLACEHOLDER, Redactor
+from mockagent.cassette.chunks import redact_streams
+from mockagent.cassette.redact import PLACEHOLDER, Redactor, placeholder
+from mockagent.cassette.secret_names import words
 
 # Fields whose strings are encoded content (file bytes in base64) or public proofs (a signed
 # card's JWS), random by nature: only the named shapes are looked for there, not random strings.
 ENCODED = frozenset({"raw", "bytes", "signature", "signatures"})
+FILE_BYTES = frozenset({"raw", "bytes"})  # decoded and scanned when they are text
+# Keys whose values are public digests and ids, random by nature (an ETag, a request id): the
+# named shapes only, there too (the last word of the key, as `secret_names` splits it).
+PUBLIC = frozenset({"etag", "digest", "hash", "checksum", "id", "ids", "sha", "integrity"})
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+[;,]")  # data:image/png;base64,… (not `data: {`)
+
+
+def _random_by_nature(key: Any) -> bool:
+    parts = words(key) if isinstance(key, str) else ()
+    return key in ENCODED or bool(parts) and parts[-1] in PUBLIC
+
+
+def decoded_text(value: str) -> str | None:
+    """Base64 file bytes as the UTF-8 text they hold, or None when they hold none."""
+    try:
+        return base64.b64decode(value, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
 
 
 _SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
@@ -91,8 +113,8 @@ class LeakScan:
         for key, value in data.items():
             if key == "interactions" and isinstance(value, list):
                 out[key] = [self.interaction(item, i) for i, item in enumerate(value)]
-            elif key in ("agent", "agents"):  # a card's names are the protocol's: shapes only
-                out[key] = self._walk(value, key, "the agent card")
+            elif key in ("agent", "agents"):  # a card's names are the protocol's: see redact_card
+                out[key] = self._walk(self.redactor.redact_card(value), key, "the agent card")
         if not self.redactor.notify_in_main_thread or threading.current_thread() is MAIN:
             for message in self.untold:
                 self.redactor.notify(message)
@@ -104,33 +126,59 @@ class LeakScan:
         if not isinstance(item, dict):
             return item
         name = item.get("name")
-        where = f"interaction {name!r}" if isinstance(name, str) else f"interaction #{index + 1}"
-        redacted = self.redactor.redact(item)
-        out = {
-            key: value if key == "name" else self._walk(value, key, where)
-            for key, value in redacted.items()
+        safe = self.redactor.safe_name(name) if isinstance(name, str) else name
+        where = f"interaction {safe!r}" if isinstance(safe, str) else f"interaction #{index + 1}"
+        if safe != name:  # made from a request's text that held a secret
+            self._tell(where, "name", "a secret in the interaction's name")
+        redacted = redact_streams(
+            self.redactor.redact({k: v for k, v in item.items() if k != "name"}),
+            self.redactor.secret_spans,
+            lambda field, kind: self._tell(where, field.lstrip("."), kind),
+            "",
+        )
+        out: dict[str, Any] = {
+            key: safe if key == "name" else self._walk(redacted[key], key, where) for key in item
         }
-        if isinstance(out.get("match"), dict):
-            out["match"] = replayable_match(out["match"])
+        match = out.get("match")
+        if isinstance(match, dict):
+            out["match"] = replayable_match(match)
         return out
 
     def _walk(self, value: Any, field: str, where: str, entropy: bool = True) -> Any:
         if isinstance(value, dict):
             return {
-                self._key(k, field, where): self._walk(
-                    v, f"{field}.{k}", where, entropy and k not in ENCODED
-                )
+                self._key(k, field, where): self._file(v, f"{field}.{k}", where)
+                if k in FILE_BYTES and isinstance(v, str)
+                else self._walk(v, f"{field}.{k}", where, entropy and not _random_by_nature(k))
                 for k, v in value.items()
             }
         if isinstance(value, list):
             return [self._walk(v, f"{field}[{i}]", where, entropy) for i, v in enumerate(value)]
         if not isinstance(value, str):
             return value
-        entropy = entropy and not value.startswith("data:")  # a data: URL is encoded content
+        entropy = entropy and not _DATA_URL.match(value)  # a data: URL is encoded content
         text, kinds = self._scan(value, entropy)
         for kind in kinds:
             self._tell(where, field, kind)
         return text
+
+    def _file(self, value: str, field: str, where: str) -> str:
+        """File bytes in base64: the named shapes in them, and, when they are text, every
+        secret in that text; a file holding one is replaced whole (it cannot be cut)."""
+        text, kinds = self._scan(value, False)
+        if kinds:
+            for kind in kinds:
+                self._tell(where, field, kind)
+            return text
+        decoded = decoded_text(value)
+        if decoded is None:
+            return value
+        clean = self.redactor.scrub(self.redactor.redact_text(decoded))
+        clean, kinds = self._scan(clean, True)
+        if clean == decoded:
+            return value
+        self._tell(where, field, ", ".join(kinds) or "a secret by name in a text file")
+        return placeholder("file-with-a-secret")
 
     def _key(self, key: Any, field: str, where: str) -> Any:
         """A JSON key with a token in it (a map by API key, say): the named shapes only."""

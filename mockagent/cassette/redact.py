@@ -15,22 +15,22 @@ import logging
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+from urllib.parse import quote_plus, unquote_plus, urlsplit, urlunsplit
 
-from mockagent.cassette.secret_names import SecretNames
+from mockagent.cassette.free_text import in_place, redact_free_text
+from mockagent.cassette.secret_names import SecretNames, folded
+from mockagent.cassette.spellings import mask, spellings
 
 if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
     from mockagent.cassette.leak_scan import LeakScan
     from mockagent.cassette.shapes import Shapes
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
 _FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
 
@@ -64,6 +64,9 @@ class Redactor:
     notify_in_main_thread: bool = False
     secrets: set[str] = field(default_factory=set)
     _scans: dict[str, LeakScan] = field(default_factory=dict, repr=False)
+    _seen_for: tuple[int, re.Pattern[str] | None, dict[str, str]] = field(
+        default=(-1, None, {}), repr=False
+    )
 
     def __post_init__(self) -> None:
         self.is_secret = SecretNames(self.names)
@@ -116,14 +119,16 @@ class Redactor:
         except ValueError:
             return url
         netloc = parts.netloc
-        if "@" in netloc:
+        if "@" in netloc and not PLACEHOLDER.search(netloc):  # (not one redacted already)
             userinfo, host = netloc.rsplit("@", 1)
             if ":" in userinfo:
                 self.remember(userinfo.split(":", 1)[1])
             self.remember(userinfo)
             netloc = f"{placeholder('credentials')}@{host}"
         query = self.redact_form(parts.query, query=True)
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        # An OAuth implicit flow answers in the fragment: `#access_token=…&token_type=bearer`.
+        fragment = self.redact_form(parts.fragment, query=True) if "=" in parts.fragment else ""
+        return urlunsplit((parts.scheme, netloc, parts.path, query, fragment or parts.fragment))
 
     def redact_form(self, form: str, query: bool = False) -> str:
         """`a=1&token=x` with the secret parameters' values replaced, the rest as written."""
@@ -139,6 +144,13 @@ class Redactor:
             ):
                 self.remember(unquote_plus(value))
                 piece = f"{piece.partition('=')[0]}={placeholder(name)}"
+            elif "://" in value:  # `url=https://admin:pw@db/x`: the URL's own secrets
+                piece = f"{piece.partition('=')[0]}={self.redact_url(value)}"
+            elif "://" in unquote_plus(value):  # the same URL-encoded, as a form sends it
+                url = unquote_plus(value)
+                redacted = self.redact_url(url)
+                if redacted != url:
+                    piece = f"{piece.partition('=')[0]}={quote_plus(redacted, safe='<>:')}"
             pieces.append(piece)
         return "&".join(pieces)
 
@@ -158,40 +170,49 @@ class Redactor:
         return value
 
     def redact_text(self, text: str) -> str:
-        """A string with secrets by name replaced: in URLs, in a JSON document, in a form body."""
+        """A string with secrets by name replaced: in a JSON document, a form body, or free text
+        (URLs, `KEY=value` lines, JSON objects inside it: `free_text`)."""
         if text.lstrip()[:1] in ("{", "[") and len(text) > 2:
-            return self._redact_json_text(text)
+            return self.redact_json_text(text)
         if _FORM.fullmatch(text):
             return self.redact_form(text)
-        if "://" in text:
-            return _URL.sub(lambda m: self.redact_url(m.group(0)), text)
-        return text
+        return redact_free_text(text, self)
 
-    def _redact_json_text(self, text: str) -> str:
+    def hide(self, value: str, name: str) -> str:
+        """The value of secret `name` in a text: its placeholder (the value remembered)."""
+        if value in self.allowed or PLACEHOLDER.search(value):
+            return value
+        self._remember_unless_words(value)
+        return placeholder(name)
+
+    def redact_json_text(self, text: str) -> str:
+        """A JSON document's text with its secret names' values replaced, its layout kept."""
         try:
             document = json.loads(text)
         except ValueError:
-            return _URL.sub(lambda m: self.redact_url(m.group(0)), text)
+            return redact_free_text(text, self)
         redacted = self.redact(document)
         if redacted == document:
             return text
-        # Replaced in place, in one pass over its string literals, so the rest keeps its layout;
-        # a document that spells a changed string otherwise (`\/`, say) is written anew.
-        swaps: dict[str, tuple[str, str]] = {}
-        for old, new in _changed_strings(document, redacted):
-            for ascii_only in (True, False):
-                swaps[json.dumps(old, ensure_ascii=ascii_only)] = (old, json.dumps(new))
-        seen: set[str] = set()
+        return in_place(text, document, redacted)
 
-        def swap(literal: re.Match[str]) -> str:
-            if literal.group(0) not in swaps:
-                return literal.group(0)
-            old, new = swaps[literal.group(0)]
-            seen.add(old)
-            return new
-
-        out = _JSON_STRING.sub(swap, text)
-        return out if seen == {old for old, _ in swaps.values()} else json.dumps(redacted)
+    def redact_card(self, card: Any) -> Any:
+        """An agent card with the user's secret names redacted anywhere in it, and every secret
+        name in its extensions' `params`; the protocol's own fields (a security scheme's
+        `tokenUrl`, `name`, `location`) are no secret name and stay."""
+        if isinstance(card, list):
+            return [self.redact_card(item) for item in card]
+        if not isinstance(card, dict):
+            return card
+        out = {}
+        for name, item in card.items():
+            if isinstance(name, str) and folded(name) in self.is_secret.extra:
+                out[name] = self._hidden(item, name)
+            elif name == "params" and isinstance(item, dict):  # an extension's own settings
+                out[name] = self.redact(item)
+            else:
+                out[name] = self.redact_card(item)
+        return out
 
     def _hidden(self, value: Any, name: str) -> Any:
         """The value of a secret name: each string in it replaced, its shape kept."""
@@ -214,6 +235,13 @@ class Redactor:
             text = text[: item.start] + placeholder(item.kind) + text[item.end :]
         return text, [item.kind for item in found]
 
+    def secret_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where `text` holds secrets by shape (start, end, kind), each remembered."""
+        found = self.shapes.find(text)
+        for item in found:
+            self.remember(text[item.start : item.end])
+        return [(item.start, item.end, item.kind) for item in found]
+
     def scan(self, data: dict[str, Any], path: str) -> dict[str, Any]:
         """Cassette `data` as it may be written to `path`: the leak scan's copy (`leak_scan`)."""
         from mockagent.cassette.leak_scan import LeakScan
@@ -227,29 +255,33 @@ class Redactor:
         scanned: dict[str, Any] = self.scan({"interactions": [item]}, path)["interactions"][0]
         return scanned
 
+    def _seen(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+        """The `spellings` of every remembered secret (built anew when one was added)."""
+        if self._seen_for[0] != len(self.secrets):
+            self._seen_for = (len(self.secrets), *spellings(self.secrets))
+        return self._seen_for[1], self._seen_for[2]
+
     def leaks(self, text: str) -> list[str]:
-        """The remembered secrets that occur in `text`, masked for the error message."""
-        return sorted(mask(s) for s in self.secrets if s in text)
+        """The remembered secrets that occur in `text` (in any spelling), masked for the error
+        message."""
+        regex, forms = self._seen()
+        if regex is None:
+            return []
+        found = {
+            forms.get(m.group(0), forms.get(m.group(0).lower(), "")) for m in regex.finditer(text)
+        }
+        return sorted(mask(s) for s in found if s)
 
     def scrub(self, text: str) -> str:
         """`text` with every remembered secret replaced: what is kept when a leak was found."""
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, placeholder("leak"))
-        return text
+        regex, _ = self._seen()
+        return regex.sub(placeholder("leak"), text) if regex else text
 
+    def safe_name(self, name: str) -> str:
+        """An interaction name (made from the request's text) without the secrets in it."""
+        text, _ = self.redact_shapes(self.scrub(self.redact_text(name)))
+        return PLACEHOLDER.sub("redacted", text)
 
-def _changed_strings(old: Any, new: Any) -> Iterable[tuple[str, str]]:
-    """The strings of `old` that `new` (the same document, redacted) replaced."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in old:
-            yield from _changed_strings(old[key], new.get(key))
-    elif isinstance(old, list) and isinstance(new, list):
-        for a, b in zip(old, new, strict=False):
-            yield from _changed_strings(a, b)
-    elif isinstance(old, str) and isinstance(new, str) and old != new:
-        yield old, new
-
-
-def mask(secret: str) -> str:
-    """Enough of a secret to recognise it in an error message, not enough to use it."""
-    return secret[:2] + "…" + f"({len(secret)} chars)"
+    def clean(self, text: str) -> str:
+        """A note (a `# recorded:` comment) with every secret it holds replaced."""
+        return self.redact_shapes(self.scrub(self.redact_text(text)))[0]

@@ -7,7 +7,8 @@ authorization (`accesstoken`, `clientsecret`, `sessionid`); when it is exactly a
 (never `spinner` or `author`); or when two words make an api, private, access or secret key.
 A name whose last word only describes the secret (`tokenUrl`, `token_type`, `authorizationUrl`,
 `httpAuthSecurityScheme`) is not one: a card's security schemes and OAuth flows must replay; nor
-is a paging cursor (`nextPageToken`).
+is a paging cursor (`nextPageToken`). In a query string, `key`, `sig`, `signature` and any name
+ending in signature (`X-Amz-Signature`) are secret too.
 """
 
 from __future__ import annotations
@@ -68,4 +69,7 @@ class SecretNames:
             return False
         if folded(name) in self.extra or _built_in(name):
             return True
-        return query and name.lower() in QUERY_ONLY
+        if not query:
+            return False
+        # A presigned URL's `X-Amz-Signature`, `X-Goog-Signature`: a signature of any name.
+        return name.lower() in QUERY_ONLY or words(name)[-1:] in (("sig",), ("signature",))

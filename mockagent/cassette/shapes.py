@@ -1,6 +1,7 @@
 """Secrets recognised by their shape, wherever they are: the detectors of Yelp's detect-secrets
 (cloud and service tokens, JWTs, private keys, `password = "…"` in code), its entropy measure for
-long random strings, and the patterns a user adds.
+long random strings, the token prefixes it lacks and auth-scheme credentials (`prefixes`), and
+the patterns a user adds.
 
 What is found is the whole token around a detector's match (a JWT with its signature, a key
 with its tail), or the whole PEM block of a private key. Hexadecimal strings and UUIDs are ids
@@ -41,6 +42,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from mockagent.cassette.prefixes import find_prefixed
 from mockagent.cassette.redact import PLACEHOLDER
 
 # Left out: BasicAuthDetector (redact.py handles user:password@ in URLs), the public-IP one (an
@@ -81,6 +83,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9_\-+=]")  # what a token found by a detector ext
 _TOKEN_START = re.compile(r"[A-Za-z0-9_\-+]")  # `=` pads the end of base64, not its start
 _DOTTED = re.compile(r"[A-Za-z0-9_\-+=/.]")  # a JWT's three parts (its detector stops at two)
 _CANDIDATE = re.compile(rf"[A-Za-z0-9_\-+/]{{{MIN_RANDOM},}}=*")  # not across `name=`
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 _ID = re.compile(r"[0-9a-fA-F\-]+|[a-z]+(?:[-_][a-z]+)*")  # hex ids, uuids, slugs
 _DIGEST = re.compile(r"sha(?:1|256|384|512)-")  # a lock file's integrity hash: public
 _PEM = re.compile(
@@ -154,6 +157,7 @@ class Shapes:
                 for match in regex.finditer(text):
                     span = _widen(text, *_secret_span(match), token)
                     found.append(Found(*span, slug(detector.secret_type)))
+        found += [Found(*item) for item in find_prefixed(text)]
         for regex in self.patterns:
             found += [
                 Found(*m.span(), "pattern") for m in regex.finditer(text) if m.end() > m.start()
@@ -163,9 +167,9 @@ class Shapes:
                 found += [Found(*span, "secret-keyword") for span in self._keywords(offset, line)]
         if entropy:
             found += [
-                Found(*m.span(), "high-entropy-string")
-                for m in _CANDIDATE.finditer(text)
-                if random_looking(m.group(0))
+                Found(*span, "high-entropy-string")
+                for span in _candidates(text)
+                if random_looking(text[span[0] : span[1]])
             ]
         return self._kept(text, found)
 
@@ -188,6 +192,21 @@ class Shapes:
             else:
                 kept.append(item)
         return kept
+
+
+def _candidates(text: str) -> Iterable[tuple[int, int]]:
+    """Where a random string may be: runs of token characters, cut at each `/` inside a URL
+    (a URL's host and path segments are never one secret: `example.com/f/<id>`)."""
+    urls = [m.span() for m in _URL.finditer(text)] if "://" in text else []
+    for match in _CANDIDATE.finditer(text):
+        start, end = match.span()
+        if "/" not in match.group(0) or not any(a <= start < b for a, b in urls):
+            yield start, end
+            continue
+        at = start
+        for piece in match.group(0).split("/"):
+            yield at, at + len(piece)
+            at += len(piece) + 1
 
 
 def _lines(text: str) -> Iterable[tuple[int, str]]:

@@ -149,6 +149,7 @@ class Session:
     def _text(self, data: dict[str, Any], notes: dict[str, str] | None = None) -> str:
         notes = self.notes if notes is None else notes
         data = self.redactor.scan(data, str(self.path))  # the leak scan: secrets by name and shape
+        notes = {self.redactor.safe_name(k): self.redactor.clean(v) for k, v in notes.items()}
         return schema_comment(self.path) + with_notes(dump_cassette(data), notes)
 
     def _write(self, file: Path, text: str) -> bool:

@@ -89,7 +89,37 @@ def corpus(seed: int = 25) -> dict[str, str]:
         "huggingface": "hf" + "_" + pick(34),
         "npm": "npm" + "_" + pick(36),
         "random-base64": pick(44, ALNUM + "+/"),
+        **_prefixed(pick),
     }
+
+
+def _prefixed(pick: Any) -> dict[str, str]:
+    """Tokens of services detect-secrets has no detector for (`mockagent.cassette.prefixes`)."""
+    return {
+        "digitalocean": "do" + "p_v1_" + pick(64, HEX),
+        "shopify": "shp" + "at_" + pick(32, HEX),
+        "databricks": "dap" + "i" + pick(32, HEX),
+        "mailgun": "ke" + "y-" + pick(32, HEX),
+        "postman": "PM" + "AK-" + pick(24, HEX) + "-" + pick(34, HEX),
+        "slack-app": "xa"
+        + "pp-1-A"
+        + pick(10, UPPER)
+        + "-"
+        + pick(13, string.digits)
+        + "-"
+        + pick(64, HEX),
+        "vault": "hv" + "s." + "CAES" + pick(20, string.digits) + pick(4),
+        "stripe-test": "sk" + "_test_" + pick(4, string.digits) + pick(20),
+        "stripe-restricted-test": "rk" + "_test_" + pick(4, string.digits) + pick(20),
+        "openai-bare": "sk" + "-" + pick(4, string.digits) + pick(44),
+        "huggingface-2": "hf" + "_" + pick(4, string.digits) + pick(30),
+    }
+
+
+def extra_shapes(seed: int = 26) -> dict[str, str]:
+    """More tokens without a detect-secrets detector, from another seed."""
+    rng = random.Random(seed)
+    return _prefixed(lambda n, chars=ALNUM: "".join(rng.choice(chars) for _ in range(n)))
 
 
 def pieces(secret: str) -> list[str]:

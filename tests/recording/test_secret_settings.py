@@ -190,10 +190,23 @@ def test_verify_update_writes_no_secret_either(
     assert result.updated == ["keys"]
     text = path.read_text()
     assert PRIVATE not in text and "<redacted:stripe-access-key>" in text
-    assert (
-        f"{path}: redacted a secret (stripe-access-key) in interaction 'keys'"
-        in capfd.readouterr().err
-    )
+    err = capfd.readouterr().err
+    told = f"{path}: redacted a secret (stripe-access-key) in interaction 'keys'"
+    assert err.count("redacted a secret (stripe-access-key)") == 1 and told in err, err
+    assert "mockagent-verify-" not in err  # the scratch copy is no file of the user's
+
+
+def test_verify_prints_no_live_secret_in_its_drift_lines(tmp_path: Path) -> None:
+    """The drift lines go to stdout, a CI log: the live answer's secrets are masked there."""
+    path = tmp_path / "old.yaml"
+    reply = {"task": {"steps": [{"state": "TASK_STATE_COMPLETED", "message": "no keys yet"}]}}
+    agent = {"name": "plain", "description": "d"}
+    interactions = [{"name": "keys", "match": {"text": "show the keys"}, "reply": reply}]
+    path.write_text(yaml.safe_dump({"version": 1, "agent": agent, "interactions": interactions}))
+    with upstream_agent(plain_upstream(tmp_path, PARTS), pace="instant") as upstream:
+        result = CliRunner().invoke(main, ["verify", str(path), "--upstream", upstream.url])
+    assert result.exit_code == 1 and "drift keys" in result.output, result.output
+    assert PRIVATE not in result.output and "<redacted:stripe-access-key>" in result.output
 
 
 def test_under_warnings_as_errors_the_test_fails_not_the_recorded_call(
