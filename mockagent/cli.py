@@ -30,7 +30,7 @@ from mockagent.proxy.app import (
 )
 from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
-from mockagent.verify import verify_cassette
+from mockagent.verify import summary, verified_none, verify_cassette
 from mockagent.verify_update import update_cassette
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
@@ -190,7 +190,12 @@ def schema() -> None:
     is_flag=True,
     help="Re-record the interactions that drifted, keeping the others as written.",
 )
-def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
+@click.option(
+    "--allow-skips",
+    is_flag=True,
+    help="Exit 0 even when every interaction was skipped (nothing was compared).",
+)
+def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skips: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
     --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
 
@@ -201,7 +206,9 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
     with GET /messages, GET /tasks/{id} or get-or-creates; a turn whose content is not text and
     a cancel of a made-up task print `skip NAME (why)`. Prints `ok NAME` or `drift NAME` (then
     each difference, the live answer first) per interaction; exits 0 when every interaction
-    still matches, 1 otherwise. With --update, the interactions that drifted are re-recorded
+    still matches, 1 otherwise. Skipped interactions are counted at the end (`verified N of M
+    interactions; K skipped: …`), and a verify that compared none exits 1 (0 with
+    --allow-skips). With --update, the interactions that drifted are re-recorded
     from the live agent (their names, matchers and `times` kept, every other interaction left
     as written; a task script's written steps and gates kept where the agent shows the same
     things) and the cassette is rewritten atomically, only where it changed: it prints `updated
@@ -223,11 +230,17 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
         click.echo(str(verdict))
         for line in verdict.differences:
             click.echo(f"    {line}")
+    skips = summary(verdicts)
+    if skips:
+        click.echo(skips)
+    if verified_none(verdicts) and not allow_skips:
+        click.echo(f"mockagent: nothing in {cassette} was verified", err=True)
+    failed = verified_none(verdicts) and not allow_skips
     if not update:
-        raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
+        raise SystemExit(0 if all(v.ok for v in verdicts) and not failed else 1)
     for line in result.report():
         click.echo(line)
-    raise SystemExit(1 if result.failed else 0)
+    raise SystemExit(1 if result.failed or failed else 0)
 
 
 @main.command(name="lint")

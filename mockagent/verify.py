@@ -28,18 +28,17 @@ from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
 from mockagent.server.app import create_app
 from mockagent.verify_agentex import AgentexSide, Watch, own_differences, verify_agentex
-from mockagent.verify_calls import Send, Side, http_sender, wsgi_sender
+from mockagent.verify_calls import Send, Side, example, http_sender, wsgi_sender
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
+NOTHING_TO_SEND = "no recorded request to send: its matchers name no text or data verify can send"
 HOW = {
     "stream": "streamed",
     "polls": "polled",
     "gated": "gated",
 }  # how a verdict says it was verified
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
-# predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
-EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
 
 
 @dataclass
@@ -65,14 +64,23 @@ class Verdict:
         return f"{'ok' if self.ok else 'drift'} {self.name}{how}"
 
 
-def example(predicate: Any) -> Any:
-    """A value that satisfies `predicate`, or None when none can be read off it."""
-    if isinstance(predicate, dict):
-        for key in EXAMPLE_PREDICATES:
-            if key in predicate:
-                return predicate[key]
+def summary(verdicts: list[Verdict]) -> str | None:
+    """`verified N of M interactions; K skipped: NAME, …` when any was skipped (None when none
+    was): a verify that skipped what it could not send says so at the end, not only on the
+    skipped lines."""
+    skipped = [v.name for v in verdicts if v.skipped]
+    if not skipped:
         return None
-    return predicate
+    done = len(verdicts) - len(skipped)
+    return (
+        f"verified {done} of {len(verdicts)} interactions; "
+        f"{len(skipped)} skipped: {', '.join(skipped)}"
+    )
+
+
+def verified_none(verdicts: list[Verdict]) -> bool:
+    """Whether verify compared nothing (every interaction skipped, or none there)."""
+    return all(v.skipped for v in verdicts)
 
 
 def request_message(interaction: Interaction) -> dict[str, Any] | None:
@@ -176,8 +184,9 @@ def run(path: str | Path, send: Send, binding: str, watch: Watch | None = None) 
     try:
         interactions = loaded.cassette.interactions
         if loaded.cassette.protocol == "agentex":
+            agents = [agent.name for agent in loaded.cassette.agents]
             found = verify_agentex(
-                interactions, AgentexSide(send), AgentexSide(wsgi_sender(app)), watch
+                interactions, AgentexSide(send), AgentexSide(wsgi_sender(app)), watch, agents
             )
             return [
                 Verdict(name, differences=diffs, skipped=why, mode=mode)
@@ -199,7 +208,7 @@ def _run(
             verdicts.append(Verdict(interaction.name, skipped="not a message"))
             continue
         if message is None:
-            verdicts.append(Verdict(interaction.name, skipped="no recorded request to send"))
+            verdicts.append(Verdict(interaction.name, skipped=NOTHING_TO_SEND))
             continue
         origin = _origin(interaction)
         mode = mode_of(interaction)

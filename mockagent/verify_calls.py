@@ -26,10 +26,22 @@ HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 POLL_GAP_S = 0.02
 POLL_TIMEOUT_S = 5.0  # a live task that never shows what the cassette shows: how long to poll
 
+# predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
+EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
 SUBSCRIPTION_WAIT_S = 10.0  # how long a stream's subscriptions may go on after it ended
 
 Answer = tuple[int, str, bytes, bool]  # status, content type, body, cut off
 Chunk = Callable[[bytes], None]  # told each piece of an answer as it comes
+
+
+def example(predicate: Any) -> Any:
+    """A value that satisfies `predicate`, or None when none can be read off it."""
+    if isinstance(predicate, dict):
+        for key in EXAMPLE_PREDICATES:
+            if key in predicate:
+                return predicate[key]
+        return None
+    return predicate
 
 
 class Send(Protocol):

@@ -1,0 +1,49 @@
+"""A green `mockagent verify` means it compared something: the interactions it skipped are
+counted at the end, and a run that skipped every one exits 1 (0 with `--allow-skips`). An
+Agentex cassette with one agent sends an interaction that names no agent to that one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from mockagent.cli import main
+from mockagent.server.thread import serve_in_thread
+
+CASSETTES = Path(__file__).parents[2] / "cassettes"
+
+
+def verify(path: Path, url: str, *options: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(main, ["verify", str(path), "--upstream", url, *options])
+    return result.exit_code, result.output.splitlines()
+
+
+def test_a_verify_that_sent_nothing_says_so_and_fails() -> None:
+    path = CASSETTES / "kit" / "deployer.yaml"  # every text a regex: nothing to send
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+        allowed, _ = verify(path, agent.url, "--allow-skips")
+    # before: five `skip` lines and exit 0, as if the cassette had been verified
+    names = "approved, approved-by-text, approval-reminder, production, deploy"
+    assert f"verified 0 of 5 interactions; 5 skipped: {names}" in lines, lines
+    assert lines[-1] == f"mockagent: nothing in {path} was verified"
+    assert code == 1
+    assert allowed == 0
+
+
+def test_the_skips_of_a_partial_verify_are_counted_and_it_passes() -> None:
+    path = CASSETTES / "kit" / "test-runner.yaml"  # run-head has no text to send
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+    assert lines[-1] == "verified 2 of 3 interactions; 1 skipped: run-head", lines
+    assert code == 0
+
+
+def test_a_one_agent_agentex_cassette_sends_to_its_agent() -> None:
+    path = CASSETTES / "agentex" / "async-agent.yaml"  # its interactions name no agent
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+    # before: "skip research (no agent to send to)", … and exit 0
+    assert lines == ["ok research (polled)", "ok long-job (polled)"]
+    assert code == 0
