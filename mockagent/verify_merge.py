@@ -14,25 +14,27 @@ changed only when the agent is far off it (more than a second, and more than twi
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from mockagent.cassette.models import Reply, Step
-
-MS_FAR = 1000  # an `ms` gate further off than this (and than itself) follows the agent
+from mockagent.verify_realign import like, realigned
+from mockagent.verify_timing import far_off, rounded
 
 
 def merged_reply(written: Any, recorded: Any, streamed: bool) -> Any:
     """The reply to write: `written` where the agent still answers so, else `recorded`, task
-    scripts merged step by step (`streamed`: chunk flags are seen, so they count)."""
+    scripts merged step by step (`streamed`: chunk flags are seen, so they count), a direct
+    message in the written shorthand (a text alone stays a text alone)."""
     normal = _normal(Reply, written)
     if normal is not None and normal == _normal(Reply, recorded):
         return written
     task, now = _task(written), _task(recorded)
     if task is None or now is None:
+        if isinstance(written, dict) and isinstance(recorded, dict) and "message" in recorded:
+            return {**recorded, "message": like(written.get("message"), recorded["message"])}
         return recorded
     # the task's other fields (`first`, …) as the agent gives them now, in the written order
     out = {k: now[k] for k in task if k in now and k != "steps"}
@@ -81,13 +83,13 @@ def merged_steps(written: list[Any], recorded: list[Any], streamed: bool) -> lis
     """The steps to write (see the module's docstring)."""
     old, new = atoms(written, streamed), atoms(recorded, streamed)
     if [a for _, a in old] == [a for _, a in new]:
-        return _far_off(written, recorded, old, new)
+        return _far_off(written, recorded, old, new) if streamed else written
     if [_shape(a) for _, a in old] == [_shape(a) for _, a in new]:
         changed = _in_place(written, recorded, old, new)
         if [a for _, a in atoms(changed, streamed)] == [a for _, a in new]:
-            return _far_off(changed, recorded, old, new)
+            return _far_off(changed, recorded, old, new) if streamed else changed
     # another script, or one whose chunk flags the written steps cannot say as they are grouped
-    return _rerecorded(written, recorded, streamed)
+    return realigned(written, recorded, old, new, streamed)
 
 
 def _shape(atom: str) -> Any:
@@ -128,51 +130,11 @@ def _in_place(
 def _as_now(step: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     """`now`, with `step`'s gate and in its key order and shorthands."""
     kept = {
-        key: value if key == "after" else _like(value, now[key])
+        key: value if key == "after" else like(value, now[key])
         for key, value in step.items()
         if key in now or key == "after"
     }
     return {**kept, **{key: v for key, v in now.items() if key not in kept and key != "after"}}
-
-
-def _like(written: Any, recorded: Any) -> Any:
-    """`recorded`, in the shorthand `written` used: a message (or an Agentex `say`) as its text
-    alone."""
-    if not isinstance(written, str) or not isinstance(recorded, dict):
-        return recorded
-    parts = recorded.get("parts")
-    if set(recorded) == {"parts"} and isinstance(parts, list) and len(parts) == 1:
-        return parts[0]["text"] if set(parts[0]) == {"text"} else recorded
-    said = {"type": "text", "author": "agent", "format": "plain", **recorded}
-    if set(said) == {"type", "author", "format", "content"} and said["type"] == "text":
-        plain = said["author"] == "agent" and said["format"] == "plain"
-        return said["content"] if plain and isinstance(said["content"], str) else recorded
-    return recorded
-
-
-def _rerecorded(written: list[Any], recorded: list[Any], streamed: bool) -> list[Any]:
-    """The recorded steps, each one the written script has unchanged kept as written."""
-    keys = [_step_key(step, streamed) for step in written]
-    now = [_step_key(step, streamed) for step in recorded]
-    out = [step if streamed else _one_poll(step) for step in recorded]
-    matcher = difflib.SequenceMatcher(None, keys, now, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            out[block.b + k] = written[block.a + k]
-    return out
-
-
-def _one_poll(step: Any) -> Any:
-    """A new step as a polled recording saw it: one that came with a later poll waits for one
-    poll (how many verify made before it shows its own polling speed, not the agent's)."""
-    gate = _after(step)
-    if isinstance(gate.get("polls"), int) and gate["polls"] > 1:
-        return {**step, "after": {**gate, "polls": 1}}
-    return step
-
-
-def _step_key(step: Any, streamed: bool) -> str:
-    return json.dumps([a for _, a in atoms([step], streamed)])
 
 
 def _far_off(
@@ -187,9 +149,8 @@ def _far_off(
         j = first_new.get(n)
         gate, now = _after(steps[i]), _after(recorded[j]) if j is not None else {}
         was, took = gate.get("ms"), now.get("ms")
-        if isinstance(was, int) and isinstance(took, int):
-            if abs(took - was) > MS_FAR and not was / 2 <= took <= was * 2:
-                out[i] = {**steps[i], "after": {**gate, "ms": took}}
+        if isinstance(was, int) and isinstance(took, int) and far_off(was, took):
+            out[i] = {**steps[i], "after": {**gate, "ms": rounded(took)}}
     return out
 
 

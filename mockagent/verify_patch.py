@@ -122,8 +122,38 @@ def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[An
                 if i1 > 0
                 else _line_start(source, node.value[0].start_mark.index)
             )
-            out.append(_insert(source, at, block(new[j1:j2], column)))
+            items = "".join(_like_items(source, node, old, item, i1) for item in new[j1:j2])
+            out.append(_insert(source, at, items))
     return out
+
+
+def _like_items(source: str, node: yaml.SequenceNode, old: list[Any], new: Any, near: int) -> str:
+    """Block-sequence item `new` written like the item nearest to `near` that has the same
+    first key and no comment (its text edited into `new`: flow or block style, quoting and
+    indentation as the cassette writes them); as mockagent writes items when none fits."""
+    order = sorted(range(len(old)), key=lambda k: (abs(k - near + 0.5), k))
+    for k in order:
+        item = node.value[k]
+        start = _line_start(source, item.start_mark.index)
+        end = _line_end(source, content_end(source, item))
+        text = source[start:end]
+        if _first_key(old[k]) != _first_key(new) or "#" in text:
+            continue
+        try:
+            made = edits(source, item, old[k], new)
+        except Unpatchable:
+            continue
+        if any(e.start < start or e.end > end for e in made):
+            continue
+        shifted = [Edit(e.start - start, e.end - start, e.text) for e in made]
+        written = apply(text, shifted)
+        written += "" if written.endswith("\n") else "\n"
+        try:
+            if yaml.safe_load(written) == [new]:
+                return written
+        except yaml.YAMLError:
+            continue
+    return block([new], node.start_mark.column)
 
 
 def _item(source: str, node: yaml.Node, old: Any, new: Any, column: int) -> list[Edit]:
@@ -226,22 +256,3 @@ def block(items: list[Any], column: int) -> str:
     """Block-sequence items as mockagent writes them, their `- ` at `column`."""
     text = dump_cassette({"items": unshared(items)}).split("\n", 1)[1]
     return "".join(" " * column + line if line.strip() else line for line in text.splitlines(True))
-
-
-def changed_lines(path: str, before: str, after: str) -> list[str]:
-    """`path:N: old → new` for each line of `before` that `after` changes (`+ new` for a line
-    added after line N, `- old` for line N taken out)."""
-    old, new = before.splitlines(), after.splitlines()
-    out: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-        for k in range(paired):
-            out.append(f"{path}:{i1 + k + 1}: {old[i1 + k].strip()} → {new[j1 + k].strip()}")
-        for k in range(i1 + paired, i2):
-            out.append(f"{path}:{k + 1}: - {old[k].strip()}")
-        for k in range(j1 + paired, j2):
-            out.append(f"{path}:{i2}: + {new[k].strip()}")
-    return out

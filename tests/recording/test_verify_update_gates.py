@@ -153,21 +153,68 @@ def test_a_step_the_agent_added_comes_in_alone_and_every_written_gate_stays(
     _, at, _, start, end = changes[0]
     assert before[at] == "          - state: TASK_STATE_COMPLETED"
     added = after[start:end]
-    assert added[:8] == [
+    # written like the written steps (quoting, flow-style gate), one poll at most: how many
+    # verify made before the step showed is its own polling speed
+    assert added == [
         "          - artifact:",
         "              artifactId: log",
         "              name: log.txt",
         "              parts:",
-        "              - text: |",
-        "                  testing",
+        '                - text: "testing\\n"',
         "            append: true",
-        "            after:",
+        "            after: {polls: 1}",
     ], added
-    # one more poll: how many verify made before the step showed is its own polling speed
-    assert added[8] == "              polls: 1", added
-    line = RECORDED.splitlines().index("            after: {polls: 1}") + 1
-    assert f"{path}:{line}: + - artifact:" in output.splitlines(), output
+    # each added line listed with its own number and indentation
+    listed = [line for line in output.splitlines() if ": + " in line]
+    assert listed == [f"{path}:{start + 1 + k}: + {text}" for k, text in enumerate(added)], output
     assert code == 0
     # and the cassette now says what the agent does
     verified = CliRunner().invoke(main, ["verify", str(path), "--upstream", live.url])
     assert verified.output.splitlines() == ["ok build (polled)"], verified.output
+
+
+KIT = Path(__file__).parents[2] / "cassettes" / "kit" / "test-runner.yaml"
+DOCS = """\
+          - artifact:
+              artifactId: test-log
+              name: test-log.txt
+              parts:
+                - text: "tests/test_docs.py .                                      [100%]\\n"
+            append: true
+"""
+
+
+def test_a_chunk_the_agent_still_sends_comes_back_alone_flags_gates_and_form_kept(
+    tmp_path: Path,
+) -> None:
+    kit = KIT.read_text()
+    gate = "            after: {polls: 0, ms: 200}\n"
+    assert kit.count(DOCS + gate) == 1
+    path = tmp_path / "test-runner.yaml"
+    path.write_text(kit.replace(DOCS + gate, ""))  # the docs chunk of run-9f3c2e1 dropped
+    with serve_in_thread(KIT, pace="recorded") as agent:
+        code, output = update(path, agent.url)
+    assert "drift run-9f3c2e1 (polled)" in output.splitlines(), output
+    # before: the four chunks one step of four parts, `lastChunk` gone, `ms: 400` made `ms: 8`,
+    # the log's texts as `|` blocks and a comment moved. Now the chunk comes back alone, as
+    # written; its gate cannot be told from polls, which saw it with the chunk before it
+    assert path.read_text() == kit.replace(DOCS + gate, DOCS)
+    first = kit.splitlines().index(DOCS.splitlines()[4]) - 3
+    assert [line for line in output.splitlines() if ": + " in line] == [
+        f"{path}:{first + k}: + {text}" for k, text in enumerate(DOCS.splitlines())
+    ], output
+    assert code == 0
+
+
+def test_a_direct_message_that_changed_stays_a_plain_string(tmp_path: Path) -> None:
+    kit = KIT.parent / "code-reviewer.yaml"
+    text = kit.read_text()
+    old = "message: I review Python, TypeScript, Go and Rust diffs."
+    assert text.count(old) == 1
+    path = tmp_path / "code-reviewer.yaml"
+    path.write_text(text.replace(old, "message: I review COBOL diffs."))
+    with serve_in_thread(kit, pace="instant") as agent:
+        code, output = update(path, agent.url)
+    # before: `message: {parts: [{text: '…'}]}`
+    assert path.read_text() == text, output
+    assert code == 0
