@@ -26,9 +26,11 @@ import httpx
 
 from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
+from mockagent.compare import differences
 from mockagent.server.app import create_app
 from mockagent.verify_agentex import AgentexSide, Watch, own_differences, verify_agentex
 from mockagent.verify_calls import Send, Side, example, http_sender, wsgi_sender
+from mockagent.verify_timing import fewer_polls, gate_drift
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
@@ -152,20 +154,28 @@ def subscribers(interaction: Interaction) -> int:
     )
 
 
-def _poll(interaction: Interaction, live: Side, replay: Side) -> None:
+def _poll(interaction: Interaction, live: Side, replay: Side) -> list[str]:
     """GetTask on both sides, gate by gate. The cassette is polled as often as each gate waits
     for and the poll that passes it is compared: a poll that saw no change saw the recorded
     agent's pace, not what it answers. The live agent is polled while it is on its way to the
-    same (see `Side.poll`): an agent that moves on polls is not polled on past a drift."""
-    for polls in gates(interaction):
+    same (see `Side.poll`): an agent that moves on polls is not polled on past a drift. A gate
+    the live agent passed in fewer polls is a drift (`verify_timing`): its line."""
+    out = []
+    for k, polls in enumerate(gates(interaction), start=1):
         tasks = live.tasks.get(interaction.name), replay.tasks.get(interaction.name)
         if tasks[0] is None or tasks[1] is None:
-            return  # one side answered with no task: the first call's difference says so
+            break  # one side answered with no task: the first call's difference says so
         for _ in range(polls - 1):
             replay.get_task(tasks[1]["taskId"])
         expected = replay.get_task(tasks[1]["taskId"])
         replay.exchanges.append(expected)
-        live.poll(tasks[0]["taskId"], expected)
+        took = live.poll(tasks[0]["taskId"], expected)
+        if fewer_polls(polls, took) and not differences([live.exchanges[-1]], [expected]):
+            out.append(
+                f"poll {k}: the live task showed this after {took} poll(s), "
+                f"`after: {{polls: {polls}}}` in the cassette"
+            )
+    return out
 
 
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
@@ -221,15 +231,32 @@ def _run(
             # both ids, as the official clients send them on a follow-up
             follow_up = side.tasks.get(origin or "", {})
             side.message(interaction.name, {**message, **follow_up}, mode, opened)
-        if mode == "polls":
-            _poll(interaction, live, replay)
+        moved = _poll(interaction, live, replay) if mode == "polls" else []
         if watch is not None:
             watch.end(interaction.name)
         spans[interaction.name] = range(made, len(live.exchanges))
         verdict = Verdict(interaction.name, mode=mode)
         verdict.differences = _compare(live, replay, spans.get(origin or ""), spans[verdict.name])
+        verdict.differences += moved
+        if mode == "stream":
+            verdict.differences += _paced(interaction, live, replay, made)
         verdicts.append(verdict)
     return verdicts
+
+
+def _paced(interaction: Interaction, live: Side, replay: Side, made: int) -> list[str]:
+    """The `ms` gates of a streamed script the live agent is far off (`verify_timing`), when
+    both sides sent as many events."""
+    events = live.exchanges[made].events, replay.exchanges[made].events
+    if events[0] is None or events[1] is None or len(events[0]) != len(events[1]):
+        return []
+    gates = []
+    for step in _steps(interaction):
+        gates.append(step.after.ms if step.after is not None else None)
+        state = step.task_state
+        if state is not None and (state.terminal or state.interrupted):
+            break  # a stream closes there
+    return gate_drift(gates, live.arrivals.get(made, []))
 
 
 def _origin(interaction: Interaction) -> str | None:

@@ -21,6 +21,7 @@ from flask import Flask
 from mockagent.compare import Event, Exchange, differences
 from mockagent.observe import exchange_from_http
 from mockagent.verify_progress import on_its_way, result_of, task_view
+from mockagent.verify_timing import Arrivals
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 POLL_GAP_S = 0.02
@@ -120,6 +121,7 @@ class Side:
         self.exchanges: list[Exchange] = []
         # interaction name -> the task this side answered it with: its id and context id
         self.tasks: dict[str, dict[str, str]] = {}
+        self.arrivals: dict[int, list[float]] = {}  # a stream's exchange -> its events' times
 
     def _call(
         self,
@@ -160,14 +162,23 @@ class Side:
         operation = "SendStreamingMessage" if streamed else "SendMessage"
         route = "/message:stream" if streamed else "/message:send"
         opened: list[threading.Thread] = []
-        told = _TaskWatch(self, subscribers, opened) if subscribers else None
-        exchange = self._call("POST", route, operation, params, told)
+        watch = _TaskWatch(self, subscribers, opened) if subscribers else None
+        arrivals = Arrivals()
+
+        def told(chunk: bytes) -> None:
+            arrivals(chunk)
+            if watch is not None:
+                watch(chunk)
+
+        exchange = self._call("POST", route, operation, params, told if streamed else watch)
+        if streamed:
+            self.arrivals[len(self.exchanges)] = arrivals.offsets
         self.exchanges.append(exchange)
         task = task_of(exchange)
         if task is not None:
             self.tasks[name] = task
-            if told is not None:
-                told.found(task["taskId"])
+            if watch is not None:
+                watch.found(task["taskId"])
         deadline = time.monotonic() + SUBSCRIPTION_WAIT_S
         for thread in opened:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -180,14 +191,16 @@ class Side:
         """One GetTask; the caller decides whether it is kept."""
         return self._call("GET", f"/tasks/{task_id}", "GetTask", {"id": task_id})
 
-    def poll(self, task_id: str, expected: Exchange | None = None) -> None:
+    def poll(self, task_id: str, expected: Exchange | None = None) -> int:
         """Poll a task once; with `expected`, poll again while the answer is not the expected one
         but the task is on its way there (a live agent works at its own pace), until
         POLL_TIMEOUT_S passes. Polling past a drift would move an agent that advances on polls
-        beyond it, and the diff would show a later state than the one that drifted."""
+        beyond it, and the diff would show a later state than the one that drifted. Returns how
+        many polls were made."""
         deadline = time.monotonic() + POLL_TIMEOUT_S
         seen = task_view(self.exchanges[-1]) if self.exchanges else None
         answer = self.get_task(task_id)
+        made = 1
         while (
             expected is not None
             and differences([answer], [expected])
@@ -197,7 +210,9 @@ class Side:
             seen = task_view(answer)
             time.sleep(POLL_GAP_S)
             answer = self.get_task(task_id)
+            made += 1
         self.exchanges.append(answer)
+        return made
 
 
 class _TaskWatch:

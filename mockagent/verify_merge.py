@@ -5,11 +5,11 @@ A re-recorded task script is shaped by how verify called the agent: polled faste
 original client, the agent shows each step on its own and the recording's `after: {polls}` gates
 count verify's polls, not the agent's. So a script is compared by what a client sees of it (each
 state, and each artifact part, in order), never by its gates or how its steps are grouped. Where
-the two show the same things in the same order, the written steps stay, gates and all, and a
-changed state, message or part is changed in place. Where the agent's behaviour moved (a state
-no longer reached, an artifact that comes or goes, another order), the steps are taken from the
-re-recording, except those it shows unchanged, which keep their written gates. An `ms` gate is
-changed only when the agent is far off it (more than a second, and more than twice or half).
+the two show the same things in the same order, the written steps stay, gates and all (but for
+a gate the agent moved, by the rule verify reports it with: `verify_timing`), and a changed
+state, message or part is changed in place. Where the agent's behaviour moved (a state no longer
+reached, a part that comes or goes, another order), the script is laid over the written one part
+by part (`verify_realign`): written steps it still shows whole stay as written.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from pydantic import ValidationError
 
 from mockagent.cassette.models import Reply, Step
 from mockagent.verify_realign import like, realigned
-from mockagent.verify_timing import far_off, rounded
+from mockagent.verify_timing import far_off, fewer_polls, rounded
 
 
-def merged_reply(written: Any, recorded: Any, streamed: bool) -> Any:
+def merged_reply(written: Any, recorded: Any, streamed: bool, polls: bool = False) -> Any:
     """The reply to write: `written` where the agent still answers so, else `recorded`, task
-    scripts merged step by step (`streamed`: chunk flags are seen, so they count), a direct
+    scripts merged step by step (`streamed`: chunk flags are seen, so they count; `polls`: a
+    polls gate the agent passed in fewer polls follows it, as verify reports it), a direct
     message in the written shorthand (a text alone stays a text alone)."""
     normal = _normal(Reply, written)
     if normal is not None and normal == _normal(Reply, recorded):
@@ -39,7 +40,8 @@ def merged_reply(written: Any, recorded: Any, streamed: bool) -> Any:
     # the task's other fields (`first`, …) as the agent gives them now, in the written order
     out = {k: now[k] for k in task if k in now and k != "steps"}
     out.update({k: v for k, v in now.items() if k != "steps"})
-    out["steps"] = merged_steps(task.get("steps") or [], now.get("steps") or [], streamed)
+    steps = task.get("steps") or [], now.get("steps") or []
+    out["steps"] = merged_steps(*steps, streamed, polls)
     return {**written, "task": out}
 
 
@@ -79,15 +81,17 @@ def atoms(steps: list[Any], streamed: bool) -> list[tuple[int, str]]:
     return out
 
 
-def merged_steps(written: list[Any], recorded: list[Any], streamed: bool) -> list[Any]:
+def merged_steps(
+    written: list[Any], recorded: list[Any], streamed: bool, polls: bool = False
+) -> list[Any]:
     """The steps to write (see the module's docstring)."""
     old, new = atoms(written, streamed), atoms(recorded, streamed)
     if [a for _, a in old] == [a for _, a in new]:
-        return _far_off(written, recorded, old, new) if streamed else written
+        return _gates_now(written, recorded, old, new, streamed, polls)
     if [_shape(a) for _, a in old] == [_shape(a) for _, a in new]:
         changed = _in_place(written, recorded, old, new)
         if [a for _, a in atoms(changed, streamed)] == [a for _, a in new]:
-            return _far_off(changed, recorded, old, new) if streamed else changed
+            return _gates_now(changed, recorded, old, new, streamed, polls)
     # another script, or one whose chunk flags the written steps cannot say as they are grouped
     return realigned(written, recorded, old, new, streamed)
 
@@ -137,20 +141,35 @@ def _as_now(step: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     return {**kept, **{key: v for key, v in now.items() if key not in kept and key != "after"}}
 
 
-def _far_off(
-    steps: list[Any], recorded: list[Any], old: list[tuple[int, str]], new: list[tuple[int, str]]
+def _gates_now(
+    steps: list[Any],
+    recorded: list[Any],
+    old: list[tuple[int, str]],
+    new: list[tuple[int, str]],
+    streamed: bool,
+    polls: bool,
 ) -> list[Any]:
-    """`steps` (the written ones), with an `ms` gate the agent is far off set to what it took
-    now, where a recorded step starts at the same atom as a written one."""
+    """`steps` (the written ones), with the gates the agent moved set to what it does now
+    (`verify_timing`), where a written step starts at the same atom as a recorded one:
+    streamed, an `ms` gate it is far off, rounded; with `polls`, a `polls` gate it passed in
+    fewer polls (one at least: a step that came with the poll before it came with verify's
+    next)."""
     first_old = {i: n for n, (i, _) in reversed(list(enumerate(old)))}
     first_new = {n: j for n, (j, _) in enumerate(new) if n == 0 or new[n - 1][0] != j}
     out = list(steps)
     for i, n in first_old.items():
         j = first_new.get(n)
         gate, now = _after(steps[i]), _after(recorded[j]) if j is not None else {}
-        was, took = gate.get("ms"), now.get("ms")
-        if isinstance(was, int) and isinstance(took, int) and far_off(was, took):
-            out[i] = {**steps[i], "after": {**gate, "ms": rounded(took)}}
+        if streamed:
+            was, took = gate.get("ms"), now.get("ms")
+            if isinstance(was, int) and isinstance(took, int) and far_off(was, took):
+                out[i] = {**steps[i], "after": {**gate, "ms": rounded(took)}}
+            continue
+        if not polls:
+            continue
+        was, took = gate.get("polls"), now.get("polls") or 0
+        if isinstance(was, int) and isinstance(took, int) and fewer_polls(was, max(took, 1)):
+            out[i] = {**steps[i], "after": {**gate, "polls": max(took, 1)}}
     return out
 
 

@@ -76,12 +76,18 @@ def _mapping(
             raise Unpatchable("the first key of a block mapping goes")
         else:  # the key's lines go
             out.append(_lines(source, pairs[key][0].start_mark.index, content_end(source, value)))
-    added = [key for key in new if key not in old]
-    if added:
-        column = node.value[0][0].start_mark.column
-        at = _line_end(source, content_end(source, node))
-        text = "".join(f"{' ' * column}{key}: {flow(new[key])}\n" for key in added)
-        out.append(_insert(source, at, text))
+    column = node.value[0][0].start_mark.column
+    end = _line_end(source, content_end(source, node))
+    places: dict[int, str] = {}  # where -> the added keys' lines
+    order = list(new)
+    for n, key in enumerate(order):
+        if key in old:
+            continue
+        # before the next key the text has (not the first: its line may hold an item's `- `)
+        after = [pairs[k][0] for k in order[n + 1 :] if k in pairs and k != node.value[0][0].value]
+        at = _line_start(source, after[0].start_mark.index) if after else end
+        places[at] = places.get(at, "") + f"{' ' * column}{key}: {flow(new[key])}\n"
+    out += [_insert(source, at, text) for at, text in places.items()]
     return out
 
 

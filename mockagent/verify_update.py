@@ -145,7 +145,10 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         merged = replacement(written[index], recorded, agentex)
         # the written steps and gates, but for what the agent moved
         merged["reply"] = merged_reply(
-            written[index].get("reply"), recorded["reply"], streamed(verdict)
+            written[index].get("reply"),
+            recorded["reply"],
+            streamed(verdict),
+            polls=verdict.mode == "polls" and not agentex,  # as verify reports moved polls
         )
         # the leak scan, as a recording's own writes have it
         new[index] = proxy.session.redactor.scan_interaction(merged, str(path))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -218,3 +219,103 @@ def test_a_direct_message_that_changed_stays_a_plain_string(tmp_path: Path) -> N
     # before: `message: {parts: [{text: '…'}]}`
     assert path.read_text() == text, output
     assert code == 0
+
+
+PACED = """\
+version: 1
+agent: {name: paced, capabilities: {streaming: true}}
+interactions:
+  - name: build
+    match: {text: build}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+            message: 'Starting'   # single-quoted on purpose
+          - artifact: {artifactId: log, parts: [{text: "line 1\\n"}]}
+            after: {ms: 100}
+          - state: TASK_STATE_COMPLETED
+            message: Done
+            after: {ms: 40}
+"""
+
+
+def served(tmp_path: Path, text: str) -> Any:
+    live = tmp_path / "live.yaml"
+    live.write_text(text)
+    return serve_in_thread(live, pace="recorded")
+
+
+def test_an_ms_gate_the_agent_is_far_off_is_drift_and_updated_rounded(tmp_path: Path) -> None:
+    path = tmp_path / "paced.yaml"
+    path.write_text(PACED.replace("{ms: 100}", "{ms: 1500}"))
+    with served(tmp_path, PACED) as agent:
+        verified = CliRunner().invoke(main, ["verify", str(path), "--upstream", agent.url])
+        code, output = update(path, agent.url)
+        again = CliRunner().invoke(main, ["verify", str(path), "--upstream", agent.url])
+    # before: "ok build (streamed)", and --update kept the 1500
+    assert verified.output.splitlines()[0] == "drift build (streamed)", verified.output
+    assert "event 1: came " in verified.output and "`after: {ms: 1500}`" in verified.output
+    assert verified.exit_code == 1
+    # what the agent took, rounded to 50 ms: never the measured jitter (`ms: 103`)
+    written = path.read_text().splitlines()
+    line = PACED.splitlines().index("            after: {ms: 100}")
+    gate = int(written[line].removeprefix("            after: {ms: ").removesuffix("}"))
+    assert gate % 50 == 0 and 100 <= gate <= 200, written[line]
+    assert (
+        written[:line] + written[line + 1 :]
+        == PACED.splitlines()[:line] + PACED.splitlines()[line + 1 :]
+    )
+    assert f"{path}:{line + 1}: after: {{ms: 1500}} → after: {{ms: {gate}}}" in output.splitlines()
+    assert code == 0
+    assert again.output.splitlines() == ["ok build (streamed)"], again.output
+
+
+def test_a_gate_within_tolerance_stays_when_the_interaction_drifts_otherwise(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "paced.yaml"
+    path.write_text(PACED.replace("message: Done", "message: Finished").replace("line 1", "line X"))
+    with served(tmp_path, PACED) as agent:
+        code, output = update(path, agent.url)
+    # before: the text drift took the measured gaps along (`ms: 61`, say)
+    assert path.read_text() == PACED, output
+    assert code == 0
+
+
+POLLED = """\
+version: 1
+agent: {name: polled}
+interactions:
+  - name: build
+    match: {text: build}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+            message: Building
+          - state: TASK_STATE_COMPLETED
+            message: Built
+            after: {polls: 1}
+"""
+
+
+def test_a_polls_gate_the_agent_passes_in_fewer_polls_is_drift_and_updated(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "polled.yaml"
+    path.write_text(POLLED.replace("{polls: 1}", "{polls: 3}"))
+    with served(tmp_path, POLLED) as agent:
+        verified = CliRunner().invoke(main, ["verify", str(path), "--upstream", agent.url])
+        code, output = update(path, agent.url)
+        again = CliRunner().invoke(main, ["verify", str(path), "--upstream", agent.url])
+    # before: "ok build (polled)"
+    assert verified.output.splitlines() == [
+        "drift build (polled)",
+        "    poll 1: the live task showed this after 1 poll(s), `after: {polls: 3}` in the "
+        "cassette",
+    ]
+    assert verified.exit_code == 1
+    assert path.read_text() == POLLED, output
+    assert code == 0
+    assert again.output.splitlines() == ["ok build (polled)"], again.output

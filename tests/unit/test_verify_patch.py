@@ -177,7 +177,7 @@ def test_a_streamed_part_comes_back_in_its_own_event_with_its_gap_rounded() -> N
         spelled(WORKING, ms=5),
         chunk(0),
         chunk(1),
-        {**chunk(2), "after": {"ms": 301}},
+        {**chunk(2), "after": {"ms": 311}},
         {**chunk(3), "lastChunk": True, "after": {"ms": 9}},
         spelled(DONE),
     ]
@@ -287,7 +287,7 @@ def test_a_step_added_back_is_written_like_its_neighbour() -> None:
     assert text == FLOW.replace(
         "  - state: TASK_STATE_COMPLETED",
         '  - artifact: {artifactId: log, parts: [{text: "line 2\\n"}]}\n'
-        "    after: {ms: 300}\n"
         "    append: true\n"
+        "    after: {ms: 300}\n"
         "  - state: TASK_STATE_COMPLETED",
     )
