@@ -34,7 +34,7 @@ from mockagent.verify_timing import fewer_polls, gate_drift
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
-NOTHING_TO_SEND = "no recorded request to send: its matchers name no text or data verify can send"
+NOTHING_TO_SEND = "no recorded request to send"
 HOW = {
     "stream": "streamed",
     "polls": "polled",
@@ -83,6 +83,15 @@ def summary(verdicts: list[Verdict]) -> str | None:
 def verified_none(verdicts: list[Verdict]) -> bool:
     """Whether verify compared nothing (every interaction skipped, or none there)."""
     return all(v.skipped for v in verdicts)
+
+
+def nothing_to_send(interaction: Interaction) -> str:
+    """Why an interaction has no request verify can send: a text matched by a pattern (a
+    `regex`, say: no text it was recorded from is kept), or no text or data at all."""
+    text = interaction.match.text
+    if isinstance(text, dict):
+        return f"{NOTHING_TO_SEND}: its text is matched by `{', '.join(text)}`, not a text"
+    return f"{NOTHING_TO_SEND}: its matchers name no text, nor parts as a recording writes them"
 
 
 def request_message(interaction: Interaction) -> dict[str, Any] | None:
@@ -218,7 +227,7 @@ def _run(
             verdicts.append(Verdict(interaction.name, skipped="not a message"))
             continue
         if message is None:
-            verdicts.append(Verdict(interaction.name, skipped=NOTHING_TO_SEND))
+            verdicts.append(Verdict(interaction.name, skipped=nothing_to_send(interaction)))
             continue
         origin = _origin(interaction)
         mode = mode_of(interaction)

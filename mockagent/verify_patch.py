@@ -94,17 +94,12 @@ def _mapping(
 def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]) -> list[Edit]:
     if len(old) != len(node.value):
         raise Unpatchable("a sequence the text does not show item by item")
-    column = node.start_mark.column
     if len(old) == len(new) and node.flow_style:
         return [
             e for n, v, w in zip(node.value, old, new, strict=True) for e in edits(source, n, v, w)
         ]
     if len(old) == len(new):
-        return [
-            e
-            for n, v, w in zip(node.value, old, new, strict=True)
-            for e in _item(source, n, v, w, column)
-        ]
+        return [e for k, item in enumerate(new) for e in _item(source, node, old, item, k)]
     if node.flow_style or not node.value or not new:  # a block sequence cannot be empty
         return [Edit(node.start_mark.index, content_end(source, node), flow(new))]
     keys = [json.dumps(item, sort_keys=True, default=str) for item in old]
@@ -117,7 +112,7 @@ def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[An
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:
             for k in range(i2 - i1):
-                out += _item(source, node.value[i1 + k], old[i1 + k], new[j1 + k], column)
+                out += _item(source, node, old, new[j1 + k], i1 + k)
             continue
         for k in range(i1, i2):  # the old items' lines go; the new ones come in their place
             item = node.value[k]
@@ -162,13 +157,15 @@ def _like_items(source: str, node: yaml.SequenceNode, old: list[Any], new: Any, 
     return block([new], node.start_mark.column)
 
 
-def _item(source: str, node: yaml.Node, old: Any, new: Any, column: int) -> list[Edit]:
-    """The edits of a block sequence's item; one whose first key changes (that key stands on
-    the `- ` line) is written anew in its place."""
-    if _first_key(old) == _first_key(new) or _same(old, new):
-        return edits(source, node, old, new)
-    start = _line_start(source, node.start_mark.index)
-    return [Edit(start, _line_end(source, content_end(source, node)), block([new], column))]
+def _item(source: str, node: yaml.SequenceNode, old: list[Any], new: Any, k: int) -> list[Edit]:
+    """The edits of a block sequence's item `k`; one whose first key changes (that key stands
+    on the `- ` line) is written anew in its place, like the items beside it."""
+    item = node.value[k]
+    if _first_key(old[k]) == _first_key(new) or _same(old[k], new):
+        return edits(source, item, old[k], new)
+    start = _line_start(source, item.start_mark.index)
+    end = _line_end(source, content_end(source, item))
+    return [Edit(start, end, _like_items(source, node, old, new, k))]
 
 
 def _first_key(value: Any) -> Any:

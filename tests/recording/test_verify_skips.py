@@ -28,6 +28,8 @@ def test_a_verify_that_sent_nothing_says_so_and_fails() -> None:
     names = "approved, approved-by-text, approval-reminder, production, deploy"
     assert f"verified 0 of 5 interactions; 5 skipped: {names}" in lines, lines
     assert lines[-1] == f"mockagent: nothing in {path} was verified"
+    reason = "no recorded request to send: its text is matched by `regex`, not a text"
+    assert f"skip production ({reason})" in lines
     assert code == 1
     assert allowed == 0
 
