@@ -5,6 +5,7 @@ of the agent). A real change rewrites only the lines that changed, gates kept, a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -319,3 +320,42 @@ def test_a_polls_gate_the_agent_passes_in_fewer_polls_is_drift_and_updated(
     assert path.read_text() == POLLED, output
     assert code == 0
     assert again.output.splitlines() == ["ok build (polled)"], again.output
+
+
+CHUNK_2 = """\
+          - artifact: {artifactId: log, parts: [{text: "line 2\\n"}]}
+            append: true
+            lastChunk: true
+            after: {ms: 100}
+"""
+
+
+def test_a_streamed_chunk_added_back_is_written_in_the_cassettes_flow_style(
+    tmp_path: Path,
+) -> None:
+    text = PACED.replace(
+        "          - state: TASK_STATE_COMPLETED",
+        CHUNK_2 + "          - state: TASK_STATE_COMPLETED",
+    )
+    path = tmp_path / "paced.yaml"
+    path.write_text(text.replace(CHUNK_2, ""))
+    with served(tmp_path, text) as agent:
+        code, output = update(path, agent.url)
+    # before: written in block style (`parts:` / `- text: |`), `after:` on lines of its own,
+    # and every `+` line numbered as the line it follows, without indentation
+    gap = re.search(
+        r"after: \{ms: (\d+)\}\n          - state: TASK_STATE_COMPLETED", path.read_text()
+    )
+    assert gap is not None, path.read_text()
+    assert int(gap[1]) % 50 == 0 and 100 <= int(gap[1]) <= 200  # the gap it took, rounded
+    written = text.replace(
+        "{ms: 100}\n          - state: TASK_STATE_COMPLETED",
+        f"{{ms: {gap[1]}}}\n          - state: TASK_STATE_COMPLETED",
+    )
+    assert path.read_text() == written, output
+    first = text.splitlines().index(CHUNK_2.splitlines()[0]) + 1
+    added = written.splitlines()[first - 1 : first + 3]
+    assert [line for line in output.splitlines() if ": + " in line] == [
+        f"{path}:{first + k}: + {line}" for k, line in enumerate(added)
+    ], output
+    assert code == 0
