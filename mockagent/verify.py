@@ -11,7 +11,8 @@ script's polls gates need; the poll that passes a gate is compared) when it has 
 gates; else blocking. A streamed or polled script with `after: {subscribers: N}` gates has N
 subscriptions opened on its task on both sides as soon as the answer names the task, as the
 recorded client did (the cassette's stream would wait for them forever); what they say is not
-compared. Interactions for other operations, or with nothing recorded to send, are skipped.
+compared. Interactions for other operations, with nothing recorded to send, or following up on
+a task no interaction before them answered, are skipped.
 `mockagent.verify_update` re-records the interactions that drifted.
 """
 
@@ -230,6 +231,11 @@ def _run(
             verdicts.append(Verdict(interaction.name, skipped=nothing_to_send(interaction)))
             continue
         origin = _origin(interaction)
+        if origin is not None and origin not in replay.tasks:
+            # sent as a new message, it would be answered by another interaction: no test
+            why = f"a follow-up of {origin}, which has no task before it to follow up on"
+            verdicts.append(Verdict(interaction.name, skipped=why))
+            continue
         mode = mode_of(interaction)
         made = len(live.exchanges)
         if watch is not None:

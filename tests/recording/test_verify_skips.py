@@ -49,3 +49,30 @@ def test_a_one_agent_agentex_cassette_sends_to_its_agent() -> None:
     # before: "skip research (no agent to send to)", … and exit 0
     assert lines == ["ok research (polled)", "ok long-job (polled)"]
     assert code == 0
+
+
+EARLY = """\
+version: 1
+agent: {name: asker, description: Asks., skills: [{id: s, name: S, description: S.}]}
+interactions:
+  - name: answer
+    match: {text: main, task: {state: TASK_STATE_INPUT_REQUIRED, from: ask}}
+    reply: {task: {steps: [{state: TASK_STATE_COMPLETED, message: Done}]}}
+  - name: ask
+    match: {text: ask}
+    reply: {task: {steps: [{state: TASK_STATE_INPUT_REQUIRED, message: Which branch?}]}}
+"""
+
+
+def test_a_follow_up_with_no_task_before_it_is_skipped_not_sent_as_new(tmp_path: Path) -> None:
+    path = tmp_path / "early.yaml"
+    path.write_text(EARLY)
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+    # before: "ok answer": sent with no task, both sides refused it alike, and that passed
+    assert lines == [
+        "skip answer (a follow-up of ask, which has no task before it to follow up on)",
+        "ok ask",
+        "verified 1 of 2 interactions; 1 skipped: answer",
+    ]
+    assert code == 0
