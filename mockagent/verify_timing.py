@@ -8,6 +8,8 @@ Within that, the written gate stays. A `polls` gate counts the recorded client's
 verify polls faster than any client: an agent that needs more of its polls has not moved. One
 that shows the step after fewer polls than the gate waits for has moved it (it answers on polls,
 or got faster): `verify` reports it, and `--update` writes the polls it took (one at least).
+A2A only: an Agentex gate counts the recorded client's `GET /tasks` and `GET /messages` alike,
+which verify does not make as the client did.
 """
 
 from __future__ import annotations
