@@ -24,10 +24,13 @@ from mockagent.verify_realign import like, realigned
 from mockagent.verify_timing import far_off, fewer_polls, rounded
 
 
-def merged_reply(written: Any, recorded: Any, streamed: bool, polls: bool = False) -> Any:
+def merged_reply(
+    written: Any, recorded: Any, streamed: bool, polls: bool = False, ms: bool = True
+) -> Any:
     """The reply to write: `written` where the agent still answers so, else `recorded`, task
     scripts merged step by step (`streamed`: chunk flags are seen, so they count; `polls`: a
-    polls gate the agent passed in fewer polls follows it, as verify reports it), a direct
+    polls gate the agent passed in fewer polls follows it, `ms`: so does a streamed ms gate it
+    is far off, as verify reports them), a direct
     message in the written shorthand (a text alone stays a text alone)."""
     normal = _normal(Reply, written)
     if normal is not None and normal == _normal(Reply, recorded):
@@ -41,7 +44,7 @@ def merged_reply(written: Any, recorded: Any, streamed: bool, polls: bool = Fals
     out = {k: now[k] for k in task if k in now and k != "steps"}
     out.update({k: v for k, v in now.items() if k != "steps"})
     steps = task.get("steps") or [], now.get("steps") or []
-    out["steps"] = merged_steps(*steps, streamed, polls)
+    out["steps"] = merged_steps(*steps, streamed, polls, ms)
     return {**written, "task": out}
 
 
@@ -82,16 +85,16 @@ def atoms(steps: list[Any], streamed: bool) -> list[tuple[int, str]]:
 
 
 def merged_steps(
-    written: list[Any], recorded: list[Any], streamed: bool, polls: bool = False
+    written: list[Any], recorded: list[Any], streamed: bool, polls: bool = False, ms: bool = True
 ) -> list[Any]:
     """The steps to write (see the module's docstring)."""
     old, new = atoms(written, streamed), atoms(recorded, streamed)
     if [a for _, a in old] == [a for _, a in new]:
-        return _gates_now(written, recorded, old, new, streamed, polls)
+        return _gates_now(written, recorded, old, new, polls, streamed and ms)
     if [_shape(a) for _, a in old] == [_shape(a) for _, a in new]:
         changed = _in_place(written, recorded, old, new)
         if [a for _, a in atoms(changed, streamed)] == [a for _, a in new]:
-            return _gates_now(changed, recorded, old, new, streamed, polls)
+            return _gates_now(changed, recorded, old, new, polls, streamed and ms)
     # another script, or one whose chunk flags the written steps cannot say as they are grouped
     return realigned(written, recorded, old, new, streamed)
 
@@ -146,12 +149,12 @@ def _gates_now(
     recorded: list[Any],
     old: list[tuple[int, str]],
     new: list[tuple[int, str]],
-    streamed: bool,
     polls: bool,
+    ms: bool,
 ) -> list[Any]:
     """`steps` (the written ones), with the gates the agent moved set to what it does now
     (`verify_timing`), where a written step starts at the same atom as a recorded one:
-    streamed, an `ms` gate it is far off, rounded; with `polls`, a `polls` gate it passed in
+    with `ms`, an `ms` gate it is far off, rounded; with `polls`, a `polls` gate it passed in
     fewer polls (one at least: a step that came with the poll before it came with verify's
     next)."""
     first_old = {i: n for n, (i, _) in reversed(list(enumerate(old)))}
@@ -160,7 +163,7 @@ def _gates_now(
     for i, n in first_old.items():
         j = first_new.get(n)
         gate, now = _after(steps[i]), _after(recorded[j]) if j is not None else {}
-        if streamed:
+        if ms:
             was, took = gate.get("ms"), now.get("ms")
             if isinstance(was, int) and isinstance(took, int) and far_off(was, took):
                 out[i] = {**steps[i], "after": {**gate, "ms": rounded(took)}}

@@ -148,7 +148,9 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             written[index].get("reply"),
             recorded["reply"],
             streamed(verdict),
-            polls=verdict.mode == "polls" and not agentex,  # as verify reports moved polls
+            # the gates verify reports as moved, and only those (not Agentex's: see README)
+            polls=verdict.mode == "polls" and not agentex,
+            ms=not agentex,
         )
         # the leak scan, as a recording's own writes have it
         new[index] = proxy.session.redactor.scan_interaction(merged, str(path))
