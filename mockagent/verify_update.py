@@ -33,13 +33,14 @@ from mockagent.cassette.store import (
 from mockagent.errors import CassetteError
 from mockagent.proxy.agentex import AGENTS_PATH
 from mockagent.proxy.app import RECORDING, create_recording_app
-from mockagent.verify import TIMEOUT, Verdict, run
+from mockagent.verify import TIMEOUT, run
 from mockagent.verify_calls import wsgi_sender
 from mockagent.verify_follow_ups import moves
 from mockagent.verify_listing import changed_lines
 from mockagent.verify_merge import merged_reply
 from mockagent.verify_patch import apply
 from mockagent.verify_rewrite import lines_of, rewrite_edits
+from mockagent.verify_verdict import Verdict
 from mockagent.vocabulary import CARD_PATH
 
 
