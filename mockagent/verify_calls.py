@@ -154,7 +154,7 @@ class Side:
         the answer names the task (the stream's first event), as the recorded client did, and
         read to their end beside it; only the message's answer is compared."""
         params: dict[str, Any] = {
-            "message": {**message, "messageId": f"verify-{len(self.exchanges) + 1}"}
+            "message": {"messageId": f"verify-{len(self.exchanges) + 1}", **message}
         }
         if mode == "polls":
             params["configuration"] = {"returnImmediately": True}

@@ -76,3 +76,50 @@ def test_a_follow_up_with_no_task_before_it_is_skipped_not_sent_as_new(tmp_path:
         "verified 1 of 2 interactions; 1 skipped: answer",
     ]
     assert code == 0
+
+
+METADATA = """\
+version: 1
+agent: {name: triage, description: Triage., skills: [{id: s, name: S, description: S.}]}
+interactions:
+  - name: urgent
+    match:
+      text: help
+      where: {message.metadata.priority: high}
+    reply: {message: On it.}
+  - name: hello
+    match: {text: hello}
+    reply: {message: Hi.}
+  - name: anything
+    reply: {message: Noted.}
+"""
+
+
+def test_an_interaction_its_rebuilt_request_does_not_reach_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "triage.yaml"
+    path.write_text(METADATA)
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+    # before: "ok urgent": verify sent "help" without the metadata, `anything` answered it on
+    # both sides, and that compared equal
+    assert lines[0] == (
+        "skip urgent (its request, as verify rebuilds it from its matchers, is answered by "
+        "anything)"
+    ), lines
+    assert lines[1] == "ok hello"
+    assert code == 0
+
+
+def test_interactions_told_apart_by_message_id_are_sent_with_it() -> None:
+    path = CASSETTES / "conformance" / "tck.yaml"  # `where: {message.messageId: {startswith}}`
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+    # before: every interaction skipped ("no recorded request to send"), and exit 0
+    assert "ok stream-001" in lines and "ok complete-task" in lines, lines
+    assert lines[-1].startswith("verified 17 of 19 interactions; 2 skipped:"), lines
+    # served instantly, the agent is far off the 4 s and 2 s gates of its two slow streams
+    assert [line for line in lines if line.startswith("drift")] == [
+        "drift resubscribe (streamed)",
+        "drift delayed-complete (streamed)",
+    ]
+    assert code == 1
