@@ -123,3 +123,12 @@ def test_interactions_told_apart_by_message_id_are_sent_with_it() -> None:
         "drift delayed-complete (streamed)",
     ]
     assert code == 1
+
+
+def test_a_part_a_parts_matcher_asks_for_is_sent() -> None:
+    path = CASSETTES / "kit" / "code-reviewer.yaml"  # review: `parts: {any: {mediaType: …}}`
+    with serve_in_thread(path, pace="instant") as agent:
+        code, lines = verify(path, agent.url)
+    # before: "skip review (no recorded request to send)"
+    assert "ok review (streamed)" in lines, lines
+    assert code == 0
