@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from mockagent.verify_timing import rounded
+from mockagent.verify_timing import far_off, rounded
 
 Atoms = list[tuple[int, str]]  # (step index, what a client sees), as `verify_merge.atoms` says
 
@@ -26,18 +26,40 @@ def realigned(
     (`recorded`'s), new steps for the rest."""
     kept = _kept(old, new)  # new atom -> the written step that shows it
     out: list[Any] = []
-    placed: set[int] = set()
+    placed = -1  # the last written step placed
     pending: list[int] = []  # new atoms no written step shows, in order
     for n in range(len(new)):
         if n not in kept:
             pending.append(n)
             continue
-        out += _steps(pending, recorded, new, written, streamed)
-        pending = []
-        if kept[n] not in placed:
-            placed.add(kept[n])
-            out.append(written[kept[n]])
-    return out + _steps(pending, recorded, new, written, streamed)
+        if kept[n] > placed:
+            steps = _steps(pending, recorded, new, written, streamed)
+            out += _in_their_place(steps, written[placed + 1 : kept[n]], streamed)
+            pending, placed = [], kept[n]
+            out.append(written[placed])
+    steps = _steps(pending, recorded, new, written, streamed)
+    return out + _in_their_place(steps, written[placed + 1 :], streamed)
+
+
+def _in_their_place(steps: list[Any], dropped: list[Any], streamed: bool) -> list[Any]:
+    """New steps that take the place of as many written ones, one for one (a step whose text
+    changed): each with the written gate, unless the agent is far off its `ms`."""
+    if len(steps) != len(dropped):
+        return steps
+    out = []
+    for step, was in zip(steps, dropped, strict=True):
+        if not isinstance(step, dict) or not isinstance(was, dict):
+            out.append(step)
+            continue
+        after = was.get("after")
+        gate: dict[str, Any] = after if isinstance(after, dict) else {}
+        took, ms = (step.get("after") or {}).get("ms"), gate.get("ms")
+        if streamed and isinstance(ms, int) and isinstance(took, int) and far_off(ms, took):
+            gate = {**gate, "ms": took}
+        out.append(
+            {k: v for k, v in step.items() if k != "after"} | ({"after": gate} if gate else {})
+        )
+    return out
 
 
 def _kept(old: Atoms, new: Atoms) -> dict[int, int]:

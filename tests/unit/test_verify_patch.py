@@ -291,3 +291,18 @@ def test_a_step_added_back_is_written_like_its_neighbour() -> None:
         "    after: {ms: 300}\n"
         "  - state: TASK_STATE_COMPLETED",
     )
+
+
+def test_a_step_that_changed_in_place_of_a_written_one_keeps_its_gate() -> None:
+    # the chunk's text and its `lastChunk` changed: not changed in place, so laid over anew
+    written = [WORKING, {**chunk(0), "after": {"ms": 200}}, DONE]
+    now = {**chunk(0), "artifact": {"artifactId": "log", "parts": [{"text": "z\n"}]}}
+    recorded = [spelled(WORKING), {**now, "lastChunk": True, "after": {"ms": 263}}, spelled(DONE)]
+    # before: `ms: 250`, what verify measured (rounded), not the written gate
+    assert merged_steps(written, recorded, True) == [
+        WORKING,
+        {**now, "lastChunk": True, "after": {"ms": 200}},
+        DONE,
+    ]
+    far = [spelled(WORKING), {**now, "after": {"ms": 4012}}, spelled(DONE)]
+    assert merged_steps(written, far, True)[1] == {**now, "after": {"ms": 4000}}
