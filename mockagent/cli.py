@@ -33,6 +33,7 @@ from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
 from mockagent.verify_update import update_cassette
+from mockagent.verify_verdict import summary, verified_none
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
 
@@ -199,7 +200,12 @@ def schema() -> None:
     is_flag=True,
     help="Re-record the interactions that drifted, keeping the others as written.",
 )
-def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
+@click.option(
+    "--allow-skips",
+    is_flag=True,
+    help="Exit 0 even when every interaction was skipped (nothing was compared).",
+)
+def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skips: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
     --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
 
@@ -208,16 +214,19 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
     Agentex: task/create, message/send (streamed if it was recorded streamed), event/send and
     task/cancel are sent as the recorded client sent them, and each script's gates are opened
     with GET /messages, GET /tasks/{id} or get-or-creates; a turn whose content is not text and
-    a cancel of a made-up task print `skip NAME (why)`. Prints `ok NAME` or `drift NAME` (then
-    each difference, the live answer first) per interaction; exits 0 when every interaction
-    still matches, 1 otherwise. With --update, the interactions that drifted are re-recorded
+    a cancel of a made-up task print `skip NAME (why)`. An A2A `after: {ms}` gate the live agent
+    is more than 1 s and 2x off, or a polls gate it passes in fewer polls, is a drift. Prints
+    `ok NAME` or `drift NAME` (then each difference, the live answer first) per interaction;
+    exits 0 when every interaction still matches, 1 otherwise. Skipped interactions are counted
+    at the end (`verified N of M interactions; K skipped: …`), and a verify that compared none
+    exits 1 (0 with --allow-skips). With --update, the interactions that drifted are re-recorded
     from the live agent (their names, matchers and `times` kept, every other interaction left
     as written; a task script's written steps and gates kept where the agent shows the same
     things) and the cassette is rewritten atomically, only where it changed: it prints `updated
     NAME` for each (a follow-up of one moves to the state it now stops at; an Agentex cancel
-    takes the state its task is in now), each changed line as `PATH:LINE: before → after`, and
-    exits 0 once written, 1 if an answer was not recorded or a follow-up can no longer match
-    (`check NAME`).
+    takes the state its task is in now), each changed line as `PATH:LINE: before → after`
+    (`PATH:LINE: + new`, `- old` for a line added or taken out), and exits 0 once written, 1 if
+    an answer was not recorded or a follow-up can no longer match (`check NAME`).
     """
     try:
         if update:
@@ -233,11 +242,17 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool) -> None:
         click.echo(str(verdict))
         for line in verdict.differences:
             click.echo(f"    {mask_line(masked, line)}")
+    skips = summary(verdicts)
+    if skips:
+        click.echo(skips)
+    failed = verified_none(verdicts) and not allow_skips  # a green verify verified something
+    if failed:
+        click.echo(f"mockagent: nothing in {cassette} was verified", err=True)
     if not update:
-        raise SystemExit(0 if all(v.ok for v in verdicts) else 1)
+        raise SystemExit(0 if all(v.ok for v in verdicts) and not failed else 1)
     for line in result.report():
         click.echo(line)
-    raise SystemExit(1 if result.failed else 0)
+    raise SystemExit(1 if result.failed or failed else 0)
 
 
 @main.command(name="lint")

@@ -11,14 +11,17 @@ script's polls gates need; the poll that passes a gate is compared) when it has 
 gates; else blocking. A streamed or polled script with `after: {subscribers: N}` gates has N
 subscriptions opened on its task on both sides as soon as the answer names the task, as the
 recorded client did (the cassette's stream would wait for them forever); what they say is not
-compared. Interactions for other operations, or with nothing recorded to send, are skipped.
+compared. Interactions for other operations, with nothing recorded to send, following up on a
+task no interaction before them answered, or whose rebuilt request the cassette answers with
+another interaction (a matcher verify cannot satisfy: comparing would test that one), are
+skipped.
 `mockagent.verify_update` re-records the interactions that drifted.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,57 +29,50 @@ import httpx
 
 from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
+from mockagent.compare import differences
 from mockagent.server.app import create_app
 from mockagent.verify_agentex import AgentexSide, Watch, own_differences, verify_agentex
-from mockagent.verify_calls import Send, Side, http_sender, wsgi_sender
+from mockagent.verify_calls import Send, Side, example, http_sender, wsgi_sender
+from mockagent.verify_timing import fewer_polls, gate_drift
+from mockagent.verify_verdict import Verdict
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
-HOW = {
-    "stream": "streamed",
-    "polls": "polled",
-    "gated": "gated",
-}  # how a verdict says it was verified
+NOTHING_TO_SEND = "no recorded request to send"
 PART_FIELD = re.compile(r"message\.parts\[(\d+)\]\.(data|mediaType|filename)")
-# predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
-EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
 
 
-@dataclass
-class Verdict:
-    """One interaction: its name, the differences found ([] if it still matches), or why it was
-    skipped."""
-
-    name: str
-    differences: list[str] = field(default_factory=list)
-    skipped: str = ""
-    mode: str = "block"  # how its message was sent: block, stream or polls
-
-    @property
-    def ok(self) -> bool:
-        return not self.differences
-
-    def __str__(self) -> str:
-        """`ok NAME`, `drift NAME` or `skip NAME (why)`, saying how a message that was not
-        blocking was sent: `ok NAME (streamed)`."""
-        if self.skipped:
-            return f"skip {self.name} ({self.skipped})"
-        how = f" ({HOW[self.mode]})" if self.mode in HOW else ""
-        return f"{'ok' if self.ok else 'drift'} {self.name}{how}"
+def nothing_to_send(interaction: Interaction) -> str:
+    """Why an interaction has no request verify can send: a text matched by a pattern (a
+    `regex`, say: no text it was recorded from is kept), or no text or data at all."""
+    text = interaction.match.text
+    if isinstance(text, dict):
+        return f"{NOTHING_TO_SEND}: its text is matched by `{', '.join(text)}`, not a text"
+    return f"{NOTHING_TO_SEND}: its matchers name no text, nor parts as a recording writes them"
 
 
-def example(predicate: Any) -> Any:
-    """A value that satisfies `predicate`, or None when none can be read off it."""
-    if isinstance(predicate, dict):
-        for key in EXAMPLE_PREDICATES:
-            if key in predicate:
-                return predicate[key]
+def part_of(predicate: Any) -> dict[str, Any] | None:
+    """A part that satisfies a `parts: {any: {…}}` matcher (`{any: {mediaType: text/x-diff}}`
+    is a text part of that type), or None. A guess: an interaction the cassette does not answer
+    it with is skipped (see `_run`)."""
+    wanted = predicate.get("any") if isinstance(predicate, dict) and len(predicate) == 1 else None
+    if not isinstance(wanted, dict):
         return None
-    return predicate
+    part: dict[str, Any] = {}
+    for key, value in wanted.items():
+        if key == "data" and isinstance(value, dict) and set(value) == {"subset"}:
+            value = {"equals": value["subset"]}
+        found = example(value)
+        if key not in ("text", "data", "mediaType", "filename") or found is None:
+            return None
+        part[key] = found
+    return part if "text" in part or "data" in part else {"text": "verify", **part}
 
 
 def request_message(interaction: Interaction) -> dict[str, Any] | None:
-    """The message an interaction was recorded from, as far as its matchers tell."""
+    """The message an interaction was recorded from, as far as its matchers tell (its text,
+    parts, a part a `parts: {any}` matcher asks for, and the message id a `where:
+    {message.messageId}` names)."""
     parts: dict[int, dict[str, Any]] = {}
     for path, predicate in interaction.match.where.items():
         found = PART_FIELD.fullmatch(path)
@@ -89,6 +85,12 @@ def request_message(interaction: Interaction) -> dict[str, Any] | None:
         index = free if free is not None else (max(parts) + 1 if parts else 0)
         parts.setdefault(index, {})["text"] = text
     sent = [parts[i] for i in sorted(parts) if "text" in parts[i] or "data" in parts[i]]
+    wanted = part_of(interaction.match.parts)
+    if wanted is not None:
+        sent.append(wanted)
+    message_id = example(interaction.match.where.get("message.messageId"))
+    if isinstance(message_id, str):  # told apart by its id (the TCK's prefixes): any text will do
+        return {"role": "ROLE_USER", "parts": sent or [{"text": "verify"}], "messageId": message_id}
     return {"role": "ROLE_USER", "parts": sent} if sent else None
 
 
@@ -144,20 +146,28 @@ def subscribers(interaction: Interaction) -> int:
     )
 
 
-def _poll(interaction: Interaction, live: Side, replay: Side) -> None:
+def _poll(interaction: Interaction, live: Side, replay: Side) -> list[str]:
     """GetTask on both sides, gate by gate. The cassette is polled as often as each gate waits
     for and the poll that passes it is compared: a poll that saw no change saw the recorded
     agent's pace, not what it answers. The live agent is polled while it is on its way to the
-    same (see `Side.poll`): an agent that moves on polls is not polled on past a drift."""
-    for polls in gates(interaction):
+    same (see `Side.poll`): an agent that moves on polls is not polled on past a drift. A gate
+    the live agent passed in fewer polls is a drift (`verify_timing`): its line."""
+    out = []
+    for k, polls in enumerate(gates(interaction), start=1):
         tasks = live.tasks.get(interaction.name), replay.tasks.get(interaction.name)
         if tasks[0] is None or tasks[1] is None:
-            return  # one side answered with no task: the first call's difference says so
+            break  # one side answered with no task: the first call's difference says so
         for _ in range(polls - 1):
             replay.get_task(tasks[1]["taskId"])
         expected = replay.get_task(tasks[1]["taskId"])
         replay.exchanges.append(expected)
-        live.poll(tasks[0]["taskId"], expected)
+        took = live.poll(tasks[0]["taskId"], expected)
+        if fewer_polls(polls, took) and not differences([live.exchanges[-1]], [expected]):
+            out.append(
+                f"poll {k}: the live task showed this after {took} poll(s), "
+                f"`after: {{polls: {polls}}}` in the cassette"
+            )
+    return out
 
 
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
@@ -176,20 +186,34 @@ def run(path: str | Path, send: Send, binding: str, watch: Watch | None = None) 
     try:
         interactions = loaded.cassette.interactions
         if loaded.cassette.protocol == "agentex":
+            agents = [agent.name for agent in loaded.cassette.agents]
             found = verify_agentex(
-                interactions, AgentexSide(send), AgentexSide(wsgi_sender(app)), watch
+                interactions, AgentexSide(send), AgentexSide(wsgi_sender(app)), watch, agents
             )
             return [
                 Verdict(name, differences=diffs, skipped=why, mode=mode)
                 for name, diffs, why, mode in found
             ]
-        return _run(interactions, Side(send, binding), Side(wsgi_sender(app), binding), watch)
+        mounts = app.extensions["mockagent"]
+
+        def answered() -> str | None:  # the interaction that answered the cassette's last message
+            calls = [
+                e for m in mounts.agents.values() for e in m.journal.entries if e.operation in SENT
+            ]
+            return calls[-1].interaction if calls else None
+
+        sides = Side(send, binding), Side(wsgi_sender(app), binding)
+        return _run(interactions, *sides, watch, answered)
     finally:
         app.extensions["mockagent"].close()
 
 
 def _run(
-    interactions: list[Interaction], live: Side, replay: Side, watch: Watch | None
+    interactions: list[Interaction],
+    live: Side,
+    replay: Side,
+    watch: Watch | None,
+    answered: Callable[[], str | None],
 ) -> list[Verdict]:
     verdicts: list[Verdict] = []
     spans: dict[str, range] = {}  # interaction name -> the numbers of its calls (from 0)
@@ -199,9 +223,14 @@ def _run(
             verdicts.append(Verdict(interaction.name, skipped="not a message"))
             continue
         if message is None:
-            verdicts.append(Verdict(interaction.name, skipped="no recorded request to send"))
+            verdicts.append(Verdict(interaction.name, skipped=nothing_to_send(interaction)))
             continue
         origin = _origin(interaction)
+        if origin is not None and origin not in replay.tasks:
+            # sent as a new message, it would be answered by another interaction: no test
+            why = f"a follow-up of {origin}, which has no task before it to follow up on"
+            verdicts.append(Verdict(interaction.name, skipped=why))
+            continue
         mode = mode_of(interaction)
         made = len(live.exchanges)
         if watch is not None:
@@ -212,15 +241,43 @@ def _run(
             # both ids, as the official clients send them on a follow-up
             follow_up = side.tasks.get(origin or "", {})
             side.message(interaction.name, {**message, **follow_up}, mode, opened)
-        if mode == "polls":
-            _poll(interaction, live, replay)
+        other = answered()
+        if other != interaction.name:
+            # what verify rebuilt of its request is another's: comparing would test that one
+            if watch is not None:
+                watch.end(interaction.name)
+            for side in (live, replay):
+                side.tasks.pop(interaction.name, None)
+            by = f"by {other}" if other else "by no interaction"
+            why = f"its request, as verify rebuilds it from its matchers, is answered {by}"
+            verdicts.append(Verdict(interaction.name, skipped=why))
+            continue
+        moved = _poll(interaction, live, replay) if mode == "polls" else []
         if watch is not None:
             watch.end(interaction.name)
         spans[interaction.name] = range(made, len(live.exchanges))
         verdict = Verdict(interaction.name, mode=mode)
         verdict.differences = _compare(live, replay, spans.get(origin or ""), spans[verdict.name])
+        verdict.differences += moved
+        if mode == "stream":
+            verdict.differences += _paced(interaction, live, replay, made)
         verdicts.append(verdict)
     return verdicts
+
+
+def _paced(interaction: Interaction, live: Side, replay: Side, made: int) -> list[str]:
+    """The `ms` gates of a streamed script the live agent is far off (`verify_timing`), when
+    both sides sent as many events."""
+    events = live.exchanges[made].events, replay.exchanges[made].events
+    if events[0] is None or events[1] is None or len(events[0]) != len(events[1]):
+        return []
+    gates = []
+    for step in _steps(interaction):
+        gates.append(step.after.ms if step.after is not None else None)
+        state = step.task_state
+        if state is not None and (state.terminal or state.interrupted):
+            break  # a stream closes there
+    return gate_drift(gates, live.arrivals.get(made, []))
 
 
 def _origin(interaction: Interaction) -> str | None:

@@ -31,6 +31,7 @@ from mockagent.cassette import Interaction
 from mockagent.compare import Exchange, differences
 from mockagent.verify_agentex_calls import AgentexSide, task_id_of, task_of
 from mockagent.verify_agentex_gates import ENDED, Gates, open_gates
+from mockagent.verify_calls import example
 from mockagent.verify_follow_ups import same_state
 
 CALL = re.compile(r"call (\d+)(?: \([^)]*\))?:? ?")  # how `differences` starts a line
@@ -45,8 +46,9 @@ class AgentexRun:
     """One verify run over an Agentex cassette: both sides, and which task each interaction was
     about, so that later calls go to the same task and are compared after its origin's."""
 
-    def __init__(self, live: AgentexSide, replay: AgentexSide) -> None:
+    def __init__(self, live: AgentexSide, replay: AgentexSide, only: str | None = None) -> None:
         self.sides = (live, replay)
+        self.only = only  # the cassette's one agent: where a call that names none goes
         self.spans: dict[str, range] = {}  # interaction -> the numbers of its compared calls
         self.origin: dict[str, str] = {}  # interaction -> the one that answered its task first
         self.names: dict[str, str] = {}  # origin interaction -> its task's name
@@ -68,11 +70,11 @@ class AgentexRun:
 
     def _send(self, interaction: Interaction) -> Found:
         where = interaction.match.where
-        agent, name = _plain(where.get("agent")), _plain(where.get("name"))
+        agent, name = _plain(where.get("agent", self.only)), _plain(where.get("name"))
         operation = interaction.match.operation
         on = interaction.match.task
         if not isinstance(agent, str):
-            return [], "no agent to send to", "block"
+            return [], "no agent to send to: it names none, and the cassette has several", "block"
         if on is not None and not on.known:
             return [], UNKNOWN_TASK, "block"
         if operation == "CreateTask":
@@ -80,7 +82,7 @@ class AgentexRun:
         if operation == "CancelTask":
             return self._cancel(interaction, agent)
         if operation in (None, "SendMessage", "SendEvent"):
-            if not isinstance(interaction.match.text, str):
+            if not isinstance(example(interaction.match.text), str):
                 return [], NOT_TEXT, "block"
             return self._turn(interaction, agent, operation == "SendEvent")
         return [], f"{operation} is not an Agentex call verify makes", "block"
@@ -133,10 +135,11 @@ class AgentexRun:
             origin = interaction.name
         answers = []
         for side in self.sides:
-            text = {"type": "text", "author": "user", "content": interaction.match.text}
+            text = {"type": "text", "author": "user", "content": example(interaction.match.text)}
             params: dict[str, Any] = {"content": text}
             if origin is not None and (event or interaction.match.task is not None):
-                params["task_id"] = side.tasks[origin]
+                # a live side that answered with no task is sent none: its answer differs
+                params["task_id"] = side.tasks.get(origin)
             if streamed:
                 params["stream"] = True
             answers.append(
@@ -156,7 +159,7 @@ class AgentexRun:
         states = interaction.match.task.state if interaction.match.task else None
         waits = states if isinstance(states, list) else [states]
         for side in self.sides:
-            params = {"task_name": name} if name else {"task_id": side.tasks[origin]}
+            params = {"task_name": name} if name else {"task_id": side.tasks.get(origin)}
             if any(same_state(w, "CANCELED") for w in waits) and origin not in self.canceled:
                 side.rpc(agent, "task/cancel", params)  # the store answered it: no interaction
             side.keep(side.rpc(agent, "task/cancel", params))
@@ -168,6 +171,8 @@ class AgentexRun:
         self, interaction: Interaction, agent: str, origin: str, create: bool
     ) -> tuple[bool, str]:
         live, replay = self.sides
+        if origin not in live.tasks:  # the live side answered with no task: nothing to poll
+            return False, ""
         gates = Gates(agent, self.names.get(origin), live.tasks[origin], replay.tasks[origin])
         return open_gates(_steps(interaction), gates, live, replay, create)
 
@@ -220,10 +225,13 @@ def verify_agentex(
     live: AgentexSide,
     replay: AgentexSide,
     watch: Watch | None = None,
+    agents: list[str] | None = None,
 ) -> list[tuple[str, list[str], str, str]]:
     """(name, differences, why skipped, mode) per interaction, in the cassette's order; `watch`
-    sees each interaction's calls."""
-    run = AgentexRun(live, replay)
+    sees each interaction's calls. An interaction that names no agent goes to the cassette's
+    only one (of `agents`, their names), as the cassette answers any agent with it."""
+    only = agents[0] if agents is not None and len(agents) == 1 else None
+    run = AgentexRun(live, replay, only)
     out = []
     for interaction in interactions:
         if watch is not None:

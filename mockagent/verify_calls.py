@@ -21,15 +21,28 @@ from flask import Flask
 from mockagent.compare import Event, Exchange, differences
 from mockagent.observe import exchange_from_http
 from mockagent.verify_progress import on_its_way, result_of, task_view
+from mockagent.verify_timing import Arrivals
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 POLL_GAP_S = 0.02
 POLL_TIMEOUT_S = 5.0  # a live task that never shows what the cassette shows: how long to poll
 
+# predicate -> a value that satisfies it (a text recorded as `{startswith: "x"}` is sent as "x")
+EXAMPLE_PREDICATES = ("equals", "contains", "startswith", "endswith")
 SUBSCRIPTION_WAIT_S = 10.0  # how long a stream's subscriptions may go on after it ended
 
 Answer = tuple[int, str, bytes, bool]  # status, content type, body, cut off
 Chunk = Callable[[bytes], None]  # told each piece of an answer as it comes
+
+
+def example(predicate: Any) -> Any:
+    """A value that satisfies `predicate`, or None when none can be read off it."""
+    if isinstance(predicate, dict):
+        for key in EXAMPLE_PREDICATES:
+            if key in predicate:
+                return predicate[key]
+        return None
+    return predicate
 
 
 class Send(Protocol):
@@ -108,6 +121,7 @@ class Side:
         self.exchanges: list[Exchange] = []
         # interaction name -> the task this side answered it with: its id and context id
         self.tasks: dict[str, dict[str, str]] = {}
+        self.arrivals: dict[int, list[float]] = {}  # a stream's exchange -> its events' times
 
     def _call(
         self,
@@ -140,7 +154,7 @@ class Side:
         the answer names the task (the stream's first event), as the recorded client did, and
         read to their end beside it; only the message's answer is compared."""
         params: dict[str, Any] = {
-            "message": {**message, "messageId": f"verify-{len(self.exchanges) + 1}"}
+            "message": {"messageId": f"verify-{len(self.exchanges) + 1}", **message}
         }
         if mode == "polls":
             params["configuration"] = {"returnImmediately": True}
@@ -148,14 +162,23 @@ class Side:
         operation = "SendStreamingMessage" if streamed else "SendMessage"
         route = "/message:stream" if streamed else "/message:send"
         opened: list[threading.Thread] = []
-        told = _TaskWatch(self, subscribers, opened) if subscribers else None
-        exchange = self._call("POST", route, operation, params, told)
+        watch = _TaskWatch(self, subscribers, opened) if subscribers else None
+        arrivals = Arrivals()
+
+        def told(chunk: bytes) -> None:
+            arrivals(chunk)
+            if watch is not None:
+                watch(chunk)
+
+        exchange = self._call("POST", route, operation, params, told if streamed else watch)
+        if streamed:
+            self.arrivals[len(self.exchanges)] = arrivals.offsets
         self.exchanges.append(exchange)
         task = task_of(exchange)
         if task is not None:
             self.tasks[name] = task
-            if told is not None:
-                told.found(task["taskId"])
+            if watch is not None:
+                watch.found(task["taskId"])
         deadline = time.monotonic() + SUBSCRIPTION_WAIT_S
         for thread in opened:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -168,14 +191,16 @@ class Side:
         """One GetTask; the caller decides whether it is kept."""
         return self._call("GET", f"/tasks/{task_id}", "GetTask", {"id": task_id})
 
-    def poll(self, task_id: str, expected: Exchange | None = None) -> None:
+    def poll(self, task_id: str, expected: Exchange | None = None) -> int:
         """Poll a task once; with `expected`, poll again while the answer is not the expected one
         but the task is on its way there (a live agent works at its own pace), until
         POLL_TIMEOUT_S passes. Polling past a drift would move an agent that advances on polls
-        beyond it, and the diff would show a later state than the one that drifted."""
+        beyond it, and the diff would show a later state than the one that drifted. Returns how
+        many polls were made."""
         deadline = time.monotonic() + POLL_TIMEOUT_S
         seen = task_view(self.exchanges[-1]) if self.exchanges else None
         answer = self.get_task(task_id)
+        made = 1
         while (
             expected is not None
             and differences([answer], [expected])
@@ -185,7 +210,9 @@ class Side:
             seen = task_view(answer)
             time.sleep(POLL_GAP_S)
             answer = self.get_task(task_id)
+            made += 1
         self.exchanges.append(answer)
+        return made
 
 
 class _TaskWatch:

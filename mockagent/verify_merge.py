@@ -5,39 +5,46 @@ A re-recorded task script is shaped by how verify called the agent: polled faste
 original client, the agent shows each step on its own and the recording's `after: {polls}` gates
 count verify's polls, not the agent's. So a script is compared by what a client sees of it (each
 state, and each artifact part, in order), never by its gates or how its steps are grouped. Where
-the two show the same things in the same order, the written steps stay, gates and all, and a
-changed state, message or part is changed in place. Where the agent's behaviour moved (a state
-no longer reached, an artifact that comes or goes, another order), the steps are taken from the
-re-recording, except those it shows unchanged, which keep their written gates. An `ms` gate is
-changed only when the agent is far off it (more than a second, and more than twice or half).
+the two show the same things in the same order, the written steps stay, gates and all (but for
+a gate the agent moved, by the rule verify reports it with: `verify_timing`), and a changed
+state, message or part is changed in place. Where the agent's behaviour moved (a state no longer
+reached, a part that comes or goes, another order), the script is laid over the written one part
+by part (`verify_realign`): written steps it still shows whole stay as written.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from mockagent.cassette.models import Reply, Step
+from mockagent.verify_realign import like, realigned
+from mockagent.verify_timing import far_off, fewer_polls, rounded
 
-MS_FAR = 1000  # an `ms` gate further off than this (and than itself) follows the agent
 
-
-def merged_reply(written: Any, recorded: Any, streamed: bool) -> Any:
+def merged_reply(
+    written: Any, recorded: Any, streamed: bool, polls: bool = False, ms: bool = True
+) -> Any:
     """The reply to write: `written` where the agent still answers so, else `recorded`, task
-    scripts merged step by step (`streamed`: chunk flags are seen, so they count)."""
+    scripts merged step by step (`streamed`: chunk flags are seen, so they count; `polls`: a
+    polls gate the agent passed in fewer polls follows it, `ms`: so does a streamed ms gate it
+    is far off, as verify reports them), a direct
+    message in the written shorthand (a text alone stays a text alone)."""
     normal = _normal(Reply, written)
     if normal is not None and normal == _normal(Reply, recorded):
         return written
     task, now = _task(written), _task(recorded)
     if task is None or now is None:
+        if isinstance(written, dict) and isinstance(recorded, dict) and "message" in recorded:
+            return {**recorded, "message": like(written.get("message"), recorded["message"])}
         return recorded
     # the task's other fields (`first`, …) as the agent gives them now, in the written order
     out = {k: now[k] for k in task if k in now and k != "steps"}
     out.update({k: v for k, v in now.items() if k != "steps"})
-    out["steps"] = merged_steps(task.get("steps") or [], now.get("steps") or [], streamed)
+    steps = task.get("steps") or [], now.get("steps") or []
+    out["steps"] = merged_steps(*steps, streamed, polls, ms)
     return {**written, "task": out}
 
 
@@ -77,17 +84,19 @@ def atoms(steps: list[Any], streamed: bool) -> list[tuple[int, str]]:
     return out
 
 
-def merged_steps(written: list[Any], recorded: list[Any], streamed: bool) -> list[Any]:
+def merged_steps(
+    written: list[Any], recorded: list[Any], streamed: bool, polls: bool = False, ms: bool = True
+) -> list[Any]:
     """The steps to write (see the module's docstring)."""
     old, new = atoms(written, streamed), atoms(recorded, streamed)
     if [a for _, a in old] == [a for _, a in new]:
-        return _far_off(written, recorded, old, new)
+        return _gates_now(written, recorded, old, new, polls, streamed and ms)
     if [_shape(a) for _, a in old] == [_shape(a) for _, a in new]:
         changed = _in_place(written, recorded, old, new)
         if [a for _, a in atoms(changed, streamed)] == [a for _, a in new]:
-            return _far_off(changed, recorded, old, new)
+            return _gates_now(changed, recorded, old, new, polls, streamed and ms)
     # another script, or one whose chunk flags the written steps cannot say as they are grouped
-    return _rerecorded(written, recorded, streamed)
+    return realigned(written, recorded, old, new, streamed)
 
 
 def _shape(atom: str) -> Any:
@@ -128,68 +137,42 @@ def _in_place(
 def _as_now(step: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     """`now`, with `step`'s gate and in its key order and shorthands."""
     kept = {
-        key: value if key == "after" else _like(value, now[key])
+        key: value if key == "after" else like(value, now[key])
         for key, value in step.items()
         if key in now or key == "after"
     }
     return {**kept, **{key: v for key, v in now.items() if key not in kept and key != "after"}}
 
 
-def _like(written: Any, recorded: Any) -> Any:
-    """`recorded`, in the shorthand `written` used: a message (or an Agentex `say`) as its text
-    alone."""
-    if not isinstance(written, str) or not isinstance(recorded, dict):
-        return recorded
-    parts = recorded.get("parts")
-    if set(recorded) == {"parts"} and isinstance(parts, list) and len(parts) == 1:
-        return parts[0]["text"] if set(parts[0]) == {"text"} else recorded
-    said = {"type": "text", "author": "agent", "format": "plain", **recorded}
-    if set(said) == {"type", "author", "format", "content"} and said["type"] == "text":
-        plain = said["author"] == "agent" and said["format"] == "plain"
-        return said["content"] if plain and isinstance(said["content"], str) else recorded
-    return recorded
-
-
-def _rerecorded(written: list[Any], recorded: list[Any], streamed: bool) -> list[Any]:
-    """The recorded steps, each one the written script has unchanged kept as written."""
-    keys = [_step_key(step, streamed) for step in written]
-    now = [_step_key(step, streamed) for step in recorded]
-    out = [step if streamed else _one_poll(step) for step in recorded]
-    matcher = difflib.SequenceMatcher(None, keys, now, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            out[block.b + k] = written[block.a + k]
-    return out
-
-
-def _one_poll(step: Any) -> Any:
-    """A new step as a polled recording saw it: one that came with a later poll waits for one
-    poll (how many verify made before it shows its own polling speed, not the agent's)."""
-    gate = _after(step)
-    if isinstance(gate.get("polls"), int) and gate["polls"] > 1:
-        return {**step, "after": {**gate, "polls": 1}}
-    return step
-
-
-def _step_key(step: Any, streamed: bool) -> str:
-    return json.dumps([a for _, a in atoms([step], streamed)])
-
-
-def _far_off(
-    steps: list[Any], recorded: list[Any], old: list[tuple[int, str]], new: list[tuple[int, str]]
+def _gates_now(
+    steps: list[Any],
+    recorded: list[Any],
+    old: list[tuple[int, str]],
+    new: list[tuple[int, str]],
+    polls: bool,
+    ms: bool,
 ) -> list[Any]:
-    """`steps` (the written ones), with an `ms` gate the agent is far off set to what it took
-    now, where a recorded step starts at the same atom as a written one."""
+    """`steps` (the written ones), with the gates the agent moved set to what it does now
+    (`verify_timing`), where a written step starts at the same atom as a recorded one:
+    with `ms`, an `ms` gate it is far off, rounded; with `polls`, a `polls` gate it passed in
+    fewer polls (one at least: a step that came with the poll before it came with verify's
+    next)."""
     first_old = {i: n for n, (i, _) in reversed(list(enumerate(old)))}
     first_new = {n: j for n, (j, _) in enumerate(new) if n == 0 or new[n - 1][0] != j}
     out = list(steps)
     for i, n in first_old.items():
         j = first_new.get(n)
         gate, now = _after(steps[i]), _after(recorded[j]) if j is not None else {}
-        was, took = gate.get("ms"), now.get("ms")
-        if isinstance(was, int) and isinstance(took, int):
-            if abs(took - was) > MS_FAR and not was / 2 <= took <= was * 2:
-                out[i] = {**steps[i], "after": {**gate, "ms": took}}
+        if ms:
+            was, took = gate.get("ms"), now.get("ms")
+            if isinstance(was, int) and isinstance(took, int) and far_off(was, took):
+                out[i] = {**steps[i], "after": {**gate, "ms": rounded(took)}}
+            continue
+        if not polls:
+            continue
+        was, took = gate.get("polls"), now.get("polls") or 0
+        if isinstance(was, int) and isinstance(took, int) and fewer_polls(was, max(took, 1)):
+            out[i] = {**steps[i], "after": {**gate, "polls": max(took, 1)}}
     return out
 
 

@@ -76,29 +76,30 @@ def _mapping(
             raise Unpatchable("the first key of a block mapping goes")
         else:  # the key's lines go
             out.append(_lines(source, pairs[key][0].start_mark.index, content_end(source, value)))
-    added = [key for key in new if key not in old]
-    if added:
-        column = node.value[0][0].start_mark.column
-        at = _line_end(source, content_end(source, node))
-        text = "".join(f"{' ' * column}{key}: {flow(new[key])}\n" for key in added)
-        out.append(_insert(source, at, text))
+    column = node.value[0][0].start_mark.column
+    end = _line_end(source, content_end(source, node))
+    places: dict[int, str] = {}  # where -> the added keys' lines
+    order = list(new)
+    for n, key in enumerate(order):
+        if key in old:
+            continue
+        # before the next key the text has (not the first: its line may hold an item's `- `)
+        after = [pairs[k][0] for k in order[n + 1 :] if k in pairs and k != node.value[0][0].value]
+        at = _line_start(source, after[0].start_mark.index) if after else end
+        places[at] = places.get(at, "") + f"{' ' * column}{key}: {flow(new[key])}\n"
+    out += [_insert(source, at, text) for at, text in places.items()]
     return out
 
 
 def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]) -> list[Edit]:
     if len(old) != len(node.value):
         raise Unpatchable("a sequence the text does not show item by item")
-    column = node.start_mark.column
     if len(old) == len(new) and node.flow_style:
         return [
             e for n, v, w in zip(node.value, old, new, strict=True) for e in edits(source, n, v, w)
         ]
     if len(old) == len(new):
-        return [
-            e
-            for n, v, w in zip(node.value, old, new, strict=True)
-            for e in _item(source, n, v, w, column)
-        ]
+        return [e for k, item in enumerate(new) for e in _item(source, node, old, item, k)]
     if node.flow_style or not node.value or not new:  # a block sequence cannot be empty
         return [Edit(node.start_mark.index, content_end(source, node), flow(new))]
     keys = [json.dumps(item, sort_keys=True, default=str) for item in old]
@@ -111,7 +112,7 @@ def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[An
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:
             for k in range(i2 - i1):
-                out += _item(source, node.value[i1 + k], old[i1 + k], new[j1 + k], column)
+                out += _item(source, node, old, new[j1 + k], i1 + k)
             continue
         for k in range(i1, i2):  # the old items' lines go; the new ones come in their place
             item = node.value[k]
@@ -122,17 +123,49 @@ def _sequence(source: str, node: yaml.SequenceNode, old: list[Any], new: list[An
                 if i1 > 0
                 else _line_start(source, node.value[0].start_mark.index)
             )
-            out.append(_insert(source, at, block(new[j1:j2], column)))
+            items = "".join(_like_items(source, node, old, item, i1) for item in new[j1:j2])
+            out.append(_insert(source, at, items))
     return out
 
 
-def _item(source: str, node: yaml.Node, old: Any, new: Any, column: int) -> list[Edit]:
-    """The edits of a block sequence's item; one whose first key changes (that key stands on
-    the `- ` line) is written anew in its place."""
-    if _first_key(old) == _first_key(new) or _same(old, new):
-        return edits(source, node, old, new)
-    start = _line_start(source, node.start_mark.index)
-    return [Edit(start, _line_end(source, content_end(source, node)), block([new], column))]
+def _like_items(source: str, node: yaml.SequenceNode, old: list[Any], new: Any, near: int) -> str:
+    """Block-sequence item `new` written like the item nearest to `near` that has the same
+    first key and no comment (its text edited into `new`: flow or block style, quoting and
+    indentation as the cassette writes them); as mockagent writes items when none fits."""
+    order = sorted(range(len(old)), key=lambda k: (abs(k - near + 0.5), k))
+    for k in order:
+        item = node.value[k]
+        start = _line_start(source, item.start_mark.index)
+        end = _line_end(source, content_end(source, item))
+        text = source[start:end]
+        if _first_key(old[k]) != _first_key(new) or "#" in text:
+            continue
+        try:
+            made = edits(source, item, old[k], new)
+        except Unpatchable:
+            continue
+        if any(e.start < start or e.end > end for e in made):
+            continue
+        shifted = [Edit(e.start - start, e.end - start, e.text) for e in made]
+        written = apply(text, shifted)
+        written += "" if written.endswith("\n") else "\n"
+        try:
+            if yaml.safe_load(written) == [new]:
+                return written
+        except yaml.YAMLError:
+            continue
+    return block([new], node.start_mark.column)
+
+
+def _item(source: str, node: yaml.SequenceNode, old: list[Any], new: Any, k: int) -> list[Edit]:
+    """The edits of a block sequence's item `k`; one whose first key changes (that key stands
+    on the `- ` line) is written anew in its place, like the items beside it."""
+    item = node.value[k]
+    if _first_key(old[k]) == _first_key(new) or _same(old[k], new):
+        return edits(source, item, old[k], new)
+    start = _line_start(source, item.start_mark.index)
+    end = _line_end(source, content_end(source, item))
+    return [Edit(start, end, _like_items(source, node, old, new, k))]
 
 
 def _first_key(value: Any) -> Any:
@@ -226,22 +259,3 @@ def block(items: list[Any], column: int) -> str:
     """Block-sequence items as mockagent writes them, their `- ` at `column`."""
     text = dump_cassette({"items": unshared(items)}).split("\n", 1)[1]
     return "".join(" " * column + line if line.strip() else line for line in text.splitlines(True))
-
-
-def changed_lines(path: str, before: str, after: str) -> list[str]:
-    """`path:N: old → new` for each line of `before` that `after` changes (`+ new` for a line
-    added after line N, `- old` for line N taken out)."""
-    old, new = before.splitlines(), after.splitlines()
-    out: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-        for k in range(paired):
-            out.append(f"{path}:{i1 + k + 1}: {old[i1 + k].strip()} → {new[j1 + k].strip()}")
-        for k in range(i1 + paired, i2):
-            out.append(f"{path}:{k + 1}: - {old[k].strip()}")
-        for k in range(j1 + paired, j2):
-            out.append(f"{path}:{i2}: + {new[k].strip()}")
-    return out

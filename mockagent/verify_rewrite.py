@@ -26,8 +26,19 @@ def rewrite(
 ) -> str:
     """The cassette's text with interaction `i` made `new[i]`, and in line `n` of interaction
     `j` the state `old` changed to `state` for each `states[j] = (n, old, state)`; everything
-    else as it was. An interaction is edited in place where it can be (only the lines whose
-    values changed), else its lines are replaced by the new interaction written anew."""
+    else as it was (see `rewrite_edits`)."""
+    return apply(loaded.source, rewrite_edits(loaded, new, notes, states))
+
+
+def rewrite_edits(
+    loaded: LoadedCassette,
+    new: dict[int, dict[str, Any]],
+    notes: dict[str, str],
+    states: dict[int, tuple[int, str, str]] | None = None,
+) -> list[Edit]:
+    """The edits of the cassette's text that `rewrite` makes. An interaction is edited in
+    place where it can be (only the lines whose values changed), else its lines are replaced
+    by the new interaction written anew."""
     source = loaded.source
     lines = source.splitlines(keepends=True)
     starts = [0]  # where each line begins in `source`
@@ -51,7 +62,8 @@ def rewrite(
                 data["interactions"][i] = interaction
             for i, (_, _, state) in states.items():
                 data["interactions"][i]["match"]["task"]["state"] = state
-            return schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
+            anew = schema_comment(loaded.path) + with_notes(dump_cassette(data), notes)
+            return [Edit(0, len(source), anew)]
         first, end, indent = span
         text = "\n" + dump_cassette({"interactions": [new[index]]})
         block = with_notes(text, notes).split("\n", 2)[2]  # after `interactions:`
@@ -59,7 +71,7 @@ def rewrite(
             " " * indent + line if line.strip() else line for line in block.splitlines(True)
         )
         changes.append(Edit(starts[first], starts[end], indented))
-    return apply(source, changes)
+    return changes
 
 
 def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:

@@ -34,12 +34,14 @@ from mockagent.cassette.store import (
 from mockagent.errors import CassetteError
 from mockagent.proxy.agentex import AGENTS_PATH
 from mockagent.proxy.app import RECORDING, create_recording_app
-from mockagent.verify import TIMEOUT, Verdict, run
+from mockagent.verify import TIMEOUT, run
 from mockagent.verify_calls import wsgi_sender
 from mockagent.verify_follow_ups import moves
+from mockagent.verify_listing import changed_lines
 from mockagent.verify_merge import merged_reply
-from mockagent.verify_patch import changed_lines
-from mockagent.verify_rewrite import lines_of, rewrite
+from mockagent.verify_patch import apply
+from mockagent.verify_rewrite import lines_of, rewrite_edits
+from mockagent.verify_verdict import Verdict
 from mockagent.vocabulary import CARD_PATH
 
 
@@ -148,7 +150,12 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
         merged = replacement(written[index], recorded, agentex)
         # the written steps and gates, but for what the agent moved
         merged["reply"] = merged_reply(
-            written[index].get("reply"), recorded["reply"], streamed(verdict)
+            written[index].get("reply"),
+            recorded["reply"],
+            streamed(verdict),
+            # the gates verify reports as moved, and only those (not Agentex's: see README)
+            polls=verdict.mode == "polls" and not agentex,
+            ms=not agentex,
         )
         # the leak scan, as a recording's own writes have it
         new[index] = proxy.session.redactor.scan_interaction(merged, str(path))
@@ -162,9 +169,10 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
     # An Agentex follow-up's state is the task's as the recording saw it (`replacement`)
     states = {} if agentex else _retarget(update, loaded, written, live.recorded, new)
     if new or states:
-        text = rewrite(loaded, new, notes, states)
+        changes = rewrite_edits(loaded, new, notes, states)
+        text = apply(loaded.source, changes)
         _check(text, loaded.path, proxy.session.redactor.leaks(text))
-        update.changed = changed_lines(str(path), loaded.source, text)
+        update.changed = changed_lines(str(path), loaded.source, changes)
         if update.changed:
             write_atomic(path, text)
             update.written = path

@@ -110,6 +110,7 @@ def test_a_cancel_of_a_made_up_task_is_skipped_saying_why(tmp_path: Path) -> Non
         "ok create-worker",
         "skip cancel-unknown-task (a cancel of a task the recording never saw: the id or name "
         "the client made up is not recorded)",
+        "verified 1 of 2 interactions; 1 skipped: cancel-unknown-task",
     ]
     assert code == 0
 
@@ -123,10 +124,18 @@ def test_a_turn_whose_content_is_not_text_is_skipped_saying_why(tmp_path: Path) 
     path = recorded(tmp_path, data_message)
     with platform() as url:
         code, lines = verify(path, url)
-    assert lines == [
-        "skip data (its content is not text: the recording keeps the content's type only)"
+        allowed = CliRunner().invoke(
+            main, ["verify", str(path), "--upstream", url, "--allow-skips"]
+        )
+    skipped = [
+        "skip data (its content is not text: the recording keeps the content's type only)",
+        "verified 0 of 1 interactions; 1 skipped: data",
     ]
-    assert code == 0
+    # nothing was compared: not a green verify, unless skips are allowed
+    assert lines == [*skipped, f"mockagent: nothing in {path} was verified"]
+    assert code == 1
+    assert allowed.output.splitlines() == skipped
+    assert allowed.exit_code == 0
 
 
 def two_tasks(client: Any) -> None:

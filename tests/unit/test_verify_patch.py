@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockagent.cassette.yaml_reader import parse
-from mockagent.verify_merge import atoms, merged_steps
-from mockagent.verify_patch import apply, changed_lines, edits
+from mockagent.verify_listing import changed_lines
+from mockagent.verify_merge import atoms, merged_reply, merged_steps
+from mockagent.verify_patch import apply, edits
 
 TEXT = """\
 steps:
@@ -80,11 +81,21 @@ def test_a_step_that_comes_or_goes_is_its_lines() -> None:
     )
 
 
-def test_changed_lines_name_the_line_before_and_after() -> None:
-    after = TEXT.replace("'Done: yes'", "'Done: no'").replace("  # last\n", "")
-    assert changed_lines("c.yaml", TEXT, after) == [
+def test_changed_lines_name_each_line_where_it_stands() -> None:
+    old, node = parse(TEXT, "c.yaml")
+    new = {"steps": [{**old["steps"][0], "message": "Done: no"}, *old["steps"][1:]]}
+    more = {"artifact": {"artifactId": "log", "parts": [{"text": "z\n"}]}, "append": True}
+    new["steps"].insert(2, more)
+    lines = changed_lines("c.yaml", TEXT, edits(TEXT, node, old, new))
+    # before: a diff of the two texts: `+` lines unindented, all numbered 9 (the line they
+    # follow), the first of them paired with a look-alike line
+    assert lines == [
         "c.yaml:4: message: 'Done: yes' → message: 'Done: no'",
-        "c.yaml:10: - # last",
+        "c.yaml:10: +   - artifact:",
+        "c.yaml:11: +       artifactId: log",
+        "c.yaml:12: +       parts:",
+        'c.yaml:13: +         - text: "z\\n"',
+        "c.yaml:14: +     append: true",
     ]
 
 
@@ -126,12 +137,70 @@ def test_a_changed_message_changes_in_the_written_step_and_shorthand() -> None:
 def test_a_new_step_comes_with_one_poll_and_the_rest_keep_their_gates() -> None:
     written = [WORKING, CHUNK, DONE]
     recorded = [spelled(WORKING, polls=9), CHUNK, spelled(MORE, polls=6, ms=120), spelled(DONE)]
+    # verify's own timing (`ms: 120` between its polls) is never written
     assert merged_steps(written, recorded, False) == [
         WORKING,
         CHUNK,
-        {**MORE, "after": {"polls": 1, "ms": 120}},
+        {**MORE, "after": {"polls": 1}},
         DONE,
     ]
+
+
+LOG = [{"text": f"line {n}\n"} for n in range(4)]
+
+
+def chunk(n: int, **flags: Any) -> dict[str, Any]:
+    step = {"artifact": {"artifactId": "log", "parts": [LOG[n]]}, **flags}
+    return {**step, "append": True} if n else step
+
+
+def test_a_part_the_agent_shows_again_comes_back_alone_chunk_flags_and_gates_kept() -> None:
+    gated = [{**chunk(n), "after": {"polls": 0, "ms": 100 * n}} for n in range(4)]
+    gated[3]["lastChunk"] = True
+    written = [WORKING, gated[0], gated[1], gated[3], DONE]  # chunk 2 dropped
+    # one poll saw chunks 1-3 at once: one recorded step; no lastChunk in a polled task
+    seen = {**chunk(1), "artifact": {"artifactId": "log", "parts": LOG[1:]}, "after": {"ms": 8}}
+    recorded = [spelled(WORKING, polls=3), chunk(0), seen, spelled(DONE)]
+    # before: chunks 1-3 merged into one step of 3 parts, `lastChunk` and gates gone
+    assert merged_steps(written, recorded, False) == [
+        WORKING,
+        *gated[:2],
+        chunk(2),
+        *gated[3:],
+        DONE,
+    ]
+
+
+def test_a_streamed_part_comes_back_in_its_own_event_with_its_gap_rounded() -> None:
+    written = [WORKING, chunk(0), chunk(1), {**chunk(3), "lastChunk": True}, DONE]
+    recorded = [
+        spelled(WORKING, ms=5),
+        chunk(0),
+        chunk(1),
+        {**chunk(2), "after": {"ms": 311}},
+        {**chunk(3), "lastChunk": True, "after": {"ms": 9}},
+        spelled(DONE),
+    ]
+    merged = merged_steps(written, recorded, True)
+    assert merged == [*written[:3], {**chunk(2), "after": {"ms": 300}}, *written[3:]]
+
+
+def test_an_ms_gate_far_off_is_written_rounded_and_a_near_one_kept() -> None:
+    written = [{**WORKING, "after": {"ms": 2500}}, {**DONE, "after": {"ms": 200}}]
+    recorded = [spelled(WORKING, ms=301), spelled(DONE, ms=232)]
+    # before: 301 written as measured (jitter); 232 kept (near 200)
+    assert merged_steps(written, recorded, True) == [
+        {**WORKING, "after": {"ms": 300}},
+        {**DONE, "after": {"ms": 200}},
+    ]
+
+
+def test_a_direct_message_keeps_its_text_shorthand() -> None:
+    recorded = {"message": {"parts": [{"text": "I review COBOL."}]}}
+    # before: `message: {parts: [{text: …}]}` in place of a plain string
+    assert merged_reply({"message": "I review Go."}, recorded, False) == {
+        "message": "I review COBOL."
+    }
 
 
 def test_an_ms_gate_follows_the_agent_only_when_far_off() -> None:
@@ -196,3 +265,44 @@ def test_a_merged_script_shows_what_the_agent_does_now(
 ) -> None:
     merged = merged_steps(written, recorded, streamed)
     assert [a for _, a in atoms(merged, streamed)] == [a for _, a in atoms(recorded, streamed)]
+
+
+FLOW = """\
+steps:
+  - state: TASK_STATE_WORKING
+    message: 'Starting'   # single-quoted on purpose
+  - artifact: {artifactId: log, parts: [{text: "line 1\\n"}]}
+    after: {ms: 300}
+  - state: TASK_STATE_COMPLETED
+    message: Done
+"""
+
+
+def test_a_step_added_back_is_written_like_its_neighbour() -> None:
+    old, node = parse(FLOW, "f.yaml")
+    more = {"artifact": {"artifactId": "log", "parts": [{"text": "line 2\n"}]}, "append": True}
+    new = {"steps": [*old["steps"][:2], {**more, "after": {"ms": 300}}, old["steps"][2]]}
+    text = apply(FLOW, edits(FLOW, node, old, new))
+    # before: written in block style, its text as a `|` block
+    assert text == FLOW.replace(
+        "  - state: TASK_STATE_COMPLETED",
+        '  - artifact: {artifactId: log, parts: [{text: "line 2\\n"}]}\n'
+        "    append: true\n"
+        "    after: {ms: 300}\n"
+        "  - state: TASK_STATE_COMPLETED",
+    )
+
+
+def test_a_step_that_changed_in_place_of_a_written_one_keeps_its_gate() -> None:
+    # the chunk's text and its `lastChunk` changed: not changed in place, so laid over anew
+    written = [WORKING, {**chunk(0), "after": {"ms": 200}}, DONE]
+    now = {**chunk(0), "artifact": {"artifactId": "log", "parts": [{"text": "z\n"}]}}
+    recorded = [spelled(WORKING), {**now, "lastChunk": True, "after": {"ms": 263}}, spelled(DONE)]
+    # before: `ms: 250`, what verify measured (rounded), not the written gate
+    assert merged_steps(written, recorded, True) == [
+        WORKING,
+        {**now, "lastChunk": True, "after": {"ms": 200}},
+        DONE,
+    ]
+    far = [spelled(WORKING), {**now, "after": {"ms": 4012}}, spelled(DONE)]
+    assert merged_steps(written, far, True)[1] == {**now, "after": {"ms": 4000}}
