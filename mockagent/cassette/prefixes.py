@@ -13,8 +13,9 @@ The list (kind: shape):
 - linear-key: `lin_api_` and 40; npm-token: `npm_` and 36
 - bearer-token: after `Bearer `, 16+ token characters (whatever their entropy)
 - basic-auth: after `Basic `, base64 of `user:password`
-The `sk-` and `hf_` ones need a digit in them, so that words (`sk-learn-tutorial`) are no
-token.
+The `sk-` ones need a digit in them, so that words (`sk-learn-tutorial`) are no token; the `hf_`
+ones (34 letters, as Hugging Face mints them) a digit or a capital, so that a lowercase name is
+none.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from collections.abc import Iterable
 
 _DIGIT = r"(?=[A-Za-z_\-]*[0-9])"  # a digit before the token ends
 _TAIL = r"(?![A-Za-z0-9_\-])"
+_MIXED = r"(?=[a-z0-9]*[A-Z0-9])"  # a capital or a digit: tokens of letters alone are mixed-case
 PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern))
     for kind, pattern in (
         ("openai-key", rf"\bsk-(?:proj-|svcacct-|admin-|ant-)?{_DIGIT}[A-Za-z0-9_\-]{{20,}}"),
         ("google-api-key", rf"\bAIza[0-9A-Za-z_\-]{{35}}{_TAIL}"),
         ("google-oauth-token", r"\bya29\.[A-Za-z0-9_\-]{30,}"),
-        ("huggingface-token", rf"\bhf_{_DIGIT}[A-Za-z0-9]{{30,}}"),
+        ("huggingface-token", rf"\bhf_{_MIXED}[A-Za-z0-9]{{30,}}"),
         ("github-fine-grained-token", r"\bgithub_pat_[A-Za-z0-9_]{50,}"),
         ("digitalocean-token", rf"\bdo[opr]_v1_[a-f0-9]{{64}}{_TAIL}"),
         ("shopify-token", rf"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{_TAIL}"),

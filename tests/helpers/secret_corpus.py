@@ -113,6 +113,8 @@ def _prefixed(pick: Any) -> dict[str, str]:
         "stripe-restricted-test": "rk" + "_test_" + pick(4, string.digits) + pick(20),
         "openai-bare": "sk" + "-" + pick(4, string.digits) + pick(44),
         "huggingface-2": "hf" + "_" + pick(4, string.digits) + pick(30),
+        # as Hugging Face mints them: 34 letters, no digit (entropy alone missed every one)
+        "huggingface-letters": "hf" + "_" + pick(1, UPPER) + pick(33, string.ascii_letters),
     }
 
 

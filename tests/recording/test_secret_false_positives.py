@@ -289,3 +289,12 @@ def test_a_signed_cards_signatures_are_kept() -> None:
     data = {"version": 1, "agent": agent, "interactions": []}
     assert Redactor(notify=told.append).scan(data, "signed.yaml") == data
     assert told == []
+
+
+def test_a_lowercase_hf_name_is_no_token() -> None:
+    """Hugging Face mints `hf_` and 34 mixed-case letters; a lowercase name after `hf_` (a
+    variable, a repository) has no capital and no digit, and stays."""
+    from mockagent.cassette.prefixes import find_prefixed
+
+    assert list(find_prefixed("load it with hf_transformersdocumentationbuilder")) == []
+    assert [kind for *_, kind in find_prefixed("hf_" + "Ab" * 17)] == ["huggingface-token"]
