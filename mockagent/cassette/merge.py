@@ -2,31 +2,36 @@
 
 Two writers of one cassette (two `pytest -n` workers, two `mockagent record`), or a recording
 and the `.partial` a killed one left, each hold a list of interactions. An interaction is the
-same in both when it is equal in every field; otherwise both are kept, and a name clash is
+same in both when it is equal in every field (a copy of what was there), unless its writer made
+that call itself (two writers each made it); otherwise both are kept, and a name clash is
 settled by renaming the newcomer (`name-2`…), its follow-ups (`match.task.from`) following it.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection
 from typing import Any
 
 Interactions = list[dict[str, Any]]
 
 
 def merge_interactions(
-    base: Interactions, new: Interactions
+    base: Interactions, new: Interactions, fresh: Collection[int] = ()
 ) -> tuple[Interactions, dict[str, str]]:
     """`base`, then every interaction of `new` that `base` does not hold already; returns the
-    merged list and the renames of `new`'s interactions (old name → new name)."""
+    merged list and the renames of `new`'s interactions (old name → new name). An interaction
+    whose id is in `fresh` is a call its writer made: one equal to it in `base` is another call
+    of the same request (two writers made it), so it is kept, renamed, and both calls replay."""
     merged = list(base)
     taken = {item.get("name") for item in base} | {item.get("name") for item in new}
     names = {item.get("name") for item in base}
     by_name = _by_name(base)
     renames: dict[str, str] = {}
     for item in new:
+        made = id(item) in fresh
         item = _following(item, renames)
-        if item in by_name.get(item.get("name"), ()):  # the same call, there already
+        if not made and item in by_name.get(item.get("name"), ()):  # the same call, there already
             continue
         name = item.get("name")
         if isinstance(name, str) and name in names:

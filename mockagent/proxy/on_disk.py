@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,11 +61,13 @@ def merged_onto(
     mine: dict[str, Any],
     new: list[dict[str, Any]],
     notes: dict[str, str],
+    fresh: Collection[int] = (),
 ) -> tuple[dict[str, Any], dict[str, str], list[str]]:
     """The cassette to write over `now` (the text of `path`, None for no file), its notes, and
     the names `new`'s interactions have in it: what the file holds (only the interactions named
     in `keep`, with their origins, when a recording in mode all replaces the rest; None: all of
-    it), then the interactions `new` of the cassette `mine` (whose `notes` these are)."""
+    it), then the interactions `new` of the cassette `mine` (whose `notes` these are); those
+    whose ids are in `fresh` are calls this recording made (see `merge_interactions`)."""
     try:
         base = items_of(now, path)
     except CassetteError:
@@ -74,7 +76,7 @@ def merged_onto(
         base = []  # no cassette: mode all replaces it
     if keep is not None:
         base = with_origins(base, keep)
-    merged, renames = merge_interactions(base, new)
+    merged, renames = merge_interactions(base, new, fresh)
     kept = {i.get("name") for i in base}
     out_notes = {k: v for k, v in notes_of(now or "").items() if k in kept}
     ours = {i.get("name") for i in new}

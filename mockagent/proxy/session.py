@@ -207,8 +207,10 @@ class Session:
                     self.run is None or marked_run(self.path) != self.run
                 )
                 keep = written_since(self.path, self.seen) if replaces else None
+                adopted = {id(i) for i in self.recorder.adopted}  # a killed recording's
+                made = {id(i) for i in new} - adopted
                 data, notes, written = merged_onto(
-                    self.path, text_of(self.path), keep, mine, new, self.notes
+                    self.path, text_of(self.path), keep, mine, new, self.notes, made
                 )
                 text = self._text(data, notes)
                 self._scan(text)

@@ -223,3 +223,23 @@ def test_xdist_workers_rerecording_one_cassette_in_mode_all_keep_every_call(
         # Before: the second run kept only the last writer's call; the others equalled old ones.
         assert sorted(names(cassette)) == [f"run-the-suite-on-branch-{n}" for n in range(4)]
     pytester.runpytest("-p", "no:hypothesispytest").assert_outcomes(passed=4)
+
+
+def test_the_same_call_made_through_two_recordings_replays_twice(
+    tmp_path: Path, upstream: ServerThread
+) -> None:
+    """Two writers that each made the same call recorded two calls: the cassette answers it
+    twice (each interaction is `times: 1`), as the upstream did. Before, the second writer's
+    copy was taken for the first's, and the replay's second call found no interaction."""
+    path = tmp_path / "rec.yaml"
+    text = TEXTS[0]
+    with ExitStack() as stack:
+        recordings = [stack.enter_context(recording(upstream.url, path)) for _ in range(2)]
+        for rec in recordings:
+            send(rec.url, text)
+        for rec in recordings:
+            rec.finish()
+    assert names(path) == ["run-the-suite-on-branch-0", "run-the-suite-on-branch-0-2"]
+    live = send(upstream.url, text)
+    with serve_in_thread(path, pace="instant") as replay:
+        assert [send(replay.url, text) for _ in range(2)] == [live, live]
