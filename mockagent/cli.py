@@ -33,6 +33,7 @@ from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
 from mockagent.verify_update import update_cassette
+from mockagent.verify_upstream import UpstreamError
 from mockagent.verify_verdict import summary, verified_none
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
@@ -234,7 +235,7 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skip
             verdicts = result.verdicts
         else:
             verdicts = verify_cassette(cassette, upstream, binding)
-    except (CassetteError, httpx.HTTPError) as exc:
+    except (CassetteError, UpstreamError, httpx.HTTPError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(1) from None
     masked = Redactor(notify=lambda _: None)  # a live answer's secrets never reach a CI log

@@ -1,0 +1,43 @@
+"""Is `--upstream` an agent at all? `mockagent verify` asks before it sends anything.
+
+A wrong path (`http://host/nonexistent/`) reaches a server that answers every call with a 404
+or a "no route" error: compared, that is a drift of every interaction, and `--update` would
+write those errors over the cassette. So the agent's card (A2A) or agent list (Agentex) must be
+there first, at the URL given, or verify stops with a message naming the URL.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from mockagent.errors import MockagentError
+from mockagent.proxy.agentex import AGENTS_PATH
+from mockagent.vocabulary import CARD_PATH
+
+
+class UpstreamError(MockagentError):
+    """`--upstream` does not answer as an agent: nothing was compared or written."""
+
+
+def check_upstream(http: httpx.Client, upstream: str, agentex: bool) -> None:
+    """Raise UpstreamError unless `upstream` serves an A2A agent card (`agentex`: an Agentex
+    platform's agent list); httpx.HTTPError when nothing answers there at all."""
+    url = upstream.rstrip("/") + (AGENTS_PATH if agentex else CARD_PATH)
+    response = http.get(url)
+    what = "an Agentex platform's agent list" if agentex else "an A2A agent card"
+    if response.status_code != 200:
+        raise UpstreamError(_refused(upstream, f"GET {url} answered HTTP {response.status_code}"))
+    try:
+        body = response.json()
+    except ValueError:
+        raise UpstreamError(_refused(upstream, f"GET {url} answered no JSON")) from None
+    if agentex:
+        listed = isinstance(body, list) or (isinstance(body, dict) and "agents" in body)
+        if not listed:
+            raise UpstreamError(_refused(upstream, f"GET {url} answered no {what}"))
+    elif not isinstance(body, dict) or not isinstance(body.get("name"), str):
+        raise UpstreamError(_refused(upstream, f"GET {url} answered no {what}"))
+
+
+def _refused(upstream: str, why: str) -> str:
+    return f"{upstream} is not the agent to verify against ({why}); nothing was compared or changed"
