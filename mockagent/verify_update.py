@@ -155,6 +155,7 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             # the gates verify reports as moved, and only those (not Agentex's: see README)
             polls=verdict.mode == "polls" and not agentex,
             ms=not agentex,
+            blocking=verdict.mode == "block" and not agentex,
         )
         # the leak scan, as a recording's own writes have it
         new[index] = proxy.session.redactor.scan_interaction(merged, str(path))
