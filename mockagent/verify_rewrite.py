@@ -48,6 +48,8 @@ def rewrite_edits(
     data, root = parse_yaml_nodes(source, loaded.path)
     changes: list[Edit] = []
     for index in sorted({*new, *states}):
+        if index in new:
+            _not_shared(loaded, lines, index)
         if index not in new:
             line, old, state = states[index]
             changes.append(Edit(starts[line], starts[line + 1], lines[line].replace(old, state)))
@@ -72,6 +74,30 @@ def rewrite_edits(
         )
         changes.append(Edit(starts[first], starts[end], indented))
     return changes
+
+
+def _not_shared(loaded: LoadedCassette, lines: list[str], index: int) -> None:
+    """CassetteError naming the anchor when interaction `index`'s lines hold a YAML anchor or
+    alias: its value stands in several places, and rewriting it here would leave an alias
+    without its anchor (or change what other interactions say)."""
+    span = lines_of(loaded, lines, index)
+    if span is None:
+        return
+    for token in yaml.scan(loaded.source, Loader=yaml.SafeLoader):
+        if not isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            continue
+        line = token.start_mark.line
+        if span[0] <= line < span[1]:
+            mark = "&" if isinstance(token, yaml.AnchorToken) else "*"
+            name = loaded.cassette.interactions[index].name
+            raise CassetteError(
+                f"interaction {name} drifted, but its YAML anchor `{mark}{token.value}` is a "
+                "value shared between interactions: an anchored value cannot be updated in "
+                "place; the cassette was not changed (update it by hand, or write it out "
+                "without the anchor)",
+                path=loaded.path,
+                line=line + 1,
+            )
 
 
 def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:
