@@ -45,7 +45,9 @@ def rewrite_edits(
     for text in lines:
         starts.append(starts[-1] + len(text))
     states = states or {}
-    data, root = parse_yaml_nodes(source, loaded.path)
+    # an interaction holding an anchor or alias is refused (`_not_shared`): the others are
+    # edited in place, their lines standing in one place only
+    data, root = parse(source, loaded.path)
     changes: list[Edit] = []
     for index in sorted({*new, *states}):
         if index in new:
@@ -100,20 +102,10 @@ def _not_shared(loaded: LoadedCassette, lines: list[str], index: int) -> None:
             )
 
 
-def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:
-    """The data and root node of a cassette's text; no node when it uses anchors or aliases
-    (an edit of a node that stands in several places would change them all)."""
-    data, root = parse(source, path)
-    tokens = yaml.scan(source, Loader=yaml.SafeLoader)
-    if any(isinstance(t, (yaml.AnchorToken, yaml.AliasToken)) for t in tokens):
-        return data, None
-    return data, root
-
-
 def _in_place(source: str, root: Any, index: int, written: Any, new: Any) -> list[Edit] | None:
     """The edits that make interaction `index` (`written`) read `new` in place, or None when it
-    must be written anew: a new fault comes with its `# recorded:` note, the text may use what
-    edits cannot follow (anchors, merge keys), and the edited text must read `new`."""
+    must be written anew: a new fault comes with its `# recorded:` note, and the edited text
+    must read `new` (an interaction holding an anchor or alias never gets here: `_not_shared`)."""
     if root is None or new.get("fault") != written.get("fault"):
         return None
     found = [v for k, v in root.value if k.value == "interactions"]
