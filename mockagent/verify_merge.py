@@ -62,8 +62,9 @@ def unseen_kept(
     written: list[Any], recorded: list[Any], merge: Callable[[list[Any], list[Any]], list[Any]]
 ) -> list[Any]:
     """The steps `merge` gives for what a blocking answer shows, with the written state steps it
-    cannot show (every one before the last state) back where they were: a blocking answer is the
-    task where it stops, its artifacts and history, never the states it went through."""
+    cannot show (each one before the last state without a message) back where they were: a
+    blocking answer is the task where it stops, its artifacts and history (the status messages
+    said on the way), never the states it went through."""
     hidden, seen = _unseen(written), _unseen(recorded)
     visible = [step for i, step in enumerate(written) if i not in hidden]
     out = merge(visible, [step for i, step in enumerate(recorded) if i not in seen])
@@ -73,8 +74,10 @@ def unseen_kept(
 
 
 def _unseen(steps: list[Any]) -> set[int]:
+    """The state steps before the last one that say nothing (a status message is in the
+    history a blocking answer shows: that step is seen)."""
     states = [i for i, step in enumerate(steps) if isinstance(step, dict) and "state" in step]
-    return set(states[:-1])
+    return {i for i in states[:-1] if steps[i].get("message") is None}
 
 
 def _task(reply: Any) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
 """`verify --update` of a script verified blocking: a blocking answer shows the task where it
-stops (its state, artifacts and history), not the states before it nor how its artifacts were
-chunked. So the written steps it cannot see stay, and only what it contradicts changes."""
+stops (its state, artifacts and history: the status messages said on the way), not the states
+before it nor how its artifacts were chunked. So the written steps it cannot see stay, and only
+what it contradicts changes."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ interactions:
       task:
         steps:
           - state: TASK_STATE_SUBMITTED
+          - state: TASK_STATE_WORKING
+            message: Looking
           - artifact:
               artifactId: r
               parts: [{text: "all good"}]   # the report
@@ -38,7 +41,12 @@ interactions:
 
 
 @pytest.mark.parametrize(
-    ("old", "new"), [("message: Done", "message: Finished"), ("all good", "all bad")]
+    ("old", "new"),
+    [
+        ("message: Done", "message: Finished"),
+        ("all good", "all bad"),
+        ("message: Looking", "message: Searching"),  # in the history a blocking answer shows
+    ],
 )
 def test_a_blocking_drift_changes_its_line_and_keeps_the_steps_it_cannot_see(
     tmp_path: Path, old: str, new: str
