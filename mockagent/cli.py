@@ -209,6 +209,7 @@ def schema() -> None:
 def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skips: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
     --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
+    No agent card (Agentex: no agent list) at --upstream: nothing is compared or changed, exit 1.
 
     A2A: a script recorded from a stream is verified with SendStreamingMessage, event by event;
     one recorded from polls with returnImmediately and GetTask polls; any other message blocking.
