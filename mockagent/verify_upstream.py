@@ -50,13 +50,17 @@ def _refused(upstream: str, why: str) -> str:
     return f"{upstream} is not the agent to verify against ({why}); nothing was compared or changed"
 
 
-def unrouted(live: Exchange, replay: Exchange) -> str | None:
-    """How the live side refused a call as one it has no route for (HTTP 404 or 405, JSON-RPC's
-    method not found, or the recording proxy's invalid agent response: no A2A answer) where the
-    cassette answered it, else None: the URL, or the binding, is not the agent's, and nothing
-    it answers says what the agent does."""
+def routed(name: str, live: Exchange, replay: Exchange) -> None:
+    """Raise UpstreamError when the live side refused interaction `name`'s new message as one
+    it has no route for (HTTP 404 or 405, JSON-RPC's method not found, or the recording
+    proxy's invalid agent response: no A2A answer) where the cassette answered it: the URL, or
+    the binding, is not the agent's, and nothing it answers says what the agent does."""
     why = _no_route(live)
-    return why if why is not None and _no_route(replay) is None else None
+    if why is not None and _no_route(replay) is None:
+        raise UpstreamError(
+            f"the live agent answered {name}'s message with {why}: --upstream is not its A2A "
+            "endpoint, or --binding is not one it serves; nothing was changed"
+        )
 
 
 def _no_route(exchange: Exchange) -> str | None:
