@@ -97,15 +97,14 @@ def _compare(
 
 
 def settles(steps: list[Any], create: bool) -> bool:
-    """Whether a state step follows the script's last gate, shown by the call that opened it:
-    then the task as it settles (its state) is asked for and compared too, as a client that
-    polls the task to its end sees it."""
-    last = None
-    for index, step in enumerate(steps[1:] if create else steps, start=int(create)):
-        after = step.after
-        if after is not None and (after.finds or (after.polls and (after.strict or not create))):
-            last = index
-    return last is not None and any(step.state is not None for step in steps[last + 1 :])
+    """Whether the script has a gate: then, after its last one, the task as it settles (its
+    state) is asked for and compared too, as a client that polls the task to its end sees it
+    (a final state written, or left out, after the last gate comes with it)."""
+    return any(
+        step.after is not None
+        and (step.after.finds or (step.after.polls and (step.after.strict or not create)))
+        for step in (steps[1:] if create else steps)
+    )
 
 
 def until(ask: Callable[[], Exchange], expected: Exchange, before: Exchange | None) -> Exchange:

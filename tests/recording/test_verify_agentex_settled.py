@@ -44,3 +44,24 @@ def test_update_restores_the_settled_task_and_keeps_its_final_state(
     assert path.read_text() == written, updated.output
     assert updated.exit_code == 0, updated.output
     assert again.exit_code == 0 and "drift" not in again.output, again.output
+
+
+def test_a_final_state_left_out_after_the_last_gate_is_drift_and_written_back(
+    tmp_path: Path,
+) -> None:
+    written = AGENT.read_text()
+    path = tmp_path / "async-agent.yaml"
+    path.write_text(written.replace(GATE + END, GATE))
+    with serve_in_thread(AGENT, pace="instant") as agent:
+        verified = CliRunner().invoke(main, ["verify", str(path), "--upstream", agent.url])
+        updated = CliRunner().invoke(
+            main, ["verify", str(path), "--upstream", agent.url, "--update"]
+        )
+        again = CliRunner().invoke(main, ["verify", str(path), "--upstream", agent.url])
+    # before: `ok long-job (polled)`: nothing asked for the task after its last gate
+    assert "drift long-job (polled)" in verified.output.splitlines(), verified.output
+    assert 'call 3: body.status: "COMPLETED" ≠ "RUNNING"' in verified.output
+    # the state comes back after the written gate (with the poll that showed it)
+    assert (GATE + END) in path.read_text(), updated.output
+    assert updated.exit_code == 0, updated.output
+    assert again.exit_code == 0 and "drift" not in again.output, again.output
