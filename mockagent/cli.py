@@ -33,6 +33,7 @@ from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify import verify_cassette
 from mockagent.verify_update import update_cassette
+from mockagent.verify_upstream import UpstreamError
 from mockagent.verify_verdict import summary, verified_none
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
@@ -208,6 +209,7 @@ def schema() -> None:
 def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skips: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
     --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
+    No agent card (Agentex: no agent list) at --upstream: nothing is compared or changed, exit 1.
 
     A2A: a script recorded from a stream is verified with SendStreamingMessage, event by event;
     one recorded from polls with returnImmediately and GetTask polls; any other message blocking.
@@ -234,7 +236,7 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skip
             verdicts = result.verdicts
         else:
             verdicts = verify_cassette(cassette, upstream, binding)
-    except (CassetteError, httpx.HTTPError) as exc:
+    except (CassetteError, UpstreamError, httpx.HTTPError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(1) from None
     masked = Redactor(notify=lambda _: None)  # a live answer's secrets never reach a CI log

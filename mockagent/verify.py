@@ -34,6 +34,7 @@ from mockagent.server.app import create_app
 from mockagent.verify_agentex import AgentexSide, Watch, own_differences, verify_agentex
 from mockagent.verify_calls import Send, Side, example, http_sender, wsgi_sender
 from mockagent.verify_timing import fewer_polls, gate_drift
+from mockagent.verify_upstream import check_upstream, routed
 from mockagent.verify_verdict import Verdict
 
 TIMEOUT = 60.0
@@ -173,8 +174,10 @@ def _poll(interaction: Interaction, live: Side, replay: Side) -> list[str]:
 def verify_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> list[Verdict]:
     """Send the requests of the cassette at `path` to `upstream` and to the cassette; a verdict
     per interaction (an Agentex cassette's as `verify_agentex` sends them; `binding` is A2A's).
-    Raises CassetteError for an unreadable cassette."""
+    Raises CassetteError for an unreadable cassette, UpstreamError when `upstream` is no agent."""
+    agentex = load_cassette(path).cassette.protocol == "agentex"
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
+        check_upstream(http, upstream, agentex)
         return run(path, http_sender(http, upstream), binding)
 
 
@@ -241,6 +244,8 @@ def _run(
             # both ids, as the official clients send them on a follow-up
             follow_up = side.tasks.get(origin or "", {})
             side.message(interaction.name, {**message, **follow_up}, mode, opened)
+        if not origin:  # a follow-up's 404 may be a task the agent lost: a drift
+            routed(interaction.name, live.exchanges[made], replay.exchanges[made])
         other = answered()
         if other != interaction.name:
             # what verify rebuilt of its request is another's: comparing would test that one

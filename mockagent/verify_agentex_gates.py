@@ -74,13 +74,37 @@ def open_gates(
                 return side.get(f"/messages?task_id={task_id}")
             return side.get(f"/tasks/{task_id}")
 
-        before = live.seen.get(gates.live_id)
-        for _ in range(count - 1):
-            ask(replay, gates.replay_id)
-        expected = replay.keep(ask(replay, gates.replay_id))
-        answer = until(lambda: ask(live, gates.live_id), expected, before)
-        live.keep(answer)
+        _compare(ask, count, gates, live, replay)
+    if found and settles(steps, create):
+        _compare(lambda side, task_id: side.get(f"/tasks/{task_id}"), 1, gates, live, replay)
     return bool(found), ""
+
+
+def _compare(
+    ask: Callable[[AgentexSide, str], Exchange],
+    count: int,
+    gates: Gates,
+    live: AgentexSide,
+    replay: AgentexSide,
+) -> None:
+    """Ask the cassette `count` times and keep the last answer, and the live platform's once
+    it is there or will not get there (`until`)."""
+    before = live.seen.get(gates.live_id)
+    for _ in range(count - 1):
+        ask(replay, gates.replay_id)
+    expected = replay.keep(ask(replay, gates.replay_id))
+    live.keep(until(lambda: ask(live, gates.live_id), expected, before))
+
+
+def settles(steps: list[Any], create: bool) -> bool:
+    """Whether the script has a gate: then, after its last one, the task as it settles (its
+    state) is asked for and compared too, as a client that polls the task to its end sees it
+    (a final state written, or left out, after the last gate comes with it)."""
+    return any(
+        step.after is not None
+        and (step.after.finds or (step.after.polls and (step.after.strict or not create)))
+        for step in (steps[1:] if create else steps)
+    )
 
 
 def until(ask: Callable[[], Exchange], expected: Exchange, before: Exchange | None) -> Exchange:

@@ -15,6 +15,7 @@ by part (`verify_realign`): written steps it still shows whole stay as written.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,12 +26,18 @@ from mockagent.verify_timing import far_off, fewer_polls, rounded
 
 
 def merged_reply(
-    written: Any, recorded: Any, streamed: bool, polls: bool = False, ms: bool = True
+    written: Any,
+    recorded: Any,
+    streamed: bool,
+    polls: bool = False,
+    ms: bool = True,
+    blocking: bool = False,
 ) -> Any:
     """The reply to write: `written` where the agent still answers so, else `recorded`, task
     scripts merged step by step (`streamed`: chunk flags are seen, so they count; `polls`: a
     polls gate the agent passed in fewer polls follows it, `ms`: so does a streamed ms gate it
-    is far off, as verify reports them), a direct
+    is far off, as verify reports them; `blocking`: the states before the last one were not
+    seen, so they stay as written: `unseen_kept`), a direct
     message in the written shorthand (a text alone stays a text alone)."""
     normal = _normal(Reply, written)
     if normal is not None and normal == _normal(Reply, recorded):
@@ -44,8 +51,33 @@ def merged_reply(
     out = {k: now[k] for k in task if k in now and k != "steps"}
     out.update({k: v for k, v in now.items() if k != "steps"})
     steps = task.get("steps") or [], now.get("steps") or []
-    out["steps"] = merged_steps(*steps, streamed, polls, ms)
+    if blocking:
+        out["steps"] = unseen_kept(*steps, lambda w, r: merged_steps(w, r, False, polls, ms))
+    else:
+        out["steps"] = merged_steps(*steps, streamed, polls, ms)
     return {**written, "task": out}
+
+
+def unseen_kept(
+    written: list[Any], recorded: list[Any], merge: Callable[[list[Any], list[Any]], list[Any]]
+) -> list[Any]:
+    """The steps `merge` gives for what a blocking answer shows, with the written state steps it
+    cannot show (each one before the last state without a message) back where they were: a
+    blocking answer is the task where it stops, its artifacts and history (the status messages
+    said on the way), never the states it went through."""
+    hidden, seen = _unseen(written), _unseen(recorded)
+    visible = [step for i, step in enumerate(written) if i not in hidden]
+    out = merge(visible, [step for i, step in enumerate(recorded) if i not in seen])
+    for i in sorted(hidden):  # each before what followed it, in order
+        out.insert(min(i, len(out)), written[i])
+    return out
+
+
+def _unseen(steps: list[Any]) -> set[int]:
+    """The state steps before the last one that say nothing (a status message is in the
+    history a blocking answer shows: that step is seen)."""
+    states = [i for i, step in enumerate(steps) if isinstance(step, dict) and "state" in step]
+    return {i for i in states[:-1] if steps[i].get("message") is None}
 
 
 def _task(reply: Any) -> dict[str, Any] | None:

@@ -45,9 +45,13 @@ def rewrite_edits(
     for text in lines:
         starts.append(starts[-1] + len(text))
     states = states or {}
-    data, root = parse_yaml_nodes(source, loaded.path)
+    # an interaction holding an anchor or alias is refused (`_not_shared`): the others are
+    # edited in place, their lines standing in one place only
+    data, root = parse(source, loaded.path)
     changes: list[Edit] = []
     for index in sorted({*new, *states}):
+        if index in new:
+            _not_shared(loaded, lines, index)
         if index not in new:
             line, old, state = states[index]
             changes.append(Edit(starts[line], starts[line + 1], lines[line].replace(old, state)))
@@ -74,20 +78,34 @@ def rewrite_edits(
     return changes
 
 
-def parse_yaml_nodes(source: str, path: str) -> tuple[Any, Any]:
-    """The data and root node of a cassette's text; no node when it uses anchors or aliases
-    (an edit of a node that stands in several places would change them all)."""
-    data, root = parse(source, path)
-    tokens = yaml.scan(source, Loader=yaml.SafeLoader)
-    if any(isinstance(t, (yaml.AnchorToken, yaml.AliasToken)) for t in tokens):
-        return data, None
-    return data, root
+def _not_shared(loaded: LoadedCassette, lines: list[str], index: int) -> None:
+    """CassetteError naming the anchor when interaction `index`'s lines hold a YAML anchor or
+    alias: its value stands in several places, and rewriting it here would leave an alias
+    without its anchor (or change what other interactions say)."""
+    span = lines_of(loaded, lines, index)
+    if span is None:
+        return
+    for token in yaml.scan(loaded.source, Loader=yaml.SafeLoader):
+        if not isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            continue
+        line = token.start_mark.line
+        if span[0] <= line < span[1]:
+            mark = "&" if isinstance(token, yaml.AnchorToken) else "*"
+            name = loaded.cassette.interactions[index].name
+            raise CassetteError(
+                f"interaction {name} drifted, but its YAML anchor `{mark}{token.value}` is a "
+                "value shared between interactions: an anchored value cannot be updated in "
+                "place; the cassette was not changed (update it by hand, or write it out "
+                "without the anchor)",
+                path=loaded.path,
+                line=line + 1,
+            )
 
 
 def _in_place(source: str, root: Any, index: int, written: Any, new: Any) -> list[Edit] | None:
     """The edits that make interaction `index` (`written`) read `new` in place, or None when it
-    must be written anew: a new fault comes with its `# recorded:` note, the text may use what
-    edits cannot follow (anchors, merge keys), and the edited text must read `new`."""
+    must be written anew: a new fault comes with its `# recorded:` note, and the edited text
+    must read `new` (an interaction holding an anchor or alias never gets here: `_not_shared`)."""
     if root is None or new.get("fault") != written.get("fault"):
         return None
     found = [v for k, v in root.value if k.value == "interactions"]

@@ -32,7 +32,6 @@ from mockagent.cassette.store import (
     write_atomic,
 )
 from mockagent.errors import CassetteError
-from mockagent.proxy.agentex import AGENTS_PATH
 from mockagent.proxy.app import RECORDING, create_recording_app
 from mockagent.verify import TIMEOUT, run
 from mockagent.verify_calls import wsgi_sender
@@ -41,8 +40,8 @@ from mockagent.verify_listing import changed_lines
 from mockagent.verify_merge import merged_reply
 from mockagent.verify_patch import apply
 from mockagent.verify_rewrite import lines_of, rewrite_edits
+from mockagent.verify_upstream import check_upstream
 from mockagent.verify_verdict import Verdict
-from mockagent.vocabulary import CARD_PATH
 
 
 @dataclass
@@ -115,14 +114,14 @@ class LiveRecording:
 
 def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -> Update:
     """Verify the cassette at `path` against `upstream` and re-record, in place, the interactions
-    that drifted. Raises CassetteError when the cassette cannot be read or the result kept, and
-    httpx.HTTPError when the agent does not answer."""
+    that drifted. Raises CassetteError when the cassette cannot be read or the result kept,
+    httpx.HTTPError when the agent does not answer and UpstreamError when no agent answers."""
     path = Path(path)
     cassette = load_cassette(path).cassette
     agentex = cassette.protocol == "agentex"  # re-recorded the same way, through the proxy
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as http:
-        # an agent not there: httpx.HTTPError, as verify
-        http.get(upstream.rstrip("/") + (AGENTS_PATH if agentex else CARD_PATH))
+        # an agent not there: httpx.HTTPError; no agent there: UpstreamError, as verify
+        check_upstream(http, upstream, agentex)
     with tempfile.TemporaryDirectory(prefix="mockagent-verify-") as scratch:
         # The scratch copy's redactions are not told: each is told once, naming PATH, below.
         quiet = Redactor(notify=lambda _: None)
@@ -156,6 +155,7 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             # the gates verify reports as moved, and only those (not Agentex's: see README)
             polls=verdict.mode == "polls" and not agentex,
             ms=not agentex,
+            blocking=verdict.mode == "block" and not agentex,
         )
         # the leak scan, as a recording's own writes have it
         new[index] = proxy.session.redactor.scan_interaction(merged, str(path))

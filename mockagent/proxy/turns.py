@@ -107,6 +107,7 @@ class StreamRecording:
             )
         task = self.task
         if snapshot is not None:
+            self._task_metadata(snapshot)
             steps = self._snapshot_steps(task, snapshot)
             if not steps and not task.state:  # a new task always starts with its state
                 steps = [recorder.state_step(task, snapshot.get("status") or {})]
@@ -129,6 +130,14 @@ class StreamRecording:
         if update is not None:
             self._opened_with("update")
             self.event(result, at_ms)
+
+    def _task_metadata(self, snapshot: dict[str, Any]) -> None:
+        """Write the metadata of the task a message started as its reply's `task.metadata`: the
+        replay's Task carries it, as the agent's did."""
+        reply = (self.interaction or {}).get("reply") or {}
+        metadata = snapshot.get("metadata")
+        if self.message is not None and self.follow_up is None and "task" in reply and metadata:
+            reply["task"]["metadata"] = metadata
 
     def _subscribed(self, task: RecordedTask) -> None:
         """A subscription opened: counted as the replay counts them. Opened while a message
