@@ -3,8 +3,8 @@ ever take effect where the interaction is reached.
 
 A fault's stream cuts (`dropAfter`, `errorAfter`, `closeAfter`) act on streams only
 (SendStreamingMessage, SubscribeToTask); they count the events sent, the first answer included,
-and the first cut to come ends the stream (mockagent/dialects/faults.py). An HTTP `status`
-answers before any stream opens; `body` is the body of that status, `error` the event
+and the first cut to come ends the stream (mockagent/engine/faults.py plays them). An HTTP
+`status` answers before any stream opens; `body` is the body of that status, `error` the event
 `errorAfter` sends.
 """
 
@@ -19,7 +19,7 @@ from mockagent.vocabulary import STREAMING_OPERATIONS
 CUTS = ("dropAfter", "closeAfter", "errorAfter")
 """The fault fields that cut a stream."""
 AFTER_EVENTS = ("closeAfter", "dropAfter", "errorAfter")  # who wins a tie at N >= 1 …
-AT_ZERO = ("dropAfter", "errorAfter", "closeAfter")  # … and at 0 (dialects/faults.py)
+AT_ZERO = ("dropAfter", "errorAfter", "closeAfter")  # … and at 0 (engine/faults.py)
 
 Problem = tuple[str | None, str, str]
 """(the fault's field, None for the whole interaction; the finding's code; its message)."""
