@@ -88,8 +88,8 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "store_url",
     metavar="URL",
     help="Where tasks, poll counts and the journal live: memory: (default) or "
-    "redis://HOST:PORT/DB (or rediss://, unix://; needs mockagent[redis]), shared by every worker "
-    "and host using it. Wiped at start.",
+    "redis://HOST:PORT/DB (or rediss://, unix://; needs mockagent-server[redis]), shared by "
+    "every worker and host using it. Wiped at start.",
 )
 @click.option(
     "--join",
@@ -102,7 +102,7 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     metavar="P",
     help="Also serve the A2A gRPC binding (lf.a2a.v1.A2AService) on --host:P, from the same "
     "agents (0 picks a free port); the cards then list a GRPC interface. A folder's agents are "
-    "tenants named as their files. Needs mockagent[grpc].",
+    "tenants named as their files. Needs mockagent-server[grpc].",
 )
 def serve(
     path: Path,
@@ -217,7 +217,7 @@ def _check_grpc() -> None:
         import mockagent.server.grpc_server  # noqa: F401  (grpcio and the a2a-sdk stubs)
     except ImportError as exc:
         click.echo(
-            f"mockagent: --grpc-port needs the gRPC extra: pip install 'mockagent[grpc]' "
+            f"mockagent: --grpc-port needs the gRPC extra: pip install 'mockagent-server[grpc]' "
             f"({exc.msg})",
             err=True,
         )

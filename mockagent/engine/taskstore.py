@@ -234,8 +234,8 @@ def memory_store(key: str, interactions: Any) -> TaskStore:
 
 def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
     """`None` or `memory:` for the in-process store; `redis://HOST:PORT/DB`, `rediss://…` (TLS)
-    or `unix:///PATH?db=N` for a shared one (the `mockagent[redis]` extra), which starts afresh
-    unless `join` (another host started it); ValueError for anything else."""
+    or `unix:///PATH?db=N` for a shared one (the `mockagent-server[redis]` extra), which starts
+    afresh unless `join` (another host started it); ValueError for anything else."""
     if url is None or url in ("memory", "memory:"):
         return memory_store
     shown = re.sub(r"//[^@/]*@", "//", url)  # for messages: no password
@@ -247,7 +247,7 @@ def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
                 raise
             raise ValueError(
                 f"store {shown!r} needs redis-py, which is not installed: "
-                "pip install 'mockagent[redis]'"
+                "pip install 'mockagent-server[redis]'"
             ) from None
         return redis_store(url, fresh=not join)
     raise ValueError(f"store {shown!r}: use memory: or redis://HOST:PORT/DB")
