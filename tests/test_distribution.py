@@ -20,12 +20,12 @@ TAKEN = {"mockagent"}
 """Names another project owns on the package index: `pip install` of one fetches its code."""
 
 THIRD_PARTY = {
-    # installed beside mockagent by a command in the repository (README: `pip install … pytest`)
+    # installed beside mockagent by a command in the repository (the README's, with pytest)
     "pytest",
 }
 """Packages of other projects that a `pip install` in the repository may name."""
 
-INSTALL = re.compile(r"pip install\b([^`\"#;|)\n]*)")
+INSTALL = re.compile(r"pip[ ]install\b([^`\"#;|)\n]*)")  # [ ]: this line is no install
 """A `pip install` and its arguments, up to what ends a command in prose, shell or a string."""
 
 EXTRA = re.compile(
@@ -58,7 +58,7 @@ def tracked_texts() -> Iterator[tuple[str, str]]:
 
 
 def installed_names(arguments: str) -> list[str]:
-    """The distributions `pip install ARGUMENTS` names: not its options, local paths (`.`,
+    """The distributions an install with ARGUMENTS names: not its options, local paths (`.`,
     `$root…`) or placeholders filled in elsewhere (`{EXTRA}`, checked as an extra)."""
     names = []
     for token in arguments.split():
