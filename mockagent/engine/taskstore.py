@@ -9,7 +9,6 @@ behind a load balancer answer as one agent.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +18,7 @@ from typing import Any, Protocol
 from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
+from mockagent.engine.store_url import masked
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
 
@@ -238,7 +238,7 @@ def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
     afresh unless `join` (another host started it); ValueError for anything else."""
     if url is None or url in ("memory", "memory:"):
         return memory_store
-    shown = re.sub(r"//[^@/]*@", "//", url)  # for messages: no password
+    shown = masked(url)  # for messages: no password
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
             from mockagent.engine.redis_store import redis_store
