@@ -39,7 +39,7 @@ from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="mockagent")
+@click.version_option(package_name="mockagent-server")
 def main() -> None:
     """mockagent: a record-and-replay mock A2A agent server that answers from YAML cassettes."""
 

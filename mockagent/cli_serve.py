@@ -12,6 +12,7 @@ from typing import Any
 import click
 from flask import Flask
 
+from mockagent.cli_store import resolve_store_url, store_options
 from mockagent.engine.player import Pace
 from mockagent.engine.taskstore import store_from_url
 from mockagent.errors import CassetteError, StoreError
@@ -83,14 +84,7 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Worker processes (granian's: one that dies is started again; a stop waits for "
     "them); more than one needs a shared --store.",
 )
-@click.option(
-    "--store",
-    "store_url",
-    metavar="URL",
-    help="Where tasks, poll counts and the journal live: memory: (default) or "
-    "redis://HOST:PORT/DB (or rediss://, unix://; needs mockagent[redis]), shared by every worker "
-    "and host using it. Wiped at start.",
-)
+@store_options
 @click.option(
     "--join",
     is_flag=True,
@@ -102,7 +96,7 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     metavar="P",
     help="Also serve the A2A gRPC binding (lf.a2a.v1.A2AService) on --host:P, from the same "
     "agents (0 picks a free port); the cards then list a GRPC interface. A folder's agents are "
-    "tenants named as their files. Needs mockagent[grpc].",
+    "tenants named as their files. Needs mockagent-server[grpc].",
 )
 def serve(
     path: Path,
@@ -115,6 +109,7 @@ def serve(
     max_body: int,
     workers: int,
     store_url: str | None,
+    store_file: Path | None,
     join: bool,
     grpc_port: int | None,
 ) -> None:
@@ -126,6 +121,7 @@ def serve(
     with --grpc-port, each worker also serves gRPC (grpcio's server) from the same engines, so
     every binding sees the same tasks.
     """
+    store_url = resolve_store_url(store_url, store_file)
     if grpc_port is not None:
         _check_grpc()
     _check_pace(pace)
@@ -217,7 +213,7 @@ def _check_grpc() -> None:
         import mockagent.server.grpc_server  # noqa: F401  (grpcio and the a2a-sdk stubs)
     except ImportError as exc:
         click.echo(
-            f"mockagent: --grpc-port needs the gRPC extra: pip install 'mockagent[grpc]' "
+            f"mockagent: --grpc-port needs the gRPC extra: pip install 'mockagent-server[grpc]' "
             f"({exc.msg})",
             err=True,
         )

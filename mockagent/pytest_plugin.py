@@ -92,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "recorded or scale=F; record_mode and upstream record the cassette from a real agent, "
         "the before_record_* callables filter what is recorded; strict fails a test that leaves "
         "interactions unused; allow_playback_repeats ignores `times`; grpc=True also serves the "
-        "A2A gRPC binding on a free port (mockagent.grpc_url; needs mockagent[grpc]).",
+        "A2A gRPC binding on a free port (mockagent.grpc_url; needs mockagent-server[grpc]).",
     )
 
 
@@ -182,7 +182,7 @@ def _server_thread(app: Any, grpc: bool) -> Any:
     try:
         server = ServerThread(app, grpc_port=0 if grpc else None)
     except ImportError as exc:  # grpcio or the a2a-sdk stubs are not installed
-        refused = "mockagent: grpc=True needs the gRPC extra: pip install 'mockagent[grpc]' "
+        refused = "mockagent: grpc=True needs the gRPC extra: pip install 'mockagent-server[grpc]' "
         refused += f"({exc})"
     else:
         return server.start()

@@ -10,6 +10,11 @@ venv="$root/.venv"
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 stamp="$venv/.installed${extra:+-$extra}"
 if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+  # This project was installed as `mockagent` before it became `mockagent-server`: an old .venv
+  # keeps that one's entry points beside the new one's unless it goes first.
+  if "$venv/bin/python" -m pip show mockagent >/dev/null 2>&1; then
+    "$venv/bin/python" -m pip uninstall --quiet --yes mockagent
+  fi
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root${extra:+[$extra]}"
   touch "$stamp"
 fi

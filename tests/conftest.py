@@ -8,6 +8,10 @@ import os
 # never use gRPC, so the handlers are off for the suite. Set before anything imports grpc.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
+# `serve --store` defaults from MOCKAGENT_STORE: one exported in the developer's shell would put
+# every `serve` the suite starts on that store (and wipe it). Tests that want it set it.
+os.environ.pop("MOCKAGENT_STORE", None)
+
 # Loaded before any pytester run: pytester's in-process runs drop every module first imported
 # during the run, and a re-imported `yaml` no longer matches the C parser that outlives it
 # ("could not determine a constructor for the tag None"). The plugin no longer imports these

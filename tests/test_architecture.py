@@ -53,6 +53,7 @@ def test_top_level_is_exactly_the_agreed_layout():
         "tests",
         "scripts",
         "README.md",
+        "LICENSE",
         ".ci",
         ".gitignore",
         "bench",

@@ -161,7 +161,7 @@ class Agent(Model):
     signed: bool = Field(
         False,
         description="serve the card signed (JWS, EdDSA) with a key derived from the cassette's "
-        "id seed; the public key at /.well-known/jwks.json (needs `mockagent[signing]`)",
+        "id seed; the public key at /.well-known/jwks.json (needs `mockagent-server[signing]`)",
     )
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from mockagent.engine.store_url import masked
 from mockagent.errors import StoreError
 
 Command = tuple[Any, ...]
@@ -113,7 +113,7 @@ class Client:
     that shows the URL without its password."""
 
     def __init__(self, url: str, timeout_s: float) -> None:
-        self.shown = re.sub(r"//[^@/]*@", "//", url)
+        self.shown = masked(url)
         try:
             self._pool = redis.ConnectionPool.from_url(
                 url,

@@ -9,7 +9,6 @@ behind a load balancer answer as one agent.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +18,7 @@ from typing import Any, Protocol
 from mockagent.engine.clock import Clock
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import Journal
+from mockagent.engine.store_url import masked
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
 
@@ -234,11 +234,11 @@ def memory_store(key: str, interactions: Any) -> TaskStore:
 
 def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
     """`None` or `memory:` for the in-process store; `redis://HOST:PORT/DB`, `rediss://…` (TLS)
-    or `unix:///PATH?db=N` for a shared one (the `mockagent[redis]` extra), which starts afresh
-    unless `join` (another host started it); ValueError for anything else."""
+    or `unix:///PATH?db=N` for a shared one (the `mockagent-server[redis]` extra), which starts
+    afresh unless `join` (another host started it); ValueError for anything else."""
     if url is None or url in ("memory", "memory:"):
         return memory_store
-    shown = re.sub(r"//[^@/]*@", "//", url)  # for messages: no password
+    shown = masked(url)  # for messages: no password
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
             from mockagent.engine.redis_store import redis_store
@@ -247,7 +247,7 @@ def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
                 raise
             raise ValueError(
                 f"store {shown!r} needs redis-py, which is not installed: "
-                "pip install 'mockagent[redis]'"
+                "pip install 'mockagent-server[redis]'"
             ) from None
         return redis_store(url, fresh=not join)
     raise ValueError(f"store {shown!r}: use memory: or redis://HOST:PORT/DB")

@@ -3,8 +3,8 @@ engines as the HTTP app, so one cassette answers every binding with the same tas
 
 A single cassette is the agent of every call (its `tenant` passes to the engine, as an HTTP+JSON
 tenant prefix does); in a folder, the request's `tenant` names the agent (the file's stem), as
-the mount path does over HTTP, and the card's GRPC interface carries it. Needs `mockagent[grpc]`:
-import this module only when gRPC is asked for.
+the mount path does over HTTP, and the card's GRPC interface carries it. Needs
+`mockagent-server[grpc]`: import this module only when gRPC is asked for.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
 from mockagent.server.app import Mounts
 from mockagent.server.host import bound
 
-EXTRA = "mockagent[grpc]"
+EXTRA = "mockagent-server[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
 T = TypeVar("T")
 STOP_GRACE_S = 1.0

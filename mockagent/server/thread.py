@@ -118,7 +118,7 @@ class ServerThread:
         self.port = self._server.port
         self.grpc: GrpcServer | None = None
         if grpc_port is not None:  # the A2A gRPC binding beside, over the same agents
-            from mockagent.server.grpc_server import GrpcServer  # needs mockagent[grpc]
+            from mockagent.server.grpc_server import GrpcServer  # needs mockagent-server[grpc]
 
             try:
                 self.grpc = GrpcServer(self.mounts, self.url, host, grpc_port)
@@ -201,7 +201,7 @@ def serve_in_thread(
     """Serve a cassette file or folder for the duration of a `with` block.
 
     `app_options` go to `create_app`: pace, pace_cap_ms, keepalive_s, admin. `grpc_port` also
-    serves the A2A gRPC binding there (0: a free port; needs mockagent[grpc]).
+    serves the A2A gRPC binding there (0: a free port; needs mockagent-server[grpc]).
     """
     server = ServerThread(create_app(source, **app_options), host, port, grpc_port).start()
     try:

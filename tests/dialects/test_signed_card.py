@@ -95,7 +95,7 @@ def test_missing_signing_libraries_name_the_extra_at_the_line(tmp_path, monkeypa
     with pytest.raises(CassetteError) as caught:
         client_of(tmp_path, SIGNED)
 
-    assert "mockagent[signing]" in str(caught.value)
+    assert "mockagent-server[signing]" in str(caught.value)
     assert f"agent.yaml:{line_of(SIGNED, 'signed: true')}:" in str(caught.value)
 
 

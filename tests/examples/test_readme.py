@@ -165,9 +165,10 @@ def test_pytest_example_passes(readme: Readme, pytester: pytest.Pytester, where:
 
 
 def test_pytest_example_needs_only_what_the_readme_installs(readme: Readme) -> None:
-    install = readme.block("sh", "pip install mockagent").text
+    distribution = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+    install = readme.block("sh", f"pip install {distribution}").text
     named = shlex.split(install.split("pip install", 1)[1].split("#")[0])
-    assert {"mockagent", "pytest"} <= set(named)
+    assert {distribution, "pytest"} <= set(named)
     example = readme.block("python", "def test_asks_for_languages").text
     imported = {
         alias.name.split(".")[0]

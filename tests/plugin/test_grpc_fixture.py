@@ -81,4 +81,6 @@ def test_needs_grpc(mockagent):
     result = pytester.runpytest_subprocess("-p", "no:hypothesispytest")
     result.assert_outcomes(errors=1)
     # (fnmatch reads [grpc] as a character class: ? stands for each bracket)
-    result.stdout.fnmatch_lines(["*grpc=True needs the gRPC extra: pip install 'mockagent?grpc?'*"])
+    result.stdout.fnmatch_lines(
+        ["*grpc=True needs the gRPC extra: pip install 'mockagent-server?grpc?'*"]
+    )

@@ -175,7 +175,7 @@ def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
     url = f"{scheme}://:hunter2@127.0.0.1:6379/0"
     result = CliRunner().invoke(main, ["serve", str(KIT), "--store", url])
     assert result.exit_code == 2  # a usage error, before anything is served
-    assert "pip install 'mockagent[redis]'" in result.output and "--store" in result.output
+    assert "pip install 'mockagent-server[redis]'" in result.output and "--store" in result.output
     assert "hunter2" not in result.output and "Traceback" not in result.output
 
 

@@ -109,7 +109,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def grpc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """AGENT served over gRPC too (needs mockagent[grpc])."""
+    """AGENT served over gRPC too (needs mockagent-server[grpc])."""
     path = Path(tmp_path_factory.mktemp("streams")) / "streamer.yaml"
     path.write_text(AGENT)
     with serve_in_thread(path, grpc_port=0, keepalive_s=0.2) as running:

@@ -34,7 +34,7 @@ def test_grpc_port_without_the_extra_says_which_to_install(tmp_path: Path) -> No
     )
 
     assert done.returncode == 2, done.stderr
-    assert "pip install 'mockagent[grpc]'" in done.stderr
+    assert "pip install 'mockagent-server[grpc]'" in done.stderr
     assert "Traceback" not in done.stderr and READY not in done.stdout
 
 

@@ -3,7 +3,7 @@ JSON bindings use; streams paced by the same Stream objects; errors as gRPC stat
 `google.rpc.Status` (ErrorInfo, near-miss report) in `grpc-status-details-bin`.
 
 Service parameters come as lowercase metadata (`a2a-version`, `a2a-extensions`), which the
-service reads as it reads HTTP headers. Needs `mockagent[grpc]`.
+service reads as it reads HTTP headers. Needs `mockagent-server[grpc]`.
 
 Two servers take the same method table: grpcio's thread-pool server with the handlers here, and
 grpc.aio's with those of `grpc_aio` (see mockagent.server.grpc_server for which serves when).

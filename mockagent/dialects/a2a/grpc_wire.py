@@ -4,7 +4,7 @@ takes, answers out as protobuf; errors as `google.rpc.Status` with its detail me
 Requests read as `json_format.MessageToDict` reads them, which gives the same camelCase JSON
 (unset fields omitted, enums by name) a client's HTTP+JSON body carries: the service, the
 matchers and the engine see the same call whichever binding it came by. Both ways go through
-grpc_convert, and through json_format where it leaves a shape to it. Needs `mockagent[grpc]`.
+grpc_convert, and through json_format where it leaves a shape to it. Needs `mockagent-server[grpc]`.
 """
 
 from __future__ import annotations

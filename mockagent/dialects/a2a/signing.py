@@ -13,8 +13,8 @@ it lets a client that insists on signed cards run against a replay.
 The card is canonicalised and signed by the official a2a-sdk (`a2a.utils.signing`), after parsing
 it as its client does, so the bytes signed are the bytes its verifier checks. A card with the
 v0.3 fields (`v03Card`) gets a second signature, over the form an a2a-sdk 0.3 client checks
-(mockagent.dialects.a2a.signing_v0_3). The libraries come with the `mockagent[signing]` extra and
-are imported only when an agent is signed.
+(mockagent.dialects.a2a.signing_v0_3). The libraries come with the `mockagent-server[signing]`
+extra and are imported only when an agent is signed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mockagent.errors import MockagentError
 if TYPE_CHECKING:  # the a2a-sdk is imported only when a card is signed
     from a2a.utils.signing import ProtectedHeader
 
-EXTRA = "mockagent[signing]"
+EXTRA = "mockagent-server[signing]"
 JWKS_PATH = "/.well-known/jwks.json"
 """Where a signed agent's JWKS is served, below the agent's URL (beside its card)."""
 ALGORITHM = "EdDSA"
