@@ -133,8 +133,9 @@ def _origin(origin: str) -> tuple[str, str] | None:
 
 
 def origin_refusal(origin: str | None, host: str | None, access: Access) -> Refusal | None:
-    """An Origin that is another site: not this server (the Host it called), not loopback, not
-    an allowed host. `null` (a sandboxed frame, a file) is another site too."""
+    """An Origin that is another site: not this server (the Host it called, when that is one the
+    control plane answers), not loopback, not an allowed host. `null` (a sandboxed frame, a
+    file) is another site too."""
     if origin is None:
         return None
     found = _origin(origin)
@@ -142,7 +143,8 @@ def origin_refusal(origin: str | None, host: str | None, access: Access) -> Refu
         name, port = found
         if is_loopback(name) or _allowed(name, access):
             return None
-        if host is not None and (hostname(host), _port(host, port)) == found:
+        same = host is not None and (hostname(host), _port(host, port)) == found
+        if same and host_refusal(host, access) is None:  # a rebound name is not this server
             return None
     how = (
         f"start mockagent serve with --allow-host {found[0]} to allow it"
