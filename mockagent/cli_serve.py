@@ -72,9 +72,10 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "allow_hosts",
     multiple=True,
     metavar="NAME",
-    help="Also answer the admin API and the inspector when the Host header is NAME (repeatable; "
-    "'*' allows every Host and Origin). Loopback names and IP addresses are always answered: "
-    "the check keeps web pages out by DNS rebinding. Agents answer any Host.",
+    help="Also answer the admin API and the inspector when the Host header (or a request's "
+    "Origin) is NAME (repeatable; '*' allows every one). Loopback names and IP addresses are "
+    "always answered; the check keeps out web pages that reach the server by DNS rebinding. "
+    "Agents answer any Host.",
 )
 @click.option(
     "--admin-token",
