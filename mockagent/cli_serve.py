@@ -148,7 +148,7 @@ def serve(
     if grpc_port is not None:
         _check_grpc()
     _check_pace(pace)
-    access = _access(host, allow_hosts, admin_token, admin_enabled(host, admin))
+    access = access_options(host, allow_hosts, admin_token, admin_enabled(host, admin))
     if workers > 1 and store_url in (None, "memory", "memory:"):
         raise click.BadParameter(
             "several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
@@ -347,7 +347,7 @@ def admin_enabled(host: str, admin: bool | None) -> bool:
     return admin if admin is not None else is_loopback(host)
 
 
-def _access(
+def access_options(
     host: str, allow_hosts: tuple[str, ...], admin_token: str | None, admin: bool
 ) -> dict[str, Any]:
     """create_app's `allow_hosts` (with --host when it is a name: the served address) and

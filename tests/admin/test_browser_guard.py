@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mockagent.cli_serve import _access
+from mockagent.cli_serve import access_options
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.agentex import PLATFORM
 from tests.helpers.cassette_text import cassette
@@ -259,9 +259,9 @@ def test_serve_takes_the_token_from_the_environment_and_allowed_hosts(answers: P
 
 
 def test_a_network_bind_without_a_token_warns(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _access("0.0.0.0", (), None, admin=True)["admin_token"] is None
+    assert access_options("0.0.0.0", (), None, admin=True)["admin_token"] is None
     assert "--admin-token" in capsys.readouterr().err
-    _access("0.0.0.0", (), "t", admin=True)
-    _access("127.0.0.1", (), None, admin=True)
-    _access("0.0.0.0", (), None, admin=False)
+    access_options("0.0.0.0", (), "t", admin=True)
+    access_options("127.0.0.1", (), None, admin=True)
+    access_options("0.0.0.0", (), None, admin=False)
     assert capsys.readouterr().err == ""
