@@ -69,6 +69,23 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).",
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer the admin API and the inspector when the Host header (or a request's "
+    "Origin) is NAME (repeatable; '*' allows every one). Loopback names and IP addresses are "
+    "always answered; the check keeps out web pages that reach the server by DNS rebinding. "
+    "Agents answer any Host.",
+)
+@click.option(
+    "--admin-token",
+    envvar="MOCKAGENT_ADMIN_TOKEN",
+    metavar="TOKEN",
+    help="Require Authorization: Bearer TOKEN on the admin API and the inspector (also from "
+    "the environment variable MOCKAGENT_ADMIN_TOKEN, which ps does not show).",
+)
+@click.option(
     "--max-body",
     default=MAX_BODY,
     show_default=True,
@@ -106,6 +123,8 @@ def serve(
     pace_cap_ms: int | None,
     threads: int,
     admin: bool | None,
+    allow_hosts: tuple[str, ...],
+    admin_token: str | None,
     max_body: int,
     workers: int,
     store_url: str | None,
@@ -125,6 +144,7 @@ def serve(
     if grpc_port is not None:
         _check_grpc()
     _check_pace(pace)
+    access = access_options(host, allow_hosts, admin_token, admin_enabled(host, admin))
     if workers > 1 and store_url in (None, "memory", "memory:"):
         raise click.BadParameter(
             "several workers need a shared store, e.g. --store redis://127.0.0.1:6379/0 "
@@ -140,6 +160,7 @@ def serve(
             admin=admin_enabled(host, admin),
             max_body=max_body,
             store=store,
+            **access,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--store") from None
@@ -172,6 +193,7 @@ def serve(
         "pace_cap_ms": pace_cap_ms,
         "admin": admin_enabled(host, admin),
         "max_body": max_body,
+        **access,
     }
     how = f" with {workers} workers" if workers > 1 else ""
     lines = _agent_lines(mounts, describe)
@@ -319,6 +341,20 @@ def admin_enabled(host: str, admin: bool | None) -> bool:
     """Whether `serve` mounts the admin API: as asked, else only on a loopback interface (the
     admin API can load cassettes and reset state, so it is not for the whole network)."""
     return admin if admin is not None else is_loopback(host)
+
+
+def access_options(
+    host: str, allow_hosts: tuple[str, ...], admin_token: str | None, admin: bool
+) -> dict[str, Any]:
+    """create_app's `allow_hosts` (with --host when it is a name: the served address) and
+    `admin_token`; warns on stderr when the admin API serves the network without a token."""
+    if admin and not admin_token and not is_loopback(host):
+        click.echo(
+            f"mockagent: warning: the admin API on {host} can reset and rewrite the agents for "
+            "anyone who reaches it: give --admin-token (or MOCKAGENT_ADMIN_TOKEN)",
+            err=True,
+        )
+    return {"allow_hosts": (host, *allow_hosts), "admin_token": admin_token or None}
 
 
 def _check_pace(pace: str | None) -> None:

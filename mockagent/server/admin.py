@@ -47,7 +47,7 @@ single cassette); without it, every agent in mount order. Each item names its `a
          Without ?agent=, the one agent that has it (400 when several do).
     POST /_mockagent/interactions?agent=NAME   body: an interaction as a cassette writes it,
          a list of them, or `{"interactions": [...]}`; JSON (Content-Type: application/json)
-         or YAML (anything else)
+         or YAML (application/yaml, or any type but those a web page sends: see below)
          → 201 {"agent", "added": [names], "interactions": count}
          Added interactions are tried before the cassette's own, in the order they were added.
          Validated as the cassette was, with the same errors (400) naming the item and field
@@ -82,6 +82,11 @@ single cassette); without it, every agent in mount order. Each item names its `a
          cassette).
 
 Errors: {"error": {"code": 400|404|405|409|422, "message": text}} with that status.
+
+Before any of this, `mockagent.server.guard` refuses (403, in the same shape) a Host that is not
+this server's (DNS rebinding), a foreign Origin and a POST body a web page could send (text/plain,
+form, multipart, or no Content-Type); with an admin token, a request without
+`Authorization: Bearer TOKEN` gets 401.
 """
 
 from __future__ import annotations

@@ -25,9 +25,15 @@ from mockagent.engine.journal import Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.engine.taskstore import StoreFactory
-from mockagent.errors import InternalError, InvalidRequest, ProtocolError
+from mockagent.errors import (
+    ContentTypeNotSupported,
+    InternalError,
+    InvalidRequest,
+    ProtocolError,
+)
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
+from mockagent.server.guard import Access, Refusal, admin_refusal, agent_refusal
 from mockagent.server.wsgi import (
     StartResponse,
     TooLarge,
@@ -41,6 +47,7 @@ from mockagent.server.wsgi import (
     read_body,
     request_of,
     respond,
+    seen_of,
 )
 
 MAX_BODY = 4 * 1024 * 1024
@@ -152,6 +159,43 @@ def flask_response(answer: HttpResponse) -> Response:
     return Response(body, status=answer.status, headers=answer.headers)
 
 
+def refused_in_shape(
+    mounts: Mounts,
+    full_path: str,
+    method: str,
+    headers: dict[str, str],
+    admin: bool,
+    exc: ProtocolError,
+    status: int,
+) -> HttpResponse:
+    """HTTP `status` with `exc` in the shape of the protocol served at `full_path`: the admin
+    API's error, a JSON-RPC error, an Agentex or a `google.rpc.Status` body. A refused
+    Content-Type keeps the HTTP+JSON binding's own 415 there (the A2A TCK checks it)."""
+    if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
+        return HttpResponse.json({"error": {"code": status, "message": exc.message}}, status)
+    rest_status = 415 if isinstance(exc, ContentTypeNotSupported) else status
+    found = mounts.resolve(full_path)
+    if found is None:
+        exc.http_status = rest_status
+        return error_response(exc)
+    name, sub = found
+    if mounts.agents[name].cassette.protocol == "agentex":
+        if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
+            return HttpResponse.json(rpc_error(exc, None), status)
+        exc.http_status = status
+        return platform_error(exc)
+    if sub in ("", "/") and method == "POST":
+        return HttpResponse.json(jsonrpc_error(exc, None), status)
+    exc.http_status = rest_status
+    try:
+        found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
+    except ProtocolError:
+        found_route = None
+    if found_route is not None and found_route.v0_3:
+        return HttpResponse.json(v0_3_rest.rest_error_out(exc), rest_status)
+    return error_response(exc)
+
+
 def body_refused(
     mounts: Mounts,
     full_path: str,
@@ -163,26 +207,23 @@ def body_refused(
 ) -> HttpResponse:
     """HTTP `status` for a request body we do not take, in the shape of the protocol served at
     `full_path`."""
-    if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
-        return HttpResponse.json({"error": {"code": status, "message": message}}, status)
-    exc: ProtocolError = InvalidRequest(message, http_status=status)
-    found = mounts.resolve(full_path)
-    if found is None:
-        return error_response(exc)
-    name, sub = found
-    if mounts.agents[name].cassette.protocol == "agentex":
-        if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
-            return HttpResponse.json(rpc_error(exc, None), status)
-        return platform_error(exc)
-    if sub in ("", "/") and method == "POST":
-        return HttpResponse.json(jsonrpc_error(exc, None), status)
-    try:
-        found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
-    except ProtocolError:
-        found_route = None
-    if found_route is not None and found_route.v0_3:
-        return HttpResponse.json(v0_3_rest.rest_error_out(exc), status)
-    return error_response(exc)
+    exc = InvalidRequest(message, http_status=status)
+    return refused_in_shape(mounts, full_path, method, headers, admin, exc, status)
+
+
+def guard_refused(
+    mounts: Mounts, environ: dict[str, Any], admin: bool, refusal: Refusal
+) -> HttpResponse:
+    """The guard's refusal (`mockagent.server.guard`) in the protocol's shape: a refused
+    Content-Type is ContentTypeNotSupported, a refused Host, Origin or token InvalidRequest;
+    a 401 says `WWW-Authenticate: Bearer`."""
+    kind = ContentTypeNotSupported if refusal.reason == "content-type" else InvalidRequest
+    path, method = path_of(environ), environ["REQUEST_METHOD"]
+    exc = kind(refusal.message, http_status=refusal.status)
+    answer = refused_in_shape(mounts, path, method, headers_of(environ), admin, exc, refusal.status)
+    if refusal.status == 401:
+        answer.headers["WWW-Authenticate"] = 'Bearer realm="mockagent"'
+    return answer
 
 
 def create_app(
@@ -195,6 +236,8 @@ def create_app(
     max_body: int | None = MAX_BODY,
     store: StoreFactory | None = None,
     allow_repeats: bool = False,
+    allow_hosts: Iterable[str] = (),
+    admin_token: str | None = None,
 ) -> Flask:
     """A Flask app serving the cassette file or folder at `source` (or a cassette already
     loaded); raises CassetteError.
@@ -206,6 +249,9 @@ def create_app(
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     `store` makes each cassette's task store (default: in memory; see `store_from_url`).
     `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.
+    The admin API answers a Host of `allow_hosts` besides loopback names and IP addresses, and
+    with `admin_token` only `Authorization: Bearer TOKEN`; no web page reaches it or changes an
+    agent's state (`mockagent.server.guard`).
     """
     mounts = Mounts(
         source,
@@ -267,11 +313,17 @@ def create_app(
 
     agents, flask_app = guarded(handle), app.wsgi_app
 
+    access = Access.of(allow_hosts, admin_token)
+
     def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        if admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")):
-            return admin_api(environ, start_response)
-        return agents(environ, start_response)
+        is_admin = admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"))
+        seen = seen_of(environ)
+        refusal = admin_refusal(seen, access) if is_admin else agent_refusal(seen, access)
+        if refusal is not None:
+            answer = guard_refused(mounts, environ, admin, refusal)
+            return respond(answer, start_response, seen.method)
+        return (admin_api if is_admin else agents)(environ, start_response)
 
     app.wsgi_app = wsgi  # type: ignore[method-assign]
     return app

@@ -17,6 +17,7 @@ from werkzeug.http import HTTP_STATUS_CODES
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.errors import DropConnection, InternalError, MethodNotFound
+from mockagent.server.guard import Seen
 
 log = logging.getLogger("mockagent")
 StartResponse = Callable[..., Any]
@@ -84,6 +85,19 @@ def headers_of(environ: dict[str, Any]) -> dict[str, str]:
         if environ.get(key):
             headers[name] = environ[key]
     return headers
+
+
+def seen_of(environ: dict[str, Any]) -> Seen:
+    """What the guard (`mockagent.server.guard`) reads of a request."""
+    length = environ.get("CONTENT_LENGTH") or "0"
+    return Seen(
+        method=environ.get("REQUEST_METHOD", "GET"),
+        host=environ.get("HTTP_HOST"),
+        origin=environ.get("HTTP_ORIGIN"),
+        content_type=environ.get("CONTENT_TYPE") or None,
+        has_body=length.strip() not in ("", "0") or bool(environ.get("HTTP_TRANSFER_ENCODING")),
+        authorization=environ.get("HTTP_AUTHORIZATION"),
+    )
 
 
 def request_of(environ: dict[str, Any], path: str, base_url: str, body: bytes) -> HttpRequest:

@@ -65,6 +65,8 @@ def server(folder: Path) -> Iterator[ServerThread]:
 
 
 def admin(server: ServerThread, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    if "content" in kwargs:  # a YAML body; without its type it would be refused (a web page's)
+        kwargs.setdefault("headers", {"Content-Type": "application/yaml"})
     response = HTTP.request(method, f"{server.url}/_mockagent/{path}", **kwargs)
     assert response.status_code < 500, response.text
     return response

@@ -276,7 +276,7 @@ def test_bad_task_create_params_are_invalid_params(client, params):
         (b'{"method": "task/create", "params": []}', "application/json"),
         (b'{"method": "task/create", "params": {}, "jsonrpc": "1.0"}', "application/json"),
         (b'{"method": "task/create", "params": {}, "id": {"a": 1}}', "application/json"),
-        (b'{"method": "task/create", "params": {}}', "text/plain"),
+        (b'{"method": "task/create", "params": {}}', "application/xml"),
     ],
 )
 def test_garbage_gets_an_error_envelope_never_a_500(client, raw, content_type):

@@ -73,9 +73,13 @@ def test_bad_utf8_is_a_parse_error(small):
     assert error_of(response.get_json())["code"] == -32700
 
 
-def test_wrong_content_type_is_32005_even_for_non_json_body(small):
-    response = small.post("/", data=b"hello", headers={"Content-Type": "text/plain"})
-    assert response.status_code == 200
+@pytest.mark.parametrize(
+    ("content_type", "status"),
+    [("application/xml", 200), ("text/plain", 403)],  # text/plain: a web page's, refused first
+)
+def test_wrong_content_type_is_32005_even_for_non_json_body(small, content_type, status):
+    response = small.post("/", data=b"hello", headers={"Content-Type": content_type})
+    assert response.status_code == status
     error = error_of(response.get_json())
     assert error["code"] == -32005
     assert error["data"][0]["reason"] == "CONTENT_TYPE_NOT_SUPPORTED"

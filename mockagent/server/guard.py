@@ -1,0 +1,222 @@
+"""Who may reach the server: pure decisions from a request's method and headers.
+
+A web page can make the browser send a "simple" request (CORS's term: GET, HEAD or POST with a
+`text/plain`, form or multipart body, or none) to any address, the user's loopback included, with
+no preflight; it cannot read the answer, but the request has done its work. And by DNS
+rebinding, a page's own name can come to point at 127.0.0.1, after which the page reads the
+answers too: the browser still sends the page's name as `Host`.
+
+So the control plane (the admin API and the inspector under `/_mockagent/`) answers only a
+`Host` that names this server (a loopback name, an IP address, which no rebinding can carry, or a
+name given with `--allow-host`), only an `Origin` that is this server, a loopback one or an
+allowed host, only a POST whose body is of a type a page cannot send without a preflight (which
+mockagent never grants), and, with `--admin-token`, only `Authorization: Bearer TOKEN`. An agent
+answers any Host (clients in containers call it by a service name), and every read; a call that
+can change state (any method but GET, HEAD and OPTIONS) is held to the same Origin and
+Content-Type rules. Browsers send `Origin` with every POST, so a POST without a body and
+without a Content-Type (a reset, a2a-sdk's subscribe) stays open to clients that send neither.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+ANY_HOST = "*"
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+SIMPLE_TYPES = frozenset({"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"})
+"""The Content-Types a web page may POST anywhere without a preflight (the CORS safelist)."""
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may reach the control plane: `allow_hosts` (lowercased; `*` allows every Host and
+    Origin) and the bearer `admin_token` it requires (None: none)."""
+
+    allow_hosts: frozenset[str] = frozenset()
+    admin_token: str | None = None
+
+    @classmethod
+    def of(cls, allow_hosts: Iterable[str] = (), admin_token: str | None = None) -> Access:
+        """The settings from `--allow-host` names (with or without a port) and the token."""
+        names = frozenset(hostname(name) for name in allow_hosts if name.strip())
+        return cls(names, admin_token or None)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the guard reads of a request (None: the header is absent)."""
+
+    method: str
+    host: str | None = None
+    origin: str | None = None
+    content_type: str | None = None
+    has_body: bool = False
+    authorization: str | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request is refused: `status` (401 or 403), `reason` (`host`, `token`, `origin`,
+    `content-type`) and a message naming what was refused and how to allow it."""
+
+    status: int
+    reason: str
+    message: str
+
+
+def hostname(authority: str) -> str:
+    """The host of `host[:port]` (or `[v6]:port`), lowercased, without brackets or trailing dot."""
+    value = authority.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 0 else value
+    name, colon, port = value.rpartition(":")
+    if colon and (port.isdigit() or port == "") and ":" not in name:
+        value = name
+    return value.rstrip(".")
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def is_loopback(name: str) -> bool:
+    """`localhost`, a name under `.localhost` (browsers resolve those to loopback themselves)
+    and the loopback addresses."""
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _allowed(name: str, access: Access) -> bool:
+    return ANY_HOST in access.allow_hosts or name in access.allow_hosts
+
+
+def host_refusal(host: str | None, access: Access) -> Refusal | None:
+    """A Host the control plane does not answer: not loopback, not an IP address (a rebound name
+    is always a name) and not allowed. No Host at all is not a browser's request."""
+    if host is None or not host.strip():
+        return None
+    name = hostname(host)
+    if is_loopback(name) or _is_ip(name) or _allowed(name, access):
+        return None
+    return Refusal(
+        403,
+        "host",
+        f"request refused: Host {host} is not this server's address (a guard against DNS "
+        f"rebinding); start mockagent serve with --allow-host {name} to allow it",
+    )
+
+
+def _origin(origin: str) -> tuple[str, str] | None:
+    """(host, port) of an Origin; None for `null` or what is not an origin."""
+    try:
+        parts = urlsplit(origin.strip().lower())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return None
+    return parts.hostname.rstrip("."), str(port) if port else DEFAULT_PORTS.get(parts.scheme, "")
+
+
+def origin_refusal(origin: str | None, host: str | None, access: Access) -> Refusal | None:
+    """An Origin that is another site: not this server (the Host it called, when that is one the
+    control plane answers), not loopback, not an allowed host. `null` (a sandboxed frame, a
+    file) is another site too."""
+    if origin is None:
+        return None
+    found = _origin(origin)
+    if found is not None:
+        name, port = found
+        if is_loopback(name) or _allowed(name, access):
+            return None
+        same = host is not None and (hostname(host), _port(host, port)) == found
+        if same and host_refusal(host, access) is None:  # a rebound name is not this server
+            return None
+    how = (
+        f"start mockagent serve with --allow-host {found[0]} to allow it"
+        if found is not None
+        else "a sandboxed frame or a local file sends it: serve the page from an allowed host"
+    )
+    return Refusal(
+        403, "origin", f"cross-origin request refused: Origin {origin} is not this server; {how}"
+    )
+
+
+def _port(host: str, default: str) -> str:
+    """The port of a Host header; `default` (the Origin's scheme's) when it names none."""
+    tail = host.strip().rsplit("]", 1)[-1]
+    _, colon, port = tail.rpartition(":")
+    return port if colon and port.isdigit() else default
+
+
+def type_refusal(seen: Seen, wanted: str) -> Refusal | None:
+    """A POST a web page could send without a preflight: a body of a CORS-safelisted type, or a
+    body with no Content-Type. `wanted` names the types to send instead."""
+    if seen.method != "POST":
+        return None  # other methods with a body need a preflight, which mockagent never grants
+    media = (seen.content_type or "").split(";")[0].strip().lower()
+    if media in SIMPLE_TYPES:
+        return Refusal(
+            403,
+            "content-type",
+            f"cross-origin request refused: Content-Type {media} is one any web page can send; "
+            f"send {wanted}",
+        )
+    if not media and seen.has_body:
+        return Refusal(
+            403,
+            "content-type",
+            f"request refused: a POST body without a Content-Type (any web page can send one); "
+            f"send {wanted}",
+        )
+    return None
+
+
+def token_refusal(authorization: str | None, access: Access) -> Refusal | None:
+    """Without the admin token (when there is one), 401; compared in constant time."""
+    if access.admin_token is None:
+        return None
+    scheme, _, given = (authorization or "").strip().partition(" ")
+    if scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), access.admin_token.encode()
+    ):
+        return None
+    return Refusal(
+        401,
+        "token",
+        "the admin API needs Authorization: Bearer TOKEN, the token mockagent serve was started "
+        "with (--admin-token or MOCKAGENT_ADMIN_TOKEN)",
+    )
+
+
+def admin_refusal(seen: Seen, access: Access) -> Refusal | None:
+    """Why the control plane does not answer `seen` (None: it answers)."""
+    return (
+        host_refusal(seen.host, access)
+        or token_refusal(seen.authorization, access)
+        or origin_refusal(seen.origin, seen.host, access)
+        or type_refusal(seen, "Content-Type: application/json (or application/yaml)")
+    )
+
+
+def agent_refusal(seen: Seen, access: Access) -> Refusal | None:
+    """Why an agent does not take `seen` (None: it does): reads are open to all."""
+    if seen.method in READS:
+        return None
+    return origin_refusal(seen.origin, seen.host, access) or type_refusal(
+        seen, "Content-Type: application/json"
+    )

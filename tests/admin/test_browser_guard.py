@@ -1,0 +1,267 @@
+"""No web page reaches the control plane or changes an agent's state (issue 26, items 2 to 4):
+cross-origin simple requests get 403 in the protocol's shape and change nothing, the admin API
+answers only this server's Host (DNS rebinding), and `--admin-token` guards it. Real HTTP
+against servers on 127.0.0.1 port 0; non-browser clients keep working."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mockagent.cli_serve import access_options
+from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.agentex import PLATFORM
+from tests.helpers.cassette_text import cassette
+
+HTTP = httpx.Client(timeout=10.0, trust_env=False)
+V1 = {"A2A-Version": "1.0"}
+EVIL = "https://evil.example"
+PLANTED = {"name": "planted", "match": {"text": "hi"}, "reply": {"message": "planted"}}
+ANSWERS = cassette(
+    """
+    - name: question
+      match: {text: hi}
+      reply: {message: "Yes."}
+      times: 100
+    """
+)
+
+
+def send_body(text: str = "hi") -> dict[str, Any]:
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}
+    return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+
+
+@pytest.fixture
+def answers(tmp_path: Path) -> Path:
+    path = tmp_path / "answers.yaml"
+    path.write_text(ANSWERS)
+    return path
+
+
+@pytest.fixture
+def server(answers: Path) -> Iterator[ServerThread]:
+    with serve_in_thread(answers) as started:
+        yield started
+
+
+def said(server: ServerThread) -> str:
+    """What the agent answers `hi` now (an official client's request: JSON)."""
+    answer = HTTP.post(server.url + "/", json=send_body(), headers=V1).json()
+    return str(answer["result"]["message"]["parts"][0]["text"])
+
+
+def names(server: ServerThread) -> list[str]:
+    listed = HTTP.get(server.url + "/_mockagent/interactions").json()["interactions"]
+    return [item["name"] for item in listed]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        None,
+    ],
+)
+def test_a_web_pages_post_plants_no_interaction(server: ServerThread, content_type: str) -> None:
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    refused = HTTP.post(
+        server.url + "/_mockagent/interactions", content=json.dumps(PLANTED), headers=headers
+    )
+    assert refused.status_code == 403
+    message = refused.json()["error"]["message"]
+    assert refused.json()["error"]["code"] == 403
+    assert "application/json" in message, message
+    assert names(server) == ["question"]
+    assert said(server) == "Yes."
+
+
+def test_a_foreign_origin_is_refused_even_with_json(server: ServerThread) -> None:
+    for path, body in [
+        ("interactions", PLANTED),
+        ("reset", {}),
+        ("clock/advance", {"ms": 1000}),
+        ("cassettes/load", {"path": "answers.yaml"}),
+    ]:
+        refused = HTTP.post(f"{server.url}/_mockagent/{path}", json=body, headers={"Origin": EVIL})
+        assert refused.status_code == 403, path
+        assert refused.json()["error"]["message"] == (
+            f"cross-origin request refused: Origin {EVIL} is not this server; "
+            "start mockagent serve with --allow-host evil.example to allow it"
+        )
+    assert HTTP.get(server.url + "/_mockagent/calls", headers={"Origin": "null"}).status_code == 403
+    assert names(server) == ["question"]
+
+
+def test_a_web_page_cannot_reset_or_advance_the_clock(server: ServerThread) -> None:
+    said(server)
+    for path in ("reset", "clock/advance"):
+        refused = HTTP.post(
+            f"{server.url}/_mockagent/{path}",
+            content='{"ms": 1000}',
+            headers={"Content-Type": "text/plain"},
+        )
+        assert refused.status_code == 403
+    assert len(HTTP.get(server.url + "/_mockagent/calls").json()["calls"]) == 1
+
+
+def test_clients_that_are_not_web_pages_work_as_before(server: ServerThread) -> None:
+    own_origin = {"Origin": server.url, "Content-Type": "application/json; charset=utf-8"}
+    added = HTTP.post(
+        server.url + "/_mockagent/interactions", content=json.dumps(PLANTED), headers=own_origin
+    )
+    assert added.status_code == 201, added.text
+    assert said(server) == "planted"
+    local = {"Origin": "http://localhost:5173"}  # a browser app in development, on loopback
+    assert HTTP.post(server.url + "/_mockagent/reset", json={}, headers=local).status_code == 200
+    assert HTTP.post(server.url + "/_mockagent/reset").status_code == 200  # curl -X POST
+    yaml_body = "name: y\nmatch: {text: yo}\nreply: {message: Yo.}\n"
+    yaml_type = {"Content-Type": "application/yaml"}
+    added = HTTP.post(server.url + "/_mockagent/interactions", content=yaml_body, headers=yaml_type)
+    assert added.status_code == 201, added.text
+    assert HTTP.get(server.url + "/_mockagent/", headers={"Host": "localhost:1"}).status_code == 200
+
+
+def test_a_rebound_host_reads_no_journal_while_agents_answer_it(server: ServerThread) -> None:
+    said(server)
+    foreign = {"Host": "attacker.example"}
+    refused = HTTP.get(server.url + "/_mockagent/calls", headers=foreign)
+    assert refused.status_code == 403
+    assert "calls" not in refused.text
+    assert refused.json()["error"]["message"] == (
+        "request refused: Host attacker.example is not this server's address (a guard against "
+        "DNS rebinding); start mockagent serve with --allow-host attacker.example to allow it"
+    )
+    assert HTTP.get(server.url + "/_mockagent/", headers=foreign).status_code == 403
+    answer = HTTP.post(server.url + "/", json=send_body(), headers={**V1, **foreign})
+    assert answer.json()["result"]["message"]["parts"][0]["text"] == "Yes."
+    card = HTTP.get(
+        server.url + "/.well-known/agent-card.json", headers={**foreign, "Origin": EVIL}
+    )
+    assert card.status_code == 200 and card.json()["name"] == "tester"
+    for host in ("localhost:9", "127.0.0.1", "[::1]:8000", f"127.0.0.1:{server.port}"):
+        assert HTTP.get(server.url + "/_mockagent/calls", headers={"Host": host}).status_code == 200
+
+
+def test_allow_host_names_a_host_and_its_origin(answers: Path) -> None:
+    with serve_in_thread(answers, allow_hosts=["mock.test"]) as server:
+        named = {"Host": "mock.test:8000", "Origin": "http://mock.test:3000"}
+        assert HTTP.get(server.url + "/_mockagent/calls", headers=named).status_code == 200
+        other = HTTP.get(server.url + "/_mockagent/calls", headers={"Host": "other.test"})
+        assert other.status_code == 403
+    with serve_in_thread(answers, allow_hosts=["*"]) as server:
+        anyone = {"Host": "other.test", "Origin": EVIL}
+        assert (
+            HTTP.post(server.url + "/_mockagent/reset", json={}, headers=anyone).status_code == 200
+        )
+        text = {**anyone, "Content-Type": "text/plain"}
+        assert (
+            HTTP.post(server.url + "/_mockagent/reset", content="{}", headers=text).status_code
+            == 403
+        )
+
+
+def test_the_admin_token_is_required_when_given(answers: Path) -> None:
+    with serve_in_thread(answers, admin_token="s3cret") as server:
+        url = server.url + "/_mockagent/calls"
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+            refused = HTTP.get(url, headers=headers)
+            assert refused.status_code == 401
+            assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+            assert "--admin-token" in refused.json()["error"]["message"]
+        assert HTTP.get(url, headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert HTTP.get(server.url + "/_mockagent/").status_code == 401  # the inspector too
+        assert said(server) == "Yes."  # agents need no token
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", None])
+def test_a_json_rpc_post_a_page_could_send_is_a_403_json_rpc_error(
+    server: ServerThread, content_type: str | None
+) -> None:
+    headers = {**V1} if content_type is None else {**V1, "Content-Type": content_type}
+    refused = HTTP.post(server.url + "/", content=json.dumps(send_body()), headers=headers)
+    assert refused.status_code == 403
+    error = refused.json()["error"]
+    assert error["code"] == -32005 and "Content-Type" in error["message"]
+    assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+
+
+def test_agent_calls_refuse_a_foreign_origin_in_each_bindings_shape(server: ServerThread) -> None:
+    evil = {**V1, "Origin": EVIL}
+    rpc = HTTP.post(server.url + "/", json=send_body(), headers=evil)
+    assert rpc.status_code == 403 and rpc.json()["error"]["code"] == -32600
+    assert "Origin https://evil.example" in rpc.json()["error"]["message"]
+    rest = HTTP.post(server.url + "/message:send", json={"message": {}}, headers=evil)
+    assert rest.status_code == 403 and rest.json()["error"]["status"] == "PERMISSION_DENIED"
+    form = {**V1, "Content-Type": "application/x-www-form-urlencoded"}
+    typed = HTTP.post(server.url + "/message:send", content=b"{}", headers=form)
+    assert typed.status_code == 415  # the HTTP+JSON binding's answer to a wrong Content-Type
+    assert typed.json()["error"]["details"][0]["reason"] == "CONTENT_TYPE_NOT_SUPPORTED"
+    assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+    a2a_json = {**V1, "Content-Type": "application/a2a+json"}
+    sent = HTTP.post(server.url + "/", content=json.dumps(send_body()), headers=a2a_json)
+    assert sent.json()["result"]["message"]["parts"][0]["text"] == "Yes."
+
+
+def test_agentex_rpc_refuses_a_web_pages_post(tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    body = {
+        "method": "message/send",
+        "params": {"content": {"type": "text", "author": "user", "content": "hi?"}},
+    }
+    with serve_in_thread(path) as server:
+        url = server.url + "/agents/name/echo-bot/rpc"
+        refused = HTTP.post(url, content=json.dumps(body), headers={"Content-Type": "text/plain"})
+        assert refused.status_code == 403
+        assert "Content-Type text/plain" in refused.json()["error"]["message"]
+        evil = HTTP.post(url, json=body, headers={"Origin": EVIL})
+        assert evil.status_code == 403 and "Origin" in evil.json()["error"]["message"]
+        assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+        assert HTTP.post(url, json=body).json()["error"] is None
+
+
+def test_serve_takes_the_token_from_the_environment_and_allowed_hosts(answers: Path) -> None:
+    command = [sys.executable, "-m", "mockagent.cli", "serve", str(answers), "--port", "0"]
+    command += ["--allow-host", "mock.test"]
+    out, err = answers.with_suffix(".out"), answers.with_suffix(".err")
+    env = {**os.environ, "MOCKAGENT_ADMIN_TOKEN": "from-env"}
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (ready := re.search(r"mockagent ready on (http://\S+)", out.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, err.read_text()
+            time.sleep(0.01)  # polling the output for the line
+        calls = ready.group(1) + "/_mockagent/calls"
+        assert HTTP.get(calls).status_code == 401
+        token = {"Authorization": "Bearer from-env"}
+        assert HTTP.get(calls, headers=token).status_code == 200
+        assert HTTP.get(calls, headers={**token, "Host": "mock.test"}).status_code == 200
+        assert HTTP.get(calls, headers={**token, "Host": "x.test"}).status_code == 403
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "from-env" not in out.read_text() + err.read_text()
+
+
+def test_a_network_bind_without_a_token_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    assert access_options("0.0.0.0", (), None, admin=True)["admin_token"] is None
+    assert "--admin-token" in capsys.readouterr().err
+    access_options("0.0.0.0", (), "t", admin=True)
+    access_options("127.0.0.1", (), None, admin=True)
+    access_options("0.0.0.0", (), None, admin=False)
+    assert capsys.readouterr().err == ""
