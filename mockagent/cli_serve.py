@@ -14,6 +14,7 @@ from flask import Flask
 
 from mockagent.engine.player import Pace
 from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app
@@ -104,6 +105,16 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "agents (0 picks a free port); the cards then list a GRPC interface. A folder's agents are "
     "tenants named as their files. Needs mockagent[grpc].",
 )
+@click.option(
+    "--webhook-allow",
+    "webhook_allow",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    callback=lambda ctx, param, value: _check_webhook_allow(value),
+    help="Also deliver push notifications to HOST (repeatable): a name, an address, a network "
+    "such as 10.0.0.0/8, or * for anywhere, each with an optional :PORT. By default webhooks "
+    "go to loopback only (127.0.0.0/8, ::1, localhost); a refused one is in the journal.",
+)
 def serve(
     path: Path,
     host: str,
@@ -117,6 +128,7 @@ def serve(
     store_url: str | None,
     join: bool,
     grpc_port: int | None,
+    webhook_allow: tuple[str, ...],
 ) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
@@ -144,6 +156,7 @@ def serve(
             admin=admin_enabled(host, admin),
             max_body=max_body,
             store=store,
+            webhook_allow=webhook_allow,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--store") from None
@@ -176,6 +189,7 @@ def serve(
         "pace_cap_ms": pace_cap_ms,
         "admin": admin_enabled(host, admin),
         "max_body": max_body,
+        "webhook_allow": list(webhook_allow),
     }
     how = f" with {workers} workers" if workers > 1 else ""
     lines = _agent_lines(mounts, describe)
@@ -323,6 +337,15 @@ def admin_enabled(host: str, admin: bool | None) -> bool:
     """Whether `serve` mounts the admin API: as asked, else only on a loopback interface (the
     admin API can load cassettes and reset state, so it is not for the whole network)."""
     return admin if admin is not None else is_loopback(host)
+
+
+def _check_webhook_allow(rules: tuple[str, ...]) -> tuple[str, ...]:
+    """The --webhook-allow rules, or click's usage error naming the malformed one."""
+    try:
+        WebhookPolicy.of(rules)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--webhook-allow") from None
+    return rules
 
 
 def _check_pace(pace: str | None) -> None:
