@@ -203,6 +203,11 @@ class Deliverer:
         self._pending += 1
         return None
 
+    @property
+    def policy(self) -> WebhookPolicy:
+        """Where this deliverer's webhooks may go."""
+        return self._policy
+
     def results(self) -> list[Delivery]:
         """The last results (up to `results_kept`), in completion order (a copy)."""
         with self._lock:
