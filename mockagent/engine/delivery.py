@@ -16,13 +16,14 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
 
 from mockagent.engine import webhook_send
+from mockagent.engine.delivery_log import RESULTS_KEPT, Delivery, DeliveryLog
 from mockagent.engine.webhook_policy import Resolver, WebhookPolicy, system_resolver
 
 log = logging.getLogger(__name__)
@@ -34,47 +35,7 @@ QUEUE_SIZE = 100
 MAX_DESTINATIONS = 256
 """Destinations with POSTs in flight or waiting, each with its own thread; a new one past this is
 dropped (and reported)."""
-RESULTS_KEPT = 1000
-"""Results a DeliveryLog keeps; older ones are counted as dropped."""
-
 THREAD_PREFIX = "mockagent-push"
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """The result of one delivery attempt (or of a POST refused or dropped), for the journal."""
-
-    seq: int
-    url: str
-    task_id: str
-    config_id: str
-    event: str
-    status: int | None
-    error: str | None
-
-    @property
-    def ok(self) -> bool:
-        """True when the receiver answered 2xx."""
-        return self.error is None
-
-
-class DeliveryLog:
-    """The last `size` deliveries, oldest first, and how many older ones were let go."""
-
-    def __init__(self, size: int = RESULTS_KEPT) -> None:
-        self._kept: deque[Delivery] = deque(maxlen=max(1, size))
-        self.dropped = 0
-
-    def append(self, delivery: Delivery) -> None:
-        if len(self._kept) == self._kept.maxlen:
-            self.dropped += 1
-        self._kept.append(delivery)
-
-    def __iter__(self) -> Iterator[Delivery]:
-        return iter(self._kept)
-
-    def __len__(self) -> int:
-        return len(self._kept)
 
 
 @dataclass(frozen=True)

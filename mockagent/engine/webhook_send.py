@@ -33,6 +33,10 @@ def new_client() -> httpx.Client:
     )
 
 
+class _NotConnected(Exception):
+    """No connection to this address: the message says why; the next address may do."""
+
+
 class _Watchdog:
     """Shuts every socket the POST opened once `seconds` have passed."""
 
@@ -49,6 +53,12 @@ class _Watchdog:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
+
+    @property
+    def connected(self) -> bool:
+        """Whether the POST got as far as a connection."""
+        with self._lock:
+            return bool(self._sockets)
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
         """httpcore's trace hook: note each socket as it opens (shut at once if late)."""
@@ -109,8 +119,8 @@ def post(
         pinned = target.copy_with(host=address)
         try:
             return _post_once(client, pinned, target.host, body, headers, left, deadline_s)
-        except httpx.ConnectError as exc:  # the next address may listen (localhost: ::1, then v4)
-            error = reason(exc)
+        except _NotConnected as exc:
+            error = str(exc)
     return None, error
 
 
@@ -135,14 +145,13 @@ def _post_once(
                     pass
             finally:
                 response.close()
-        except httpx.ConnectError:
-            if watchdog.fired:
-                return None, _cut(deadline_s)
-            raise
         except Exception as exc:
             # Every httpx timeout is the time left, so any of them is the deadline too.
-            late = watchdog.fired or isinstance(exc, httpx.TimeoutException)
-            return None, _cut(deadline_s) if late else reason(exc)
+            if watchdog.fired or isinstance(exc, httpx.TimeoutException):
+                return None, _cut(deadline_s)
+            if not watchdog.connected:  # the next address may listen (localhost: ::1, then v4)
+                raise _NotConnected(reason(exc)) from exc
+            return None, reason(exc)
     status = response.status_code
     return status, None if 200 <= status < 300 else f"HTTP {status}"
 
