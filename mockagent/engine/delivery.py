@@ -30,8 +30,11 @@ log = logging.getLogger(__name__)
 
 DEADLINE_S = 5.0
 """Longest a delivery may take, from connecting to reading the whole reply."""
-QUEUE_SIZE = 100
-"""POSTs that may wait for one destination; more are dropped (and reported)."""
+QUEUE_SIZE = 1000
+"""POSTs that may wait for one destination; more are dropped (and reported). A task streaming a
+few hundred instant events to a healthy receiver fits."""
+MAX_QUEUED = 10_000
+"""POSTs that may wait, over every destination; more are dropped (and reported)."""
 MAX_DESTINATIONS = 256
 """Destinations with POSTs in flight or waiting, each with its own thread; a new one past this is
 dropped (and reported)."""
@@ -87,6 +90,7 @@ class Deliverer:
         resolver: Resolver = system_resolver,
         queue_size: int = QUEUE_SIZE,
         max_destinations: int = MAX_DESTINATIONS,
+        max_queued: int = MAX_QUEUED,
         results_kept: int = RESULTS_KEPT,
     ) -> None:
         self._on_result = on_result
@@ -95,6 +99,7 @@ class Deliverer:
         self._resolver = resolver
         self._queue_size = max(1, queue_size)
         self._max_destinations = max(1, max_destinations)
+        self._max_queued = max(1, max_queued)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._lanes: dict[str, deque[_Job]] = {}  # busy destinations only
@@ -139,6 +144,11 @@ class Deliverer:
         """Queue `job` on its destination's lane, starting the lane's thread; or say why it is
         dropped (caller holds the lock)."""
         lane = self._lanes.get(key)
+        if self._pending >= self._max_queued:
+            return (
+                f"dropped: {self._max_queued} deliveries are already waiting "
+                "(slow or dead receivers)"
+            )
         if lane is None and len(self._lanes) >= self._max_destinations:
             return (
                 f"dropped: {self._max_destinations} other webhook destinations are busy "

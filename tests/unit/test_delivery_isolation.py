@@ -187,6 +187,23 @@ def test_too_many_busy_destinations_drop_and_report(
         d.close()
 
 
+def test_deliveries_waiting_over_all_destinations_are_bounded(
+    silent_ports: Callable[[], int],
+) -> None:
+    d = Deliverer(timeout=0.3, max_queued=3)
+    try:
+        for _ in range(2):
+            url = f"http://127.0.0.1:{silent_ports()}/hook"
+            post(d, url, "a")
+            post(d, url, "b")
+        assert [r.error for r in of(d, "b")][-1:] == [
+            "dropped: 3 deliveries are already waiting (slow or dead receivers)"
+        ]
+        assert d.wait_idle(5)
+    finally:
+        d.close()
+
+
 def test_results_kept_are_bounded_and_the_dropped_counted(healthy: str) -> None:
     d = Deliverer(results_kept=5)
     try:
