@@ -126,13 +126,14 @@ def mockagent(
         "pace": setting("pace", "instant"),
         "pace_cap_ms": setting("pace_cap_ms"),
         "allow_repeats": bool(setting("allow_playback_repeats", False, "allow-repeats")),
-        "webhook_allow": _webhook_allow(setting("webhook_allow")),
     }
+    # The app's, not the engines': a recording's local engine (`expect`) takes `options` only.
+    app_options = {**options, "webhook_allow": _webhook_allow(setting("webhook_allow"))}
     try:
         if mode == "none" and not path.exists():  # the test's own cassette, not recorded yet
             from mockagent.plugin_cassette import agent_without_cassette
 
-            app = create_app(agent_without_cassette(path, setting("agent")), **options)
+            app = create_app(agent_without_cassette(path, setting("agent")), **app_options)
         else:
             app = create_app_for_mode(
                 path,
@@ -142,7 +143,7 @@ def mockagent(
                 _hooks(setting),
                 run=_run(request),
                 report=_say,
-                **options,
+                **app_options,
             )
     except (CassetteError, ValueError) as exc:
         refused = str(exc)  # failed outside the `except`: pytest would print it twice, chained

@@ -159,19 +159,20 @@ class Deliverer:
                 f"dropped: {self._queue_size} deliveries to {key} are already waiting "
                 "(the receiver is slow or down)"
             )
-        if lane is None:
-            lane = self._lanes[key] = deque()
-            self._started += 1
-            thread = threading.Thread(
-                target=self._work,
-                args=(key, lane),
-                name=f"{THREAD_PREFIX}-{self._started}",
-                daemon=True,
-            )
-            self._threads.add(thread)
-            thread.start()
-        lane.append(job)
         self._pending += 1
+        if lane is not None:
+            lane.append(job)
+            return None
+        lane = self._lanes[key] = deque([job])
+        self._started += 1
+        thread = threading.Thread(
+            target=self._work,
+            args=(key, lane),
+            name=f"{THREAD_PREFIX}-{self._started}",
+            daemon=True,
+        )
+        self._threads.add(thread)
+        thread.start()
         return None
 
     @property
