@@ -15,6 +15,7 @@ from flask import Flask
 from mockagent.cli_store import resolve_store_url, store_options
 from mockagent.engine.player import Pace
 from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app
@@ -115,6 +116,16 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "agents (0 picks a free port); the cards then list a GRPC interface. A folder's agents are "
     "tenants named as their files. Needs mockagent-server[grpc].",
 )
+@click.option(
+    "--webhook-allow",
+    "webhook_allow",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    callback=lambda ctx, param, value: _check_webhook_allow(value),
+    help="Also deliver push notifications to HOST (repeatable): a name, an address, a network "
+    "such as 10.0.0.0/8, or * for anywhere, each with an optional :PORT. By default webhooks "
+    "go to loopback only (127.0.0.0/8, ::1, localhost); a refused one is in the journal.",
+)
 def serve(
     path: Path,
     host: str,
@@ -131,6 +142,7 @@ def serve(
     store_file: Path | None,
     join: bool,
     grpc_port: int | None,
+    webhook_allow: tuple[str, ...],
 ) -> None:
     """Serve the cassette PATH at /, or every NAME.yaml in the folder PATH at /NAME/.
 
@@ -161,6 +173,7 @@ def serve(
             max_body=max_body,
             store=store,
             **access,
+            webhook_allow=webhook_allow,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--store") from None
@@ -194,6 +207,7 @@ def serve(
         "admin": admin_enabled(host, admin),
         "max_body": max_body,
         **access,
+        "webhook_allow": list(webhook_allow),
     }
     how = f" with {workers} workers" if workers > 1 else ""
     lines = _agent_lines(mounts, describe)
@@ -355,6 +369,15 @@ def access_options(
             err=True,
         )
     return {"allow_hosts": (host, *allow_hosts), "admin_token": admin_token or None}
+
+
+def _check_webhook_allow(rules: tuple[str, ...]) -> tuple[str, ...]:
+    """The --webhook-allow rules, or click's usage error naming the malformed one."""
+    try:
+        WebhookPolicy.of(rules)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--webhook-allow") from None
+    return rules
 
 
 def _check_pace(pace: str | None) -> None:

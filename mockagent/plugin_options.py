@@ -105,6 +105,20 @@ def _strings(value: Any) -> str:
     return "" if value is None or ok else _kind(value, "a list of strings")
 
 
+def _webhook_allow(value: Any) -> str:
+    from mockagent.cassette.webhooks import parse_rule
+
+    wrong = _strings(value)
+    if wrong or value is None:
+        return wrong
+    for rule in [value] if isinstance(value, str) else value:
+        try:
+            parse_rule(rule)
+        except ValueError as exc:
+            return str(exc)
+    return ""
+
+
 def _hook(value: Any) -> str:
     wanted = "a callable (dict -> dict or None)"
     return "" if value is None or callable(value) else _kind(value, wanted)
@@ -123,6 +137,7 @@ CHECKS: dict[str, Callable[[Any], str]] = {
     "before_record_request": _hook,
     "before_record_response": _hook,
     "grpc": _flag,
+    "webhook_allow": _webhook_allow,
     # the recording's redaction settings (mockagent.cassette.redact_settings.SETTINGS)
     "redact_names": _strings,
     "redact_patterns": _strings,

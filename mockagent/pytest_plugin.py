@@ -78,13 +78,18 @@ def _setting(
     return config.get(name, default)
 
 
+def _webhook_allow(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The marker's `webhook_allow`: one rule or several (checked by plugin_options)."""
+    return (value,) if isinstance(value, str) else tuple(value or ())
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(path=None, pace='instant', pace_cap_ms=None, record_mode='none', "
         "upstream=None, strict=False, cassette_dir='cassettes/{module}', agent=None, "
         "allow_playback_repeats=False, before_record_request=None, before_record_response=None, "
-        "grpc=False): "
+        "grpc=False, webhook_allow=None): "
         "the cassette file or folder of cassettes the `mockagent` fixture serves, relative to the "
         "test file's directory, else to the rootdir; without a path, the test's own "
         "cassette_dir/{test}.yaml beside the test file (in record mode none and not there yet: an "
@@ -92,7 +97,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "recorded or scale=F; record_mode and upstream record the cassette from a real agent, "
         "the before_record_* callables filter what is recorded; strict fails a test that leaves "
         "interactions unused; allow_playback_repeats ignores `times`; grpc=True also serves the "
-        "A2A gRPC binding on a free port (mockagent.grpc_url; needs mockagent-server[grpc]).",
+        "A2A gRPC binding on a free port (mockagent.grpc_url; needs mockagent-server[grpc]); "
+        "webhook_allow lets push notifications go to these hosts besides loopback "
+        "(as serve --webhook-allow).",
     )
 
 
@@ -120,11 +127,13 @@ def mockagent(
         "pace_cap_ms": setting("pace_cap_ms"),
         "allow_repeats": bool(setting("allow_playback_repeats", False, "allow-repeats")),
     }
+    # The app's, not the engines': a recording's local engine (`expect`) takes `options` only.
+    app_options = {**options, "webhook_allow": _webhook_allow(setting("webhook_allow"))}
     try:
         if mode == "none" and not path.exists():  # the test's own cassette, not recorded yet
             from mockagent.plugin_cassette import agent_without_cassette
 
-            app = create_app(agent_without_cassette(path, setting("agent")), **options)
+            app = create_app(agent_without_cassette(path, setting("agent")), **app_options)
         else:
             app = create_app_for_mode(
                 path,
@@ -134,7 +143,7 @@ def mockagent(
                 _hooks(setting),
                 run=_run(request),
                 report=_say,
-                **options,
+                **app_options,
             )
     except (CassetteError, ValueError) as exc:
         refused = str(exc)  # failed outside the `except`: pytest would print it twice, chained

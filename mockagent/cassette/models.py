@@ -55,6 +55,7 @@ from mockagent.cassette.vocabulary import (
     Operation,
     StateName,
 )
+from mockagent.cassette.webhooks import Webhooks
 from mockagent.vocabulary import OPERATIONS
 
 # The header's models, the states and the base are found here too, where they always were.
@@ -84,6 +85,7 @@ __all__ = [
     "TaskMatch",
     "TaskReply",
     "TaskState",
+    "Webhooks",
 ]
 
 
@@ -385,6 +387,10 @@ class Cassette(Model):
     )
     clock: Clock = Field(default_factory=Clock)
     ids: Ids = Field(default_factory=Ids)
+    webhooks: Webhooks = Field(
+        default_factory=Webhooks,
+        description="A2A push notifications: where they may go besides loopback",
+    )
     interactions: list[Interaction] = Field(default_factory=list)
 
     @property

@@ -2,51 +2,43 @@
 
 A2A push delivery (reference/a2a.md §6 "Push") must never hold up a response: the TCK's CRUD tests
 register webhooks at unreachable URLs, and a slow receiver must not slow another. So `post()` only
-queues the request; one daemon worker per destination (scheme, host, port) sends them in order, one
-attempt each, and reports every attempt as a `Delivery` through `on_result` (the journal).
+queues the request. Each destination (scheme, host, port) with POSTs waiting has its own daemon
+thread, which sends them in order, one attempt each within a total deadline, and ends when its
+queue is empty; so a slow or dead receiver holds only its own thread. Queues are bounded, and so
+is the number of destinations busy at once: what does not fit is dropped and reported. Every
+attempt, refusal and drop is reported as a `Delivery` through `on_result` (the journal).
+Where a webhook may go is the `WebhookPolicy`'s to say (webhook_policy.py).
 """
 
 from __future__ import annotations
 
-import http.client
 import logging
-import queue
-import socket
-import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
-import zlib
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import httpx
+
+from mockagent.engine import webhook_send
+from mockagent.engine.delivery_log import RESULTS_KEPT, Delivery, DeliveryLog
+from mockagent.engine.webhook_policy import Resolver, WebhookPolicy, system_resolver
+
 log = logging.getLogger(__name__)
 
-MAX_WORKERS = 32
-"""Worker threads per Deliverer; further destinations share one, chosen by a hash of the
-destination."""
-
+DEADLINE_S = 5.0
+"""Longest a delivery may take, from connecting to reading the whole reply."""
+QUEUE_SIZE = 1000
+"""POSTs that may wait for one destination; more are dropped (and reported). A task streaming a
+few hundred instant events to a healthy receiver fits."""
+MAX_QUEUED = 10_000
+"""POSTs that may wait, over every destination; more are dropped (and reported)."""
+MAX_DESTINATIONS = 256
+"""Destinations with POSTs in flight or waiting, each with its own thread; a new one past this is
+dropped (and reported)."""
 THREAD_PREFIX = "mockagent-push"
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """The result of one delivery attempt, kept for the journal."""
-
-    seq: int
-    url: str
-    task_id: str
-    config_id: str
-    event: str
-    status: int | None
-    error: str | None
-
-    @property
-    def ok(self) -> bool:
-        """True when the receiver answered 2xx."""
-        return self.error is None
 
 
 @dataclass(frozen=True)
@@ -80,90 +72,42 @@ def _destination(url: str) -> tuple[str, str | None]:
     return f"{parts.scheme}://{parts.hostname}:{port or default}", None
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Report a 3xx as the result: following it would turn the POST into a GET without the body."""
-
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
-
-
-def _opener() -> urllib.request.OpenerDirector:
-    # No environment proxies: webhooks here are nearly always local test receivers, and an
-    # HTTP_PROXY meant for package downloads would otherwise swallow POSTs to 127.0.0.1.
-    return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
-
-
-def _reason(exc: BaseException) -> str:
-    """A short, readable reason for a failed attempt."""
-    if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
-        exc = exc.reason
-    if isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError since 3.10
-        return "timed out"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, socket.gaierror):
-        return f"cannot resolve host: {exc.strerror or exc}"
-    if isinstance(exc, ssl.SSLError):
-        return f"TLS error: {exc.reason or exc}"
-    if isinstance(exc, http.client.RemoteDisconnected):
-        return "connection closed without a response"
-    if isinstance(exc, ConnectionResetError):
-        return "connection reset"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def _send(
-    opener: urllib.request.OpenerDirector, job: _Job, timeout: float
-) -> tuple[int | None, str | None]:
-    """One POST: `(status, error)`; never raises."""
-    # Replaced whatever the caller said: the body is always the JSON of a StreamResponse or Task.
-    headers = {k: v for k, v in job.headers.items() if k.lower() != "content-type"}
-    headers["Content-Type"] = "application/json"
-    try:
-        request = urllib.request.Request(job.url, data=job.body, headers=headers, method="POST")
-        with opener.open(request, timeout=timeout) as response:
-            return response.status, None
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        return exc.code, f"HTTP {exc.code}"
-    except Exception as exc:  # anything the network or a bad header throws is a failed attempt
-        return None, _reason(exc)
-
-
-class _Lane:
-    """One worker thread and its queue; the unit that keeps a destination's POSTs in order."""
-
-    def __init__(self, name: str, run: Callable[[queue.SimpleQueue[_Job | None]], None]) -> None:
-        self.queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=run, args=(self.queue,), name=name, daemon=True)
-        self.thread.start()
-
-
 class Deliverer:
     """Background webhook delivery: `post()` returns at once, workers send and report.
 
     Each destination's POSTs are sent in enqueue order by its own daemon thread, so an unreachable
-    or slow receiver only delays itself. `on_result` runs on the worker thread after each attempt;
-    an exception it raises is logged and the worker carries on.
+    or slow receiver only delays itself. `on_result` runs on the worker thread after each attempt
+    (and in `post()` for a dropped POST); an exception it raises is logged and the worker carries
+    on. `timeout` is each delivery's total deadline; `policy` says where webhooks may go.
     """
 
     def __init__(
         self,
         on_result: Callable[[Delivery], None] | None = None,
-        timeout: float = 2.0,
+        timeout: float = DEADLINE_S,
         *,
-        max_workers: int = MAX_WORKERS,
+        policy: WebhookPolicy | None = None,
+        resolver: Resolver = system_resolver,
+        queue_size: int = QUEUE_SIZE,
+        max_destinations: int = MAX_DESTINATIONS,
+        max_queued: int = MAX_QUEUED,
+        results_kept: int = RESULTS_KEPT,
     ) -> None:
         self._on_result = on_result
         self._timeout = timeout
-        self._max_workers = max(1, max_workers)
+        self._policy = policy or WebhookPolicy()
+        self._resolver = resolver
+        self._queue_size = max(1, queue_size)
+        self._max_destinations = max(1, max_destinations)
+        self._max_queued = max(1, max_queued)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._lanes: list[_Lane] = []
-        self._by_destination: dict[str, _Lane] = {}
-        self._results: list[Delivery] = []
-        self._seq = 0
-        self._pending = 0
+        self._lanes: dict[str, deque[_Job]] = {}  # busy destinations only
+        self._threads: set[threading.Thread] = set()
+        self._results = DeliveryLog(results_kept)
+        self._client: httpx.Client | None = None
+        self._refused: set[str] = set()  # destinations refused so far (logged once each)
+        self._seq = self._pending = self._started = 0
         self._closed = False
 
     def post(
@@ -179,8 +123,10 @@ class Deliverer:
     ) -> None:
         """Queue one POST; returns at once. `on_result` reports this one (instead of the default).
 
-        A URL that cannot be sent to becomes a failed `Delivery`, reported like any other attempt.
-        After `close()` the POST is dropped: a request racing shutdown must not fail because of it.
+        A URL that cannot be sent to becomes a failed `Delivery`, reported like any other attempt;
+        a POST that finds its destination's queue full, or too many destinations busy, is reported
+        as dropped. After `close()` the POST is dropped unreported: a request racing shutdown must
+        not fail because of it.
         """
         key, invalid = _destination(url)
         with self._lock:
@@ -190,14 +136,60 @@ class Deliverer:
             job = _Job(
                 self._seq, url, body, dict(headers), task_id, config_id, event, invalid, on_result
             )
-            self._pending += 1
-            # Enqueued under the lock so that close()'s stop marker is always queued after it.
-            self._lane_for(key).queue.put(job)
+            dropped = self._enqueue(key, job)
+        if dropped:
+            self._report(job, None, dropped)
+
+    def _enqueue(self, key: str, job: _Job) -> str | None:
+        """Queue `job` on its destination's lane, starting the lane's thread; or say why it is
+        dropped (caller holds the lock)."""
+        lane = self._lanes.get(key)
+        if self._pending >= self._max_queued:
+            return (
+                f"dropped: {self._max_queued} deliveries are already waiting "
+                "(slow or dead receivers)"
+            )
+        if lane is None and len(self._lanes) >= self._max_destinations:
+            return (
+                f"dropped: {self._max_destinations} other webhook destinations are busy "
+                "(slow or dead receivers)"
+            )
+        if lane is not None and len(lane) >= self._queue_size:
+            return (
+                f"dropped: {self._queue_size} deliveries to {key} are already waiting "
+                "(the receiver is slow or down)"
+            )
+        self._pending += 1
+        if lane is not None:
+            lane.append(job)
+            return None
+        lane = self._lanes[key] = deque([job])
+        self._started += 1
+        thread = threading.Thread(
+            target=self._work,
+            args=(key, lane),
+            name=f"{THREAD_PREFIX}-{self._started}",
+            daemon=True,
+        )
+        self._threads.add(thread)
+        thread.start()
+        return None
+
+    @property
+    def policy(self) -> WebhookPolicy:
+        """Where this deliverer's webhooks may go."""
+        return self._policy
 
     def results(self) -> list[Delivery]:
-        """Every attempt so far, in completion order (a copy)."""
+        """The last results (up to `results_kept`), in completion order (a copy)."""
         with self._lock:
             return list(self._results)
+
+    @property
+    def results_dropped(self) -> int:
+        """How many older results `results()` no longer holds."""
+        with self._lock:
+            return self._results.dropped
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Wait until every queued POST has been attempted and reported; False on timeout."""
@@ -205,49 +197,78 @@ class Deliverer:
             return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def close(self) -> None:
-        """Stop the workers: queued POSTs are dropped, one in flight ends within about `timeout`."""
+        """Stop the workers: queued POSTs are dropped, one in flight ends within `timeout`."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            lanes = list(self._lanes)
-            for lane in lanes:
-                lane.queue.put(None)
+            threads = list(self._threads)
         deadline = time.monotonic() + self._timeout + 1.0
-        for lane in lanes:
-            lane.thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
-    def _lane_for(self, key: str) -> _Lane:
-        """The destination's lane, started on first use (caller holds the lock)."""
-        lane = self._by_destination.get(key)
-        if lane is None:
-            if len(self._lanes) < self._max_workers:
-                lane = _Lane(f"{THREAD_PREFIX}-{len(self._lanes) + 1}", self._work)
-                self._lanes.append(lane)
-            else:  # crc32, not hash(): the same destination always lands on the same lane
-                lane = self._lanes[zlib.crc32(key.encode()) % len(self._lanes)]
-            self._by_destination[key] = lane
-        return lane
-
-    def _work(self, jobs: queue.SimpleQueue[_Job | None]) -> None:
-        """A worker's loop: attempt each job, report it; after close() drop the rest."""
-        opener = _opener()  # one per thread: OpenerDirector makes no thread-safety promise
-        while (job := jobs.get()) is not None:
+    def _work(self, key: str, lane: deque[_Job]) -> None:
+        """A destination's thread: attempt each job in order; end when none is left (or after
+        close(), dropping the rest)."""
+        while True:
+            with self._idle:
+                if self._closed or not lane:
+                    self._pending -= len(lane)
+                    lane.clear()
+                    del self._lanes[key]
+                    self._threads.discard(threading.current_thread())
+                    self._idle.notify_all()
+                    return
+                job = lane.popleft()
             try:
-                if not self._closed:
-                    self._attempt(opener, job)
-            except Exception:  # the worker must survive whatever on_result does
-                log.exception("push delivery %d to %s: result handler failed", job.seq, job.url)
+                self._attempt(key, job)
             finally:
                 with self._idle:
                     self._pending -= 1
                     self._idle.notify_all()
 
-    def _attempt(self, opener: urllib.request.OpenerDirector, job: _Job) -> None:
-        status, error = (None, job.invalid) if job.invalid else _send(opener, job, self._timeout)
+    def _attempt(self, key: str, job: _Job) -> None:
+        status: int | None = None
+        error: str | None = job.invalid
+        if error is None:
+            status, error = webhook_send.post(
+                self._http(),
+                job.url,
+                job.body,
+                job.headers,
+                deadline_s=self._timeout,
+                policy=self._policy,
+                resolver=self._resolver,
+            )
+        if error is not None and error.startswith("refused:") and self._first_refusal(key):
+            log.warning("mockagent: webhook to %s %s", job.url, error)
+        self._report(job, status, error)
+
+    def _first_refusal(self, key: str) -> bool:
+        """True the first time `key` is refused: the log says so once, the journal each time."""
+        with self._lock:
+            first = key not in self._refused and len(self._refused) < RESULTS_KEPT
+            if first:
+                self._refused.add(key)
+            return first
+
+    def _http(self) -> httpx.Client:
+        with self._lock:  # made on first use: most agents never send a webhook
+            if self._client is None:
+                self._client = webhook_send.new_client()
+            return self._client
+
+    def _report(self, job: _Job, status: int | None, error: str | None) -> None:
         delivery = Delivery(job.seq, job.url, job.task_id, job.config_id, job.event, status, error)
         with self._lock:
             self._results.append(delivery)
         report = job.on_result or self._on_result
-        if report is not None:
-            report(delivery)
+        try:
+            if report is not None:
+                report(delivery)
+        except Exception:  # the worker (or the caller of post()) must survive the reporter
+            log.exception("push delivery %d to %s: result handler failed", job.seq, job.url)

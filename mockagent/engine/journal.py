@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockagent.engine.call import Call
-from mockagent.engine.delivery import Delivery
+from mockagent.engine.delivery import DeliveryLog
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.faults import FaultPart
 
@@ -63,7 +63,7 @@ class Journal:
 
     def __init__(self) -> None:
         self._entries: list[JournalEntry] = []
-        self.deliveries: list[Delivery] = []  # webhook POSTs, appended by the delivery workers
+        self.deliveries = DeliveryLog()  # webhook POSTs (the last ones), from the delivery workers
 
     @property
     def entries(self) -> list[JournalEntry]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
-from mockagent.engine.delivery import Delivery
+from mockagent.engine.delivery import DeliveryLog
 from mockagent.engine.journal import Journal, JournalEntry
 from mockagent.engine.redis_lease import NUMBERED, Client, Command, Lease, settings
 from mockagent.engine.tasks import Task
@@ -261,7 +261,7 @@ class RedisJournal(Journal):
     deliveries stay with the process that sent them."""
 
     def __init__(self, client: Client, key: str) -> None:
-        self.deliveries: list[Delivery] = []  # not Journal.__init__: the entries live in Redis
+        self.deliveries = DeliveryLog()  # not Journal.__init__: the entries live in Redis
         self._redis, self._key = client, key
         self._pending: list[JournalEntry] = []
 

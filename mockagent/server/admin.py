@@ -69,7 +69,10 @@ single cassette); without it, every agent in mount order. Each item names its `a
          same agent.
     GET  /_mockagent/deliveries
          {"deliveries": [{"agent", "seq", "url", "taskId", "configId", "event", "status": n|null,
-                          "error": text|null, "ok": bool}]}
+                          "error": text|null, "ok": bool}], "dropped": n}
+         Each agent keeps its last 1,000 deliveries; `dropped` counts the older ones. A webhook
+         to a host neither loopback nor allowed (`serve --webhook-allow`, the cassette's
+         `webhooks.allow`) is not sent: its `error` starts "refused:" and says why.
     POST /_mockagent/reset                  body {} or {"agent": NAME}   → {"reset": [names]}
     POST /_mockagent/clock/advance          body {"ms": N, "agent"?}
          → {"advancedMs": N, "agents": [names]}
@@ -179,7 +182,11 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         return {"interactions": control.interactions_view(mounts, _agent_arg(), _flag("unused"))}
 
     def deliveries() -> dict[str, Any]:
-        return {"deliveries": control.deliveries_view(mounts, _agent_arg())}
+        agent = _agent_arg()
+        return {
+            "deliveries": control.deliveries_view(mounts, agent),
+            "dropped": control.deliveries_dropped(mounts, agent),
+        }
 
     def reset() -> dict[str, Any]:
         return {"reset": control.reset(mounts, _body_agent(_body()))}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from mockagent.engine.journal import Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.engine.taskstore import StoreFactory
+from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import (
     ContentTypeNotSupported,
     InternalError,
@@ -63,7 +64,12 @@ def _log_miss(report: NearMissReport) -> None:
 class Mounts:
     """Agents by mount name: "" for a single cassette at `/`, NAME for `NAME.yaml` at `/NAME/`."""
 
-    def __init__(self, source: str | Path | LoadedCassette, **engine_options: Any) -> None:
+    def __init__(
+        self,
+        source: str | Path | LoadedCassette,
+        webhook_allow: Sequence[str] = (),
+        **engine_options: Any,
+    ) -> None:
         # A LoadedCassette is served as it is: a cassette made in memory (the pytest plugin's
         # agent without a cassette file) has no file to load.
         if isinstance(source, LoadedCassette):
@@ -74,6 +80,7 @@ class Mounts:
             cassettes = load_folder(path) if path.is_dir() else {"": load_cassette(path)}
         self.folder = path.parent if self.single else path  # where runtime loads may read from
         self.numbering = Numbering()  # one count over every agent's journal
+        self.webhook_allow = tuple(webhook_allow)  # push destinations besides loopback
         self._engine_options = {**engine_options, "numbering": self.numbering}
         self._lock = threading.Lock()  # runtime loads, one at a time
         self.agents = {
@@ -86,7 +93,7 @@ class Mounts:
     def _handler(self, name: str, engine: Engine) -> A2AAgent | AgentexAgent:
         if engine.cassette.protocol == "agentex":
             return AgentexAgent(engine)
-        agent = A2AAgent(engine)
+        agent = A2AAgent(engine, self.webhook_allow)
         if self.grpc_url is not None:
             agent.service.grpc = self._grpc_interface(name)
         return agent
@@ -238,6 +245,7 @@ def create_app(
     allow_repeats: bool = False,
     allow_hosts: Iterable[str] = (),
     admin_token: str | None = None,
+    webhook_allow: Sequence[str] = (),
 ) -> Flask:
     """A Flask app serving the cassette file or folder at `source` (or a cassette already
     loaded); raises CassetteError.
@@ -252,7 +260,11 @@ def create_app(
     The admin API answers a Host of `allow_hosts` besides loopback names and IP addresses, and
     with `admin_token` only `Authorization: Bearer TOKEN`; no web page reaches it or changes an
     agent's state (`mockagent.server.guard`).
+    Push notifications go to loopback, to what `webhook_allow` names (`*`, addresses, networks
+    such as `10.0.0.0/8`, host names, each with an optional `:PORT`; ValueError for a malformed
+    one) and to what a cassette's `webhooks.allow` names.
     """
+    WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
     mounts = Mounts(
         source,
         pace=pace,
@@ -261,6 +273,7 @@ def create_app(
         record_mode=record_mode,
         store=store,
         allow_repeats=allow_repeats,
+        webhook_allow=webhook_allow,
     )
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts

@@ -237,6 +237,15 @@ def deliveries_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, 
     return out
 
 
+def deliveries_dropped(mounts: Mounts, agent: str | None = None) -> int:
+    """How many older deliveries the journals no longer keep (each keeps the last ones)."""
+    total = 0
+    for _, engine in engines(mounts, agent):
+        with engine.locked():
+            total += engine.journal.deliveries.dropped
+    return total
+
+
 def unused_report(unused: list[dict[str, Any]]) -> str:
     """The message of `assert_all_used()` and strict mode; "" when every interaction was used."""
     if not unused:

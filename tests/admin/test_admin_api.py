@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -245,6 +246,50 @@ def test_deliveries_show_webhook_attempts(client: FlaskClient) -> None:
         "error",
         "ok",
     }
+
+
+def test_a_webhook_to_a_host_not_allowed_is_refused_in_the_journal(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside: list[Any] = []  # connections tried past loopback: none, and none let through
+    real = socket.create_connection
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+        if address[0] not in ("127.0.0.1", "::1", "localhost"):
+            outside.append(address)
+            raise ConnectionRefusedError(111, "refused by the test")
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    url = "http://169.254.169.254/latest/meta-data/"
+    config = {
+        "url": url,
+        "id": "hook-1",
+        "authentication": {"scheme": "Bearer", "credentials": "x"},
+    }
+    send(client, "alpha", "slow", returnImmediately=True, taskPushNotificationConfig=config)
+    deadline = time.monotonic() + 5
+    while not (view := get(client, "deliveries"))["deliveries"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    [first, *_] = view["deliveries"]
+    assert (first["url"], first["ok"], first["status"]) == (url, False, None)
+    assert first["error"] == (
+        "refused: 169.254.169.254 is not loopback and not allowed by --webhook-allow or the "
+        "cassette's webhooks.allow"
+    )
+    assert view["dropped"] == 0
+    assert outside == []
+
+
+def test_deliveries_keep_the_last_thousand_and_count_the_rest(client: FlaskClient) -> None:
+    from mockagent.engine.delivery import Delivery
+
+    engine = client.application.extensions["mockagent"].agents["alpha"]
+    for seq in range(1, 1006):
+        engine.journal.deliveries.append(Delivery(seq, "u", "t", "c", "e", 204, None))
+    view = get(client, "deliveries?agent=alpha")
+    assert [d["seq"] for d in view["deliveries"]][:1] == [6]
+    assert (len(view["deliveries"]), view["dropped"]) == (1000, 5)
 
 
 def seqs(client: FlaskClient) -> list[tuple[str, int]]:

@@ -36,7 +36,8 @@ def test_marker_is_documented(pytester: pytest.Pytester) -> None:
             " record_mode='none', upstream=None, strict=False,"
             " cassette_dir='cassettes/{module}', agent=None,"
             " allow_playback_repeats=False, before_record_request=None,"
-            " before_record_response=None, grpc=False):*cassette*without a path, the test's own*"
+            " before_record_response=None, grpc=False, webhook_allow=None):"
+            "*cassette*without a path, the test's own*"
         ]
     )
 

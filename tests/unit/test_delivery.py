@@ -133,6 +133,9 @@ def poll(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
     return True
 
 
+CUT = "no complete reply within %g s: cut at the delivery deadline"
+
+
 def push_threads() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX)}
 
@@ -222,7 +225,7 @@ def test_silent_destination_does_not_delay_others(receiver: Receiver, silent_por
 
         assert d.wait_idle(timeout=3.0)
         slow = [r for r in d.results() if r.task_id == "slow"]
-        assert [(r.status, r.error) for r in slow] == [(None, "timed out")]
+        assert [(r.status, r.error) for r in slow] == [(None, CUT % 0.5)]
     finally:
         d.close()
 
@@ -279,50 +282,44 @@ def test_on_result_runs_on_the_worker_and_its_errors_do_not_stop_it(receiver: Re
     assert len(receiver.requests) == 3 and all(r.ok for r in d.results())
 
 
-def test_one_worker_per_destination(
-    deliverer: Deliverer, make_receiver: Callable[[], Receiver]
-) -> None:
-    before = push_threads()
-    a, b = make_receiver(), make_receiver()
-    for _ in range(2):
-        post(deliverer, a.url)
-        post(deliverer, b.url.replace("/hook", "/other"))  # same destination, other path
-
-    assert deliverer.wait_idle()
-    assert len(push_threads() - before) == 2
-    assert (len(a.requests), len(b.requests)) == (2, 2)
-
-
-def test_destinations_beyond_the_cap_share_workers_and_keep_order(
+def test_one_worker_per_destination_ending_when_idle(
     make_receiver: Callable[[], Receiver],
 ) -> None:
     before = push_threads()
-    receivers = [make_receiver() for _ in range(3)]
-    d = Deliverer(max_workers=2)
+    threads: dict[str, set[str]] = {}
+
+    def on_result(delivery: Delivery) -> None:
+        threads.setdefault(delivery.url.rsplit("/", 1)[0], set()).add(
+            threading.current_thread().name
+        )
+
+    d = Deliverer(on_result=on_result)
     try:
-        for i in range(10):
-            for r in receivers:
-                post(d, r.url, body=str(i).encode())
+        a, b = make_receiver(), make_receiver()
+        for _ in range(3):
+            post(d, a.url)
+            post(d, b.url.replace("/hook", "/other"))  # same destination, other path
         assert d.wait_idle()
-        assert len(push_threads() - before) == 2
+        assert (len(a.requests), len(b.requests)) == (3, 3)
+        assert len(threads) == 2 and all(len(names) == 1 for names in threads.values())
+        assert threads[a.url.rsplit("/", 1)[0]] != threads[b.url.rsplit("/", 1)[0]]
+        assert poll(lambda: push_threads() - before == set()), "idle workers did not end"
     finally:
         d.close()
 
-    for r in receivers:
-        assert [x.body for x in r.requests] == [str(i).encode() for i in range(10)]
-
 
 def test_close_is_idempotent_and_stops_every_worker(
-    make_receiver: Callable[[], Receiver], closed_port: int
+    make_receiver: Callable[[], Receiver], closed_port: int, silent_port: int
 ) -> None:
     before = push_threads()
-    d = Deliverer()
+    d = Deliverer(timeout=0.5)
     post(d, make_receiver().url)
     post(d, f"http://127.0.0.1:{closed_port}/hook")
     post(d, "ftp://example.com/hook")
-    assert d.wait_idle()
+    post(d, f"http://127.0.0.1:{silent_port}/hook")
+    assert poll(lambda: len(d.results()) == 3)
     workers = push_threads() - before
-    assert len(workers) == 3
+    assert len(workers) >= 1  # the silent destination's, at least
 
     d.close()
     d.close()
@@ -330,7 +327,7 @@ def test_close_is_idempotent_and_stops_every_worker(
     assert not any(t.is_alive() for t in workers)
     post(d, make_receiver().url)  # after close: dropped, no error, no new worker
     assert d.wait_idle(timeout=0)
-    assert len(d.results()) == 3
+    assert len(d.results()) <= 4
     assert push_threads() - before == set()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mockagent import errors
 from mockagent.dialects.a2a import jsonrpc, rest
 from mockagent.dialects.a2a.card import card_response, jwks_response
@@ -18,10 +20,10 @@ __all__ = ["A2AAgent"]
 class A2AAgent:
     """Routes one agent's HTTP requests: the card, JSON-RPC at the root, REST routes below it."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, webhook_allow: Sequence[str] = ()) -> None:
         self.engine = engine
         self.service = A2AService(engine)
-        self.push = PushNotifier(engine)
+        self.push = PushNotifier(engine, webhook_allow)
 
     def close(self) -> None:
         """End this agent's streams, playing tasks and webhook deliveries."""

@@ -6,6 +6,7 @@ a2a-sdk 0.3 servers sent it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mockagent.dialects.a2a import v0_3
@@ -16,6 +17,7 @@ from mockagent.engine.delivery import Deliverer, Delivery
 from mockagent.engine.journal import Journal
 from mockagent.engine.replay import Engine
 from mockagent.engine.tasks import Task
+from mockagent.engine.webhook_policy import WebhookPolicy
 
 
 def webhook_headers(config: dict[str, Any]) -> dict[str, str]:
@@ -35,11 +37,14 @@ class PushNotifier:
 
     Queuing never blocks: the engine calls this under its lock, and a slow or unreachable
     webhook must hold up neither the task nor its clients. Results go to the journal.
+    Webhooks go to loopback, to the hosts `allow` names (`serve --webhook-allow`) and to those
+    the cassette's `webhooks.allow` names.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, allow: Sequence[str] = ()) -> None:
         self.engine = engine
-        self.deliverer = Deliverer()
+        policy = WebhookPolicy.of(allow, engine.cassette.webhooks.allow)
+        self.deliverer = Deliverer(policy=policy)
         engine.listeners.append(self.on_event)
 
     def on_event(self, task: Task, event: TaskEvent) -> None:
