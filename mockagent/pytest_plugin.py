@@ -120,6 +120,8 @@ def mockagent(
         "pace_cap_ms": setting("pace_cap_ms"),
         "allow_repeats": bool(setting("allow_playback_repeats", False, "allow-repeats")),
     }
+    if setting("journal_size") is not None:  # else create_app's default
+        options["journal_size"] = setting("journal_size")
     try:
         if mode == "none" and not path.exists():  # the test's own cassette, not recorded yet
             from mockagent.plugin_cassette import agent_without_cassette

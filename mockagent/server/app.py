@@ -21,7 +21,8 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
-from mockagent.engine.journal import Numbering
+from mockagent.engine.eviction import TASK_CAP
+from mockagent.engine.journal import JOURNAL_SIZE, Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.engine.taskstore import StoreFactory
@@ -195,6 +196,9 @@ def create_app(
     max_body: int | None = MAX_BODY,
     store: StoreFactory | None = None,
     allow_repeats: bool = False,
+    # bounded memory, whatever the run length
+    journal_size: int = JOURNAL_SIZE,
+    task_cap: int = TASK_CAP,
 ) -> Flask:
     """A Flask app serving the cassette file or folder at `source` (or a cassette already
     loaded); raises CassetteError.
@@ -206,6 +210,9 @@ def create_app(
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     `store` makes each cassette's task store (default: in memory; see `store_from_url`).
     `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.
+    Each agent's journal keeps its last `journal_size` calls (counts stay exact), and its store
+    at most `task_cap` finished tasks, evicting the oldest; ValueError for a size under 0 or a
+    cap under 1.
     """
     mounts = Mounts(
         source,
@@ -215,6 +222,8 @@ def create_app(
         record_mode=record_mode,
         store=store,
         allow_repeats=allow_repeats,
+        journal_size=journal_size,
+        task_cap=task_cap,
     )
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts
