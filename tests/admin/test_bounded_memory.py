@@ -175,3 +175,18 @@ def test_sizes_below_their_minimum_are_refused(cassette: Path) -> None:
         create_app(cassette, journal_size=-1)
     with pytest.raises(ValueError, match="task cap must keep 1 finished task or more"):
         create_app(cassette, task_cap=0)
+
+
+def test_a_reset_keeps_the_bounds_and_forgets_what_was_dropped(cassette: Path) -> None:
+    for client in app_client(cassette, journal_size=2, task_cap=1):
+        for text in ("job 1", "job 2", "hello"):
+            rpc(client, "SendMessage", message(text))
+        assert client.get("/_mockagent/calls").get_json()["dropped"] == 1
+        assert client.post("/_mockagent/reset").status_code == 200
+        assert client.get("/_mockagent/calls").get_json() == {"calls": [], "dropped": 0}
+        first = rpc(client, "SendMessage", message("job 1"))["result"]["task"]["id"]
+        for text in ("job 2", "hello", "hello"):
+            rpc(client, "SendMessage", message(text))
+        listed = client.get("/_mockagent/calls").get_json()
+        assert (len(listed["calls"]), listed["dropped"]) == (2, 2)
+        assert "was evicted" in rpc(client, "GetTask", {"id": first})["error"]["message"]
