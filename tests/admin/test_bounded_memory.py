@@ -190,3 +190,15 @@ def test_a_reset_keeps_the_bounds_and_forgets_what_was_dropped(cassette: Path) -
         listed = client.get("/_mockagent/calls").get_json()
         assert (len(listed["calls"]), listed["dropped"]) == (2, 2)
         assert "was evicted" in rpc(client, "GetTask", {"id": first})["error"]["message"]
+
+
+def test_the_inspector_shows_the_last_tasks_with_a_note(cassette: Path) -> None:
+    shown = inspector.SHOWN_TASKS
+    slow = {**message("slow"), "configuration": {"returnImmediately": True}}
+    for client in app_client(cassette):
+        ids = [rpc(client, "SendMessage", slow)["result"]["task"]["id"] for _ in range(shown + 5)]
+        page = client.get("/_mockagent/").get_data(as_text=True)
+        tasks = page.split('<section id="tasks">', 1)[1].split("</section>", 1)[0]
+        assert tasks.count('<article class="task"') == shown
+        assert "5 earlier tasks not shown" in tasks
+        assert f'id="task-{ids[-1]}"' in tasks and f'id="task-{ids[4]}"' not in tasks
