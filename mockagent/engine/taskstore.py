@@ -98,7 +98,9 @@ class TaskStore:
     def finished(self, task: Task) -> None:
         """`task` reached a terminal state: past the cap, the oldest finished task is evicted."""
         for task_id in self._eviction.finished(task.id):
-            self._tasks.pop(task_id, None)
+            gone = self._tasks.get(task_id)
+            if gone is not None and gone.state.terminal:  # a scripted cancel may have revived it
+                del self._tasks[task_id]
 
     def not_found(self, task_id: Any) -> errors.TaskNotFound | None:
         """Why no task has this id, if it was (or may have been) evicted; None otherwise."""
