@@ -77,7 +77,8 @@ class MockAgent:
 
     @property
     def journal(self) -> list[JournalEntry]:
-        """Every call so far, with the interaction it matched or its near-miss report."""
+        """The calls so far (the last `journal_size`, 10,000 by default), each with the
+        interaction it matched or its near-miss report."""
         return self.calls_for()
 
     calls = journal
