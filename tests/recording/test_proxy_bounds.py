@@ -54,10 +54,10 @@ def test_a_hook_failing_on_every_call_keeps_a_bounded_report() -> None:
     def broken(request: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("boom")
 
-    hooks = RecordHooks(broken)
+    hooks = RecordHooks(None, broken)
     for _ in range(FAILURES_KEPT + 500):
         with pytest.raises(HookError):
-            hooks._called("before_record_request", broken, {})
+            hooks.response(200, {}, b"{}")
     assert len(hooks.failures) == FAILURES_KEPT + 1
     assert hooks.failures[-1] == "and 500 more failures of the hooks, like those above"
-    assert hooks.failures[0].startswith("before_record_request raised RuntimeError: boom")
+    assert hooks.failures[0].startswith("before_record_response raised RuntimeError: boom")
