@@ -13,6 +13,8 @@ import click
 from flask import Flask
 
 from mockagent.cli_store import resolve_store_url, store_options
+from mockagent.engine.eviction import TASK_CAP
+from mockagent.engine.journal import JOURNAL_SIZE
 from mockagent.engine.player import Pace
 from mockagent.engine.taskstore import store_from_url
 from mockagent.engine.webhook_policy import WebhookPolicy
@@ -95,6 +97,24 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Largest request body accepted; a larger one is answered 413.",
 )
 @click.option(
+    "--journal-size",
+    default=JOURNAL_SIZE,
+    show_default=True,
+    type=click.IntRange(0),
+    metavar="N",
+    help="Calls each agent's journal keeps (/_mockagent/calls, the inspector): the last N; it "
+    "says how many older ones it dropped. Use counts stay exact.",
+)
+@click.option(
+    "--task-cap",
+    default=TASK_CAP,
+    show_default=True,
+    type=click.IntRange(1),
+    metavar="N",
+    help="Finished tasks each agent keeps; past N the oldest is evicted, and a call naming it "
+    "gets TaskNotFound saying so. Not applied to a shared --store.",
+)
+@click.option(
     "--workers",
     default=1,
     show_default=True,
@@ -137,6 +157,8 @@ def serve(
     allow_hosts: tuple[str, ...],
     admin_token: str | None,
     max_body: int,
+    journal_size: int,
+    task_cap: int,
     workers: int,
     store_url: str | None,
     store_file: Path | None,
@@ -174,6 +196,8 @@ def serve(
             store=store,
             **access,
             webhook_allow=webhook_allow,
+            journal_size=journal_size,
+            task_cap=task_cap,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--store") from None
@@ -208,6 +232,8 @@ def serve(
         "max_body": max_body,
         **access,
         "webhook_allow": list(webhook_allow),
+        "journal_size": journal_size,
+        "task_cap": task_cap,
     }
     how = f" with {workers} workers" if workers > 1 else ""
     lines = _agent_lines(mounts, describe)

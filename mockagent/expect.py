@@ -114,18 +114,31 @@ def unused_name(taken: Sequence[str]) -> str:
 
 
 def called_report(
-    name: str, times: int | None, answered: Sequence[JournalEntry], journal: Sequence[JournalEntry]
+    name: str,
+    times: int | None,
+    answered: Sequence[JournalEntry],
+    journal: Sequence[JournalEntry],
+    count: int | None = None,
+    dropped: int = 0,
 ) -> str:
     """The failure of `assert_called(name, times)`; "" when it holds (`times=None`: at least
-    once). It lists the calls the interaction answered, then every call with what answered it."""
-    count = len(answered)
+    once). It lists the calls the interaction answered, then every call with what answered it.
+    `count`: how many calls it answered, the journal's `dropped` older calls included (default:
+    those in `answered`)."""
+    count = len(answered) if count is None else count
     if (count > 0) if times is None else (count == times):
         return ""
     expected = "at least once" if times is None else _calls(times)
     lines = [f"mockagent: interaction {name!r} answered {_calls(count)}, expected {expected}"]
     if answered:
         lines += [f"  {describe(entry)}" for entry in answered]
-    lines.append(f"All calls ({len(journal)}):" if journal else "No calls at all.")
+    if dropped:
+        lines.append(
+            f"All calls ({len(journal):,} kept; {dropped:,} older calls dropped: the journal "
+            "keeps the last --journal-size):"
+        )
+    else:
+        lines.append(f"All calls ({len(journal)}):" if journal else "No calls at all.")
     lines += [f"  {describe(entry)} → {answerer(entry)}" for entry in journal]
     return "\n".join(lines)
 

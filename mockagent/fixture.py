@@ -77,7 +77,8 @@ class MockAgent:
 
     @property
     def journal(self) -> list[JournalEntry]:
-        """Every call so far, with the interaction it matched or its near-miss report."""
+        """The calls so far (the last `journal_size`, 10,000 by default), each with the
+        interaction it matched or its near-miss report."""
         return self.calls_for()
 
     calls = journal
@@ -310,12 +311,12 @@ class MockAgent:
             agent = having[0] if len(having) == 1 else None
         _, engine = self._engine(agent)
         try:
-            answered = engine.interaction(name).calls
+            used = engine.interaction(name)
         except UnknownInteraction as exc:
             raise AssertionError(f"mockagent: {exc}") from None
-        with engine.locked():
-            journal = list(engine.journal.entries)
-        report = called_report(name, times, answered, journal)
+        with engine.locked():  # the count is exact, whatever the journal dropped
+            journal, dropped = list(engine.journal.entries), engine.journal.dropped
+        report = called_report(name, times, used.calls, journal, used.answered, dropped)
         if report:
             raise AssertionError(report)
 
@@ -331,17 +332,19 @@ def unfired_faults(engine: Engine, name: str) -> list[str]:
     none for a part a stream that is still open may fire."""
     if name not in {interaction.name for interaction in list(engine.interactions)}:
         return []  # removed by the test, or by a reset
-    entries = [entry for entry in list(engine.journal.entries) if entry.interaction == name]
-    if not entries:
+    journal = engine.journal
+    entries = [entry for entry in journal.entries if entry.interaction == name]
+    count, fired = journal.answered(name), journal.fired_before(name)
+    if not count:
         return [f"  {name!r}: answered no call, so its fault never had a call to fire on"]
     parts: dict[str, list[Any]] = {}
     for entry in entries:
         for part in entry.faults:
             parts.setdefault(part.kind, []).append(part)
     lines = []
-    for seen in parts.values():
-        if any(part.fired or not part.settled for part in seen):
-            continue
-        calls = f"{len(entries)} call{'' if len(entries) == 1 else 's'}"
+    for kind, seen in parts.items():
+        if kind in fired or any(part.fired or not part.settled for part in seen):
+            continue  # fired on this call, or on one the journal no longer keeps
+        calls = f"{count} call{'' if count == 1 else 's'}"
         lines.append(f"  {name!r}: {seen[-1].describe()} (on each of its {calls})")
     return lines

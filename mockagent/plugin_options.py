@@ -89,6 +89,11 @@ def _cap(value: Any) -> str:
     return problem or ("" if value is None or value >= 0 else _kind(value, "a number ≥ 0"))
 
 
+def _journal_size(value: Any) -> str:
+    problem = _of((int,), "a number of calls ≥ 0")(value)
+    return problem or ("" if value is None or value >= 0 else _kind(value, "a number ≥ 0"))
+
+
 def _cassette_dir(value: Any) -> str:
     if not isinstance(value, str | Path):
         return _kind(value, "a folder")
@@ -138,6 +143,7 @@ CHECKS: dict[str, Callable[[Any], str]] = {
     "before_record_response": _hook,
     "grpc": _flag,
     "webhook_allow": _webhook_allow,
+    "journal_size": _journal_size,  # the calls each agent's journal keeps (serve --journal-size)
     # the recording's redaction settings (mockagent.cassette.redact_settings.SETTINGS)
     "redact_names": _strings,
     "redact_patterns": _strings,

@@ -127,6 +127,8 @@ def mockagent(
         "pace_cap_ms": setting("pace_cap_ms"),
         "allow_repeats": bool(setting("allow_playback_repeats", False, "allow-repeats")),
     }
+    if setting("journal_size") is not None:  # else create_app's default
+        options["journal_size"] = setting("journal_size")
     # The app's, not the engines': a recording's local engine (`expect`) takes `options` only.
     app_options = {**options, "webhook_allow": _webhook_allow(setting("webhook_allow"))}
     try:

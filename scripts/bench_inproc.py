@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import gc
 import http.client
+import io
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from bench_targets import BODIES, HEADERS
+from bench_targets import BODIES, HEADERS, get_task_body
 
 
 def generate_cassette(path: Path, n: int, live_tasks: bool = False) -> Path:
@@ -189,6 +190,72 @@ def memory(cassette: Path, tasks: int) -> dict:
     }
 
 
-if __name__ == "__main__":  # the fresh-process memory probe
+def _environ(body: bytes) -> dict:
+    """A POST / as granian hands it to the app (the HTTP server left out)."""
+    return {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1:8000",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "HTTP_A2A_VERSION": "1.0",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+    }
+
+
+def growth(cassette: Path, calls: int, marks: tuple[int, ...], task_cap: int) -> dict:
+    """RSS (MB) after each of `marks` calls to one app, as `mockagent serve` builds and runs it
+    (create_app, its default journal size, the collector frozen after each pass as a worker does),
+    called through WSGI in this process: a direct reply, a blocking task, a GetTask of it, in
+    turn. Also the calls per second, and how many calls and tasks the app keeps at the end."""
+    from mockagent.server.app import create_app
+    from mockagent.server.host import freeze_survivors
+
+    app = create_app(cassette, pace="instant", task_cap=task_cap)
+    gc.freeze()
+    gc.callbacks.append(freeze_survivors)
+    status: list[str] = []
+
+    def start_response(line: str, headers: list, exc_info=None) -> None:
+        status.append(line)
+
+    def post(body: bytes) -> bytes:
+        status.clear()
+        answer = b"".join(app.wsgi_app(_environ(body), start_response))
+        if not status or not status[0].startswith("200"):
+            raise RuntimeError(f"the app answered {status}: {answer[:200]!r}")
+        return answer
+
+    direct, task = BODIES["direct"].encode(), BODIES["task"].encode()
+    out: dict = {"rss_mb": {}}
+    t0 = time.perf_counter()
+    for n in range(1, calls + 1):
+        turn = n % 3
+        if turn == 1:
+            post(direct)
+        elif turn == 2:
+            task_id = json.loads(post(task))["result"]["task"]["id"]
+        else:
+            post(get_task_body(task_id).encode())
+        if n in marks:
+            gc.collect()
+            out["rss_mb"][n] = _rss_mb()
+    out["calls_per_s"] = calls / (time.perf_counter() - t0)
+    engine = app.extensions["mockagent"].agents[""]
+    with engine.locked():
+        out["journal_kept"] = len(engine.journal.entries)
+        out["journal_dropped"] = engine.journal.dropped
+        out["tasks_kept"] = len(engine.tasks)
+    return out
+
+
+if __name__ == "__main__":  # the fresh-process probes
     if sys.argv[1] == "memory":
         print(json.dumps(memory(Path(sys.argv[2]), int(sys.argv[3]))))
+    elif sys.argv[1] == "growth":
+        calls, cap = int(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(growth(Path(sys.argv[2]), calls, (calls // 10, calls), cap)))

@@ -195,6 +195,46 @@ def memory_rows(log: Callable[[str], None], notes: list[str]) -> list[Row]:
     ]
 
 
+GROWTH_CALLS = 200_000
+GROWTH_CAP = 5_000
+"""The --task-cap of the memory growth row: low enough that the kept tasks are at their cap by
+the first mark (20,000 calls), so the row measures what grows past the caps, if anything."""
+
+
+def growth_rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> list[Row]:
+    """RSS after 200,000 calls against RSS after 20,000, in a fresh process (one app, in memory,
+    called through WSGI: `bench_inproc.growth`)."""
+    calls = GROWTH_CALLS // 10 if quick else GROWTH_CALLS
+    probe = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("bench_inproc.py")),
+            "growth",
+            str(cassette),
+            str(calls),
+            str(GROWTH_CAP),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        raise RuntimeError((probe.stderr.strip().splitlines() or ["no output"])[-1])
+    found = json.loads(probe.stdout.splitlines()[-1])
+    log(f"  memory growth: {found}")
+    (early, early_mb), (late, late_mb) = sorted((int(k), v) for k, v in found["rss_mb"].items())
+    grew = late_mb - early_mb
+    return [
+        Row(
+            f"RSS growth, {early:,} → {late:,} calls (direct reply, blocking task, GetTask; "
+            f"in-process WSGI, journal 10,000, --task-cap {GROWTH_CAP:,})",
+            f"+{grew:.1f} MB ({early_mb:.0f} → {late_mb:.0f} MB; "
+            f"{found['journal_dropped']:,} calls dropped from the journal)",
+            "≤ 20 MB",
+            None if quick else grew <= 20,  # --quick runs a tenth of the calls: not the target
+        )
+    ]
+
+
 def pacing_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     cassette = bench_pacing.generate_cassette(targets.CACHE / "pacing.yaml")
     port = targets.free_port()
@@ -236,6 +276,7 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
         ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
+        ("memory growth", lambda: growth_rows(cassette, quick, log)),
         ("pacing", lambda: pacing_rows(quick, log)),
     ]
     out: list[Row] = []

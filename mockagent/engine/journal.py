@@ -1,8 +1,15 @@
-"""The journal: every call, the interaction it matched or the near-miss report."""
+"""The journal: the latest calls, the interaction each matched or the near-miss report.
+
+It keeps the last `size` calls (WireMock's `maxRequestJournalEntries`), so a long run's memory
+stays bounded, and says how many older ones it dropped. What must stay exact however long the
+run is kept apart from the entries: how many calls each interaction answered (`answered`), and
+which fault kinds fired on calls no longer kept (`fired_before`).
+"""
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,23 +65,64 @@ class Numbering:
             self._last = 0
 
 
-class Journal:
-    """Calls in arrival order."""
+JOURNAL_SIZE = 10_000
+"""How many calls a journal keeps by default (`serve --journal-size`)."""
 
-    def __init__(self) -> None:
-        self._entries: list[JournalEntry] = []
+
+class Journal:
+    """The last `size` calls in arrival order, and exact counts over every call."""
+
+    def __init__(self, size: int = JOURNAL_SIZE) -> None:
+        if size < 0:
+            raise ValueError(f"a journal keeps 0 calls or more, not {size}")
+        self.size = size
+        self._entries: deque[JournalEntry] = deque()
+        self._recorded = 0  # every call since the last reset, kept or dropped
+        self._answered: dict[str, int] = {}  # interaction name → calls it answered
+        self._fired: dict[str, set[str]] = {}  # interaction name → fault kinds of dropped calls
         self.deliveries = DeliveryLog()  # webhook POSTs (the last ones), from the delivery workers
 
     @property
     def entries(self) -> list[JournalEntry]:
-        return self._entries
+        """The calls kept, oldest first (the last `size`)."""
+        return list(self._entries)
+
+    @property
+    def recorded(self) -> int:
+        """How many calls since the last reset, kept or dropped."""
+        return self._recorded
+
+    @property
+    def dropped(self) -> int:
+        """How many older calls are no longer kept."""
+        return self._recorded - len(self._entries)
 
     def record(self, call: Call, seq: int | None = None, **outcome: Any) -> JournalEntry:
         """Add a call; `seq` is its number from a shared `Numbering` (default: its place here)."""
-        number = len(self._entries) + 1 if seq is None else seq
+        self._recorded += 1
+        number = self._recorded if seq is None else seq
         entry = JournalEntry(number, call.operation, call.binding, call.params, **outcome)
+        if entry.interaction is not None:
+            self._answered[entry.interaction] = self._answered.get(entry.interaction, 0) + 1
         self._entries.append(entry)
+        while len(self._entries) > self.size:
+            self._drop(self._entries.popleft())
         return entry
+
+    def _drop(self, entry: JournalEntry) -> None:
+        if entry.interaction is None or not entry.faults:
+            return
+        kinds = {part.kind for part in entry.faults if part.fired or not part.settled}
+        if kinds:  # an open stream's part may still fire: counted as fired, never as a miss
+            self._fired.setdefault(entry.interaction, set()).update(kinds)
+
+    def answered(self, name: str) -> int:
+        """How many calls interaction `name` answered, the dropped ones included."""
+        return self._answered.get(name, 0)
+
+    def fired_before(self, name: str) -> set[str]:
+        """The fault kinds that fired (or might still) on dropped calls `name` answered."""
+        return set(self._fired.get(name, ()))
 
     def unmatched(self) -> list[JournalEntry]:
         return [e for e in self.entries if not e.matched]

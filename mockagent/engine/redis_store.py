@@ -26,13 +26,14 @@ from mockagent.engine.taskstore import Counters, StoreFactory, TaskStore
 log = logging.getLogger("mockagent")
 POLL_S = 0.02  # streams look for events made by other processes this often
 CHUNK = 500  # fields per write command: a script's commands have a bounded number of arguments
-DATA = ("head", "tasks", "order", "names", "uses", "journal")
+DATA = ("head", "tasks", "order", "names", "uses", "journal", "calls", "answered")
 
 
 class RedisStore(TaskStore):
     """Keys under `mockagent:<key>:`: head (the counters, a hash), tasks (each task's JSON by id),
     order (task ids, oldest first), names (task id by name), uses (count by interaction index),
-    journal (a list); and the lock's own (see `Lease`)."""
+    journal (a list of the last calls), calls (how many calls, kept or not), answered (calls by
+    interaction name); and the lock's own (see `Lease`). Finished tasks are not evicted."""
 
     shared = True
     poll_s = POLL_S
@@ -125,7 +126,7 @@ class RedisStore(TaskStore):
 
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""
-        self._journal = RedisJournal(self._redis, self._k("journal"))
+        self._journal = RedisJournal(self._redis, self._k("journal"), self.journal_size)
         self._uses = RedisUses(self._redis, self._k("uses"), self._size)
         self.journal: Journal = self._journal
         self.uses: Sequence[int] = self._uses
@@ -152,6 +153,16 @@ class RedisStore(TaskStore):
     def add(self, task: Task) -> None:
         self._loaded[task.id] = task
         self._created.append(task)
+
+    def next_seq(self) -> int:
+        return len(self) + 1
+
+    def finished(self, task: Task) -> None:
+        """Finished tasks are not evicted from a shared store: they live in Redis, not in the
+        memory of the processes that serve them."""
+
+    def not_found(self, task_id: Any) -> None:
+        return None
 
     def get(self, task_id: Any) -> Task | None:
         if not isinstance(task_id, str):
@@ -257,12 +268,15 @@ NUMBERING_KEY = "mockagent:journal:seq"
 
 
 class RedisJournal(Journal):
-    """Journal entries in a Redis list, each with its number in NUMBERING_KEY's sequence; webhook
+    """The last `size` journal entries in a Redis list, each with its number in NUMBERING_KEY's
+    sequence, and the counts over every call beside it (`<key>` → `calls`, `answered`); webhook
     deliveries stay with the process that sent them."""
 
-    def __init__(self, client: Client, key: str) -> None:
+    def __init__(self, client: Client, key: str, size: int) -> None:
         self.deliveries = DeliveryLog()  # not Journal.__init__: the entries live in Redis
-        self._redis, self._key = client, key
+        self._redis, self._key, self.size = client, key, size
+        base = key.removesuffix("journal")
+        self._calls_key, self._answered_key = base + "calls", base + "answered"
         self._pending: list[JournalEntry] = []
 
     def begin(self) -> None:
@@ -282,15 +296,39 @@ class RedisJournal(Journal):
             stored.append(load_entry(entry, int(seq)))
         # Not committed yet, so not numbered yet: after the last number this journal knows.
         last = stored[-1].seq if stored else 0
-        return stored + [replace(entry, seq=last + i) for i, entry in enumerate(self._pending, 1)]
+        pending = [replace(entry, seq=last + i) for i, entry in enumerate(self._pending, 1)]
+        return (stored + pending)[-self.size :] if self.size else []
+
+    @property
+    def recorded(self) -> int:
+        return int(self._redis.call("GET", self._calls_key) or 0) + len(self._pending)
+
+    @property
+    def dropped(self) -> int:
+        kept = int(self._redis.call("LLEN", self._key)) + len(self._pending)
+        return self.recorded - min(kept, self.size)
+
+    def answered(self, name: str) -> int:
+        stored = self._redis.call("HGET", self._answered_key, name)
+        return int(stored or 0) + sum(e.interaction == name for e in self._pending)
 
     def flush(self) -> list[Command]:
-        entries, self._pending = [dump_entry(e) for e in self._pending], []
-        if not entries:
+        pending, self._pending = self._pending, []
+        if not pending:
             return []
+        entries = [dump_entry(e) for e in pending]
+        named: dict[str, int] = {}
+        for entry in pending:
+            if entry.interaction is not None:
+                named[entry.interaction] = named.get(entry.interaction, 0) + 1
         # Numbered on the server as they are appended, so that the agents of a folder (and every
         # process and host sharing the store) number their calls in one sequence.
-        return [(NUMBERED, self._key, NUMBERING_KEY, *entries)]
+        return [
+            (NUMBERED, self._key, NUMBERING_KEY, *entries),
+            ("LTRIM", self._key, -self.size, -1) if self.size else ("DEL", self._key),
+            ("INCRBY", self._calls_key, len(entries)),
+            *[("HINCRBY", self._answered_key, name, n) for name, n in named.items()],
+        ]
 
 
 def redis_store(url: str, fresh: bool = True) -> StoreFactory:

@@ -18,11 +18,12 @@ from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
+from mockagent.engine.eviction import TASK_CAP
 from mockagent.engine.faults import FaultPart, on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
-from mockagent.engine.journal import Journal, Numbering
+from mockagent.engine.journal import JOURNAL_SIZE, Journal, Numbering
 from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.runtime import RuntimeInteractions
@@ -59,6 +60,8 @@ class Engine(RuntimeInteractions):
         store: StoreFactory | None = None,
         numbering: Numbering | None = None,
         allow_repeats: bool = False,
+        journal_size: int = JOURNAL_SIZE,
+        task_cap: int = TASK_CAP,
     ) -> None:
         self.loaded = loaded
         # VCR.py's allow_playback_repeats: every interaction answers as often as it matches.
@@ -90,6 +93,7 @@ class Engine(RuntimeInteractions):
         self.player: Player | None = None
         key = f"{Path(loaded.path).stem}:{self.cassette.name}"
         self.tasks = (store or memory_store)(key, self.interactions)
+        self.tasks.bound(journal_size, task_cap)  # a long run's memory stays bounded
         self.locked = Transactions(self._lock, self.tasks, self)
         """`with engine.locked():` a transaction; never wait on `changed` in one."""
         self._start_counters()
@@ -170,6 +174,8 @@ class Engine(RuntimeInteractions):
 
     def _on_event(self, task: Task, event: TaskEvent) -> None:
         self.changed.notify_all()
+        if event.state is not None and event.state.terminal:
+            self.tasks.finished(task)  # past the cap, the oldest finished task is evicted
         for listener in self.listeners:
             listener(task, event)
 

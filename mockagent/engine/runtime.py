@@ -44,9 +44,10 @@ class Used:
 
     interaction: Interaction
     uses: int
-    calls: list[JournalEntry]
+    calls: list[JournalEntry]  # those the journal still keeps (its last calls)
     line: int | None  # in the cassette; None for one added at runtime
     added: bool  # at runtime
+    answered: int = 0  # every call it answered, those the journal dropped included
 
 
 class RuntimeInteractions:
@@ -175,6 +176,7 @@ class RuntimeInteractions:
                 entries,
                 self.line_of(index),
                 not isinstance(self.origins[index], int),
+                self.journal.answered(name),
             )
 
     def used(self) -> list[Used]:

@@ -35,10 +35,10 @@ class TaskOperations:
     runner: Runner
 
     def known(self, task_id: Any) -> Task:
-        """The task with this id, or TaskNotFound."""
+        """The task with this id, or TaskNotFound (saying so when it may have been evicted)."""
         task = self.tasks.get(task_id)
         if task is None:
-            raise not_found(task_id)
+            raise self.tasks.not_found(task_id) or not_found(task_id)
         return task
 
     def find(self, p: dict[str, Any]) -> Task:
@@ -67,7 +67,7 @@ class TaskOperations:
             id=ids.new(),
             context_id=context_id,
             origin=origin,
-            seq=len(self.tasks) + 1,
+            seq=self.tasks.next_seq(),
             name=name,
             params=copy.deepcopy(params),
             metadata=copy.deepcopy(metadata),

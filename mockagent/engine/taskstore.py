@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from mockagent import errors
 from mockagent.engine.clock import Clock
+from mockagent.engine.eviction import TASK_CAP, Eviction
 from mockagent.engine.ids import IdFactory
-from mockagent.engine.journal import Journal
+from mockagent.engine.journal import JOURNAL_SIZE, Journal
 from mockagent.engine.store_url import masked
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
@@ -42,12 +44,22 @@ class TaskStore:
 
     def __init__(self, interactions: int) -> None:
         self._size = interactions
+        self.journal_size = JOURNAL_SIZE
+        self.task_cap = TASK_CAP
+        self.clear()
+
+    def bound(self, journal_size: int, task_cap: int) -> None:
+        """Keep the last `journal_size` calls and at most `task_cap` finished tasks (before the
+        first call: it starts afresh); ValueError for a negative size or a cap under 1."""
+        self.journal_size, self.task_cap = journal_size, task_cap
         self.clear()
 
     def clear(self) -> None:
         """Forget every task, journal entry and use."""
         self._tasks: dict[str, Task] = {}
-        self.journal = Journal()
+        self._made = 0  # tasks added since the last reset, evicted ones included
+        self._eviction = Eviction(self.task_cap)
+        self.journal = Journal(self.journal_size)
         self._counts = [0] * self._size
         self.uses: Sequence[int] = self._counts  # read only: a use is counted with `use()`
 
@@ -76,7 +88,23 @@ class TaskStore:
         unlocks. StoreError, with nothing written, when a shared store lost its lock meanwhile."""
 
     def add(self, task: Task) -> None:
+        self._made += 1
         self._tasks[task.id] = task
+
+    def next_seq(self) -> int:
+        """The creation number of the next task (from 1; evicted tasks keep theirs)."""
+        return self._made + 1
+
+    def finished(self, task: Task) -> None:
+        """`task` reached a terminal state: past the cap, the oldest finished task is evicted."""
+        for task_id in self._eviction.finished(task.id):
+            gone = self._tasks.get(task_id)
+            if gone is not None and gone.state.terminal:  # a scripted cancel may have revived it
+                del self._tasks[task_id]
+
+    def not_found(self, task_id: Any) -> errors.TaskNotFound | None:
+        """Why no task has this id, if it was (or may have been) evicted; None otherwise."""
+        return self._eviction.not_found(task_id)
 
     def get(self, task_id: Any) -> Task | None:
         return self._tasks.get(task_id) if isinstance(task_id, str) else None

@@ -10,17 +10,20 @@ from flask import Flask, Response, request
 
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.store import load_cassette
-from mockagent.dialects.a2a import A2AAgent
-from mockagent.dialects.agentex import AgentexAgent
-from mockagent.dialects.http import HttpRequest
+from mockagent.dialects.a2a import A2AAgent, rest
+from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
+from mockagent.dialects.agentex.errors import rpc_error
+from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
-from mockagent.errors import CassetteError
+from mockagent.errors import CassetteError, InvalidRequest
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.partials import left_behind
 from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
-from mockagent.server.app import create_app, flask_response
+from mockagent.server.app import MAX_BODY, create_app, flask_response
+from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body
 from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
 
 RECORDING = "mockagent.recording"
@@ -73,10 +76,12 @@ def create_recording_app(
     hooks: RecordHooks | None = None,
     run: str | None = None,
     report: Callable[[str], None] = to_stderr,
+    max_body: int = MAX_BODY,
 ) -> Flask:
     """A proxy to `upstream` that records into `cassette` (as part of test run `run`, saying what
     the user must know with `report`); in
-    new_episodes it replays what the cassette already has and records the rest. Call
+    new_episodes it replays what the cassette already has and records the rest. A request body
+    over `max_body` bytes is answered 413 in the protocol's shape, never read whole. Call
     `finish_recording(app)` to write it."""
     path = Path(cassette)
     session = Session(path, "all" if mode == "once" else mode, redactor, report, run)
@@ -92,13 +97,21 @@ def create_recording_app(
     @app.route("/", defaults={"path": ""}, methods=HTTP_METHODS)
     @app.route("/<path:path>", methods=HTTP_METHODS)
     def forward(path: str) -> Response:
+        try:  # as `serve` reads it: never more than max_body + 1 bytes, chunked or not
+            body = read_body(request.environ, max_body)
+        except TooLarge:
+            message = f"The request body is larger than the limit of {max_body} bytes"
+            return flask_response(body_refused("/" + path, request.method, message, 413))
+        except UnreadableBody as exc:
+            message = f"The request body could not be read: {exc}"
+            return flask_response(body_refused("/" + path, request.method, message, 400))
         http = HttpRequest(
             method=request.method,
             path="/" + path if path else "",
             base_url=request.host_url.rstrip("/"),
             headers={k.lower(): v for k, v in request.headers.items()},
             query=request.args.to_dict(flat=True),
-            body=request.get_data(cache=False),
+            body=body,
         )
         answer = proxy.handle(http, request.query_string.decode("latin-1"))
         response = flask_response(answer)
@@ -107,6 +120,18 @@ def create_recording_app(
         return response
 
     return app
+
+
+def body_refused(path: str, method: str, message: str, status: int) -> HttpResponse:
+    """HTTP `status` for a request body the proxy does not take, in the shape of the call: a
+    JSON-RPC error for a POST to the root or an Agentex RPC route, the REST error otherwise.
+    Nothing of it is forwarded or recorded."""
+    exc = InvalidRequest(message, http_status=status)
+    if method == "POST" and any(pattern.match(path) for pattern in RPC_ROUTES):
+        return HttpResponse.json(rpc_error(exc, None), status)
+    if method == "POST" and path == "/":
+        return HttpResponse.json(jsonrpc_error(exc, None), status)
+    return rest.error_response(exc)
 
 
 def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engine | None:

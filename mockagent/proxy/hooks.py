@@ -33,6 +33,8 @@ from mockagent.dialects.http import HttpRequest
 from mockagent.errors import MockagentError
 
 Hook = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+FAILURES_KEPT = 20
+"""How many failures of the hooks a recording keeps whole to report; the rest are counted."""
 
 
 class HookError(MockagentError):
@@ -60,6 +62,20 @@ class RecordHooks:
     before_record_request: Hook | None = None
     before_record_response: Hook | None = None
     failures: list[str] = field(default_factory=list, compare=False)  # what the hooks did wrong
+    more: list[int] = field(default_factory=lambda: [0], compare=False)  # failures past the kept
+
+    def _failed(self, text: str) -> None:
+        """Keep a failure: the first FAILURES_KEPT whole, then a line that counts the rest (a
+        hook that fails on every call of a long recording must not fill the memory)."""
+        if len(self.failures) < FAILURES_KEPT:
+            self.failures.append(text)
+            return
+        self.more[0] += 1
+        line = f"and {self.more[0]} more failures of the hooks, like those above"
+        if len(self.failures) == FAILURES_KEPT:
+            self.failures.append(line)
+        else:
+            self.failures[-1] = line
 
     def _called(self, name: str, hook: Hook, seen: dict[str, Any]) -> dict[str, Any] | None:
         """What `hook` returns for `seen`; HookError (kept in `failures`) when it raises or
@@ -70,11 +86,11 @@ class RecordHooks:
             tail = exc.__traceback__.tb_next if exc.__traceback__ else None  # the hook's frames
             trace = "".join(traceback.format_exception(type(exc), exc, tail)).rstrip()
             message = f"{name} raised {type(exc).__name__}: {exc}"
-            self.failures.append(f"{message}\n{trace}")
+            self._failed(f"{message}\n{trace}")
             raise HookError(message) from None
         if result is not None and not isinstance(result, dict):
             message = f"{name} returned {type(result).__name__}: return the dict, or None"
-            self.failures.append(message)
+            self._failed(message)
             raise HookError(message)
         return result
 

@@ -15,7 +15,10 @@ single cassette); without it, every agent in mount order. Each item names its `a
                       "interactions": count}]}
     GET  /_mockagent/calls?operation=SendMessage&matched=true|false
          {"calls": [{"seq", "agent", "operation", "binding", "interaction": name|null,
-                     "matched": bool, "error": kind|null, "faults": [part], "params": {...}}]}
+                     "matched": bool, "error": kind|null, "faults": [part], "params": {...}}],
+          "dropped": count}
+         Each agent's journal keeps its last `--journal-size` calls (10,000 by default);
+         `dropped` counts the older calls no longer listed (use counts stay exact).
          `faults`: each field of the matched interaction's `fault` and what became of it on
          this call, in this order: {"kind": "status", "status": 503}, {"kind": "body",
          "body": text}, {"kind": "delayMs", "ms": N}, {"kind": "dropAfter" | "closeAfter" |
@@ -169,7 +172,8 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         return {
             "calls": control.calls_view(
                 mounts, _agent_arg(), request.args.get("operation"), _flag("matched")
-            )
+            ),
+            "dropped": control.dropped_calls(mounts, _agent_arg()),
         }
 
     def near_misses() -> dict[str, Any]:

@@ -21,7 +21,8 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
-from mockagent.engine.journal import Numbering
+from mockagent.engine.eviction import TASK_CAP
+from mockagent.engine.journal import JOURNAL_SIZE, Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
 from mockagent.engine.taskstore import StoreFactory
@@ -246,6 +247,9 @@ def create_app(
     allow_hosts: Iterable[str] = (),
     admin_token: str | None = None,
     webhook_allow: Sequence[str] = (),
+    # bounded memory, whatever the run length
+    journal_size: int = JOURNAL_SIZE,
+    task_cap: int = TASK_CAP,
 ) -> Flask:
     """A Flask app serving the cassette file or folder at `source` (or a cassette already
     loaded); raises CassetteError.
@@ -263,6 +267,9 @@ def create_app(
     Push notifications go to loopback, to what `webhook_allow` names (`*`, addresses, networks
     such as `10.0.0.0/8`, host names, each with an optional `:PORT`; ValueError for a malformed
     one) and to what a cassette's `webhooks.allow` names.
+    Each agent's journal keeps its last `journal_size` calls (counts stay exact), and its store
+    at most `task_cap` finished tasks, evicting the oldest; ValueError for a size under 0 or a
+    cap under 1.
     """
     WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
     mounts = Mounts(
@@ -274,6 +281,8 @@ def create_app(
         store=store,
         allow_repeats=allow_repeats,
         webhook_allow=webhook_allow,
+        journal_size=journal_size,
+        task_cap=task_cap,
     )
     app = Flask(__name__)
     app.extensions["mockagent"] = mounts

@@ -109,6 +109,16 @@ def calls_view(
     return out
 
 
+def dropped_calls(mounts: Mounts, agent: str | None = None) -> int:
+    """How many older calls the selected agents' journals dropped (each keeps its last
+    `--journal-size` calls)."""
+    total = 0
+    for _, engine in engines(mounts, agent):
+        with engine.locked():
+            total += engine.journal.dropped
+    return total
+
+
 def near_misses_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
     """Unmatched calls with their near-miss report (`report`: the typed detail, `text` in it)."""
     out = []

@@ -14,6 +14,10 @@ Sections, with stable ids for tests and links:
     #journal       every call in arrival order: seq, agent, operation, binding, and the
                    interaction it matched or the near-miss report (with the differing paths);
                    a badge per part of the interaction's fault, fired or not (and why not)
+
+The page stays small however long the server runs: it shows the last SHOWN_CALLS calls and the
+last SHOWN_TASKS tasks, each with a note saying how many more the JSON endpoints list, and how
+many older calls the journal itself dropped (`--journal-size`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
     from mockagent.server.app import Mounts
 
 TEMPLATE = "inspector.html"
+SHOWN_CALLS = 500
+SHOWN_TASKS = 200
 
 
 def elapsed(at_ms: float) -> str:
@@ -97,7 +103,9 @@ def _event(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _tasks(mounts: Mounts) -> list[dict[str, Any]]:
+def _tasks(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
+    """The last SHOWN_TASKS tasks, and how many there are."""
+    views = control.tasks_view(mounts)
     return [
         {
             "id": t["id"],
@@ -111,15 +119,17 @@ def _tasks(mounts: Mounts) -> list[dict[str, Any]]:
             "stuck": t["stuck"],
             "events": [_event(e) for e in t["events"]],
         }
-        for t in control.tasks_view(mounts)
-    ]
+        for t in views[-SHOWN_TASKS:]
+    ], len(views)
 
 
-def _calls(mounts: Mounts) -> list[dict[str, Any]]:
-    """Every call, in arrival order: the agents of a folder share one numbering."""
+def _calls(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
+    """The last SHOWN_CALLS calls the journals keep, in arrival order (the agents of a folder
+    share one numbering), and how many they keep."""
     reports = {(m["agent"], m["seq"]): m["report"] for m in control.near_misses_view(mounts)}
+    calls = sorted(control.calls_view(mounts), key=lambda c: c["seq"])
     out = []
-    for call in sorted(control.calls_view(mounts), key=lambda c: c["seq"]):
+    for call in calls[-SHOWN_CALLS:]:
         report = reports.get((call["agent"], call["seq"])) or None
         paths = (
             []
@@ -140,7 +150,7 @@ def _calls(mounts: Mounts) -> list[dict[str, Any]]:
                 "faults": [_fault(part) for part in call["faults"]],
             }
         )
-    return out
+    return out, len(calls)
 
 
 def _fault(part: dict[str, Any]) -> dict[str, Any]:
@@ -154,12 +164,19 @@ def _fault(part: dict[str, Any]) -> dict[str, Any]:
 
 def context(mounts: Mounts, base_url: str) -> dict[str, Any]:
     """What the template shows: plain values (text for every cell, never markup)."""
+    tasks, task_count = _tasks(mounts)
+    calls, kept = _calls(mounts)
+    sizes = [engine.tasks.journal_size for _, engine in control.engines(mounts)]
     return {
         "base_url": base_url,
         "agents": _agents(mounts, base_url),
         "interactions": _interactions(mounts),
-        "tasks": _tasks(mounts),
-        "calls": _calls(mounts),
+        "tasks": tasks,
+        "tasks_hidden": task_count - len(tasks),
+        "calls": calls,
+        "calls_hidden": kept - len(calls),
+        "dropped": control.dropped_calls(mounts),
+        "journal_size": max(sizes, default=0),
     }
 
 

@@ -1,0 +1,204 @@
+"""Bounded memory whatever the run length: the journal keeps its last N calls and says how many it
+dropped, use counts stay exact past it, the inspector page shows a bounded listing, and finished
+tasks past the cap are evicted oldest first, a call naming one told so (over real HTTP)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from mockagent.server import inspector
+from mockagent.server.app import create_app
+from mockagent.server.thread import serve_in_thread
+
+AGENT = """\
+version: 1
+agent:
+  name: bounded
+  description: A test agent.
+  capabilities: {streaming: true}
+  skills: [{id: s, name: S, description: A skill.}]
+interactions:
+  - name: five-times
+    match: {text: limited}
+    times: 5
+    reply: {message: "Limited."}
+  - name: hello
+    match: {text: hello}
+    reply: {message: "Hi."}
+  - name: job
+    match: {text: {startswith: job}}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_COMPLETED
+  - name: slow-job
+    match: {text: slow}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_COMPLETED
+            after: {polls: 1}
+"""
+
+
+@pytest.fixture
+def cassette(tmp_path: Path) -> Path:
+    path = tmp_path / "bounded.yaml"
+    path.write_text(AGENT)
+    return path
+
+
+def app_client(cassette: Path, **options: Any) -> Iterator[FlaskClient]:
+    app = create_app(cassette, **options)
+    yield app.test_client()
+    app.extensions["mockagent"].close()
+
+
+def rpc(client: FlaskClient, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    answer: dict[str, Any] = client.post("/", json=body, headers={"A2A-Version": "1.0"}).get_json()
+    return answer
+
+
+def message(text: str) -> dict[str, Any]:
+    return {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}}
+
+
+def test_the_journal_keeps_the_last_n_calls_and_says_how_many_it_dropped(cassette: Path) -> None:
+    for client in app_client(cassette, journal_size=3):
+        for _ in range(5):
+            assert "result" in rpc(client, "SendMessage", message("hello"))
+        assert "error" in rpc(client, "SendMessage", message("nobody answers this"))
+        listed = client.get("/_mockagent/calls").get_json()
+        assert [call["seq"] for call in listed["calls"]] == [4, 5, 6]
+        assert listed["dropped"] == 3
+        assert [c["matched"] for c in listed["calls"]] == [True, True, False]
+
+
+def test_counts_stay_exact_past_the_journal_size(cassette: Path) -> None:
+    for client in app_client(cassette, journal_size=2):
+        for _ in range(5):
+            assert rpc(client, "SendMessage", message("limited"))["result"]["message"]
+        # `times: 5` is used up, although the journal keeps only the last of its calls
+        assert "error" in rpc(client, "SendMessage", message("limited"))
+        engine = client.application.extensions["mockagent"].agents[""]
+        used = engine.interaction("five-times")
+        assert (used.uses, used.answered, len(used.calls)) == (5, 5, 1)
+        listed = client.get("/_mockagent/interactions").get_json()["interactions"]
+        assert {v["name"]: v["uses"] for v in listed}["five-times"] == 5
+
+
+def test_the_inspector_shows_a_bounded_listing_and_what_the_journal_dropped(
+    cassette: Path,
+) -> None:
+    shown = inspector.SHOWN_CALLS
+    for client in app_client(cassette, journal_size=shown + 10):
+        for _ in range(shown + 25):
+            rpc(client, "SendMessage", message("hello"))
+        page = client.get("/_mockagent/").get_data(as_text=True)
+        journal = page.split('<section id="journal">', 1)[1]
+        assert journal.count('<tr class="call') == shown  # not the 510 the journal keeps
+        assert "15 older calls dropped (journal keeps the last 510; --journal-size)." in journal
+        assert "10 earlier calls not shown" in journal
+        # the latest call is the one shown last
+        assert f"<td>{shown + 25}</td>" in journal
+
+
+def test_the_inspector_says_nothing_was_dropped_when_nothing_was(cassette: Path) -> None:
+    for client in app_client(cassette):
+        rpc(client, "SendMessage", message("hello"))
+        page = client.get("/_mockagent/").get_data(as_text=True)
+        assert "dropped" not in page.split('<section id="journal">', 1)[1]
+
+
+def post_rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).encode()
+    request = urllib.request.Request(
+        url, body, {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, Any] = json.load(response)
+    return answer
+
+
+def test_finished_tasks_past_the_cap_are_evicted_oldest_first(cassette: Path) -> None:
+    with serve_in_thread(cassette, task_cap=2, pace="instant") as server:
+        url = server.agent_url()
+        slow = {**message("slow"), "configuration": {"returnImmediately": True}}
+        waiting = post_rpc(url, "SendMessage", slow)["result"]["task"]  # waits for a poll
+        ids = [
+            post_rpc(url, "SendMessage", message(f"job {i}"))["result"]["task"]["id"]
+            for i in range(4)
+        ]
+        # Two finished tasks are kept: the two newest; the unfinished one is never evicted.
+        for task_id in ids[:2]:
+            error = post_rpc(url, "GetTask", {"id": task_id})["error"]
+            assert error["code"] == -32001  # TaskNotFound
+            assert error["message"] == (
+                f"Task {task_id} was evicted: more than 2 finished tasks; raise --task-cap"
+            )
+        for task_id in ids[2:]:
+            task = post_rpc(url, "GetTask", {"id": task_id})["result"]
+            assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        listed = post_rpc(url, "ListTasks", {})["result"]["tasks"]
+        assert sorted(t["id"] for t in listed) == sorted([waiting["id"], *ids[2:]])
+        subscribed = post_rpc(url, "SubscribeToTask", {"id": ids[0]})["error"]
+        assert "was evicted" in subscribed["message"]
+        # The waiting task finishes now (its poll): the oldest finished one goes.
+        assert post_rpc(url, "GetTask", {"id": waiting["id"]})["result"]["status"]["state"] == (
+            "TASK_STATE_COMPLETED"
+        )
+        assert "was evicted" in post_rpc(url, "GetTask", {"id": ids[2]})["error"]["message"]
+
+
+def test_an_id_never_seen_is_not_said_to_be_evicted(cassette: Path) -> None:
+    for client in app_client(cassette, task_cap=1):
+        rpc(client, "SendMessage", message("job 1"))
+        error = rpc(client, "GetTask", {"id": "no-such-task"})["error"]
+        assert error["message"] == "Task no-such-task not found"  # nothing was evicted yet
+        rpc(client, "SendMessage", message("job 2"))
+        error = rpc(client, "GetTask", {"id": "no-such-task"})["error"]
+        assert "1 finished tasks were evicted" in error["message"]
+
+
+def test_sizes_below_their_minimum_are_refused(cassette: Path) -> None:
+    with pytest.raises(ValueError, match="journal keeps 0 calls or more"):
+        create_app(cassette, journal_size=-1)
+    with pytest.raises(ValueError, match="task cap must keep 1 finished task or more"):
+        create_app(cassette, task_cap=0)
+
+
+def test_a_reset_keeps_the_bounds_and_forgets_what_was_dropped(cassette: Path) -> None:
+    for client in app_client(cassette, journal_size=2, task_cap=1):
+        for text in ("job 1", "job 2", "hello"):
+            rpc(client, "SendMessage", message(text))
+        assert client.get("/_mockagent/calls").get_json()["dropped"] == 1
+        assert client.post("/_mockagent/reset").status_code == 200
+        assert client.get("/_mockagent/calls").get_json() == {"calls": [], "dropped": 0}
+        first = rpc(client, "SendMessage", message("job 1"))["result"]["task"]["id"]
+        for text in ("job 2", "hello", "hello"):
+            rpc(client, "SendMessage", message(text))
+        listed = client.get("/_mockagent/calls").get_json()
+        assert (len(listed["calls"]), listed["dropped"]) == (2, 2)
+        assert "was evicted" in rpc(client, "GetTask", {"id": first})["error"]["message"]
+
+
+def test_the_inspector_shows_the_last_tasks_with_a_note(cassette: Path) -> None:
+    shown = inspector.SHOWN_TASKS
+    slow = {**message("slow"), "configuration": {"returnImmediately": True}}
+    for client in app_client(cassette):
+        ids = [rpc(client, "SendMessage", slow)["result"]["task"]["id"] for _ in range(shown + 5)]
+        page = client.get("/_mockagent/").get_data(as_text=True)
+        tasks = page.split('<section id="tasks">', 1)[1].split("</section>", 1)[0]
+        assert tasks.count('<article class="task"') == shown
+        assert "5 earlier tasks not shown" in tasks
+        assert f'id="task-{ids[-1]}"' in tasks and f'id="task-{ids[4]}"' not in tasks

@@ -1,0 +1,44 @@
+"""A shared store's journal is bounded as the in-memory one is: Redis keeps the last N calls, and
+the count of older ones and every interaction's exact count beside them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from flask.testing import FlaskClient
+
+from mockagent.engine.taskstore import store_from_url
+from mockagent.server.app import create_app
+from tests.helpers.kit_conversation import HEADERS
+from tests.helpers.paths import KIT
+
+CODE_REVIEWER = KIT / "code-reviewer.yaml"
+
+
+def ask(c: FlaskClient, text: str) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}},
+    }
+    answer: dict[str, Any] = c.post("/", json=body, headers=HEADERS).get_json()
+    return answer
+
+
+def test_redis_keeps_the_last_n_calls_and_counts_the_rest(redis_url: str) -> None:
+    app = create_app(CODE_REVIEWER, store=store_from_url(redis_url), journal_size=2)
+    c = app.test_client()
+    try:
+        for _ in range(4):
+            assert "result" in ask(c, "Which languages do you review?")
+        listed = c.get("/_mockagent/calls").get_json()
+        assert len(listed["calls"]) == 2 and listed["dropped"] == 2
+        engine = app.extensions["mockagent"].agents[""]
+        name = listed["calls"][0]["interaction"]
+        assert engine.interaction(name).answered == 4
+        with redis.Redis.from_url(redis_url) as db:
+            assert db.llen("mockagent:code-reviewer:code-reviewer:journal") == 2
+    finally:
+        app.extensions["mockagent"].close()
