@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import httpx
 import pytest
 from a2a.types import a2a_pb2
 
+from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
 from mockagent.dialects.a2a.grpc_wire import METHODS
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.grpc_calls import SERVICE, VERSION, send_request
@@ -114,12 +116,32 @@ def _raw(channel: grpc.Channel, name: str) -> object:
     return kind(SERVICE + name, request_serializer=lambda b: b, response_deserializer=bytes)
 
 
+@pytest.fixture(scope="module")
+def thread_pool() -> Iterator[str]:
+    """grpcio's thread-pool server with the binding's handlers (what a shared store serves
+    with); a malformed request never reaches an agent, so none is resolved."""
+
+    def no_agent(tenant: str) -> Target:
+        raise AssertionError(f"a malformed request reached an agent ({tenant!r})")
+
+    with ThreadPoolExecutor(max_workers=4) as threads:
+        server = grpc.server(threads, handlers=[generic_handler(no_agent)])
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        try:
+            yield f"127.0.0.1:{port}"
+        finally:
+            server.stop(None)
+
+
+@pytest.mark.parametrize("server", ["aio", "thread-pool"])
 @pytest.mark.parametrize("name", sorted(METHODS))
 @pytest.mark.parametrize(
     "garbage", [b"\xff\xff\xff", b"\x0a\x05ab", b"\x08" + b"\xff" * 11, b"\x00"]
 )
-def test_malformed_protobuf_is_invalid_argument(kit, name, garbage):
-    with grpc.insecure_channel(kit.grpc_target) as channel:
+def test_malformed_protobuf_is_invalid_argument(kit, thread_pool, server, name, garbage):
+    target = kit.grpc_target if server == "aio" else thread_pool
+    with grpc.insecure_channel(target) as channel:
         with pytest.raises(grpc.RpcError) as refused:
             answer = _raw(channel, name)(garbage, metadata=VERSION, timeout=10)
             if METHODS[name].streaming:
