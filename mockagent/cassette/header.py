@@ -11,6 +11,7 @@ from pydantic.json_schema import WithJsonSchema
 
 from mockagent.cassette.base import BLANK, Millis, Model
 from mockagent.cassette.content import Finite
+from mockagent.cassette.names import Name
 
 Binding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
 """The A2A bindings a card lists; GRPC only while gRPC is served (`serve --grpc-port`)."""
@@ -104,7 +105,7 @@ def _default_skills(agent: dict[str, Any]) -> list[Skill]:
 class Agent(Model):
     """Facts for the agent card; interface URLs are filled in by the server."""
 
-    name: str
+    name: Name
     description: Annotated[str, BLANK] = Field(
         default_factory=lambda agent: agent.get("name", "agent"),
         description="the card's description; unset: the agent's `name`",
@@ -250,8 +251,8 @@ class Ids(Model):
 class AgentexAgent(Model):
     """An Agentex agent: answers at `/agents/{id}/rpc` and `/agents/name/{name}/rpc`."""
 
-    id: str
-    name: str
+    id: Name
+    name: Name
     description: Annotated[str, BLANK] = ""
     acp_type: Literal["sync", "async", "agentic"] = "sync"
     status: str = "Ready"

@@ -26,7 +26,7 @@ from mockagent.cassette.header import (
     Ids,
     Skill,
 )
-from mockagent.cassette.names import KnownOrigins, UniqueNames
+from mockagent.cassette.names import KnownOrigins, Name, UniqueNames
 from mockagent.cassette.predicates import (
     HeaderPredicates,
     Predicates,
@@ -333,7 +333,7 @@ class Match(Model):
 class Interaction(Model):
     """A matcher and the reply it selects, usable `times` times (unlimited when unset)."""
 
-    name: str
+    name: Name
     match: Match = Field(default_factory=Match)
     reply: Reply | None = None
     fault: Fault | None = None

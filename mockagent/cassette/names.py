@@ -7,11 +7,32 @@ other problems (the models' rules run only where every field is valid): all are 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, StringConstraints
 
 from mockagent.cassette.rules import Found
 from mockagent.cassette.vocabulary import suggestion
+
+_CONTROL = "\\x00-\\x1f\\x7f-\\x9f"  # Unicode's Cc: C0, DEL and C1
+_CONTROLS = re.compile(f"[{_CONTROL}]")
+
+
+def _plain(value: Any) -> Any:
+    """Names go into URLs, logs, the journal and error messages, where a control character (a
+    newline, an escape) would forge a line or break the name: refused, saying which one."""
+    if isinstance(value, str) and (found := _CONTROLS.search(value)) is not None:
+        raise ValueError(
+            f"a name holds no control characters; this one has {found.group()!r} "
+            f"at character {found.start() + 1}"
+        )
+    return value
+
+
+Name = Annotated[str, StringConstraints(pattern=f"^[^{_CONTROL}]*$"), BeforeValidator(_plain)]
+"""An agent's or an interaction's name: any text but control characters."""
 
 
 def twins(names: list[Any]) -> Found:

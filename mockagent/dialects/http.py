@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,12 +46,29 @@ class HttpResponse:
         return cls(status, body, {"Content-Type": "application/json", **(headers or {})})
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (JSON numbers are finite: no NaN or Infinity)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: a number no double holds, read as infinity
+        raise ValueError(f"the number {text[:40]} is out of range (past a double's 1.8e308)")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+"""RFC 8259 JSON only: Python's reader takes NaN, Infinity and -Infinity, which we would then
+echo into task history, the journal and gRPC Structs, where no strict reader takes them back."""
+
+
 def parse_json(body: bytes) -> Any:
-    """Decode a JSON body; ValueError for bad UTF-8, bad JSON, JSON nested too deeply, or a
-    lone surrogate escape alike."""
+    """Decode a JSON body strictly; ValueError for bad UTF-8, bad JSON, NaN or an infinite
+    number, JSON nested too deeply, or a lone surrogate escape alike. Every JSON body a client
+    sends is read here (A2A, Agentex, the admin API, the recording proxy)."""
     try:
         text = body.decode("utf-8")
-        value = json.loads(text)
+        value = _DECODER.decode(text)
     except RecursionError:  # e.g. 10,000 nested lists: a bad body, not a crash of ours
         raise ValueError("the JSON is nested too deeply") from None
     # json accepts "\ud800" and gives a str that no answer can carry back as UTF-8: a body

@@ -23,12 +23,13 @@ from mockagent.engine.journal import JournalEntry
 from mockagent.engine.matchers import Mismatch
 from mockagent.engine.tasks import Task
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 try:  # one C encoder for every answer: json.dumps would build a new one per call
     from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 
+    # The last False: no NaN or Infinity, which strict JSON readers refuse (ValueError instead).
     _encode_c, _encode_c_str = (
-        c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, True)
+        c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, False)
         for default in (_COMPACT.default, str)
     )
 except ImportError:  # a Python without the C accelerator
@@ -38,10 +39,14 @@ except ImportError:  # a Python without the C accelerator
 def compact_json(payload: Any, default: Callable[[Any], Any] | None = None) -> str:
     """JSON with no spaces and non-ASCII kept, keys in insertion order: equal answers are equal
     bytes. `default=str` writes what JSON has no type for as text. Our payloads are built from
-    parsed JSON and never refer to themselves, so no cycle check."""
+    parsed JSON and never refer to themselves, so no cycle check. ValueError for a NaN or an
+    infinite number: requests and cassettes refuse them where they are read, so one here is ours.
+    """
     encode = _encode_c if default is None else _encode_c_str if default is str else None
     if encode is None:
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=default)
+        return json.dumps(
+            payload, ensure_ascii=False, separators=(",", ":"), default=default, allow_nan=False
+        )
     return "".join(encode(payload, 0))
 
 

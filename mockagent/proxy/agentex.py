@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from mockagent import errors
-from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
+from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent, rpc
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
 from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step, untouched
@@ -190,6 +190,13 @@ class AgentexRecording:
             return HttpResponse.json(rpc_error(exc, call[3]))
         answer = HttpResponse.json({"message": message, "code": 502, "data": None}, status=502)
         return Refused.of(answer, message)
+
+    @staticmethod
+    def malformed(request: HttpRequest) -> HttpResponse | None:
+        """The error `serve` answers an RPC POST with whose body is no RPC request, or None."""
+        if request.method != "POST" or not any(r.match(request.path) for r in RPC_ROUTES):
+            return None
+        return rpc.refusal(request)
 
     def _fetch_agents(self, headers: dict[str, str]) -> None:
         try:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from mockagent import errors
-from mockagent.dialects.a2a import A2AAgent, rest
+from mockagent.dialects.a2a import A2AAgent, jsonrpc, rest
 from mockagent.dialects.a2a.card import jwks_response
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.signing import JWKS_PATH, CardSigner, SigningUnavailable
@@ -143,6 +143,20 @@ class RecordingProxy:
                 rest_bases.append(path)
         return jsonrpc or {""}, sorted(rest_bases, key=len, reverse=True) or [""]
 
+    def malformed(self, request: HttpRequest, protocol: str) -> HttpResponse | None:
+        """The error `serve` answers a body with that its binding (of `protocol`) cannot read
+        (no JSON, NaN, a JSON-RPC request that is no object), or None. Such a call is neither
+        forwarded nor recorded: the replay answers it alike, with no cassette."""
+        if protocol == "agentex":
+            return self.agentex.malformed(request)
+        jsonrpc_paths, rest_bases = self._interfaces()
+        if request.method == "POST" and request.path.rstrip("/") in jsonrpc_paths:
+            return jsonrpc.refusal(request)
+        for base in rest_bases:
+            if request.path.startswith(base + "/") or request.path == base:
+                return rest.refusal(replace(request, path=request.path[len(base) :]))
+        return None
+
     def classify(self, request: HttpRequest) -> Classified | None:
         """The operation of a request, or None for anything we only pass through."""
         jsonrpc_paths, rest_bases = self._interfaces()
@@ -150,8 +164,10 @@ class RecordingProxy:
             try:
                 payload = parse_json(request.body)
             except ValueError:
-                payload = None
-            if isinstance(payload, dict) and payload.get("method") in A2A_OPERATIONS:
+                return None
+            if not isinstance(payload, dict):  # `malformed` answered it, unless a hook made it
+                return None
+            if payload.get("method") in A2A_OPERATIONS:
                 params = payload.get("params")
                 return Classified(
                     "JSONRPC",
@@ -161,7 +177,7 @@ class RecordingProxy:
                     payload.get("id"),
                 )
             v0_3 = request_in(payload.get("method"), payload.get("params"))
-            if isinstance(payload, dict) and v0_3 is not None:
+            if v0_3 is not None:
                 return Classified("JSONRPC", *v0_3, "/", payload.get("id"), v0_3=True)
         for base in rest_bases:
             if request.path.startswith(base + "/") or request.path == base:
@@ -236,13 +252,17 @@ class RecordingProxy:
             return self.card(request)
         if request.path == JWKS_PATH and request.method == "GET" and self._signer is not None:
             return jwks_response(self._signer)
+        protocol = self.protocol()  # once: a silent upstream is probed once per call
+        refused = self.malformed(request, protocol)
+        if refused is not None:
+            return refused
         try:
             recorded = self.hooks.request(request)  # what is recorded of it; None: nothing
         except HookError as exc:  # the test's hook failed: the call is not made
             return self._error(self.classify(request), None, errors.InternalError(str(exc)))
         if recorded is None:
             return self.unrecorded(request, query)
-        if self.protocol() == "agentex":
+        if protocol == "agentex":
             return self.agentex.handle(request, query, recorded)
         call = self.classify(recorded)
         replay = self.replay if isinstance(self.replay, A2AAgent) else None

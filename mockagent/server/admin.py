@@ -118,7 +118,7 @@ YAML = "application/yaml; charset=utf-8"
 
 
 def _json(payload: dict[str, Any], status: int = 200) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, default=str)
+    body = json.dumps(payload, ensure_ascii=False, default=str, allow_nan=False)  # strict JSON
     return Response(body, status=status, mimetype="application/json")
 
 

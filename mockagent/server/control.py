@@ -342,12 +342,29 @@ def _inside(folder: Path, relative: str) -> Path:
     if pure.suffix not in CASSETTE_SUFFIXES:
         raise ControlError(400, f"path {relative!r}: a cassette is a .yaml or .yml file")
     root = folder.resolve()
-    target = (root / pure).resolve()  # follows symlinks: one that points out is caught here
-    if not target.is_relative_to(root):
-        raise ControlError(400, f"path {relative!r} leads outside the cassette folder (a symlink?)")
-    if not target.is_file():
-        raise ControlError(404, f"no cassette {relative!r} in the cassette folder")
+    try:
+        target = (root / pure).resolve()  # follows symlinks: one that points out is caught here
+        if not target.is_relative_to(root):
+            raise ControlError(
+                400, f"path {relative!r} leads outside the cassette folder (a symlink?)"
+            )
+        if not target.is_file():
+            raise ControlError(404, f"no cassette {relative!r} in the cassette folder")
+    except (OSError, RuntimeError) as exc:  # RuntimeError: pathlib's word for a symlink loop
+        raise _refused_by_os(relative, exc) from None
     return target
+
+
+def _refused_by_os(relative: str, exc: OSError | RuntimeError) -> ControlError:
+    """A path the filesystem cannot look up (too long, a symlink loop) is the caller's
+    mistake: a 400 saying why, not a 500. The path is cut short: it may be thousands long."""
+    shown = (
+        repr(relative)
+        if len(relative) <= 80
+        else f"{relative[:60]!r}… ({len(relative)} characters)"
+    )
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
+    return ControlError(400, f"path {shown}: the filesystem cannot look it up ({why})")
 
 
 def load(mounts: Mounts, path: Any, agent: Any = None) -> dict[str, Any]:

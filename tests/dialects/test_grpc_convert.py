@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mockagent import errors
 from mockagent.dialects.a2a.grpc_convert import Unfit, json_of, kwargs_of
 from mockagent.dialects.a2a.grpc_wire import METHODS, message_of, params_of, parsed
 from mockagent.server.app import create_app
@@ -310,8 +311,10 @@ def test_generated_requests_read_as_message_to_dict_does(
     read_alike(request)
 
 
-def test_a_request_json_cannot_hold_fails_as_message_to_dict_fails() -> None:
+def test_a_request_json_cannot_hold_is_invalid_params() -> None:
     request = METHODS["SendMessage"].request()
     request.metadata.update({"k": float("nan")})
     with pytest.raises(json_format.SerializeToJsonError):
+        json_format.MessageToDict(request)
+    with pytest.raises(errors.InvalidParams, match="NaN"):  # INVALID_ARGUMENT, not INTERNAL
         params_of(request)

@@ -103,8 +103,11 @@ MOUNTS = {
     "tck": [""],
 }
 
+# Finite floats: json.dumps writes inf as Infinity, which is no JSON and a parse error (with no
+# id to echo); tests/dialects/test_wire_values.py sends those on purpose.
+FINITE = st.floats(allow_nan=False, allow_infinity=False)
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | FINITE | st.text(max_size=8),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
     ),

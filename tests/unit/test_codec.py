@@ -76,6 +76,14 @@ def test_compact_json_keeps_order_and_non_ascii_and_turns_the_unknown_into_text(
     assert compact_json({"when": Engine}, default=str) == f'{{"when":"{Engine}"}}'
 
 
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("default", [None, str, repr])
+def test_compact_json_never_writes_nan_or_infinity(number: float, default: object) -> None:
+    """Strict JSON readers refuse NaN: one reaching an answer is our bug, said, not sent."""
+    with pytest.raises(ValueError, match="Out of range float"):
+        compact_json({"x": [number]}, default=default)  # type: ignore[arg-type]
+
+
 def test_a_task_stored_before_a_newer_counter_existed_reads_with_its_default(
     make_engine: Callable[..., Engine],
 ) -> None:

@@ -403,6 +403,21 @@ INVALID: list[tuple[str, str, str]] = [  # (what, cassette, what the loader's me
     ("time in seconds", _header("2026-10-06T09:00:00Z", "0"), "clock.start: "),
     ("time in words", _header("2026-10-06T09:00:00Z", "yesterday"), "clock.start: "),
     ("bad pace", _header("clock: {", "clock: {pace: 'scale=x', "), "clock.pace: "),
+    (
+        "a newline in an interaction's name",
+        _one('{name: "deploy\\nnow", reply: {message: a}}'),
+        "name: a name holds no control characters; this one has '\\n' at character 7",
+    ),
+    (
+        "an escape in the agent's name",
+        _header("name: tester", 'name: "tester\\e[31m"'),
+        "agent.name: a name holds no control characters; this one has '\\x1b'",
+    ),
+    (
+        "a C1 control in an Agentex agent's name",
+        AGENTEX_HEAD.replace("name: helper", 'name: "help\\x85er"') + "  []\n",
+        "agents[0].name: a name holds no control characters",
+    ),
 ]
 
 

@@ -29,6 +29,7 @@ from mockagent.dialects.a2a.grpc_wire import (
     SERVICE,
     message_of,
     params_of,
+    reader,
     serialize,
     status_of,
 )
@@ -73,13 +74,13 @@ def service_handler(
         if method.streaming:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
                 streaming(name),
-                request_deserializer=method.request.FromString,
+                request_deserializer=reader(method.request),
                 response_serializer=serialize,
             )
         else:
             handlers[name] = grpc.unary_unary_rpc_method_handler(
                 unary(name, method.response),
-                request_deserializer=method.request.FromString,
+                request_deserializer=reader(method.request),
                 response_serializer=serialize,
             )
     return grpc.method_handlers_generic_handler(SERVICE, handlers)

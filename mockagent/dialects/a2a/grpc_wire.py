@@ -9,6 +9,7 @@ grpc_convert, and through json_format where it leaves a shape to it. Needs `mock
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from a2a.types import a2a_pb2
@@ -16,6 +17,7 @@ from google.protobuf import any_pb2, empty_pb2, json_format, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
+from mockagent import errors
 from mockagent.dialects.a2a.grpc_convert import json_of, kwargs_of
 
 SERVICE = "lf.a2a.v1.A2AService"
@@ -64,13 +66,40 @@ _DETAILS: dict[str, type[Message]] = {
 }
 
 
-def params_of(request: Message) -> dict[str, Any]:
+class Malformed(NamedTuple):
+    """Request bytes that are no message of the rpc's request type (`full_name`)."""
+
+    full_name: str
+
+
+def reader(request: type[Message]) -> Callable[[bytes], Message | Malformed]:
+    """The request deserializer of an rpc: grpcio answers a deserializer's exception with
+    UNKNOWN naming its Python class, so bad bytes become a `Malformed` the handler refuses."""
+
+    def read(data: bytes) -> Message | Malformed:
+        try:
+            return request.FromString(data)
+        except Exception:  # DecodeError, or nesting past protobuf's depth limit
+            return Malformed(request.DESCRIPTOR.full_name)
+
+    return read
+
+
+def params_of(request: Message | Malformed) -> dict[str, Any]:
     """A request message as ProtoJSON params (camelCase, unset fields left out), as
-    `json_format.MessageToDict` gives them."""
+    `json_format.MessageToDict` gives them. ParseError for bytes that were no message, and
+    InvalidParams for a value JSON cannot hold (a NaN or infinite number in a Struct)."""
+    if isinstance(request, Malformed):
+        raise errors.ParseError(
+            f"The request is not a valid {request.full_name}: its protobuf encoding is corrupt"
+        )
     try:
         return json_of(request)
     except Exception:  # Unfit, or a value JSON cannot hold: json_format decides, and says why
-        return json_format.MessageToDict(request)
+        try:
+            return json_format.MessageToDict(request)
+        except json_format.SerializeToJsonError as exc:
+            raise errors.InvalidParams(f"The request cannot be read as JSON: {exc}") from None
 
 
 def message_of(result: Any, response: type[Message]) -> Message:

@@ -42,20 +42,39 @@ def _envelope(payload: Any) -> tuple[str, Any]:
     return method, {} if params is None else params
 
 
+def _payload(request: HttpRequest) -> Any:
+    """The JSON of a POST's body; ContentTypeNotSupported or ParseError."""
+    media_type = request.media_type()
+    if media_type and media_type not in JSON_TYPES:
+        # Checked before parsing: the TCK sends text/plain with a body that is not JSON.
+        raise errors.ContentTypeNotSupported(
+            f"Content-Type {media_type} is not supported; send application/json"
+        )
+    try:
+        return parse_json(request.body)
+    except ValueError as exc:
+        raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
+
+
+def refusal(request: HttpRequest) -> HttpResponse | None:
+    """The error `handle` answers a POST with whose body is no JSON-RPC request (another
+    Content-Type, no JSON, NaN, not a request object), or None for a well-formed request: the
+    recording proxy answers those as `serve` does rather than forward them."""
+    request_id: Any = None
+    try:
+        payload = _payload(request)
+        request_id = _echo_id(payload)
+        _envelope(payload)
+    except errors.ProtocolError as exc:
+        return HttpResponse.json(jsonrpc_error(exc, request_id))
+    return None
+
+
 def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
     """Answer one JSON-RPC POST. Every error, even a parse error, is a JSON-RPC error object."""
     request_id: Any = None
     try:
-        media_type = request.media_type()
-        if media_type and media_type not in JSON_TYPES:
-            # Checked before parsing: the TCK sends text/plain with a body that is not JSON.
-            raise errors.ContentTypeNotSupported(
-                f"Content-Type {media_type} is not supported; send application/json"
-            )
-        try:
-            payload = parse_json(request.body)
-        except ValueError as exc:
-            raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
+        payload = _payload(request)
         request_id = _echo_id(payload)
         method, params = _envelope(payload)
         if method in v0_3.OPERATION_OF_METHOD:

@@ -173,6 +173,23 @@ def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResp
     return HttpResponse.json({} if answer.result is None else answer.result)  # a deleted config: {}
 
 
+def refusal(request: HttpRequest) -> HttpResponse | None:
+    """The error `handle` answers a request with whose body or query it cannot read (no JSON,
+    NaN, not an object), or None: the recording proxy answers those as `serve` does rather than
+    forward them. A path no route has is the upstream's to answer."""
+    try:
+        routed = route(request)
+    except errors.ProtocolError:
+        return None
+    if routed is None:
+        return None
+    try:
+        request_params(request, routed.path_params)
+    except errors.ProtocolError as exc:
+        return _v03_error_response(exc) if routed.v0_3 else error_response(exc)
+    return None
+
+
 def error_response(exc: errors.ProtocolError, table: ErrorTable = "1.0.1") -> HttpResponse:
     """A ProtocolError as `google.rpc.Status` JSON with its HTTP status, by the error table of
     specification `table` (the agent's `errorTable`; an error before any agent: 1.0.1's)."""

@@ -253,6 +253,20 @@ def peek(agent: AgentexAgent, request: HttpRequest) -> Call | None:
         return None
 
 
+def refusal(request: HttpRequest) -> HttpResponse | None:
+    """The error `handle` answers a POST with whose body is no RPC request (another
+    Content-Type, no JSON, NaN, not a request object, an unknown method), or None: the recording
+    proxy answers those as `serve` does rather than forward them."""
+    request_id: Any = None
+    try:
+        payload = _payload(request)
+        request_id = _echo_id(payload)
+        _envelope(payload)
+    except errors.ProtocolError as exc:
+        return HttpResponse.json(rpc_error(exc, request_id))
+    return None
+
+
 def handle(engine: Engine, agent: AgentexAgent, request: HttpRequest) -> HttpResponse:
     """Answer one RPC POST; every failure is an error envelope in HTTP 200 (or a scripted fault)."""
     request_id: Any = None

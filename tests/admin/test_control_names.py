@@ -1,0 +1,50 @@
+"""Names with a control character (a newline, an escape) are refused by the admin API with a 400
+that names the field, as the loader refuses them in a cassette. Real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import shutil
+
+import httpx
+import pytest
+
+from mockagent.server.thread import serve_in_thread
+from tests.helpers.paths import KIT
+
+NAMES = ["deploy\nnow", "deploy\r\n[INFO] forged", "red\x1b[31m", "nul\x00", "c1\x85"]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    shutil.copy(KIT / "deployer.yaml", tmp_path / "deployer.yaml")
+    with serve_in_thread(tmp_path) as server:
+        yield server, tmp_path
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_added_interaction_named_with_a_control_character_is_a_400(folder, name):
+    server, _ = folder
+    added = httpx.post(
+        server.url + "/_mockagent/interactions?agent=deployer",
+        json={"name": name, "reply": {"message": "hi"}},
+    )
+    assert added.status_code == 400, added.text
+    assert "name: a name holds no control characters" in added.json()["error"]["message"]
+    listed = httpx.get(server.url + "/_mockagent/interactions").json()
+    assert name not in str(listed)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_loaded_cassette_whose_agent_name_has_one_is_a_400(folder, name):
+    server, path = folder
+    text = (KIT / "deployer.yaml").read_text(encoding="utf-8")
+    escaped = name.encode("unicode_escape").decode("ascii").replace('"', '\\"')
+    (path / "sub").mkdir(exist_ok=True)
+    (path / "sub" / "bad.yaml").write_text(
+        text.replace("  name: deployer\n", f'  name: "{escaped}"\n', 1), encoding="utf-8"
+    )
+    loaded = httpx.post(
+        server.url + "/_mockagent/cassettes/load", json={"path": "sub/bad.yaml", "agent": "bad"}
+    )
+    assert loaded.status_code == 400, loaded.text
+    assert "agent.name: a name holds no control characters" in loaded.json()["error"]["message"]
