@@ -20,7 +20,7 @@ from flask import Flask
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.spellings import mask_line
-from mockagent.cli_serve import READY, listening, serve
+from mockagent.cli_serve import READY, cassette_size, listening, serve
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import (
@@ -71,6 +71,7 @@ def _patterns(
     help="The cassette file to write.",
 )
 @listening
+@cassette_size
 @click.option(
     "--mode",
     type=click.Choice(RECORDING_MODES),
@@ -206,6 +207,7 @@ def schema() -> None:
     is_flag=True,
     help="Exit 0 even when every interaction was skipped (nothing was compared).",
 )
+@cassette_size
 def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skips: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
     --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
@@ -268,6 +270,7 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skip
 @click.option(
     "--quiet", "-q", is_flag=True, help="Print the findings only, without the summary line."
 )
+@cassette_size
 def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
     """Check cassettes beyond the schema: each PATH is a cassette, or a folder whose *.yaml
     cassettes (in it and in the folders below) are checked.

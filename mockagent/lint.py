@@ -92,7 +92,8 @@ class Finding:
 
 def cassette_files(path: str | Path) -> list[Path]:
     """The file itself, or every `*.yaml` / `*.yml` in a folder and the folders below it, sorted;
-    hidden files and folders (`.git`, an editor's `.#x.yaml`…) left out."""
+    hidden files and folders (`.git`, an editor's `.#x.yaml`…) left out. A FIFO or a device so
+    named is kept: its check says it cannot be read, where leaving it out would say nothing."""
     path = Path(path)
     if not path.is_dir():
         return [path]
@@ -100,7 +101,7 @@ def cassette_files(path: str | Path) -> list[Path]:
     return sorted(
         f
         for f in found
-        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+        if not f.is_dir() and not any(part.startswith(".") for part in f.relative_to(path).parts)
     )
 
 
