@@ -51,9 +51,10 @@ from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.lint_faults import fault_findings
 from mockagent.lint_reach import reachable, unreached
-from mockagent.lint_shadow import always_wins
+from mockagent.lint_shadow import Shadows
 from mockagent.lint_tasks import (
     INTERRUPTED,
+    Around,
     continues,
     creates_no_task,
     fits,
@@ -152,6 +153,15 @@ class _Checker:
         self.path = path
         self.line_of: LineOf = line_of or (lambda loc: None)
         self.reachable = reachable(cassette)  # the operations of calls that reach interactions
+        self.by_name = {x.name: x for x in self.interactions}
+        self.index = {id(x): k for k, x in enumerate(self.interactions)}
+        self.shadows = Shadows(
+            [x.match for x in self.interactions],
+            [x.times for x in self.interactions],
+            [self.reach(x) for x in self.interactions],
+        )
+        self._shadow: dict[int, int | None] = {}  # index → its shadow's, once worked out
+        self.around = Around(self.interactions)
 
     def reach(self, interaction: Interaction) -> frozenset[str]:
         """The operations of the calls that may reach `interaction`."""
@@ -306,7 +316,7 @@ class _Checker:
         matches."""
         steps = _steps(interaction)
         states = [s for j in found if (s := steps[j].task_state) is not None]
-        left = messages_left(self.interactions, interaction, origin, states)
+        left = messages_left(self.around(origin), interaction, origin, states)
         if left is None or left >= len(found):
             return
         j = found[left]
@@ -331,8 +341,7 @@ class _Checker:
         task = interaction.match.task
         if task is None or self.cassette.protocol != "a2a":
             return
-        by_name = {x.name: x for x in self.interactions}
-        origin = by_name.get(task.from_) if task.from_ is not None else None
+        origin = self.by_name.get(task.from_) if task.from_ is not None else None
         why = self.never_starts(origin) if origin is not None else None
         if why is not None:
             yield self.finding(
@@ -345,7 +354,7 @@ class _Checker:
         states = _task_states(interaction.match)
         if not states or not all(s in INTERRUPTED for s in states):
             return  # terminal states are `illegal-transition`; SUBMITTED and WORKING are reached
-        reached = reachable_states(self.interactions, task.from_)
+        reached = reachable_states(self.around(task.from_), task.from_)
         if not reached & set(states):
             names = " or ".join(s.name for s in states)
             scripts = f"of {task.from_!r} or its follow-ups" if task.from_ else "in this cassette"
@@ -363,7 +372,7 @@ class _Checker:
             return why
         if not self.reach(origin) & MESSAGE_OPERATIONS:
             return "answers no message this agent is ever sent"
-        k = self.shadow(next(k for k, x in enumerate(self.interactions) if x is origin))
+        k = self.shadow(self.index[id(origin)])
         if k is None:
             return None
         return (
@@ -378,7 +387,7 @@ class _Checker:
             continues(other, origin)
             and fits(other, [state])
             and not (other is stopped and other.times == 1)  # used up bringing the task here
-            for other in self.interactions
+            for other in self.around(origin)
         )
 
     def known_artifacts(self, follow_up: Interaction) -> set[str] | None:
@@ -390,7 +399,7 @@ class _Checker:
             return None
         related = [
             x
-            for x in self.interactions
+            for x in self.around(origin)
             if x is not follow_up
             and (x.name == origin or (x.match.task is not None and x.match.task.from_ == origin))
         ]
@@ -430,14 +439,9 @@ class _Checker:
 
     def shadow(self, i: int) -> int | None:
         """The first interaction before the one at `i` that takes every call it matches."""
-        later = self.interactions[i]
-        ops = self.reach(later)
-        for k, earlier in enumerate(self.interactions[:i]):
-            if earlier.times is None and always_wins(
-                earlier.match, later.match, self.reach(earlier), ops
-            ):
-                return k
-        return None
+        if i not in self._shadow:
+            self._shadow[i] = self.shadows.first(i)
+        return self._shadow[i]
 
     def named(self, k: int) -> str:
         """`'name' (line N)` of the interaction at `k`."""

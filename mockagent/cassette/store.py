@@ -27,7 +27,6 @@ from mockagent.cassette.yaml_reader import (
     MAX_NODES,
     Loc,
     deepest_line,
-    line_map,
     parse_checked,
     parse_yaml,
 )
@@ -151,10 +150,13 @@ def _validated(text: str, path: str) -> Cassette:
             duplicate_keys(node, duplicates) if node and duplicates else [], key=lambda d: d[1]
         )
     ]
+    # The nodes take several times the memory of the data (a 20 MB cassette: about 600 MB):
+    # let them go before the models are built, and parse again for the lines of an error.
+    del node
     try:
         cassette = Cassette.model_validate(data)
     except ValidationError as exc:
-        lines = line_map(node) if node is not None else {}
+        lines = parse_yaml(text, path)[1]
         found = every_problem(Cassette, data, exc.errors())
         # The name rules run on the model only when all else is valid: here, on what is written.
         found += [problem for problem in written_problems(data) if problem not in found]
