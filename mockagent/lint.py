@@ -31,7 +31,9 @@ Each finding names file, line and interaction and carries a short code:
   `body` without `status`; `error` without `errorAfter` (mockagent.lint_faults);
 * `shadowed`: an earlier interaction with no `times` limit always wins: it is reached by every
   operation the later one is, and each of its matchers accepts what the later one's does
-  (mockagent.lint_shadow).
+  (mockagent.lint_shadow);
+* `slow-regex`: a matcher regex that runs out of its time bound on a short text: a call with
+  such a text never matches it (mockagent.lint_regex).
 
 Conservative by design: a finding is only reported when it is clearly true.
 
@@ -51,6 +53,7 @@ from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.lint_faults import fault_findings
 from mockagent.lint_reach import reachable, unreached
+from mockagent.lint_regex import slow_regexes
 from mockagent.lint_shadow import Shadows
 from mockagent.lint_tasks import (
     INTERRUPTED,
@@ -189,6 +192,7 @@ class _Checker:
             yield from self.unreachable(i, interaction)
             yield from self.never_matches(i, interaction)
             yield from self.matchers(i, interaction)
+            yield from self.regexes(i, interaction)
             yield from self.capabilities(i, interaction)
             yield from self.faults(i, interaction)
             yield from self.shadowed(i, interaction)
@@ -419,6 +423,13 @@ class _Checker:
                 "illegal-transition",
                 f"match.task.state {', '.join(dead)} can never match: messages to a task "
                 "in a terminal state are refused",
+            )
+
+    def regexes(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        """Regexes that backtrack without end on a short text."""
+        for loc, message in slow_regexes(interaction.match):
+            yield self.finding(
+                ("interactions", i, "match", *loc), interaction, "slow-regex", message
             )
 
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
