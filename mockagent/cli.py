@@ -20,7 +20,8 @@ from flask import Flask
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.spellings import mask_line
-from mockagent.cli_serve import READY, cassette_size, listening, serve
+from mockagent.cli_serve import READY, listening, serve
+from mockagent.cli_size import cassette_size
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import (
@@ -44,7 +45,7 @@ def main() -> None:
     """mockagent: a record-and-replay mock A2A agent server that answers from YAML cassettes."""
 
 
-main.add_command(serve)
+main.add_command(cassette_size(serve))
 
 
 def _patterns(

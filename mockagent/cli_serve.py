@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 import threading
 from collections.abc import Callable
@@ -13,8 +12,6 @@ from typing import Any
 import click
 from flask import Flask
 
-from mockagent.cassette.files import DEFAULT_MAX_SIZE, parse_size, show_size
-from mockagent.cassette.files import ENV as SIZE_ENV
 from mockagent.engine.player import Pace
 from mockagent.engine.taskstore import store_from_url
 from mockagent.errors import CassetteError, StoreError
@@ -41,42 +38,9 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
-class _Size(click.ParamType):
-    name = "size"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        try:
-            return value if isinstance(value, int) else parse_size(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def _export_size(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
-    # The loader reads the cap from the environment: so do serve's workers, a cassette the admin
-    # API loads, and a recording's replay, without each being handed the option.
-    if value is not None:
-        os.environ[SIZE_ENV] = str(value)
-
-
-def cassette_size(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The --max-cassette-size option of a command that reads cassettes (serve, record,
-    verify, lint); the loader takes it from SIZE_ENV, which the option sets."""
-    return click.option(
-        "--max-cassette-size",
-        type=_Size(),
-        envvar=SIZE_ENV,
-        expose_value=False,
-        callback=_export_size,
-        metavar="SIZE",
-        help=f"Largest cassette file read (default {show_size(DEFAULT_MAX_SIZE)}): bytes, or a "
-        f"size such as 50MB. Also ${SIZE_ENV}.",
-    )(command)
-
-
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @listening
-@cassette_size
 @click.option(
     "--pace",
     metavar="recorded|instant|scale=F",

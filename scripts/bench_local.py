@@ -237,11 +237,11 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
         ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
+        ("pacing", lambda: pacing_rows(quick, log)),
         (
             "lint and load at the cap",
             lambda: bench_lint.rows(targets.CACHE, targets.MOCKAGENT, quick, log),
         ),
-        ("pacing", lambda: pacing_rows(quick, log)),
     ]
     out: list[Row] = []
     for title, section in sections:
