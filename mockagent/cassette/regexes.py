@@ -22,8 +22,10 @@ from functools import lru_cache
 import regex
 
 TIMEOUT = 0.1
-"""Seconds one search may take. A regex that needs more on a call's text is broken, not slow:
-legitimate patterns take microseconds on texts of megabytes."""
+"""Seconds one search may take, on the `regex` module's clock: the process's CPU time, so other
+processes on a busy machine take none of it, and other threads of a server take at most as much
+as the search itself while it runs (one Python thread at a time, beside the searches). A regex
+that needs more on a call's text is broken, not slow: legitimate ones take microseconds."""
 
 _REPEAT = re.compile(r"\{\d*(,\d*)?\}")
 """What `re` reads as a repeat after a `{` (`{}` aside): any other `{` is a literal brace."""

@@ -83,7 +83,7 @@ def _served(tmp_path: Path, text_matcher: str) -> dict[str, Any]:
 def test_a_catastrophic_regex_times_out_as_no_match_and_other_threads_run(tmp_path):
     result = _served(tmp_path, "{regex: '^(a|a)+$'}")
     assert "regex '^(a|a)+$' timed out after 100 ms: counted as no match" in result["report"]
-    assert result["ticks"] >= 5  # the other thread ran while the search did
+    assert result["ticks"] >= 3  # the other thread ran while the search did (`re`: once)
 
 
 def test_a_timeout_under_not_is_no_match_too(tmp_path):
