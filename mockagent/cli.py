@@ -21,6 +21,7 @@ from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.spellings import mask_line
 from mockagent.cli_serve import READY, listening, serve
+from mockagent.cli_size import cassette_size
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
 from mockagent.proxy.app import (
@@ -44,7 +45,7 @@ def main() -> None:
     """mockagent: a record-and-replay mock A2A agent server that answers from YAML cassettes."""
 
 
-main.add_command(serve)
+main.add_command(cassette_size(serve))
 
 
 def _patterns(
@@ -71,6 +72,7 @@ def _patterns(
     help="The cassette file to write.",
 )
 @listening
+@cassette_size
 @click.option(
     "--mode",
     type=click.Choice(RECORDING_MODES),
@@ -206,6 +208,7 @@ def schema() -> None:
     is_flag=True,
     help="Exit 0 even when every interaction was skipped (nothing was compared).",
 )
+@cassette_size
 def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skips: bool) -> None:
     """Is CASSETTE stale? Send its recorded requests to the live agent (or Agentex platform) at
     --upstream and to the cassette, and compare the answers on everything but ids and timestamps.
@@ -268,6 +271,7 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skip
 @click.option(
     "--quiet", "-q", is_flag=True, help="Print the findings only, without the summary line."
 )
+@cassette_size
 def lint_command(paths: tuple[Path, ...], quiet: bool) -> None:
     """Check cassettes beyond the schema: each PATH is a cassette, or a folder whose *.yaml
     cassettes (in it and in the folders below) are checked.

@@ -31,7 +31,9 @@ Each finding names file, line and interaction and carries a short code:
   `body` without `status`; `error` without `errorAfter` (mockagent.lint_faults);
 * `shadowed`: an earlier interaction with no `times` limit always wins: it is reached by every
   operation the later one is, and each of its matchers accepts what the later one's does
-  (mockagent.lint_shadow).
+  (mockagent.lint_shadow);
+* `slow-regex`: a matcher regex that runs out of its time bound on a short text: a call with
+  such a text never matches it (mockagent.lint_regex).
 
 Conservative by design: a finding is only reported when it is clearly true.
 
@@ -51,9 +53,11 @@ from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.lint_faults import fault_findings
 from mockagent.lint_reach import reachable, unreached
-from mockagent.lint_shadow import always_wins
+from mockagent.lint_regex import slow_regexes
+from mockagent.lint_shadow import Shadows
 from mockagent.lint_tasks import (
     INTERRUPTED,
+    Around,
     continues,
     creates_no_task,
     fits,
@@ -92,7 +96,8 @@ class Finding:
 
 def cassette_files(path: str | Path) -> list[Path]:
     """The file itself, or every `*.yaml` / `*.yml` in a folder and the folders below it, sorted;
-    hidden files and folders (`.git`, an editor's `.#x.yaml`…) left out."""
+    hidden files and folders (`.git`, an editor's `.#x.yaml`…) left out. A FIFO or a device so
+    named is kept: its check says it cannot be read, where leaving it out would say nothing."""
     path = Path(path)
     if not path.is_dir():
         return [path]
@@ -100,7 +105,7 @@ def cassette_files(path: str | Path) -> list[Path]:
     return sorted(
         f
         for f in found
-        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+        if not f.is_dir() and not any(part.startswith(".") for part in f.relative_to(path).parts)
     )
 
 
@@ -151,6 +156,15 @@ class _Checker:
         self.path = path
         self.line_of: LineOf = line_of or (lambda loc: None)
         self.reachable = reachable(cassette)  # the operations of calls that reach interactions
+        self.by_name = {x.name: x for x in self.interactions}
+        self.index = {id(x): k for k, x in enumerate(self.interactions)}
+        self.shadows = Shadows(
+            [x.match for x in self.interactions],
+            [x.times for x in self.interactions],
+            [self.reach(x) for x in self.interactions],
+        )
+        self._shadow: dict[int, int | None] = {}  # index → its shadow's, once worked out
+        self.around = Around(self.interactions)
 
     def reach(self, interaction: Interaction) -> frozenset[str]:
         """The operations of the calls that may reach `interaction`."""
@@ -178,6 +192,7 @@ class _Checker:
             yield from self.unreachable(i, interaction)
             yield from self.never_matches(i, interaction)
             yield from self.matchers(i, interaction)
+            yield from self.regexes(i, interaction)
             yield from self.capabilities(i, interaction)
             yield from self.faults(i, interaction)
             yield from self.shadowed(i, interaction)
@@ -305,7 +320,7 @@ class _Checker:
         matches."""
         steps = _steps(interaction)
         states = [s for j in found if (s := steps[j].task_state) is not None]
-        left = messages_left(self.interactions, interaction, origin, states)
+        left = messages_left(self.around(origin), interaction, origin, states)
         if left is None or left >= len(found):
             return
         j = found[left]
@@ -330,8 +345,7 @@ class _Checker:
         task = interaction.match.task
         if task is None or self.cassette.protocol != "a2a":
             return
-        by_name = {x.name: x for x in self.interactions}
-        origin = by_name.get(task.from_) if task.from_ is not None else None
+        origin = self.by_name.get(task.from_) if task.from_ is not None else None
         why = self.never_starts(origin) if origin is not None else None
         if why is not None:
             yield self.finding(
@@ -344,7 +358,7 @@ class _Checker:
         states = _task_states(interaction.match)
         if not states or not all(s in INTERRUPTED for s in states):
             return  # terminal states are `illegal-transition`; SUBMITTED and WORKING are reached
-        reached = reachable_states(self.interactions, task.from_)
+        reached = reachable_states(self.around(task.from_), task.from_)
         if not reached & set(states):
             names = " or ".join(s.name for s in states)
             scripts = f"of {task.from_!r} or its follow-ups" if task.from_ else "in this cassette"
@@ -362,7 +376,7 @@ class _Checker:
             return why
         if not self.reach(origin) & MESSAGE_OPERATIONS:
             return "answers no message this agent is ever sent"
-        k = self.shadow(next(k for k, x in enumerate(self.interactions) if x is origin))
+        k = self.shadow(self.index[id(origin)])
         if k is None:
             return None
         return (
@@ -377,7 +391,7 @@ class _Checker:
             continues(other, origin)
             and fits(other, [state])
             and not (other is stopped and other.times == 1)  # used up bringing the task here
-            for other in self.interactions
+            for other in self.around(origin)
         )
 
     def known_artifacts(self, follow_up: Interaction) -> set[str] | None:
@@ -389,7 +403,7 @@ class _Checker:
             return None
         related = [
             x
-            for x in self.interactions
+            for x in self.around(origin)
             if x is not follow_up
             and (x.name == origin or (x.match.task is not None and x.match.task.from_ == origin))
         ]
@@ -411,6 +425,13 @@ class _Checker:
                 "in a terminal state are refused",
             )
 
+    def regexes(self, i: int, interaction: Interaction) -> Iterator[Finding]:
+        """Regexes that backtrack without end on a short text."""
+        for loc, message in slow_regexes(interaction.match):
+            yield self.finding(
+                ("interactions", i, "match", *loc), interaction, "slow-regex", message
+            )
+
     def capabilities(self, i: int, interaction: Interaction) -> Iterator[Finding]:
         """Operations the agent's card (A2A) or ACP types (Agentex) keep from the interaction."""
         for code, message in unreached(self.cassette, operations(interaction.match)):
@@ -429,14 +450,9 @@ class _Checker:
 
     def shadow(self, i: int) -> int | None:
         """The first interaction before the one at `i` that takes every call it matches."""
-        later = self.interactions[i]
-        ops = self.reach(later)
-        for k, earlier in enumerate(self.interactions[:i]):
-            if earlier.times is None and always_wins(
-                earlier.match, later.match, self.reach(earlier), ops
-            ):
-                return k
-        return None
+        if i not in self._shadow:
+            self._shadow[i] = self.shadows.first(i)
+        return self._shadow[i]
 
     def named(self, k: int) -> str:
         """`'name' (line N)` of the interaction at `k`."""

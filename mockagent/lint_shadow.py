@@ -11,11 +11,15 @@ finding is always true, and a shadow it cannot prove goes unsaid.
 
 from __future__ import annotations
 
-import re
+import heapq
+from bisect import bisect_left
+from collections.abc import Hashable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from mockagent.cassette.models import Match
 from mockagent.cassette.predicates import ARGUMENTS
+from mockagent.cassette.regexes import RegexTimeout, bounded
 from mockagent.lint_tasks import task_states
 
 ANY_TEXT = frozenset({"", ".*", "^", "^.*", "$", ".*$", "(?s).*", "(?s)^.*", "(?s).*$", "(?s)^.*$"})
@@ -110,7 +114,10 @@ def _holds(kind: str, arg: Any, text: str) -> bool | None:
     if kind == "equals":
         return bool(arg == text)
     if kind == "regex":
-        return re.search(str(arg), text) is not None
+        try:
+            return bounded(str(arg)).search(text)
+        except RegexTimeout:  # not sure either way (`slow-regex` says why)
+            return None
     if kind == "in":
         return isinstance(arg, list) and text in arg
     if kind == "not":
@@ -140,3 +147,94 @@ def implies(want: Condition, have: Condition) -> bool:
     if kind == "contains":
         return given in ("startswith", "endswith", "contains") and arg in value
     return want == have
+
+
+class Shadows:
+    """`first(i)`: the first interaction before the one at `i` that always wins over it, as a
+    scan of every earlier one with `always_wins` finds it, but compared only with those that
+    can: an interaction whose `text` has an exact value (`equals`) wins only over one with the
+    same value, one with a `where` path only over one with that path written the same, one with
+    `parts` only over one with the same `parts`. Each is filed under one such key (its anchor),
+    or with the few that have none, so a cassette of recorded calls costs a comparison or two per
+    interaction, not one per earlier interaction.
+
+    `matches`, `times`, `reach`: each interaction's matcher, `times` and the operations of the
+    calls that reach it. `comparisons` counts the `always_wins` calls made.
+    """
+
+    def __init__(
+        self,
+        matches: Sequence[Match],
+        times: Sequence[int | None],
+        reach: Sequence[frozenset[str]],
+    ) -> None:
+        self.matches, self.reach = matches, reach
+        self.comparisons = 0
+        self._filed: dict[Hashable, list[int]] = {}  # anchor → indexes, in order
+        for k, match in enumerate(matches):
+            if times[k] is None and reach[k]:  # only these can win over anything
+                self._filed.setdefault(_anchor(match), []).append(k)
+
+    def first(self, i: int) -> int | None:
+        """The index of the first interaction before `i` that takes every call it matches."""
+        later, ops = self.matches[i], self.reach[i]
+        if not ops:
+            return None
+        for k in heapq.merge(*(self._before(key, i) for key in _keys(later))):
+            self.comparisons += 1
+            if always_wins(self.matches[k], later, self.reach[k], ops):
+                return k
+        return None
+
+    def _before(self, key: Hashable, i: int) -> Iterator[int]:
+        filed = self._filed.get(key, [])
+        return islice(filed, bisect_left(filed, i))
+
+
+_NONE = ("none",)
+"""The anchor of an interaction with no exact text, `where` or `parts`: compared with all."""
+
+
+def _anchor(match: Match) -> Hashable:
+    """One condition a later interaction must meet for `match` to win over it."""
+    exact = _exact(match.text)
+    if exact is not None:
+        return ("text", exact)
+    for path, spec in match.where.items():
+        frozen = _frozen(spec)
+        if frozen is not None:
+            return ("where", path, frozen)
+    frozen = _frozen(match.parts) if match.parts is not None else None
+    return ("parts", frozen) if frozen is not None else _NONE
+
+
+def _keys(match: Match) -> list[Hashable]:
+    """Every anchor an earlier interaction that wins over `match` may have."""
+    keys: list[Hashable] = [_NONE]
+    exact = _exact(match.text)
+    if exact is not None:
+        keys.append(("text", exact))
+    keys += [("where", path, _frozen(spec)) for path, spec in match.where.items()]
+    if match.parts is not None:
+        keys.append(("parts", _frozen(match.parts)))
+    return keys
+
+
+def _exact(text: Any) -> str | None:
+    """The one text a `text` predicate accepts, when it has an `equals` (as `covers` reads it)."""
+    if text is None:
+        return None
+    return next((a for k, a in conditions(text) if k == "equals" and isinstance(a, str)), None)
+
+
+def _frozen(value: Any) -> Hashable | None:
+    """A hashable value equal to another's exactly when the values are equal (None: none)."""
+    try:
+        if isinstance(value, dict):
+            return frozenset((key, _frozen(item)) for key, item in value.items())
+        if isinstance(value, list | tuple):
+            return tuple(_frozen(item) for item in value)
+        hash(value)
+    except TypeError:
+        return None
+    return value

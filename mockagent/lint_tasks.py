@@ -10,7 +10,7 @@ that follow-up's `times`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from mockagent.cassette.models import Interaction, Match, Step, TaskState
 from mockagent.vocabulary import MESSAGE_OPERATIONS
@@ -96,3 +96,35 @@ def messages_left(
             return None
         total += other.times - (1 if other is stopped else 0)  # one use brought the task here
     return total
+
+
+class Around:
+    """`around(origin)`: the interactions that bear on the tasks of `origin`, found by name where
+    a scan of the whole cassette per task made lint quadratic: the interactions named `origin`,
+    and those with a `task` matcher from it or from any origin. Every question above
+    (`continues`, `reachable_states`, `messages_left`, the artifacts a follow-up may find) is
+    answered from them alone, as from the whole list."""
+
+    def __init__(self, interactions: Sequence[Interaction]) -> None:
+        self.interactions = list(interactions)
+        self._by: dict[str, list[int]] = {}  # origin → indexes of its interactions
+        self._anyone: list[int] = []  # follow-ups without `from`: on a task of any origin
+        for k, x in enumerate(self.interactions):
+            self._by.setdefault(x.name, []).append(k)
+            task = x.match.task
+            origin = task.from_ if task is not None else None
+            if task is not None and origin is None:
+                self._anyone.append(k)
+            elif origin is not None and origin != x.name:
+                self._by.setdefault(origin, []).append(k)
+        self._found: dict[str, list[Interaction]] = {}
+
+    def __call__(self, origin: str | None) -> list[Interaction]:
+        """Those of the interactions that bear on the tasks of `origin`, in cassette order; all
+        of them for None (a task of any origin)."""
+        if origin is None:
+            return self.interactions
+        if origin not in self._found:
+            indexes = sorted({*self._by.get(origin, []), *self._anyone})
+            self._found[origin] = [self.interactions[k] for k in indexes]
+        return self._found[origin]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import bench_inproc
+import bench_lint
 import bench_pacing
 import bench_targets as targets
 from bench_report import Row
@@ -278,6 +279,10 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("load time and memory", lambda: memory_rows(log, notes)),
         ("memory growth", lambda: growth_rows(cassette, quick, log)),
         ("pacing", lambda: pacing_rows(quick, log)),
+        (
+            "lint and load at the cap",
+            lambda: bench_lint.rows(targets.CACHE, targets.MOCKAGENT, quick, log),
+        ),
     ]
     out: list[Row] = []
     for title, section in sections:

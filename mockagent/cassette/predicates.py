@@ -10,7 +10,6 @@ of field paths to predicates. What a `text` or a `where` path can never match is
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -18,6 +17,7 @@ from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
 from mockagent.cassette.content import not_json
+from mockagent.cassette.regexes import regex_problem
 from mockagent.cassette.rules import Loc, refuse
 from mockagent.cassette.text_match import (
     OVER_LISTS,
@@ -50,10 +50,9 @@ def _argument(kind: str | None, arg: Any, loc: Loc) -> Found:
     elif kind == "list" and not isinstance(arg, list):
         yield loc, "`in` takes a list of values"
     elif kind == "regex":
-        try:
-            re.compile(str(arg))
-        except re.error as exc:
-            yield loc, f"bad regex {arg!r}: {exc}"
+        problem = regex_problem(str(arg))
+        if problem is not None:
+            yield loc, problem
     elif kind == "predicate":
         yield from problems(arg, False, loc)
     elif kind == "element":

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from mockagent.cassette.files import read_cassette_text
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.names import written_problems
 from mockagent.cassette.problems import every_problem
@@ -26,7 +27,6 @@ from mockagent.cassette.yaml_reader import (
     MAX_NODES,
     Loc,
     deepest_line,
-    line_map,
     parse_checked,
     parse_yaml,
 )
@@ -123,13 +123,13 @@ def _names(data: Any) -> list[Any]:
     return [item.get("name") if isinstance(item, dict) else None for item in items]
 
 
-def load_cassette(path: str | Path) -> LoadedCassette:
-    """Read and validate one cassette file; raise CassetteError naming file, line and field."""
+def load_cassette(path: str | Path, max_size: int | None = None) -> LoadedCassette:
+    """Read and validate one cassette file; raise CassetteError naming file, line and field.
+
+    Only a regular file is read, of at most `max_size` bytes (default: the cap in force, see
+    `mockagent.cassette.files`)."""
     path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"cannot read cassette: {exc}", path=path) from None
+    text = read_cassette_text(path, max_size)
     with collector_paused():  # the nodes and the plain data are freed before it resumes
         cassette = _validated(text, path)
     return LoadedCassette(cassette=cassette, path=path, source=text)
@@ -150,10 +150,13 @@ def _validated(text: str, path: str) -> Cassette:
             duplicate_keys(node, duplicates) if node and duplicates else [], key=lambda d: d[1]
         )
     ]
+    # The nodes take several times the memory of the data (a 20 MB cassette: about 600 MB):
+    # let them go before the models are built, and parse again for the lines of an error.
+    del node
     try:
         cassette = Cassette.model_validate(data)
     except ValidationError as exc:
-        lines = line_map(node) if node is not None else {}
+        lines = parse_yaml(text, path)[1]
         found = every_problem(Cassette, data, exc.errors())
         # The name rules run on the model only when all else is valid: here, on what is written.
         found += [problem for problem in written_problems(data) if problem not in found]
@@ -167,13 +170,14 @@ def _validated(text: str, path: str) -> Cassette:
     return cassette
 
 
-def load_folder(path: str | Path) -> dict[str, LoadedCassette]:
-    """Every `NAME.yaml` (and `.yml`) in a folder, by NAME, sorted."""
+def load_folder(path: str | Path, max_size: int | None = None) -> dict[str, LoadedCassette]:
+    """Every `NAME.yaml` (and `.yml`) in a folder, by NAME, sorted; each read as
+    `load_cassette` reads it (a FIFO or a device among them is an error, not a hang)."""
     folder = Path(path)
     files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
     if not files:
         raise CassetteError("no cassettes (*.yaml) in this folder", path=str(folder))
-    return {f.stem: load_cassette(f) for f in files}
+    return {f.stem: load_cassette(f, max_size) for f in files}
 
 
 class _Dumper(yaml.SafeDumper):

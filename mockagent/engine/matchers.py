@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from mockagent.cassette.models import Match, TaskMatch, TaskState
+from mockagent.cassette.regexes import RegexTimeout, bounded
 from mockagent.engine.call import Call
 from mockagent.vocabulary import MESSAGE_OPERATIONS
 
@@ -126,11 +127,8 @@ def _contains(arg: Any) -> Callable[[Any], bool]:
 
 
 def _regex(arg: Any) -> Callable[[Any], bool]:
-    try:
-        pattern = re.compile(str(arg))
-    except re.error as exc:
-        raise ValueError(f"bad regex {arg!r}: {exc}") from None
-    return lambda v: isinstance(v, str) and pattern.search(v) is not None
+    pattern = bounded(str(arg))  # ValueError for a bad one; a search may raise RegexTimeout
+    return lambda v: isinstance(v, str) and pattern.search(v)
 
 
 def _flag(name: str, want_present: bool) -> Callable[[Any], Callable[[Any], bool]]:
@@ -281,23 +279,31 @@ class CompiledMatch:
         if call.operation not in self.operations:
             return [Mismatch("operation", f"in {sorted(self.operations)}", call.operation)]
         out: list[Mismatch] = []
-        if self.text is not None and not self.text.test(call.text):
-            out.append(
-                Mismatch(_text_path(call), self.text.text, call.text if call.parts else MISSING)
-            )
-        if self.parts is not None and not self.parts.test(call.parts):
-            out.append(Mismatch("message.parts", self.parts.text, call.parts))
+        if self.text is not None and (expected := missed(self.text, call.text)) is not None:
+            out.append(Mismatch(_text_path(call), expected, call.text if call.parts else MISSING))
+        if self.parts is not None and (expected := missed(self.parts, call.parts)) is not None:
+            out.append(Mismatch("message.parts", expected, call.parts))
         for path, steps, predicate in self.where:
             value = resolve_path(call.params, steps)
-            if not predicate.test(value):
-                out.append(Mismatch(path, predicate.text, value))
+            if (expected := missed(predicate, value)) is not None:
+                out.append(Mismatch(path, expected, value))
         for name, predicate in self.headers:
             value = call.headers.get(name, MISSING)
-            if not predicate.test(value):
-                out.append(Mismatch(f"headers.{name}", predicate.text, value))
+            if (expected := missed(predicate, value)) is not None:
+                out.append(Mismatch(f"headers.{name}", expected, value))
         if self.task is not None:
             out.extend(_check_task(self.task, task_of(call)))
         return out
+
+
+def missed(predicate: Predicate, value: Any) -> str | None:
+    """None when `predicate` holds for `value`, else what it expects. A regex that runs out of
+    time counts as no match, wherever it is in the predicate (under `not` too: a search that
+    never finished proves nothing), and the report says so."""
+    try:
+        return None if predicate.test(value) else predicate.text
+    except RegexTimeout as exc:
+        return f"{predicate.text} ({exc}: counted as no match)"
 
 
 def _check_task(expected: TaskMatch, facts: TaskFacts | None) -> list[Mismatch]:
