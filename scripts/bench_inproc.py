@@ -256,6 +256,6 @@ def growth(cassette: Path, calls: int, marks: tuple[int, ...], task_cap: int) ->
 if __name__ == "__main__":  # the fresh-process probes
     if sys.argv[1] == "memory":
         print(json.dumps(memory(Path(sys.argv[2]), int(sys.argv[3]))))
-    elif sys.argv[1] == "growth":
-        calls, cap = int(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(growth(Path(sys.argv[2]), calls, (calls // 10, calls), cap)))
+    elif sys.argv[1] == "growth":  # growth CASSETTE TASK_CAP MARK... (the last mark: calls)
+        cap, marks = int(sys.argv[3]), tuple(int(mark) for mark in sys.argv[4:])
+        print(json.dumps(growth(Path(sys.argv[2]), marks[-1], marks, cap)))

@@ -21,6 +21,8 @@ import bench_pacing
 import bench_targets as targets
 from bench_report import Row
 
+from mockagent.engine.eviction import TASK_CAP
+
 
 def cost_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     cost = bench_inproc.cost_growth(targets.CACHE, (10, 1000, 10_000), 0.1 if quick else 0.4)
@@ -198,42 +200,52 @@ def memory_rows(log: Callable[[str], None], notes: list[str]) -> list[Row]:
 
 GROWTH_CALLS = 200_000
 GROWTH_CAP = 5_000
-"""The --task-cap of the memory growth row: low enough that the kept tasks are at their cap by
-the first mark (20,000 calls), so the row measures what grows past the caps, if anything."""
+"""The --task-cap of the first memory growth row: low enough that the kept tasks are at their cap
+by the first mark (20,000 calls), so the row measures what grows past the caps, if anything."""
+PLATEAU_MARKS = (330_000, 600_000)
+"""The second row keeps the default --task-cap (100,000): one call in three makes a task, so the
+cap is reached at 300,000 calls; from there on RSS must stay flat."""
 
 
-def growth_rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> list[Row]:
-    """RSS after 200,000 calls against RSS after 20,000, in a fresh process (one app, in memory,
-    called through WSGI: `bench_inproc.growth`)."""
-    calls = GROWTH_CALLS // 10 if quick else GROWTH_CALLS
+def _growth(cassette: Path, cap: int, marks: tuple[int, ...]) -> dict:
+    """`bench_inproc.growth` in a fresh process: RSS (MB) after each of `marks` calls."""
     probe = subprocess.run(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("bench_inproc.py")),
-            "growth",
-            str(cassette),
-            str(calls),
-            str(GROWTH_CAP),
-        ],
+        [sys.executable, str(Path(__file__).with_name("bench_inproc.py")), "growth"]
+        + [str(cassette), str(cap)]
+        + [str(mark) for mark in marks],
         capture_output=True,
         text=True,
     )
     if probe.returncode != 0:
         raise RuntimeError((probe.stderr.strip().splitlines() or ["no output"])[-1])
-    found = json.loads(probe.stdout.splitlines()[-1])
-    log(f"  memory growth: {found}")
+    return json.loads(probe.stdout.splitlines()[-1])
+
+
+def _growth_row(found: dict, what: str, quick: bool) -> Row:
     (early, early_mb), (late, late_mb) = sorted((int(k), v) for k, v in found["rss_mb"].items())
     grew = late_mb - early_mb
-    return [
-        Row(
-            f"RSS growth, {early:,} → {late:,} calls (direct reply, blocking task, GetTask; "
-            f"in-process WSGI, journal 10,000, --task-cap {GROWTH_CAP:,})",
-            f"+{grew:.1f} MB ({early_mb:.0f} → {late_mb:.0f} MB; "
-            f"{found['journal_dropped']:,} calls dropped from the journal)",
-            "≤ 20 MB",
-            None if quick else grew <= 20,  # --quick runs a tenth of the calls: not the target
-        )
-    ]
+    return Row(
+        f"RSS growth, {early:,} → {late:,} calls (direct reply, blocking task, GetTask; "
+        f"in-process WSGI, journal 10,000, {what})",
+        f"+{grew:.1f} MB ({early_mb:.0f} → {late_mb:.0f} MB; {found['tasks_kept']:,} tasks "
+        f"kept, {found['journal_dropped']:,} calls dropped from the journal)",
+        "≤ 20 MB",
+        None if quick else grew <= 20,  # --quick runs a tenth of the calls: not the target
+    )
+
+
+def growth_rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> list[Row]:
+    """RSS after 200,000 calls against RSS after 20,000 with a low task cap; and, at the default
+    caps, RSS once the task cap is reached against RSS 270,000 calls later (not with --quick)."""
+    calls = GROWTH_CALLS // 10 if quick else GROWTH_CALLS
+    found = _growth(cassette, GROWTH_CAP, (calls // 10, calls))
+    log(f"  memory growth: {found}")
+    out = [_growth_row(found, f"--task-cap {GROWTH_CAP:,}", quick)]
+    if not quick:
+        found = _growth(cassette, TASK_CAP, PLATEAU_MARKS)
+        log(f"  memory growth at the default caps: {found}")
+        out.append(_growth_row(found, f"default --task-cap {TASK_CAP:,}", quick))
+    return out
 
 
 def pacing_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
