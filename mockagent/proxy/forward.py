@@ -15,6 +15,7 @@ from mockagent import errors
 from mockagent.dialects.a2a import A2AAgent, jsonrpc, rest
 from mockagent.dialects.a2a.card import jwks_response
 from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.a2a.service import check_params
 from mockagent.dialects.a2a.signing import JWKS_PATH, CardSigner, SigningUnavailable
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
@@ -54,6 +55,7 @@ class Classified:
     route: str  # the path our own routes would see ("/" for JSON-RPC)
     request_id: Any = None
     v0_3: bool = False  # an A2A v0.3 call, recorded as its v1.0 operation
+    refused: errors.ProtocolError | None = None  # why `serve` refuses its params, if it does
 
 
 class RecordingProxy:
@@ -169,16 +171,18 @@ class RecordingProxy:
                 return None
             if payload.get("method") in A2A_OPERATIONS:
                 params = payload.get("params")
-                return Classified(
+                call = Classified(
                     "JSONRPC",
                     payload["method"],
                     params if isinstance(params, dict) else {},
                     "/",
                     payload.get("id"),
                 )
+                return _checked(call, params)
             v0_3 = request_in(payload.get("method"), payload.get("params"))
             if v0_3 is not None:
-                return Classified("JSONRPC", *v0_3, "/", payload.get("id"), v0_3=True)
+                call = Classified("JSONRPC", *v0_3, "/", payload.get("id"), v0_3=True)
+                return _checked(call, call.params)
         for base in rest_bases:
             if request.path.startswith(base + "/") or request.path == base:
                 routed = replace(request, path=request.path[len(base) :])
@@ -187,12 +191,14 @@ class RecordingProxy:
                     if found is not None and found.v0_3:
                         params, _ = rest.request_params(routed, found.path_params)
                         params = rest_request_in(found.operation, params)
-                        return Classified(
+                        call = Classified(
                             "HTTP+JSON", found.operation, params, routed.path, v0_3=True
                         )
+                        return _checked(call, params)
                     if found is not None:
                         params, _ = rest.request_params(routed, found.path_params)
-                        return Classified("HTTP+JSON", found.operation, params, routed.path)
+                        call = Classified("HTTP+JSON", found.operation, params, routed.path)
+                        return _checked(call, params)
                 except errors.ProtocolError:
                     return None
         return None
@@ -265,6 +271,8 @@ class RecordingProxy:
         if protocol == "agentex":
             return self.agentex.handle(request, query, recorded)
         call = self.classify(recorded)
+        if call is not None and call.refused is not None:  # neither forwarded nor recorded:
+            return self._error(call, None, call.refused)  # `serve` answers it alike
         replay = self.replay if isinstance(self.replay, A2AAgent) else None
         if (
             call is not None
@@ -348,7 +356,8 @@ class RecordingProxy:
     def _error(
         self, call: Classified | None, recording: StreamRecording | None, exc: errors.ProtocolError
     ) -> HttpResponse:
-        """The protocol's error for a call the upstream could not answer; nothing is recorded."""
+        """The protocol's error for a call the upstream could not answer, or one whose params
+        `serve` refuses; nothing is recorded."""
         if recording is not None:
             with self.session.lock:
                 recording.discard()
@@ -479,6 +488,17 @@ class RecordingProxy:
             with self.session.lock:
                 teed.end()
             self.session.save_partial()
+
+
+def _checked(call: Classified, params: Any) -> Classified:
+    """`call`, with why `serve` refuses its params if it does: a call recorded with params the
+    replay refuses would be a cassette entry that matches anything (`match: {}`) and answers
+    every later call with the upstream's error."""
+    try:
+        check_params(call.operation, params)
+    except errors.ProtocolError as exc:
+        return replace(call, refused=exc)
+    return call
 
 
 def _sse_event(block: bytes) -> tuple[str, Any] | None:

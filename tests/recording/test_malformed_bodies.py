@@ -4,6 +4,7 @@ forwarded, nothing recorded, no HTML 500. Real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,3 +110,38 @@ def test_a_well_formed_call_is_still_forwarded_and_recorded(tmp_path):
             assert "result" in answer and posts == ["/"]
             rec.finish()
     assert len(recorded_interactions(tmp_path / "rec.yaml")) == 1
+
+
+def _send(params: object) -> bytes:
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": params}
+    ).encode()
+
+
+MESSAGE = {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "run the tests"}]}
+INVALID_PARAMS = [
+    ("JSONRPC", "/", _send([])),
+    ("JSONRPC", "/", _send({})),
+    ("JSONRPC", "/", _send({"message": {**MESSAGE, "parts": "notalist"}})),
+    ("HTTP+JSON", "/message:send", b"{}"),
+    ("HTTP+JSON", "/message:send", json.dumps({"message": {**MESSAGE, "parts": []}}).encode()),
+]
+
+
+@pytest.mark.parametrize(("binding", "route", "body"), INVALID_PARAMS)
+def test_params_serve_refuses_are_answered_as_serve_does_and_not_recorded(
+    tmp_path, binding, route, body
+):
+    """Before, such a call went upstream and its error was recorded as `match: {}`, an
+    interaction that then answered every later call of the replay with that error."""
+    with watched(TEST_RUNNER) as (upstream, posts):
+        with recording(upstream.url, tmp_path / "rec.yaml") as rec:
+            HTTP.get(rec.url + "/.well-known/agent-card.json", headers=HEADERS)
+            status, answer = same_answer(rec.url + route, upstream.url + route, body)
+            if binding == "JSONRPC":
+                assert (status, answer["error"]["code"]) == (200, -32602), answer
+            else:
+                assert status == 400, answer
+            assert len(posts) == 1, "only serve's own call reached it"
+            rec.finish()
+    assert recorded_interactions(tmp_path / "rec.yaml") == []

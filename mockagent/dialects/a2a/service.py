@@ -179,6 +179,14 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def check_params(operation: str, params: Any) -> dict[str, Any]:
+    """The params `serve` runs `operation` with, or InvalidParams saying why it refuses them (the
+    recording proxy answers such a call as `serve` does rather than record it)."""
+    if not isinstance(params, dict):
+        raise errors.InvalidParams("params must be an object")
+    return _validated(operation, normalise(params))
+
+
 def _validated(operation: str, params: dict[str, Any]) -> dict[str, Any]:
     """Request-shape checks per operation (InvalidParams); returns params ready for the engine."""
     if operation in ("SendMessage", "SendStreamingMessage"):
