@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from mockagent.server.app import Mounts
 
 MAX_POLLS = 10_000  # one request must not spin the engine's lock for long
-MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one URL path segment
+# One URL path segment. fullmatch: `$` would also match before a trailing newline ("a\n").
+MOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 CASSETTE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -381,7 +382,7 @@ def load(mounts: Mounts, path: Any, agent: Any = None) -> dict[str, Any]:
             400,
             'a single cassette is served at /: load into agent "" (serve a folder to add agents)',
         )
-    if not mounts.single and (not MOUNT_NAME.match(agent) or agent == "_mockagent"):
+    if not mounts.single and (not MOUNT_NAME.fullmatch(agent) or agent == "_mockagent"):
         raise ControlError(
             400,
             f"agent {agent!r}: a mount name is one path segment of letters, digits, "
