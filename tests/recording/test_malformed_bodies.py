@@ -23,7 +23,14 @@ NOT_JSON = [
     b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": -Infinity}}',
     b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "\\ud800"}}',
 ]
-BODIES = NOT_OBJECTS + NOT_JSON
+DEEP = [  # nested past the depth limit (65) and past what code that walks it recursively takes
+    b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
+    + b"[" * depth
+    + b"]" * depth
+    + b"}}"
+    for depth in (65, 500, 990)
+]
+BODIES = NOT_OBJECTS + NOT_JSON + DEEP
 AGENTEX = ROOT / "cassettes" / "agentex" / "sync-agent.yaml"
 JSON = {**HEADERS, "content-type": "application/json"}
 
