@@ -15,6 +15,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
+from mockagent.cassette.files import irregular
 from mockagent.cassette.store import load_cassette
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.journal import JournalEntry
@@ -349,8 +350,11 @@ def _inside(folder: Path, relative: str) -> Path:
             raise ControlError(
                 400, f"path {relative!r} leads outside the cassette folder (a symlink?)"
             )
-        if not target.is_file():
+        if not target.exists():
             raise ControlError(404, f"no cassette {relative!r} in the cassette folder")
+        # A FIFO would block the read, a device never end it: refused as the CLI refuses them.
+        if (kind := irregular(target.stat().st_mode)) is not None:
+            raise ControlError(400, f"path {relative!r} is not a regular file but {kind}")
     except (OSError, RuntimeError) as exc:  # RuntimeError: pathlib's word for a symlink loop
         raise _refused_by_os(relative, exc) from None
     return target
