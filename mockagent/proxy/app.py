@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
+from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, ContentTypeNotSupported, InvalidRequest, ProtocolError
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
@@ -66,7 +67,12 @@ def create_app_for_mode(
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    return create_recording_app(upstream, path, mode, redactor, hooks, run, report)
+    # Of the replay's options, the recording's own replay (new_episodes, `expect()`) takes the
+    # push destinations: it delivers webhooks as `serve` does. The rest are the engine's.
+    webhook_allow = app_options.get("webhook_allow", ())
+    return create_recording_app(
+        upstream, path, mode, redactor, hooks, run, report, webhook_allow=webhook_allow
+    )
 
 
 def create_recording_app(
@@ -79,6 +85,7 @@ def create_recording_app(
     report: Callable[[str], None] = to_stderr,
     max_body: int = MAX_BODY,
     allow_hosts: Iterable[str] = (),
+    webhook_allow: Sequence[str] = (),
 ) -> Flask:
     """A proxy to `upstream` that records into `cassette` (as part of test run `run`, saying what
     the user must know with `report`); in
@@ -86,15 +93,19 @@ def create_recording_app(
     over `max_body` bytes is answered 413 in the protocol's shape, never read whole. Guarded as
     `serve`'s agents are (`mockagent.server.guard`): no web page makes a call that changes state
     (a foreign Origin, or a body of a type a page may send without a preflight, is a 403; an
-    Origin of `allow_hosts` is not foreign). Call `finish_recording(app)` to write it."""
+    Origin of `allow_hosts` is not foreign). What the proxy answers itself (new_episodes'
+    replay, interactions a test adds) sends push notifications to loopback and `webhook_allow`,
+    as `create_app` does; the upstream sends its own. Call `finish_recording(app)` to write it."""
+    WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
     path = Path(cassette)
     session = Session(path, "all" if mode == "once" else mode, redactor, report, run)
     replay = None
     if mode == "new_episodes" and path.exists():
         loaded = load_cassette(path)
         engine = Engine(loaded, record_mode=mode)
-        replay = A2AAgent(engine) if loaded.cassette.protocol == "a2a" else AgentexAgent(engine)
-    proxy = RecordingProxy(Upstream(upstream), session, replay, hooks)
+        a2a = loaded.cassette.protocol == "a2a"
+        replay = A2AAgent(engine, webhook_allow) if a2a else AgentexAgent(engine)
+    proxy = RecordingProxy(Upstream(upstream), session, replay, hooks, webhook_allow)
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy
     access = Access.of(allow_hosts)
@@ -170,7 +181,7 @@ def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engi
             agent = proxy.session.recorder.agent
         loaded = agent_without_cassette(proxy.session.path, agent)
         engine = Engine(loaded, record_mode=proxy.session.mode, **engine_options)
-        proxy.replay = A2AAgent(engine)
+        proxy.replay = A2AAgent(engine, proxy.webhook_allow)
     if not isinstance(proxy.replay, A2AAgent):
         raise ValueError(
             "mockagent is recording an Agentex agent: its calls go to the upstream as they come; "

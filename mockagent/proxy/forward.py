@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -65,8 +65,10 @@ class RecordingProxy:
         session: Session,
         replay: A2AAgent | AgentexAgent | None = None,
         hooks: RecordHooks | None = None,
+        webhook_allow: Sequence[str] = (),
     ) -> None:
         self.upstream = upstream
+        self.webhook_allow = tuple(webhook_allow)  # for a replay made later (`local_engine`)
         self.session = session
         self.replay = replay
         self.hooks = hooks or RecordHooks()
