@@ -417,7 +417,10 @@ class RecordingProxy:
             if not isinstance(payload, dict):
                 return None, None
             if isinstance(payload.get("error"), dict):
-                return None, KIND_BY_CODE.get(payload["error"].get("code"), "Internal")
+                code = payload["error"].get("code")  # the agent's: may be a list (unhashable)
+                return None, KIND_BY_CODE.get(code, "Internal") if isinstance(
+                    code, int
+                ) else "Internal"
             return (payload["result"], None) if "result" in payload else (None, None)
         if 200 <= status < 300:
             return payload, None
@@ -425,8 +428,9 @@ class RecordingProxy:
         if typed is not None:
             return None, typed
         details = (payload.get("error") or {}).get("details") if isinstance(payload, dict) else None
-        reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
-        return None, next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")
+        reasons = [d.get("reason") for d in _listed(details) if isinstance(d, dict)]
+        found = (KIND_BY_REASON[r] for r in reasons if isinstance(r, str) and r in KIND_BY_REASON)
+        return None, next(found, "Internal")
 
     def _tee(
         self, response: httpx.Response, call: Classified | None, recording: StreamRecording | None
@@ -497,3 +501,8 @@ def _sse_event(block: bytes) -> tuple[str, Any] | None:
         return name, json.loads("\n".join(data))
     except ValueError:
         return None
+
+
+def _listed(value: Any) -> list[Any]:
+    """`value` if it is a list, else none: an agent's `details` may be anything."""
+    return value if isinstance(value, list) else []
