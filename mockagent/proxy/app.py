@@ -67,11 +67,19 @@ def create_app_for_mode(
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    # Of the replay's options, the recording's own replay (new_episodes, `expect()`) takes the
-    # push destinations: it delivers webhooks as `serve` does. The rest are the engine's.
-    webhook_allow = app_options.get("webhook_allow", ())
+    # Of the replay's options, a recording takes the Origins it allows and the push
+    # destinations (its own replay, new_episodes' or `expect()`'s, delivers webhooks as `serve`
+    # does); the rest are the engine's.
     return create_recording_app(
-        upstream, path, mode, redactor, hooks, run, report, webhook_allow=webhook_allow
+        upstream,
+        path,
+        mode,
+        redactor,
+        hooks,
+        run,
+        report,
+        allow_hosts=app_options.get("allow_hosts", ()),
+        webhook_allow=app_options.get("webhook_allow", ()),
     )
 
 

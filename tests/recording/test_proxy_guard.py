@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mockagent.server.thread import serve_in_thread
+from mockagent.proxy.app import create_app_for_mode, finish_recording
+from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.paths import ROOT
 from tests.helpers.recording import HEADERS, HTTP, TEST_RUNNER, recording, watched
 
@@ -88,3 +89,25 @@ def test_clients_that_are_no_browser_still_record(tmp_path):
             assert posts == ["/", "/"]
             rec.finish()
     assert len(interactions(tmp_path / "rec.yaml")) == 2
+
+
+def test_an_allowed_host_is_no_foreign_origin(tmp_path):
+    # the upstream is told so too: the proxy forwards the Origin as the browser sent it
+    with serve_in_thread(TEST_RUNNER, allow_hosts=["app.test"]) as upstream:
+        app = create_app_for_mode(
+            tmp_path / "rec.yaml", "all", upstream.url, allow_hosts=["app.test"]
+        )
+        proxy = ServerThread(app).start()
+        try:
+            sent = {**HEADERS, "content-type": "application/json"}
+            page = {**sent, "origin": "https://app.test"}
+            allowed = HTTP.post(proxy.url + "/", content=BODY, headers=page)
+            assert "result" in allowed.json(), allowed.text
+            other = HTTP.post(proxy.url + "/", content=BODY, headers={**sent, "origin": EVIL})
+            assert other.status_code == 403
+            message = other.json()["error"]["message"]
+            assert "start mockagent with --allow-host evil.example" in message
+        finally:
+            proxy.stop()
+            finish_recording(app)
+    assert len(interactions(tmp_path / "rec.yaml")) == 1
