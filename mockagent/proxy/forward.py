@@ -365,9 +365,9 @@ class RecordingProxy:
         """Record one answer; an answer that is not the protocol's is an error for the client."""
         try:
             payload = parse_json(body) if body.strip() or not 200 <= status < 300 else {}
-        except ValueError:
+        except ValueError as exc:  # say why: bad JSON, NaN, nested past the depth limit…
             return errors.InvalidAgentResponse(
-                "the upstream answered with a body that is not JSON", http_status=502
+                f"the upstream answered with a body that is not JSON: {exc}", http_status=502
             )
         result, kind = self._outcome(call.binding, status, payload)
         result = result_in(call.operation, result, call.binding) if call.v0_3 else result

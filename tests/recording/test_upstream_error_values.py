@@ -1,5 +1,6 @@
 """An upstream error whose code or reason is a list or an object (unhashable: no table can look
-it up) is recorded as an Internal error, not a 500 of the proxy. Real HTTP on 127.0.0.1."""
+it up) is recorded as an Internal error, not a 500 of the proxy; an answer nested past the depth
+limit is InvalidAgentResponse saying so. Real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -76,4 +77,18 @@ def test_an_http_json_error_reason_that_is_no_string(tmp_path, reason):
         with recording(url, tmp_path / "rec.yaml") as rec:
             answer = HTTP.post(rec.url + "/message:send", json=SEND["params"], headers=HEADERS)
             assert answer.status_code == 400, answer.text
+            rec.finish()
+
+
+def test_an_answer_nested_too_deeply_is_an_invalid_agent_response_saying_why(tmp_path):
+    deep: object = []
+    for _ in range(100):
+        deep = [deep]
+    with odd_upstream({"code": -32603, "message": "deep", "data": deep}, 200) as url:
+        with recording(url, tmp_path / "rec.yaml") as rec:
+            answer = HTTP.post(rec.url + "/", json=SEND, headers=HEADERS)
+            assert answer.status_code == 200, answer.text  # JSON-RPC: the error is in the body
+            error = answer.json()["error"]
+            assert error["data"][0]["reason"] == "INVALID_AGENT_RESPONSE"
+            assert "not JSON: the JSON is nested too deeply" in error["message"]
             rec.finish()
