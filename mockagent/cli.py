@@ -102,6 +102,15 @@ def _patterns(
     metavar="VALUE",
     help="A value that is no secret: never redacted, whatever its name or shape.",
 )
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A web page served from NAME may call the proxy (repeatable; '*' allows every one). "
+    "Calls that change state from another site's page (a foreign Origin, or a text/plain, "
+    "form or multipart body) are refused, as `serve` refuses them.",
+)
 def record(
     upstream: str,
     cassette: Path,
@@ -112,6 +121,7 @@ def record(
     redact_header: tuple[str, ...],
     redact_pattern: tuple[str, ...],
     allow_value: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
 ) -> None:
     """Serve a proxy to the agent at --upstream and record every call into --cassette.
 
@@ -140,7 +150,7 @@ def record(
         raise SystemExit(2)
     redactor = Redactor(redact_name + redact_header, redact_pattern, allow_value)
     try:
-        app = create_app_for_mode(cassette, mode, upstream, redactor)
+        app = create_app_for_mode(cassette, mode, upstream, redactor, allow_hosts=allow_hosts)
     except (CassetteError, ValueError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
         raise SystemExit(2) from None

@@ -86,10 +86,15 @@ def read_cassette_text(path: str, cap: int | None = None) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def irregular(mode: int) -> str | None:
+    """What a file of stat mode `mode` is, in words, when it is no regular file (`"a character
+    device"`); None for a regular file."""
+    return next((kind for test, kind in _KINDS if test(mode)), None)
+
+
 def _check(path: str, found: os.stat_result, cap: int) -> None:
-    for test, kind in _KINDS:
-        if test(found.st_mode):
-            raise CassetteError(f"cannot read cassette: not a regular file but {kind}", path=path)
+    if (kind := irregular(found.st_mode)) is not None:
+        raise CassetteError(f"cannot read cassette: not a regular file but {kind}", path=path)
     if found.st_size > cap:
         _too_big(path, f"is {show_size(found.st_size)} ({found.st_size} bytes)", cap)
 

@@ -20,14 +20,23 @@ _CONTROL = "\\x00-\\x1f\\x7f-\\x9f"  # Unicode's Cc: C0, DEL and C1
 _CONTROLS = re.compile(f"[{_CONTROL}]")
 
 
+def control_character(name: str) -> str | None:
+    """Why `name` cannot be a name (the control character it holds, and where); None if it can.
+    Names go into URLs, logs, the journal and error messages, where a control character (a
+    newline, an escape) would forge a line or break the name."""
+    found = _CONTROLS.search(name)
+    if found is None:
+        return None
+    return (
+        f"a name holds no control characters; this one has {found.group()!r} "
+        f"at character {found.start() + 1}"
+    )
+
+
 def _plain(value: Any) -> Any:
-    """Names go into URLs, logs, the journal and error messages, where a control character (a
-    newline, an escape) would forge a line or break the name: refused, saying which one."""
-    if isinstance(value, str) and (found := _CONTROLS.search(value)) is not None:
-        raise ValueError(
-            f"a name holds no control characters; this one has {found.group()!r} "
-            f"at character {found.start() + 1}"
-        )
+    """A name with a control character is refused, saying which one."""
+    if isinstance(value, str) and (why := control_character(value)) is not None:
+        raise ValueError(why)
     return value
 
 

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from mockagent.cassette.files import read_cassette_text
 from mockagent.cassette.models import Cassette
-from mockagent.cassette.names import written_problems
+from mockagent.cassette.names import control_character, written_problems
 from mockagent.cassette.problems import every_problem
 from mockagent.cassette.schema import json_schema
 from mockagent.cassette.yaml_keys import duplicate_keys
@@ -177,6 +177,9 @@ def load_folder(path: str | Path, max_size: int | None = None) -> dict[str, Load
     files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
     if not files:
         raise CassetteError("no cassettes (*.yaml) in this folder", path=str(folder))
+    for f in files:  # a stem is an agent's mount name: in URLs, logs and the journal
+        if (why := control_character(f.stem)) is not None:
+            raise CassetteError(f"this file's name cannot name an agent: {why}", path=str(f))
     return {f.stem: load_cassette(f, max_size) for f in files}
 
 

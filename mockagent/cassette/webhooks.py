@@ -20,7 +20,7 @@ from mockagent.cassette.base import Model
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _LABEL = r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?"
-_NAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*$")
+_NAME = re.compile(rf"(?=.{{1,253}}\Z){_LABEL}(\.{_LABEL})*")  # fullmatch: `$` passes "a\n"
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def parse_rule(text: str) -> AllowRule:
     except ValueError:
         pass
     name = host.lower().rstrip(".")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(
             f"webhook allow rule {text!r} is not `*`, an address, a network (10.0.0.0/8) or a "
             "host name, each with an optional :PORT"

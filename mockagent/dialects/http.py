@@ -57,6 +57,25 @@ def _finite(text: str) -> float:
     return value
 
 
+MAX_DEPTH = 64
+"""How deeply a request's JSON may nest arrays and objects. A2A's deepest field (a part's data
+in a message's metadata) is a handful of levels; past a few hundred, code that walks the value
+(renaming keys, matching, the journal) would exhaust Python's recursion limit: a 500."""
+
+
+def _nested_deeper(value: Any, limit: int) -> bool:
+    """Whether `value` nests arrays and objects more than `limit` deep; a loop, not a
+    recursion, so that any depth is measured."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack += [(child, depth + 1) for child in children if isinstance(child, (dict, list))]
+    return False
+
+
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 """RFC 8259 JSON only: Python's reader takes NaN, Infinity and -Infinity, which we would then
 echo into task history, the journal and gRPC Structs, where no strict reader takes them back."""
@@ -66,11 +85,16 @@ def parse_json(body: bytes) -> Any:
     """Decode a JSON body strictly; ValueError for bad UTF-8, bad JSON, NaN or an infinite
     number, JSON nested too deeply, or a lone surrogate escape alike. Every JSON body a client
     sends is read here (A2A, Agentex, the admin API, the recording proxy)."""
+    too_deep = f"the JSON is nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"
     try:
         text = body.decode("utf-8")
         value = _DECODER.decode(text)
     except RecursionError:  # e.g. 10,000 nested lists: a bad body, not a crash of ours
-        raise ValueError("the JSON is nested too deeply") from None
+        raise ValueError(too_deep) from None
+    # Fewer brackets than the limit cannot nest past it: most bodies skip the walk.
+    deep = text.count("[") + text.count("{") > MAX_DEPTH and isinstance(value, (dict, list))
+    if deep and _nested_deeper(value, MAX_DEPTH):
+        raise ValueError(too_deep)
     # json accepts "\ud800" and gives a str that no answer can carry back as UTF-8: a body
     # the client got wrong, so a parse error now rather than a crash when the reply is written.
     # Only an escape can make a surrogate (strict UTF-8 decoding refuses encoded ones).

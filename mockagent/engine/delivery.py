@@ -39,6 +39,8 @@ MAX_DESTINATIONS = 256
 """Destinations with POSTs in flight or waiting, each with its own thread; a new one past this is
 dropped (and reported)."""
 THREAD_PREFIX = "mockagent-push"
+CLOSED = "dropped: the agent was closed (replaced or stopped) before this POST was sent"
+"""The error a POST queued (or posted) when its deliverer closes is reported with."""
 
 
 @dataclass(frozen=True)
@@ -125,18 +127,15 @@ class Deliverer:
 
         A URL that cannot be sent to becomes a failed `Delivery`, reported like any other attempt;
         a POST that finds its destination's queue full, or too many destinations busy, is reported
-        as dropped. After `close()` the POST is dropped unreported: a request racing shutdown must
-        not fail because of it.
+        as dropped; so is one posted after `close()` (a request racing shutdown does not fail).
         """
         key, invalid = _destination(url)
         with self._lock:
-            if self._closed:
-                return
             self._seq += 1
             job = _Job(
                 self._seq, url, body, dict(headers), task_id, config_id, event, invalid, on_result
             )
-            dropped = self._enqueue(key, job)
+            dropped = CLOSED if self._closed else self._enqueue(key, job)
         if dropped:
             self._report(job, None, dropped)
 
@@ -197,7 +196,8 @@ class Deliverer:
             return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def close(self) -> None:
-        """Stop the workers: queued POSTs are dropped, one in flight ends within `timeout`."""
+        """Stop the workers: queued POSTs are dropped (each reported, as CLOSED), one in flight
+        ends within `timeout`."""
         with self._lock:
             if self._closed:
                 return
@@ -213,16 +213,17 @@ class Deliverer:
 
     def _work(self, key: str, lane: deque[_Job]) -> None:
         """A destination's thread: attempt each job in order; end when none is left (or after
-        close(), dropping the rest)."""
+        close(), reporting the rest as dropped: at most a lane's queue size)."""
         while True:
             with self._idle:
                 if self._closed or not lane:
+                    left = list(lane)
                     self._pending -= len(lane)
                     lane.clear()
                     del self._lanes[key]
                     self._threads.discard(threading.current_thread())
                     self._idle.notify_all()
-                    return
+                    break
                 job = lane.popleft()
             try:
                 self._attempt(key, job)
@@ -230,6 +231,8 @@ class Deliverer:
                 with self._idle:
                     self._pending -= 1
                     self._idle.notify_all()
+        for job in left:  # outside the lock: reporting takes it
+            self._report(job, None, CLOSED)
 
     def _attempt(self, key: str, job: _Job) -> None:
         status: int | None = None

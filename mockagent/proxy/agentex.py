@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 AGENTS_PATH = "/agents"
 AGENT_FIELDS = ("id", "name", "description", "acp_type")
-TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?$")
+TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?\Z")
 # What a string `say` step stands for (cassette.models.Step): no other field, not even `style`.
 PLAIN_TEXT_SAY = {"type": "text", "author": "agent", "format": "plain"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,16 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
-from mockagent.errors import CassetteError, InvalidRequest
+from mockagent.engine.webhook_policy import WebhookPolicy
+from mockagent.errors import CassetteError, ContentTypeNotSupported, InvalidRequest, ProtocolError
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.partials import left_behind
 from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
 from mockagent.server.app import MAX_BODY, create_app, flask_response
-from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body
+from mockagent.server.guard import Access, Refusal, agent_refusal
+from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body, seen_of
 from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
 
 RECORDING = "mockagent.recording"
@@ -65,7 +67,20 @@ def create_app_for_mode(
         raise CassetteError(
             f"record mode {mode} records from an upstream agent: give its URL", path=str(path)
         )
-    return create_recording_app(upstream, path, mode, redactor, hooks, run, report)
+    # Of the replay's options, a recording takes the Origins it allows and the push
+    # destinations (its own replay, new_episodes' or `expect()`'s, delivers webhooks as `serve`
+    # does); the rest are the engine's.
+    return create_recording_app(
+        upstream,
+        path,
+        mode,
+        redactor,
+        hooks,
+        run,
+        report,
+        allow_hosts=app_options.get("allow_hosts", ()),
+        webhook_allow=app_options.get("webhook_allow", ()),
+    )
 
 
 def create_recording_app(
@@ -77,26 +92,38 @@ def create_recording_app(
     run: str | None = None,
     report: Callable[[str], None] = to_stderr,
     max_body: int = MAX_BODY,
+    allow_hosts: Iterable[str] = (),
+    webhook_allow: Sequence[str] = (),
 ) -> Flask:
     """A proxy to `upstream` that records into `cassette` (as part of test run `run`, saying what
     the user must know with `report`); in
     new_episodes it replays what the cassette already has and records the rest. A request body
-    over `max_body` bytes is answered 413 in the protocol's shape, never read whole. Call
-    `finish_recording(app)` to write it."""
+    over `max_body` bytes is answered 413 in the protocol's shape, never read whole. Guarded as
+    `serve`'s agents are (`mockagent.server.guard`): no web page makes a call that changes state
+    (a foreign Origin, or a body of a type a page may send without a preflight, is a 403; an
+    Origin of `allow_hosts` is not foreign). What the proxy answers itself (new_episodes'
+    replay, interactions a test adds) sends push notifications to loopback and `webhook_allow`,
+    as `create_app` does; the upstream sends its own. Call `finish_recording(app)` to write it."""
+    WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
     path = Path(cassette)
     session = Session(path, "all" if mode == "once" else mode, redactor, report, run)
     replay = None
     if mode == "new_episodes" and path.exists():
         loaded = load_cassette(path)
         engine = Engine(loaded, record_mode=mode)
-        replay = A2AAgent(engine) if loaded.cassette.protocol == "a2a" else AgentexAgent(engine)
-    proxy = RecordingProxy(Upstream(upstream), session, replay, hooks)
+        a2a = loaded.cassette.protocol == "a2a"
+        replay = A2AAgent(engine, webhook_allow) if a2a else AgentexAgent(engine)
+    proxy = RecordingProxy(Upstream(upstream), session, replay, hooks, webhook_allow)
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy
+    access = Access.of(allow_hosts)
 
     @app.route("/", defaults={"path": ""}, methods=HTTP_METHODS)
     @app.route("/<path:path>", methods=HTTP_METHODS)
     def forward(path: str) -> Response:
+        refusal = agent_refusal(seen_of(request.environ), access)
+        if refusal is not None:  # before the body is read: nothing reaches the upstream
+            return flask_response(guard_refused("/" + path, request.method, refusal))
         try:  # as `serve` reads it: never more than max_body + 1 bytes, chunked or not
             body = read_body(request.environ, max_body)
         except TooLarge:
@@ -126,11 +153,23 @@ def body_refused(path: str, method: str, message: str, status: int) -> HttpRespo
     """HTTP `status` for a request body the proxy does not take, in the shape of the call: a
     JSON-RPC error for a POST to the root or an Agentex RPC route, the REST error otherwise.
     Nothing of it is forwarded or recorded."""
-    exc = InvalidRequest(message, http_status=status)
+    return refused(path, method, InvalidRequest(message, http_status=status), status)
+
+
+def guard_refused(path: str, method: str, refusal: Refusal) -> HttpResponse:
+    """The guard's refusal in the shape of the call, as `serve` answers it: a refused
+    Content-Type is ContentTypeNotSupported (415 on HTTP+JSON), a foreign Origin InvalidRequest."""
+    kind = ContentTypeNotSupported if refusal.reason == "content-type" else InvalidRequest
+    return refused(path, method, kind(refusal.message, http_status=refusal.status), refusal.status)
+
+
+def refused(path: str, method: str, exc: ProtocolError, status: int) -> HttpResponse:
+    """HTTP `status` with `exc` in the shape of the call (see `body_refused`)."""
     if method == "POST" and any(pattern.match(path) for pattern in RPC_ROUTES):
         return HttpResponse.json(rpc_error(exc, None), status)
     if method == "POST" and path == "/":
         return HttpResponse.json(jsonrpc_error(exc, None), status)
+    exc.http_status = 415 if isinstance(exc, ContentTypeNotSupported) else status
     return rest.error_response(exc)
 
 
@@ -150,7 +189,7 @@ def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engi
             agent = proxy.session.recorder.agent
         loaded = agent_without_cassette(proxy.session.path, agent)
         engine = Engine(loaded, record_mode=proxy.session.mode, **engine_options)
-        proxy.replay = A2AAgent(engine)
+        proxy.replay = A2AAgent(engine, proxy.webhook_allow)
     if not isinstance(proxy.replay, A2AAgent):
         raise ValueError(
             "mockagent is recording an Agentex agent: its calls go to the upstream as they come; "

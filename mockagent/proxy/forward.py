@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -67,8 +67,10 @@ class RecordingProxy:
         session: Session,
         replay: A2AAgent | AgentexAgent | None = None,
         hooks: RecordHooks | None = None,
+        webhook_allow: Sequence[str] = (),
     ) -> None:
         self.upstream = upstream
+        self.webhook_allow = tuple(webhook_allow)  # for a replay made later (`local_engine`)
         self.session = session
         self.replay = replay
         self.hooks = hooks or RecordHooks()
@@ -372,9 +374,9 @@ class RecordingProxy:
         """Record one answer; an answer that is not the protocol's is an error for the client."""
         try:
             payload = parse_json(body) if body.strip() or not 200 <= status < 300 else {}
-        except ValueError:
+        except ValueError as exc:  # say why: bad JSON, NaN, nested past the depth limit…
             return errors.InvalidAgentResponse(
-                "the upstream answered with a body that is not JSON", http_status=502
+                f"the upstream answered with a body that is not JSON: {exc}", http_status=502
             )
         result, kind = self._outcome(call.binding, status, payload)
         result = result_in(call.operation, result, call.binding) if call.v0_3 else result
@@ -424,7 +426,10 @@ class RecordingProxy:
             if not isinstance(payload, dict):
                 return None, None
             if isinstance(payload.get("error"), dict):
-                return None, KIND_BY_CODE.get(payload["error"].get("code"), "Internal")
+                code = payload["error"].get("code")  # the agent's: may be a list (unhashable)
+                return None, KIND_BY_CODE.get(code, "Internal") if isinstance(
+                    code, int
+                ) else "Internal"
             return (payload["result"], None) if "result" in payload else (None, None)
         if 200 <= status < 300:
             return payload, None
@@ -432,8 +437,9 @@ class RecordingProxy:
         if typed is not None:
             return None, typed
         details = (payload.get("error") or {}).get("details") if isinstance(payload, dict) else None
-        reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
-        return None, next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")
+        reasons = [d.get("reason") for d in _listed(details) if isinstance(d, dict)]
+        found = (KIND_BY_REASON[r] for r in reasons if isinstance(r, str) and r in KIND_BY_REASON)
+        return None, next(found, "Internal")
 
     def _tee(
         self, response: httpx.Response, call: Classified | None, recording: StreamRecording | None
@@ -515,3 +521,8 @@ def _sse_event(block: bytes) -> tuple[str, Any] | None:
         return name, json.loads("\n".join(data))
     except ValueError:
         return None
+
+
+def _listed(value: Any) -> list[Any]:
+    """`value` if it is a list, else none: an agent's `details` may be anything."""
+    return value if isinstance(value, list) else []

@@ -238,7 +238,9 @@ class Recorder:
         parts = (
             self.redactor.redact(message).get("parts") or []
         )  # names must not carry secrets either
-        texts = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        texts = " ".join(
+            p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
         match = self.redactor.redact(match)
         self._supersede(match)
         interaction = {

@@ -41,8 +41,10 @@ def stream_error(binding: str, name: str, payload: Any) -> tuple[str, str | None
         code = error.get("code")
         return KIND_BY_CODE.get(code, "Internal") if isinstance(code, int) else "Internal", message
     details = error.get("details")
-    reasons = [d.get("reason") for d in details or [] if isinstance(d, dict)]
-    kind = next((KIND_BY_REASON[r] for r in reasons if r in KIND_BY_REASON), "Internal")
+    listed = details if isinstance(details, list) else []  # the agent's: may be anything
+    reasons = [d.get("reason") for d in listed if isinstance(d, dict)]
+    found = (KIND_BY_REASON[r] for r in reasons if isinstance(r, str) and r in KIND_BY_REASON)
+    kind = next(found, "Internal")
     return kind, message
 
 

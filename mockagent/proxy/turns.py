@@ -43,7 +43,9 @@ class StreamRecording:
         # must not run ahead by itself before anyone looks (a subscription ignores polls gates).
         self.gate_next = message is None
         follow_up = (message or {}).get("taskId")
-        self.follow_up = recorder.tasks.get(follow_up) if follow_up else None
+        # the client's value: a list or an object is no task id (and no key to look up)
+        known = follow_up if isinstance(follow_up, str) else ""
+        self.follow_up = recorder.tasks.get(known) if known else None
         self._previous_steps: list[dict[str, Any]] | None = None
         # A stream's place in its task's scripts: the script and the index of the next step it
         # has not seen. Steps past it were seen by others first (a blocking answer, a poll, a
@@ -308,8 +310,11 @@ def open_turn(
 ) -> StreamRecording:
     """A SendMessage or SendStreamingMessage (`streamed`) as its request leaves: feed it the
     answer as it comes."""
-    history_length = requested_length((params.get("configuration") or {}).get("historyLength"))
-    message = params.get("message") or {}
+    config, message = params.get("configuration"), params.get("message")
+    # The client's values, forwarded as they are: the upstream says what it makes of a list.
+    config = config if isinstance(config, dict) else {}
+    message = message if isinstance(message, dict) else {}
+    history_length = requested_length(config.get("historyLength"))
     return StreamRecording(
         recorder, message, at_ms, streamed=streamed, history_length=history_length
     )

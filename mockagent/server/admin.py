@@ -150,8 +150,8 @@ def _body() -> dict[str, Any]:
         return {}
     try:
         body = parse_json(raw)
-    except ValueError:
-        raise ControlError(400, "the body must be a JSON object") from None
+    except ValueError as exc:  # say why: NaN, bad UTF-8, too deep… are all "not JSON"
+        raise ControlError(400, f"the body must be a JSON object: {exc}") from None
     if not isinstance(body, dict):
         raise ControlError(400, "the body must be a JSON object")
     return body

@@ -15,6 +15,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
+from mockagent.cassette.files import irregular
 from mockagent.cassette.store import load_cassette
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.journal import JournalEntry
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
     from mockagent.server.app import Mounts
 
 MAX_POLLS = 10_000  # one request must not spin the engine's lock for long
-MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one URL path segment
+# One URL path segment. fullmatch: `$` would also match before a trailing newline ("a\n").
+MOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 CASSETTE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -348,8 +350,11 @@ def _inside(folder: Path, relative: str) -> Path:
             raise ControlError(
                 400, f"path {relative!r} leads outside the cassette folder (a symlink?)"
             )
-        if not target.is_file():
+        if not target.exists():
             raise ControlError(404, f"no cassette {relative!r} in the cassette folder")
+        # A FIFO would block the read, a device never end it: refused as the CLI refuses them.
+        if (kind := irregular(target.stat().st_mode)) is not None:
+            raise ControlError(400, f"path {relative!r} is not a regular file but {kind}")
     except (OSError, RuntimeError) as exc:  # RuntimeError: pathlib's word for a symlink loop
         raise _refused_by_os(relative, exc) from None
     return target
@@ -381,7 +386,7 @@ def load(mounts: Mounts, path: Any, agent: Any = None) -> dict[str, Any]:
             400,
             'a single cassette is served at /: load into agent "" (serve a folder to add agents)',
         )
-    if not mounts.single and (not MOUNT_NAME.match(agent) or agent == "_mockagent"):
+    if not mounts.single and (not MOUNT_NAME.fullmatch(agent) or agent == "_mockagent"):
         raise ControlError(
             400,
             f"agent {agent!r}: a mount name is one path segment of letters, digits, "

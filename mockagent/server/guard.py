@@ -116,7 +116,7 @@ def host_refusal(host: str | None, access: Access) -> Refusal | None:
         403,
         "host",
         f"request refused: Host {host} is not this server's address (a guard against DNS "
-        f"rebinding); start mockagent serve with --allow-host {name} to allow it",
+        f"rebinding); start mockagent with --allow-host {name} to allow it",
     )
 
 
@@ -147,7 +147,7 @@ def origin_refusal(origin: str | None, host: str | None, access: Access) -> Refu
         if same and host_refusal(host, access) is None:  # a rebound name is not this server
             return None
     how = (
-        f"start mockagent serve with --allow-host {found[0]} to allow it"
+        f"start mockagent with --allow-host {found[0]} to allow it"
         if found is not None
         else "a sandboxed frame or a local file sends it: serve the page from an allowed host"
     )

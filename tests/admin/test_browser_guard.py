@@ -100,7 +100,7 @@ def test_a_foreign_origin_is_refused_even_with_json(server: ServerThread) -> Non
         assert refused.status_code == 403, path
         assert refused.json()["error"]["message"] == (
             f"cross-origin request refused: Origin {EVIL} is not this server; "
-            "start mockagent serve with --allow-host evil.example to allow it"
+            "start mockagent with --allow-host evil.example to allow it"
         )
     assert HTTP.get(server.url + "/_mockagent/calls", headers={"Origin": "null"}).status_code == 403
     assert names(server) == ["question"]
@@ -143,7 +143,7 @@ def test_a_rebound_host_reads_no_journal_while_agents_answer_it(server: ServerTh
     assert "calls" not in refused.text
     assert refused.json()["error"]["message"] == (
         "request refused: Host attacker.example is not this server's address (a guard against "
-        "DNS rebinding); start mockagent serve with --allow-host attacker.example to allow it"
+        "DNS rebinding); start mockagent with --allow-host attacker.example to allow it"
     )
     assert HTTP.get(server.url + "/_mockagent/", headers=foreign).status_code == 403
     answer = HTTP.post(server.url + "/", json=send_body(), headers={**V1, **foreign})

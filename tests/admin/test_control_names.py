@@ -48,3 +48,18 @@ def test_a_loaded_cassette_whose_agent_name_has_one_is_a_400(folder, name):
     )
     assert loaded.status_code == 400, loaded.text
     assert "agent.name: a name holds no control characters" in loaded.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("agent", ["deployer2\n", "deployer2\r\n", "\ndeployer2"])
+def test_a_mount_name_with_a_newline_is_a_400(folder, agent):
+    # `^…$` with .match passed "deployer2\n": `$` matches before a trailing newline
+    server, path = folder
+    (path / "sub").mkdir(exist_ok=True)
+    shutil.copy(KIT / "deployer.yaml", path / "sub" / "two.yaml")
+    loaded = httpx.post(
+        server.url + "/_mockagent/cassettes/load", json={"path": "sub/two.yaml", "agent": agent}
+    )
+    assert loaded.status_code == 400, loaded.text
+    assert "a mount name is one path segment" in loaded.json()["error"]["message"]
+    agents = httpx.get(server.url + "/_mockagent/agents").json()
+    assert [a["name"] for a in agents["agents"]] == ["deployer"]

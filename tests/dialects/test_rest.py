@@ -123,3 +123,11 @@ def test_extended_card_route(small, kit):
 def test_unknown_agent_in_a_folder(kit):
     error = status_error(kit.get("/nobody/tasks", headers=V1), 404, "METHOD_NOT_FOUND")
     assert "/test-runner/" in error["message"]
+
+
+def test_a_route_with_a_trailing_newline_is_no_route(small):
+    # `…$` matched "/message:send\n" (before the newline): the route is the whole path
+    body = {"message": user_message("work")}
+    answer = small.post("/message:send%0A", json=body, headers=V1)
+    assert answer.status_code == 404, answer.get_data(as_text=True)
+    assert small.get("/tasks%0A", headers=V1).status_code == 404

@@ -110,6 +110,22 @@ def recording(
                 pass
 
 
+@contextmanager
+def watched(cassette: Path) -> Iterator[tuple[ServerThread, list[str]]]:
+    """`serve` of `cassette`, and the POSTs it was sent."""
+    with serve_in_thread(cassette, pace="instant") as upstream:
+        posts: list[str] = []
+        wsgi = upstream.app.wsgi_app
+
+        def seen(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ["REQUEST_METHOD"] == "POST":
+                posts.append(environ["PATH_INFO"])
+            return wsgi(environ, start_response)
+
+        upstream.app.wsgi_app = seen  # type: ignore[method-assign]
+        yield upstream, posts
+
+
 # -- A2A calls with httpx ---------------------------------------------------------------------
 
 

@@ -5,17 +5,13 @@ forwarded, nothing recorded, no HTML 500. Real HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.paths import ROOT
-from tests.helpers.recording import HEADERS, HTTP, TEST_RUNNER, recording
+from tests.helpers.recording import HEADERS, HTTP, TEST_RUNNER, recording, watched
 
 NOT_OBJECTS = [b"[1, 2]", b'"x"', b"42", b"null"]
 NOT_JSON = [
@@ -24,25 +20,16 @@ NOT_JSON = [
     b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": -Infinity}}',
     b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "\\ud800"}}',
 ]
-BODIES = NOT_OBJECTS + NOT_JSON
+DEEP = [  # nested past the depth limit (65) and past what code that walks it recursively takes
+    b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
+    + b"[" * depth
+    + b"]" * depth
+    + b"}}"
+    for depth in (65, 500, 990)
+]
+BODIES = NOT_OBJECTS + NOT_JSON + DEEP
 AGENTEX = ROOT / "cassettes" / "agentex" / "sync-agent.yaml"
 JSON = {**HEADERS, "content-type": "application/json"}
-
-
-@contextmanager
-def watched(cassette: Path) -> Iterator[tuple[ServerThread, list[str]]]:
-    """`serve` of `cassette`, and the POSTs it was sent."""
-    with serve_in_thread(cassette, pace="instant") as upstream:
-        posts: list[str] = []
-        wsgi = upstream.app.wsgi_app
-
-        def seen(environ: dict[str, Any], start_response: Any) -> Any:
-            if environ["REQUEST_METHOD"] == "POST":
-                posts.append(environ["PATH_INFO"])
-            return wsgi(environ, start_response)
-
-        upstream.app.wsgi_app = seen  # type: ignore[method-assign]
-        yield upstream, posts
 
 
 def same_answer(proxy_url: str, serve_url: str, body: bytes) -> tuple[int, object]:

@@ -127,6 +127,14 @@ def test_load_folder_reads_every_yaml_sorted_by_stem(tmp_path: Path) -> None:
     assert folder["a"].path.endswith("a.yml")
 
 
+def test_load_folder_refuses_a_file_whose_name_has_a_control_character(tmp_path: Path) -> None:
+    # its stem would be the agent's mount name, in URLs, logs and the journal
+    (tmp_path / "ok.yaml").write_text(cassette(), encoding="utf-8")
+    (tmp_path / "forged\n.yaml").write_text(cassette(), encoding="utf-8")
+    with pytest.raises(CassetteError, match="cannot name an agent: a name holds no control"):
+        load_folder(tmp_path)
+
+
 def test_load_folder_without_cassettes_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="no cassettes"):
         load_folder(tmp_path)

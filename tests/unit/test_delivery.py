@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from mockagent.engine.delivery import THREAD_PREFIX, Deliverer, Delivery
+from mockagent.engine.delivery import CLOSED, THREAD_PREFIX, Deliverer, Delivery
 
 
 @dataclass
@@ -325,9 +325,9 @@ def test_close_is_idempotent_and_stops_every_worker(
     d.close()
 
     assert not any(t.is_alive() for t in workers)
-    post(d, make_receiver().url)  # after close: dropped, no error, no new worker
+    post(d, make_receiver().url)  # after close: dropped (reported), no error, no new worker
     assert d.wait_idle(timeout=0)
-    assert len(d.results()) <= 4
+    assert len(d.results()) == 5 and d.results()[-1].error == CLOSED
     assert push_threads() - before == set()
 
 
@@ -344,5 +344,8 @@ def test_close_with_a_silent_destination_in_flight(silent_port: int) -> None:
 
     assert time.monotonic() - started < 2.0  # the in-flight attempt times out, the rest are dropped
     assert push_threads() - before == set()
-    assert len(d.results()) <= 1
+    # Every POST is reported: the one in flight (timed out, if it started) and the dropped ones.
+    results = d.results()
+    assert len(results) == 5, results
+    assert sum(r.error == CLOSED for r in results) >= 4 and not any(r.ok for r in results)
     assert d.wait_idle(timeout=0)

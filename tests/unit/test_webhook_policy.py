@@ -43,7 +43,10 @@ def test_rules_parse(rule: str, fields: tuple[Any, ...]) -> None:
     assert (network, parsed.name, parsed.port) == fields
 
 
-@pytest.mark.parametrize("rule", ["", "10.0.0.0/33", "host:0", "host:http", "[::1", "a b", "a/b"])
+# "example.com\n:80": a `$`-anchored name check once passed the newline left before the port.
+@pytest.mark.parametrize(
+    "rule", ["", "10.0.0.0/33", "host:0", "host:http", "[::1", "a b", "a/b", "example.com\n:80"]
+)
 def test_malformed_rules_are_refused_by_name(rule: str) -> None:
     with pytest.raises(ValueError, match="webhook allow rule"):
         parse_rule(rule)

@@ -56,10 +56,10 @@ ROUTES: list[tuple[frozenset[str], str, str]] = [
     (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
 ]
 _COMPILED = [
-    (verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}$"), op) for verbs, path, op in ROUTES
+    (verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}\Z"), op) for verbs, path, op in ROUTES
 ]
 _V03_COMPILED = [
-    (verbs, re.compile(rf"^/v1{path}$"), op) for verbs, path, op in v0_3_rest.REST_ROUTES
+    (verbs, re.compile(rf"^/v1{path}\Z"), op) for verbs, path, op in v0_3_rest.REST_ROUTES
 ]
 
 

@@ -102,7 +102,7 @@ def message_in(message: Any) -> Any:
     if not isinstance(message, dict):
         return message
     out = {k: v for k, v in message.items() if k != "kind"}
-    if out.get("role") in V1_ROLE:
+    if isinstance(out.get("role"), str) and out["role"] in V1_ROLE:  # a list is unhashable
         out["role"] = V1_ROLE[out["role"]]
     if isinstance(out.get("parts"), list):
         out["parts"] = [part_in(p) for p in out["parts"]]

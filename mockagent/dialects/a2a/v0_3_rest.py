@@ -105,7 +105,7 @@ def rest_message_in(message: Any) -> Any:
         out["parts"] = [rest_part_in(p) for p in content]
     elif content is not None:
         out["parts"] = content
-    if out.get("role") in V1_ROLE:  # lenient: `user` too
+    if isinstance(out.get("role"), str) and out["role"] in V1_ROLE:  # `user` too; no list
         out["role"] = V1_ROLE[out["role"]]
     return out
 

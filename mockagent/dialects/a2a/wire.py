@@ -92,7 +92,8 @@ def check_message(params: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(message.get(key), str) or not message[key]:
             raise errors.InvalidParams(f"message.{key}: required string")
     role = message.get("role")
-    if NEUTRAL_ROLE.get(role) != "user":
+    # A list or an object cannot be looked up (unhashable): it is no role either.
+    if not isinstance(role, (str, int)) or NEUTRAL_ROLE.get(role) != "user":
         raise errors.InvalidParams(
             f"message.role: a client message has role ROLE_USER, not {role!r}"
         )

@@ -19,10 +19,10 @@ from mockagent.engine.replay import Engine
 
 __all__ = ["AgentexAgent"]
 
-TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)(/.*)?$")
+TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)(/.*)?\Z")
 RPC_ROUTES = [
-    re.compile(r"^/agents/name/(?P<name>[^/]+)/rpc/?$"),
-    re.compile(r"^/agents/(?P<id>[^/]+)/rpc/?$"),
+    re.compile(r"^/agents/name/(?P<name>[^/]+)/rpc/?\Z"),
+    re.compile(r"^/agents/(?P<id>[^/]+)/rpc/?\Z"),
 ]
 
 

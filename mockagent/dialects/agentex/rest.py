@@ -150,7 +150,7 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", r"/messages", _list_messages),
     ("GET", r"/events", _list_events),
 ]
-_COMPILED = [(verb, re.compile(rf"^{pattern}/?$"), handler) for verb, pattern, handler in ROUTES]
+_COMPILED = [(verb, re.compile(rf"^{pattern}/?\Z"), handler) for verb, pattern, handler in ROUTES]
 
 
 def handle(platform: Platform, request: HttpRequest) -> HttpResponse:
