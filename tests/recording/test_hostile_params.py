@@ -1,6 +1,7 @@
 """A SendMessage whose params hold a list or an object where the recorder reads a value (the
 message, its taskId, a part's text, the configuration) is forwarded and answered as the upstream
-answers it, never a 500 of the proxy; the recording is still written. Real HTTP on 127.0.0.1."""
+answers it (or, where `serve` refuses the params, as `serve` does), never a 500 of the proxy.
+Real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -41,4 +42,4 @@ def test_odd_params_get_the_upstreams_answer(tmp_path, path, value):
             proxied = HTTP.post(rec.url + "/message:send", json=params, headers=HEADERS)
             served = HTTP.post(upstream.url + "/message:send", json=params, headers=HEADERS)
             assert proxied.status_code == served.status_code < 500, proxied.text
-            assert rec.finish() is not None
+            rec.finish()  # it records only the calls whose params `serve` would take
