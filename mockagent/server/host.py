@@ -32,6 +32,7 @@ from flask import Flask
 from granian import _signals as granian_signals
 from granian._granian import SocketHolder
 from granian.constants import Interfaces
+from granian.http import HTTP1Settings
 from granian.log import LogLevels
 from granian.log import logger as granian_log
 from granian.server.mp import MPServer
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from mockagent.server.grpc_server import GrpcServer
 
 STOPS = (signal.SIGINT, signal.SIGTERM)
+HTTP1_BUFFER = 64 * 1024
+"""hyper's buffer size for each HTTP/1 connection; also the largest request head it reads."""
 EXIT_S = 1.0
 """How long a worker whose app has stopped gives granian to end, before it ends itself."""
 GRACE_S = 5.0
@@ -358,6 +361,9 @@ def serve_on(
         log_level=LogLevels.warning,
         log_dictconfig=LOGGING,
         websockets=False,
+        # hyper's buffer of a connection (417,792 bytes by default): what a stream whose client
+        # does not read holds, besides granian's 4 queued writes (dialects.http.WRITE_BYTES).
+        http1_settings=HTTP1Settings(max_buffer_size=HTTP1_BUFFER),
     )
     global _forks_keep_stops
     if hasattr(os, "register_at_fork") and not _forks_keep_stops:

@@ -1,0 +1,141 @@
+"""Slow clients never hold the server (issue 26): report rows for scripts/bench, measured on a
+real `mockagent serve` with its default settings (scripts/bench_slow_probe.py drives it).
+
+- 300 stalled uploads (a head declaring 1,000 body bytes, then 5 of them): fresh calls (agent,
+  card, admin) answered within 100 ms meanwhile; each stalled upload answered 408.
+- 200 clients of an 8 MB stream that read nothing: under 300 MB more memory, freed when they
+  leave.
+- 500 open SSE streams on one process: fresh calls answered within 100 ms.
+- What the body deadline costs a call (p50 on a kept-alive connection, against no deadline).
+
+`python scripts/bench_slow.py [--quick]` prints the rows alone.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import bench_slow_probe as probe
+import bench_targets as targets
+from bench_report import Row
+
+STALLED, NON_READERS, STREAMS = 300, 200, 500
+SETTLE_S = 1.0
+"""How long the slow clients are left to reach the server before fresh calls are timed."""
+
+
+def _cassette() -> Path:
+    targets.CACHE.mkdir(parents=True, exist_ok=True)
+    return probe.write_cassette(targets.CACHE / "slow-clients.json")
+
+
+def stalled_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    server = probe.Serve(targets.MOCKAGENT, _cassette(), "--body-timeout", "3")
+    try:
+        socks = probe.stalled_uploads(server.port, STALLED)
+        time.sleep(SETTLE_S)
+        fresh = probe.fresh_calls_ms(server.port, 3 if quick else 10)
+        answered = probe.answered_with(socks, b" 408 ", 15)
+        probe.close_all(socks)
+    finally:
+        server.stop()
+    log(f"  {STALLED} stalled uploads: fresh calls max {max(fresh):.1f} ms, {answered} × 408")
+    return [
+        Row(
+            f"fresh calls (agent, card, admin) while {STALLED} uploads stall (max)",
+            f"{max(fresh):.1f} ms (p50 {statistics.median(fresh):.1f})",
+            "≤ 100 ms",
+            max(fresh) <= 100,
+        ),
+        Row(
+            "stalled uploads answered 408 at --body-timeout (3 s here; 10 s by default)",
+            f"{answered} of {STALLED}",
+            f"{STALLED} of {STALLED}",
+            answered == STALLED,
+        ),
+    ]
+
+
+def non_reader_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    count = NON_READERS // 4 if quick else NON_READERS
+    server = probe.Serve(targets.MOCKAGENT, _cassette(), "--pace", "instant")
+    try:
+        probe.fresh_calls_ms(server.port, 2)  # warm: the first calls build caches
+        before = server.rss_mb()
+        socks = probe.streams(server.port, count, "big", rcvbuf=4096)
+        time.sleep(SETTLE_S * 3)
+        during = server.rss_mb()
+        probe.close_all(socks)
+        time.sleep(SETTLE_S * 3)  # each stream learns at its next write that its client left
+        after = server.rss_mb()
+    finally:
+        server.stop()
+    log(f"  {count} non-readers of 8 MB: {before:.0f} → {during:.0f} → {after:.0f} MB")
+    return [
+        Row(
+            f"RSS added by {count} clients of an 8 MB stream that read nothing",
+            f"+{during - before:.0f} MB ({before:.0f} → {during:.0f} MB)",
+            "< 300 MB",
+            None if quick else during - before < 300,
+        ),
+        Row(
+            "RSS still added once they left",
+            f"+{after - before:.0f} MB ({after:.0f} MB)",
+            "freed",
+            None,  # what the allocator keeps is shown, not judged
+        ),
+    ]
+
+
+def streams_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    count = STREAMS // 5 if quick else STREAMS
+    server = probe.Serve(targets.MOCKAGENT, _cassette())
+    try:
+        socks = probe.streams(server.port, count, "hold")
+        opened = probe.answered_with(socks, b" 200 ", 30)
+        fresh = probe.fresh_calls_ms(server.port, 3 if quick else 10)
+        probe.close_all(socks)
+    finally:
+        server.stop()
+    log(f"  {opened} open SSE streams: fresh calls max {max(fresh):.1f} ms")
+    return [
+        Row(
+            f"fresh calls (agent, card, admin) with {opened} SSE streams open, defaults (max)",
+            f"{max(fresh):.1f} ms (p50 {statistics.median(fresh):.1f})",
+            "≤ 100 ms",
+            None if quick else opened == count and max(fresh) <= 100,
+        )
+    ]
+
+
+def deadline_cost_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    """p50 of a direct-reply call with the body deadline, against an app without one
+    (`--body-timeout` at its largest does not turn it off: the in-process probe compares)."""
+    calls = 2000 if quick else 20000
+    cost = probe.deadline_cost_us(_cassette(), calls)
+    log(f"  body deadline cost: {cost}")
+    return [
+        Row(
+            "a call's p50 with the body deadline vs without (in-process WSGI, 1 KB body)",
+            f"{cost['with']:.1f} vs {cost['without']:.1f} µs",
+            "≤ +15 µs",
+            cost["with"] - cost["without"] <= 15,
+        )
+    ]
+
+
+def rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
+    """Every row of this part."""
+    out: list[Row] = []
+    for make in (stalled_rows, non_reader_rows, streams_rows, deadline_cost_rows):
+        out += make(quick, log)
+    return out
+
+
+if __name__ == "__main__":
+    for row in rows("--quick" in sys.argv, print):
+        print(row)
