@@ -9,7 +9,7 @@ runs in a reader thread while the serving thread waits for it, at most the deadl
 that leaves on its 408 frees both threads; one that stays holds them until it leaves, while the
 other serving threads (`serve --threads`, 1024 by default) answer fresh calls.
 
-Readers are kept and reused (`ReaderPool`): a thread started per request cost ~70 µs, a kept
+Readers are kept a while and reused (`ReaderPool`): a thread started per request cost ~70 µs, a kept
 one ~7 µs (scripts/bench_slow.py measures what the deadline costs a call). A request without a
 body (a GET) is read without one.
 """
@@ -23,6 +23,9 @@ from typing import Generic, TypeVar
 
 BODY_TIMEOUT_S = 10.0
 """Default deadline of a request body read, in seconds (`serve --body-timeout`)."""
+READER_IDLE_S = 5.0
+"""How long a reader thread waits for its next read before it ends (granian's blocking threads
+end after 5 s idle too): a burst of uploads leaves no threads behind."""
 T = TypeVar("T")
 
 
@@ -80,33 +83,52 @@ class _Reader:
 
     def _loop(self) -> None:
         while True:
-            self.go.acquire()
+            if not self.go.acquire(timeout=READER_IDLE_S):
+                if self.pool.retire(self):
+                    return
+                self.go.acquire()  # a read took this reader as it retired: its job is coming
             job, self.job = self.job, None
             if job is None:
                 continue
             job.run()
             # Idle again before the caller learns the result: its next read takes this reader,
-            # not a new thread (list.append and list.pop are atomic: no lock needed).
-            self.pool.idle.append(self)
+            # not a new thread.
+            with self.pool.lock:
+                self.pool.idle.append(self)
             job.done.release()
 
 
 class ReaderPool:
-    """Reader threads, started as needed and kept: each read takes an idle one, or a new one
-    when all are busy (a stalled upload keeps its reader until its client sends or leaves).
-    Their number is bounded by the connections the server holds at once, since a reader only
-    outlives its request while that request's connection is open."""
+    """Reader threads, started as needed and ended after READER_IDLE_S idle: each read takes
+    an idle one, or a new one when all are busy (a stalled upload keeps its reader until its
+    client sends or leaves). Their number is bounded by the connections the server holds at
+    once: a reader only outlives its request while that request's connection is open."""
 
     def __init__(self) -> None:
         self.idle: list[_Reader] = []
+        self.lock = threading.Lock()  # over `idle`
+
+    def forget(self) -> None:
+        """No readers (in a forked child: its parent's threads are not there)."""
+        self.idle = []
+        self.lock = threading.Lock()
+
+    def retire(self, reader: _Reader) -> bool:
+        """Whether `reader`, idle for READER_IDLE_S, may end: not when a read took it
+        meanwhile."""
+        with self.lock:
+            if reader in self.idle:
+                self.idle.remove(reader)
+                return True
+        return False
 
     def read(self, work: Callable[[], T], timeout: float) -> T:
         """`work()`'s result (or exception), run in a reader thread; BodyTimeout when it takes
         longer than `timeout` seconds."""
         job: _Job[T] = _Job(work)
-        try:
-            reader = self.idle.pop()  # list.pop is atomic: two requests never share a reader
-        except IndexError:
+        with self.lock:
+            reader = self.idle.pop() if self.idle else None
+        if reader is None:
             reader = _Reader(self)
         reader.job = job  # type: ignore[assignment]
         reader.go.release()
@@ -119,7 +141,7 @@ class ReaderPool:
 
 _pool = ReaderPool()
 if hasattr(os, "register_at_fork"):  # a forked worker has none of its parent's threads
-    os.register_at_fork(after_in_child=_pool.idle.clear)
+    os.register_at_fork(after_in_child=_pool.forget)
 
 
 def read_within(work: Callable[[], T], timeout: float | None) -> T:
