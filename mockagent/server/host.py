@@ -39,6 +39,7 @@ from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+from mockagent.server.trim import Trimmer
 from mockagent.server.wsgi import ScriptedDrop
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ class _Answers:
         self.grpc = grpc  # this worker's GrpcServer, with `serve --grpc-port`
         self.open = 0
         self.changed = threading.Condition()
+        self.trimmer = Trimmer()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = self.app(environ, start_response)
@@ -150,12 +152,15 @@ class _Answers:
             return body
         with self.changed:
             self.open += 1
+            self.trimmer.opened(self.open)
         return _Counted(body, self)
 
     def ended(self) -> None:
         with self.changed:
             self.open -= 1
             self.changed.notify_all()
+            now_open = self.open
+        self.trimmer.ended(now_open)  # outside the lock: it may take a few ms
 
     def stop(self) -> None:
         """End the app's streams (and let go of a shared store), then wait for the answers under

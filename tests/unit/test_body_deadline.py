@@ -16,6 +16,7 @@ import pytest
 from mockagent.dialects.http import WRITE_BYTES
 from mockagent.server.app import create_app
 from mockagent.server.deadline import BodyTimeout, read_within
+from mockagent.server.trim import TRIM_AFTER, Trimmer
 from mockagent.server.wsgi import droppable, read_body
 
 CASSETTE = """\
@@ -146,3 +147,16 @@ def test_a_large_chunk_of_a_stream_goes_out_in_bounded_writes() -> None:
     assert writes[0] == b"head"
     assert all(len(w) <= WRITE_BYTES for w in writes)
     assert b"".join(writes[1:]) == big
+
+
+def test_the_heap_is_trimmed_once_many_streams_have_ended() -> None:
+    trimmed = threading.Event()
+    trimmer = Trimmer(trim=trimmed.set, delays=(0.0,))
+    for now_open in range(1, TRIM_AFTER + 1):
+        trimmer.opened(now_open)
+    assert not trimmer.ended(1)  # one still open
+    assert trimmer.ended(0)
+    assert trimmed.wait(5)
+    few = Trimmer(trim=lambda: None, delays=(0.0,))
+    few.opened(TRIM_AFTER - 1)
+    assert not few.ended(0)  # a few streams: no walk over the heap
