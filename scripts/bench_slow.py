@@ -131,6 +131,48 @@ def deadline_cost_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     ]
 
 
+SECTION = """## Slow clients (issue 26)
+
+The slow-client rows above drive a real `mockagent serve` with its defaults over raw sockets
+(`scripts/bench_slow.py`, `scripts/bench_slow_probe.py`). Before this work (`--threads 128`, no
+body deadline, an instant stream written in one piece), 140 stalled uploads or 200 open SSE
+streams left every fresh call waiting, and 200 non-reading clients of an 8 MB stream took the
+server from 194 MB to 1.9 GB (875 MB still held after they left).
+
+- **Stalled uploads.** A body read runs in a reader thread, with a deadline (`--body-timeout`,
+  10 s): past it the client gets 408 in the protocol's shape and `Connection: close`. granian has
+  no body timeout, and its blocked read cannot be interrupted; an answer that ended while its
+  body was still being read deadlocked the granian worker (a runtime thread waiting for the GIL
+  that the reader held), so the 408's answer lasts until the read ends. A client that leaves on
+  its 408 frees its thread; one that stays keeps that one thread until it leaves. Fresh calls
+  are answered by the other threads: `--threads` defaults to 1024 (granian takes 1,024
+  connections a worker; its threads start when needed and end after 5 s idle).
+- **What the deadline costs a call.** Reader threads are kept and reused (ended after 5 s idle):
+  the handoff costs some 12 µs on a quiet machine, 20-25 µs under load (a thread started per
+  call cost ~70 µs). A request without a body (a GET) takes no reader.
+- **Clients that do not read.** A streamed answer goes to granian in writes of at most 64 KB
+  (events already there are joined up to that size, a larger one is cut), and granian's HTTP/1
+  buffer is 64 KB: such a client holds some 4 × 64 KB + 64 KB of its stream, not all of it.
+  Once they left, glibc kept the freed memory; `malloc_trim` after the streams ended gives most
+  of it back (8 s after they left: +68 MB without it, +31 MB with it).
+- **Agentex NDJSON streams** use the same bounded writes. **gRPC** (`--grpc-port`, not measured
+  here): HTTP/2 flow control bounds what a stream buffers for a client that does not read, and
+  grpcio hands a call to a thread once its request has arrived; each open gRPC stream holds one
+  of the `--threads` threads, 1024 by default.
+
+"""
+
+
+def place(text: str) -> str:
+    """`text` (bench/README.md) with SECTION before its throughput section."""
+    start = text.find(SECTION.split("\n", 1)[0])
+    if start >= 0:  # the last run's: replaced
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + text[end + 1 :] if end >= 0 else text[:start]
+    at = text.find("## Throughput")
+    return text[:at] + SECTION + text[at:] if at >= 0 else text + "\n" + SECTION
+
+
 def rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     """Every row of this part."""
     out: list[Row] = []
