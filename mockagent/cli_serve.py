@@ -108,8 +108,8 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     type=click.FloatRange(0, min_open=True),
     metavar="SECONDS",
-    help="Longest wait for a request body to arrive; a slower one is answered 408 and its "
-    "connection closed, so a stalled upload holds no thread.",
+    help="Longest wait for a request body to arrive; a slower one is answered 408 with "
+    "Connection: close (a client that stays connected keeps its thread until it leaves).",
 )
 @click.option(
     "--journal-size",

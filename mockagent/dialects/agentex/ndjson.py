@@ -57,7 +57,10 @@ def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
             line = _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
             ready.append(line)
             size += len(line)
-        if stream.fault is not None or not stream.ready() or size >= WRITE_BYTES:
+            if size >= WRITE_BYTES and stream.fault is None:
+                yield b"".join(ready)
+                ready, size = [], 0
+        if stream.fault is not None or not stream.ready():
             yield b"".join(ready)
             ready, size = [], 0
     if ready:
