@@ -35,7 +35,7 @@ from mockagent.errors import (
 )
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
-from mockagent.server.deadline import BODY_TIMEOUT_S, BodyTimeout
+from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout
 from mockagent.server.guard import Access, Refusal, admin_refusal, agent_refusal
 from mockagent.server.wsgi import (
     StartResponse,
@@ -314,6 +314,7 @@ def create_app(
             assert isinstance(answer.body, bytes)
             answer.headers["Content-Length"] = str(len(answer.body))  # complete once sent
             answer.body = exc.answer_then_wait(answer.body)
+            environ[WAITS_FOR_READ] = True
             return answer
         except TooLarge:  # declared too long, or counted while reading a chunked body
             assert max_body is not None

@@ -26,6 +26,9 @@ BODY_TIMEOUT_S = 10.0
 READER_IDLE_S = 5.0
 """How long a reader thread waits for its next read before it ends (granian's blocking threads
 end after 5 s idle too): a burst of uploads leaves no threads behind."""
+WAITS_FOR_READ = "mockagent.waits_for_read"
+"""The WSGI environ key set on a request whose 408 answer waits for its body's read to end: not
+an answer a stop waits for (`serve` stops without waiting for a client that stalled)."""
 T = TypeVar("T")
 
 

@@ -39,6 +39,7 @@ from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+from mockagent.server.deadline import WAITS_FOR_READ
 from mockagent.server.trim import Trimmer
 from mockagent.server.wsgi import ScriptedDrop
 
@@ -148,8 +149,8 @@ class _Answers:
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = self.app(environ, start_response)
-        if isinstance(body, list):
-            return body
+        if isinstance(body, list) or environ.get(WAITS_FOR_READ):
+            return body  # not a stream: nothing a stop has to end or wait for
         with self.changed:
             self.open += 1
             self.trimmer.opened(self.open)
