@@ -307,7 +307,7 @@ def create_app(
         framing the server's reader could not follow: the client's fault, not a 500)."""
         try:
             return read_body(environ, max_body, body_timeout)
-        except BodyTimeout as exc:  # a slow or stalled upload: it holds no serving thread
+        except BodyTimeout as exc:  # a slow or stalled upload (see deadline.answer_then_wait)
             method, headers = environ["REQUEST_METHOD"], headers_of(environ)
             answer = body_refused(mounts, path_of(environ), method, headers, admin, str(exc), 408)
             answer.headers["Connection"] = "close"  # the rest of the body may never come
