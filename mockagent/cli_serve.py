@@ -21,9 +21,15 @@ from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app
+from mockagent.server.deadline import BODY_TIMEOUT_S
 from mockagent.server.host import listen, root_url, serve_on
 from mockagent.vocabulary import CARD_PATH
 
+THREADS = 1024
+"""Default --threads: one a connection granian takes at once (it takes 1024 a worker, its
+`backpressure`), so open streams and stalled uploads never leave a fresh call waiting for a
+thread (500 open SSE streams: fresh calls in under 10 ms; scripts/bench_slow.py). A thread is
+only started when a request needs one."""
 READY = "mockagent ready"
 """Start of the last line `serve` prints once it accepts connections (scripts wait for it)."""
 
@@ -59,12 +65,12 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--threads",
-    default=128,
+    default=THREADS,
     show_default=True,
     type=click.IntRange(1, 1024),
-    help="Requests each worker answers at once (granian's blocking threads, started as needed). "
-    "Every open stream or subscription holds one until it ends; past the limit, new requests "
-    "wait for a thread.",
+    help="Requests each worker answers at once (granian's blocking threads, started as needed "
+    "and stopped after 5 s idle). Every open stream or subscription, and every upload still "
+    "arriving, holds one until it ends; past the limit, new requests wait for a thread.",
 )
 @click.option(
     "--admin/--no-admin",
@@ -95,6 +101,15 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     type=click.IntRange(1),
     metavar="BYTES",
     help="Largest request body accepted; a larger one is answered 413.",
+)
+@click.option(
+    "--body-timeout",
+    default=BODY_TIMEOUT_S,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    metavar="SECONDS",
+    help="Longest wait for a request body to arrive; a slower one is answered 408 with "
+    "Connection: close (a client that stays connected keeps its thread until it leaves).",
 )
 @click.option(
     "--journal-size",
@@ -157,6 +172,7 @@ def serve(
     allow_hosts: tuple[str, ...],
     admin_token: str | None,
     max_body: int,
+    body_timeout: float,
     journal_size: int,
     task_cap: int,
     workers: int,
@@ -193,6 +209,7 @@ def serve(
             pace_cap_ms=pace_cap_ms,
             admin=admin_enabled(host, admin),
             max_body=max_body,
+            body_timeout=body_timeout,
             store=store,
             **access,
             webhook_allow=webhook_allow,
@@ -230,6 +247,7 @@ def serve(
         "pace_cap_ms": pace_cap_ms,
         "admin": admin_enabled(host, admin),
         "max_body": max_body,
+        "body_timeout": body_timeout,
         **access,
         "webhook_allow": list(webhook_allow),
         "journal_size": journal_size,

@@ -21,6 +21,7 @@ import bench_grpc_section
 import bench_local
 import bench_report
 import bench_servers
+import bench_slow
 import bench_targets as targets
 import bench_wrk
 from bench_report import Row
@@ -290,6 +291,7 @@ def main() -> None:
     text = text.replace(f"{targets.ROOT}/", "")
     text = bench_choice.splice(text, section) if section else text
     text = bench_grpc_section.place(text, grpc_section)
+    text = bench_slow.place(text)
     history = bench_choice.previous(old, bench_choice.HISTORY)
     readme.write_text(bench_choice.splice(text, history, bench_choice.HISTORY) if history else text)
     bench_report.chart(OUT / "chart.png", {k: v for k, v in labels.items() if v}, best)

@@ -18,6 +18,7 @@ from pathlib import Path
 import bench_inproc
 import bench_lint
 import bench_pacing
+import bench_slow
 import bench_targets as targets
 from bench_report import Row
 
@@ -291,6 +292,7 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("load time and memory", lambda: memory_rows(log, notes)),
         ("memory growth", lambda: growth_rows(cassette, quick, log)),
         ("pacing", lambda: pacing_rows(quick, log)),
+        ("slow clients", lambda: bench_slow.rows(quick, log)),
         (
             "lint and load at the cap",
             lambda: bench_lint.rows(targets.CACHE, targets.MOCKAGENT, quick, log),

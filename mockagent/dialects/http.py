@@ -11,6 +11,11 @@ from typing import Any
 from mockagent.engine.codec import compact_json
 
 JSON_TYPES = ("application/json", "application/a2a+json")
+WRITE_BYTES = 64 * 1024
+"""Most bytes a streamed answer hands its server at once. The server holds a few writes for a
+client that does not read (granian: 4 in its queue, plus its 64 KB buffer), so a small write
+bounds what such a client costs; events already there are joined up to this size, and one
+larger event is cut (`mockagent.server.wsgi.droppable`)."""
 
 
 @dataclass(slots=True)  # not frozen: see engine/call.py

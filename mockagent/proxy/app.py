@@ -24,6 +24,7 @@ from mockagent.proxy.partials import left_behind
 from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
 from mockagent.server.app import MAX_BODY, create_app, flask_response
+from mockagent.server.deadline import BodyTimeout
 from mockagent.server.guard import Access, Refusal, agent_refusal
 from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body, seen_of
 from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
@@ -132,6 +133,10 @@ def create_recording_app(
         except UnreadableBody as exc:
             message = f"The request body could not be read: {exc}"
             return flask_response(body_refused("/" + path, request.method, message, 400))
+        except BodyTimeout as exc:  # werkzeug's thread, not granian's: no need to wait for it
+            late = flask_response(body_refused("/" + path, request.method, str(exc), 408))
+            late.headers["Connection"] = "close"
+            return late
         http = HttpRequest(
             method=request.method,
             path="/" + path if path else "",

@@ -35,6 +35,7 @@ from mockagent.errors import (
 )
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
+from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout
 from mockagent.server.guard import Access, Refusal, admin_refusal, agent_refusal
 from mockagent.server.wsgi import (
     StartResponse,
@@ -250,6 +251,7 @@ def create_app(
     # bounded memory, whatever the run length
     journal_size: int = JOURNAL_SIZE,
     task_cap: int = TASK_CAP,
+    body_timeout: float | None = BODY_TIMEOUT_S,
 ) -> Flask:
     """A Flask app serving the cassette file or folder at `source` (or a cassette already
     loaded); raises CassetteError.
@@ -270,6 +272,8 @@ def create_app(
     Each agent's journal keeps its last `journal_size` calls (counts stay exact), and its store
     at most `task_cap` finished tasks, evicting the oldest; ValueError for a size under 0 or a
     cap under 1.
+    A request body not all there within `body_timeout` seconds (None: no deadline) is answered
+    408 in the protocol's shape, and the connection closed (`mockagent.server.deadline`).
     """
     WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
     mounts = Mounts(
@@ -302,7 +306,16 @@ def create_app(
         """The request body, or the answer refusing it: too large, or unreadable (a chunked
         framing the server's reader could not follow: the client's fault, not a 500)."""
         try:
-            return read_body(environ, max_body)
+            return read_body(environ, max_body, body_timeout)
+        except BodyTimeout as exc:  # a slow or stalled upload (see deadline.answer_then_wait)
+            method, headers = environ["REQUEST_METHOD"], headers_of(environ)
+            answer = body_refused(mounts, path_of(environ), method, headers, admin, str(exc), 408)
+            answer.headers["Connection"] = "close"  # the rest of the body may never come
+            assert isinstance(answer.body, bytes)
+            answer.headers["Content-Length"] = str(len(answer.body))  # complete once sent
+            answer.body = exc.answer_then_wait(answer.body)
+            environ[WAITS_FOR_READ] = True
+            return answer
         except TooLarge:  # declared too long, or counted while reading a chunked body
             assert max_body is not None
             message = f"The request body is larger than the limit of {max_body} bytes"

@@ -32,18 +32,23 @@ from flask import Flask
 from granian import _signals as granian_signals
 from granian._granian import SocketHolder
 from granian.constants import Interfaces
+from granian.http import HTTP1Settings
 from granian.log import LogLevels
 from granian.log import logger as granian_log
 from granian.server.mp import MPServer
 
 from mockagent.engine.taskstore import store_from_url
 from mockagent.server.app import create_app
+from mockagent.server.deadline import WAITS_FOR_READ
+from mockagent.server.trim import Trimmer
 from mockagent.server.wsgi import ScriptedDrop
 
 if TYPE_CHECKING:
     from mockagent.server.grpc_server import GrpcServer
 
 STOPS = (signal.SIGINT, signal.SIGTERM)
+HTTP1_BUFFER = 64 * 1024
+"""hyper's buffer size for each HTTP/1 connection; also the largest request head it reads."""
 EXIT_S = 1.0
 """How long a worker whose app has stopped gives granian to end, before it ends itself."""
 GRACE_S = 5.0
@@ -140,19 +145,23 @@ class _Answers:
         self.grpc = grpc  # this worker's GrpcServer, with `serve --grpc-port`
         self.open = 0
         self.changed = threading.Condition()
+        self.trimmer = Trimmer()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = self.app(environ, start_response)
-        if isinstance(body, list):
-            return body
+        if isinstance(body, list) or environ.get(WAITS_FOR_READ):
+            return body  # not a stream: nothing a stop has to end or wait for
         with self.changed:
             self.open += 1
+            self.trimmer.opened(self.open)
         return _Counted(body, self)
 
     def ended(self) -> None:
         with self.changed:
             self.open -= 1
             self.changed.notify_all()
+            now_open = self.open
+        self.trimmer.ended(now_open)  # outside the lock: it may take a few ms
 
     def stop(self) -> None:
         """End the app's streams (and let go of a shared store), then wait for the answers under
@@ -358,6 +367,9 @@ def serve_on(
         log_level=LogLevels.warning,
         log_dictconfig=LOGGING,
         websockets=False,
+        # hyper's buffer of a connection (417,792 bytes by default): what a stream whose client
+        # does not read holds, besides granian's 4 queued writes (dialects.http.WRITE_BYTES).
+        http1_settings=HTTP1Settings(max_buffer_size=HTTP1_BUFFER),
     )
     global _forks_keep_stops
     if hasattr(os, "register_at_fork") and not _forks_keep_stops:

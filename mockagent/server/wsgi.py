@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
 from werkzeug.http import HTTP_STATUS_CODES
 
 from mockagent.dialects.a2a.rest import error_response
-from mockagent.dialects.http import HttpRequest, HttpResponse
+from mockagent.dialects.http import WRITE_BYTES, HttpRequest, HttpResponse
 from mockagent.errors import DropConnection, InternalError, MethodNotFound
+from mockagent.server.deadline import BODY_TIMEOUT_S, BodyTimeout, read_within
 from mockagent.server.guard import Seen
 
 log = logging.getLogger("mockagent")
@@ -34,16 +36,23 @@ class UnreadableBody(Exception):
     client left half way)."""
 
 
-def read_body(environ: dict[str, Any], limit: int | None) -> bytes:
+def read_body(
+    environ: dict[str, Any], limit: int | None, timeout: float | None = BODY_TIMEOUT_S
+) -> bytes:
     """The request body, reading at most `limit` + 1 bytes; TooLarge when there is more,
-    UnreadableBody when the server's reader refuses it."""
+    UnreadableBody when the server's reader refuses it, BodyTimeout when it has not all come
+    within `timeout` seconds (None: no deadline)."""
     if environ.get("SERVER_PROTOCOL") == "HTTP/1.0" and environ.get("HTTP_TRANSFER_ENCODING"):
         # HTTP/1.0 has no transfer codings: the framing is faulty (RFC 9112 section 6.1), and a
         # server that decoded it anyway may disagree with a proxy in front about where it ends.
         raise UnreadableBody("Transfer-Encoding in an HTTP/1.0 request")
+    if not environ.get("CONTENT_LENGTH", "").strip("0 ") and not environ.get(
+        "wsgi.input_terminated"
+    ):
+        return b""  # no body to wait for: no reader thread either (a GET, say)
     try:
-        return _read(environ["wsgi.input"], environ, limit)
-    except TooLarge:
+        return read_within(partial(_read, environ["wsgi.input"], environ, limit), timeout)
+    except (TooLarge, BodyTimeout):
         raise
     except Exception as exc:  # each server raises its own: OSError, ValueError, its own class
         raise UnreadableBody(str(exc) or type(exc).__name__) from exc
@@ -149,7 +158,12 @@ def droppable(chunks: Iterator[bytes]) -> Iterator[bytes]:
     try:
         for chunk in chunks:
             started = True
-            yield chunk
+            if len(chunk) <= WRITE_BYTES:
+                yield chunk
+            else:  # one large event, in pieces the server can hold a few of (WRITE_BYTES)
+                view = memoryview(chunk)
+                for at in range(0, len(chunk), WRITE_BYTES):
+                    yield bytes(view[at : at + WRITE_BYTES])
     except DropConnection as exc:
         if not started:
             yield b""  # werkzeug sends the head with it

@@ -15,7 +15,7 @@ from mockagent.cassette.models import Fault
 from mockagent.dialects import sse
 from mockagent.dialects.a2a.wire import render_event, render_result
 from mockagent.dialects.faults import delay
-from mockagent.dialects.http import HttpResponse
+from mockagent.dialects.http import WRITE_BYTES, HttpResponse
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.stream import KEEPALIVE, Stream
 
@@ -53,6 +53,8 @@ def _frames(stream: Stream, first: list[Any], wrap: Wrap, wrap_error: WrapError)
     ready: list[
         bytes
     ] = []  # events already there go out in one write (not with a fault: it counts writes)
+    size = 0  # of `ready`: a write is at most WRITE_BYTES, or a client that reads nothing would
+    # hold a whole instant stream in the server
     for item in stream.faulted(chain(first, stream.events())):
         if item is KEEPALIVE:
             frame = sse.KEEPALIVE
@@ -61,8 +63,9 @@ def _frames(stream: Stream, first: list[Any], wrap: Wrap, wrap_error: WrapError)
         else:
             frame = sse.frame(wrap(render_event(item) if isinstance(item, TaskEvent) else item))
         ready.append(frame)
-        if fault is not None or item is KEEPALIVE or not stream.ready():
+        size += len(frame)
+        if fault is not None or item is KEEPALIVE or not stream.ready() or size >= WRITE_BYTES:
             yield b"".join(ready)
-            ready = []
+            ready, size = [], 0
     if ready:
         yield b"".join(ready)

@@ -17,7 +17,7 @@ from mockagent import errors
 from mockagent.cassette.models import TaskState
 from mockagent.dialects.agentex import wire
 from mockagent.dialects.agentex.errors import rpc_error
-from mockagent.dialects.http import HttpResponse
+from mockagent.dialects.http import WRITE_BYTES, HttpResponse
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.codec import compact_json
 from mockagent.engine.stream import KEEPALIVE, Stream
@@ -48,17 +48,21 @@ def _lines(stream: Stream, request_id: Any) -> Iterator[bytes]:
     if stream.fault is not None:
         batches = ([update] for update in stream.faulted(itertools.chain.from_iterable(batches)))
     ready: list[bytes] = []
+    size = 0  # of `ready`: at most WRITE_BYTES a write (a client that reads nothing holds it)
     for batch in batches:
         for update in batch:
             if isinstance(update, errors.ProtocolError):
                 yield b"".join(ready) + _line(rpc_error(update, request_id))
                 return
-            ready.append(
-                _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
-            )
+            line = _line({"jsonrpc": "2.0", "id": request_id, "result": update, "error": None})
+            ready.append(line)
+            size += len(line)
+            if size >= WRITE_BYTES and stream.fault is None:
+                yield b"".join(ready)
+                ready, size = [], 0
         if stream.fault is not None or not stream.ready():
             yield b"".join(ready)
-            ready = []
+            ready, size = [], 0
     if ready:
         yield b"".join(ready)
 
