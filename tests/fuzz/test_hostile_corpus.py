@@ -1,0 +1,212 @@
+"""The hostile-input corpus (tests/helpers/hostile_corpus*.py) over raw sockets, on every binding:
+against `mockagent serve` (granian, as users run it, with gRPC), the pytest fixture's server, and
+the recording proxy in front of a stub upstream. Each probe: no 5xx, no hang, no Python name in
+the answer, strict JSON, a server that still answers a fresh call at once, and for a refused
+state change, agents left as they were. PENDING probes are strict xfails (known bugs)."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+
+from mockagent.proxy.app import create_recording_app, finish_recording
+from mockagent.server.thread import ServerThread, serve_in_thread
+from tests.helpers.hostile_corpus import (
+    AGENT,
+    Probe,
+    cases,
+    jsonrpc,
+    message,
+    python_names,
+    request,
+    strict_json,
+    write_folder,
+)
+from tests.helpers.hostile_corpus_agents import V1, agent_probes, proxy_probes
+from tests.helpers.hostile_corpus_control import control_probes
+from tests.helpers.hostile_corpus_grpc import grpc_probes, send
+from tests.helpers.hostile_http import (
+    Answers,
+    Target,
+    connect,
+    fixture_server,
+    receive,
+    serve_process,
+)
+
+FRESH_S = 2.0  # a fresh call after a probe answers within this (the regex stall took 11 s)
+GRPC_S = 3.0
+PYTHON_GRPC_FAILURES = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL)
+
+
+@pytest.fixture(scope="module", params=["serve", "fixture"])
+def target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target]:
+    folder = write_folder(tmp_path_factory.mktemp(f"corpus-{request.param}"))
+    start = (
+        serve_process(folder, "--grpc-port", "0")
+        if request.param == "serve"
+        else fixture_server(folder, 0)
+    )
+    with start as running:
+        # a task that completes an hour on: a refused clock advance or reset would show on it
+        hour = {"message": message("hour"), "configuration": {"returnImmediately": True}}
+        assert send_probe(
+            running.port, request_of("/a2a/", jsonrpc("SendMessage", hour))
+        ).statuses == [200]
+        yield running
+
+
+def request_of(path: str, body: bytes) -> Probe:
+    return Probe("setup", request("POST", path, body, headers=V1))
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, list[str]]]:
+    """(proxy port, the POSTs its upstream got): the recording proxy in front of the A2A
+    agent. What reaches the upstream is what counts: a real agent (a2a-sdk's) has no guard."""
+    folder = tmp_path_factory.mktemp("proxy")
+    (folder / "upstream.yaml").write_text(AGENT)
+    with serve_in_thread(folder / "upstream.yaml") as upstream:
+        posts: list[str] = []
+        wsgi = upstream.app.wsgi_app
+
+        def seen(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ["REQUEST_METHOD"] == "POST":
+                posts.append(environ["PATH_INFO"])
+            return wsgi(environ, start_response)
+
+        upstream.app.wsgi_app = seen  # type: ignore[method-assign]
+        app = create_recording_app(upstream.url, folder / "recorded.yaml", "all")
+        server = ServerThread(app).start()
+        try:
+            yield server.port, posts
+        finally:
+            server.stop()
+            finish_recording(app)
+
+
+def send_probe(port: int, probe: Probe) -> Answers:
+    """`probe.data` on a fresh connection (half-closed after it when the probe says so)."""
+    with connect(port) as sock:
+        try:
+            sock.sendall(probe.data)
+            if probe.shut:
+                sock.shutdown(socket.SHUT_WR)
+        except ConnectionError:
+            pass  # refused half way: what it answered is still to be read
+        return receive(sock, settle=0.05)
+
+
+def admin_json(port: int, path: str) -> Any:
+    answers = send_probe(port, Probe("read", request("GET", f"/_mockagent/{path}", None, None)))
+    assert answers.statuses == [200], str(answers)
+    return strict_json(answers.responses[0].body)
+
+
+def state(port: int) -> Any:
+    """What a state change would change: agents, interactions and uses, tasks, the journal."""
+    calls = admin_json(port, "calls")
+    return (
+        admin_json(port, "interactions"),  # by agent: a load shows here too
+        admin_json(port, "tasks"),
+        len(calls["calls"]) + calls["dropped"],
+    )
+
+
+def sound(answers: Answers, probe: Probe) -> None:
+    """No hang, no 5xx, no Python name, strict JSON; the status the probe allows."""
+    assert not answers.hung, f"no answer within the deadline: {answers}"
+    for response in answers.responses:
+        text = response.body.decode("utf-8", "replace")
+        assert response.status < 500, str(answers)
+        assert python_names(text) == [], str(answers)
+        if "json" in response.headers.get("content-type", ""):
+            strict_json(response.body)
+    if probe.statuses:
+        assert answers.statuses[:1] in ([s] for s in probe.statuses), str(answers)
+
+
+def fresh(port: int, path: str) -> None:
+    """The server answers a new call at once."""
+    start = time.monotonic()
+    answers = send_probe(port, Probe("fresh", request("GET", path, None, None)))
+    assert answers.statuses == [200], f"a fresh call after the probe: {answers}"
+    assert time.monotonic() - start < FRESH_S
+
+
+def refused_webhook(port: int, url: str) -> None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        found = [d for d in admin_json(port, "deliveries")["deliveries"] if d["url"] == url]
+        if found:
+            assert found[-1]["ok"] is False and found[-1]["error"].startswith("refused:"), found
+            return
+        time.sleep(0.02)  # polling the journal for the delivery
+    raise AssertionError(f"no delivery to {url} journaled")
+
+
+def run(port: int, probe: Probe, card: str, state: Callable[[], Any]) -> None:
+    before = state() if probe.unchanged else None
+    sound(send_probe(port, probe), probe)
+    if probe.unchanged:
+        assert state() == before, "a refused request changed the agents"
+    if probe.webhook:
+        refused_webhook(port, probe.webhook)
+    fresh(port, card)
+
+
+@pytest.mark.parametrize("probe", cases(agent_probes() + control_probes()))
+def test_probe(target: Target, probe: Probe) -> None:
+    run(target.port, probe, "/a2a/.well-known/agent-card.json", lambda: state(target.port))
+
+
+@pytest.mark.parametrize("probe", cases(proxy_probes()))
+def test_proxy_probe(proxy: tuple[int, list[str]], probe: Probe) -> None:
+    port, posts = proxy
+    run(port, probe, "/.well-known/agent-card.json", lambda: list(posts))
+
+
+@pytest.mark.parametrize("probe", grpc_probes(), ids=lambda probe: probe.id)
+def test_grpc_probe(target: Target, probe: Any) -> None:
+    where = f"127.0.0.1:{target.grpc}"
+    with grpc.insecure_channel(where) as channel:
+        call = channel.unary_unary(
+            f"/lf.a2a.v1.A2AService/{probe.method}",
+            request_serializer=lambda raw: raw,
+            response_deserializer=lambda raw: raw,
+        )
+        try:
+            call(probe.data, timeout=GRPC_S, metadata=(("a2a-version", "1.0"),))
+        except grpc.RpcError as error:
+            code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
+            assert code is not grpc.StatusCode.DEADLINE_EXCEEDED, "no answer: a hang"
+            assert code not in PYTHON_GRPC_FAILURES, f"{code}: {details}"
+            assert python_names(details) == [], details
+        fresh_call = channel.unary_unary(
+            "/lf.a2a.v1.A2AService/SendMessage",
+            request_serializer=lambda raw: raw,
+            response_deserializer=lambda raw: raw,
+        )
+        answer = fresh_call(send(), timeout=GRPC_S, metadata=(("a2a-version", "1.0"),))
+        assert answer, "a fresh call after the probe"
+
+
+def test_nothing_hostile_is_echoed_after_the_corpus(target: Target) -> None:
+    """After every probe (when run with them): the journal, the tasks and the inspector are
+    strict JSON (or HTML) with no NaN or infinity in them, over any binding's list of tasks."""
+    for path in ("calls", "tasks", "near-misses", "deliveries", "interactions"):
+        text = json.dumps(admin_json(target.port, path))
+        assert not re.search(r"\b(NaN|Infinity)\b", text), path
+    listed = send_probe(target.port, request_of("/a2a/", jsonrpc("ListTasks", {})))
+    strict_json(listed.responses[0].body)
+    page = send_probe(target.port, Probe("page", request("GET", "/_mockagent/", None, None)))
+    assert page.statuses == [200] and python_names(page.responses[0].body.decode()) == []
