@@ -28,15 +28,23 @@ from tests.helpers.paths import ROOT
 
 HOST = "127.0.0.1"
 
-ROLE = "message.role as a list or an object: 500 TypeError (dialects/a2a/wire.py check_message"
-ROLE_0_3 = (
-    "v0.3 message.role as a list or an object: 500 TypeError (dialects/a2a/v0_3.py message_in)"
+ROLE = "(b) message.role as a list or an object: 500 TypeError (dialects/a2a/wire.py check_message)"
+ROLE_0_3 = "(b) v0.3 message.role as a list or an object: 500 TypeError (dialects/a2a/v0_3.py)"
+DEEP = "(c) JSON nested 500-990 deep: 500 RecursionError"
+WALK = DEEP + " (dialects/a2a/wire.py normalise recurses over params)"
+ADD = DEEP + " (engine/runtime.py add_interactions: copy.deepcopy of what was posted)"
+JOURNAL = (
+    "(c) a call with params nested ~980 deep is taken (200) and journaled; then every "
+    "/_mockagent/calls and the inspector answer 500 RecursionError until a reset "
+    "(server/control.py _jsonable: json.dumps/loads of the params)"
 )
-DEEP = "JSON nested 600-990 deep: 500 RecursionError"
-CROSS_ORIGIN = (
-    "the recording proxy forwards a cross-origin simple request (proxy/app.py has no guard)"
+CROSS_ORIGIN = "(d) the recording proxy forwards a cross-origin simple request (proxy/app.py)"
+OVERFLOW = (
+    'clock/advance {"ms": <an int past a double>}: 500 OverflowError (server/control.py '
+    "_number: math.isfinite of an int too large for a float)"
 )
 PENDING: dict[str, str] = {
+    # the raw-socket corpus (tests/fuzz/test_hostile_corpus.py); `@serve`: that server only
     **{
         f"a2a-{binding}-role-{shape}": ROLE
         for binding in ("jsonrpc", "rest")
@@ -48,21 +56,41 @@ PENDING: dict[str, str] = {
         for shape in ("list", "object")
     },
     "proxy-role-list": ROLE + "; the proxy passes the upstream's 500 on",
-    "admin-add-nested": DEEP + " in an added interaction (the admin API)",
+    "admin-add-nested": ADD,
     **{
-        f"proxy{rest}-nested-{depth}": DEEP
-        + " in the proxy's redaction (cassette/redact.py redact)"
+        f"proxy{rest}-nested-{depth}": DEEP + " (cassette/redact.py redact, in the proxy)"
         for rest in ("", "-rest")
         for depth in (600, 900)
+    },
+    **{
+        f"{binding}-nested-980@serve": JOURNAL
+        for binding in ("a2a-jsonrpc", "a2a-rest", "a2a-v0.3", "agentex")
     },
     **{
         f"proxy-{what}": CROSS_ORIGIN
         for what in ("text-plain", "form", "multipart", "no-content-type", "foreign-origin")
     },
-    "admin-load-agent-newline": "a mount name with a trailing newline is accepted: MOUNT_NAME "
-    "ends in $, which matches before a final newline (server/control.py)",
-    "admin-advance-huge-int": 'clock/advance {"ms": 10**400}: 500 OverflowError (server/control.py '
-    "_number: math.isfinite of an int past a float)",
+    "admin-load-agent-newline": "(a) a mount name with a trailing newline is accepted: "
+    "MOUNT_NAME ends in $, which matches before a final newline (server/control.py)",
+    "admin-advance-huge-int": OVERFLOW,
+    # hypothesis (tests/fuzz/test_hostile_values.py): `values-FIELD`, `deep-FIELD`
+    **{f"values-{field}": ROLE for field in ("message.role", "rest.message.role")},
+    "values-v0.3.message.role": ROLE_0_3,
+    "values-admin.advance.ms": OVERFLOW,
+    **{
+        f"deep-{field}": WALK
+        for field in (
+            *("message", "message.role", "message.parts", "message.messageId"),
+            *("message.taskId", "message.contextId", "message.extensions", "part", "part.text"),
+            *("configuration", "get-task.id", "get-task.historyLength", "list-tasks.pageSize"),
+            *("cancel.id", "rest.message.role", "rest.message.parts"),
+            *("v0.3.message.role", "v0.3.message.parts", "v0.3.message.kind", "v0.3.get.id"),
+        )
+    },
+    "deep-agentex.content.format": DEEP + " (engine/tasks.py json_copy of the Agentex content)",
+    "deep-agentex.create.params": DEEP + " (engine/task_ops.py: copy.deepcopy of task params)",
+    "deep-admin.add.body": ADD,
+    "deep-admin.add.reply": ADD,
 }
 """Probe id → the bug that makes it fail today. Delete a line when its fix merges (the strict
 xfail then fails to say so)."""
@@ -74,7 +102,8 @@ class Probe:
     answers allowed (empty: any below 500); `unchanged`: a refused state change, after which
     the agents' state must be as before; `shut`: the client half-closes after sending (a
     truncated body ends, it does not stall); `webhook`: a push URL that must be journaled as
-    refused."""
+    refused; `journal`: the journal and the inspector must answer after it (a hostile value
+    kept in the journal must not break them)."""
 
     id: str
     data: bytes
@@ -82,6 +111,7 @@ class Probe:
     unchanged: bool = False
     shut: bool = False
     webhook: str = ""
+    journal: bool = False
 
 
 def request(
@@ -156,18 +186,18 @@ def python_names(text: str) -> list[str]:
     return sorted({found.group(0) for found in PYTHON_NAMES.finditer(text)})
 
 
-def cases(probes: list[Probe]) -> list[Any]:
-    """`probes` as pytest params by id, a PENDING one as a strict xfail saying why."""
-    return [
-        pytest.param(
-            probe,
-            id=probe.id,
-            marks=[pytest.mark.xfail(strict=True, reason=PENDING[probe.id])]
-            if probe.id in PENDING
-            else [],
-        )
-        for probe in probes
-    ]
+def cases(probes: list[Any]) -> list[Any]:
+    """`probes` as pytest params by id."""
+    return [pytest.param(probe, id=probe.id) for probe in probes]
+
+
+def pending(request: pytest.FixtureRequest, probe: str, target: str = "") -> None:
+    """Mark the running test a strict xfail when `probe` (or `probe@target`: a bug only one
+    server shows, its stack being deeper) is PENDING."""
+    for key in (probe, f"{probe}@{target}"):
+        if key in PENDING:
+            request.applymarker(pytest.mark.xfail(strict=True, reason=PENDING[key]))
+            return
 
 
 AGENT = """\

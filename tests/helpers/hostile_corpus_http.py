@@ -22,12 +22,20 @@ def hostile_json(name: str, path: str, template: bytes, extra: str = "") -> list
     """Values no strict parser takes, nesting past any stack, and bytes that are not UTF-8, in
     the "@" of `template` (a valid call's JSON)."""
     probes = [
-        Probe(f"{name}-{what}", request("POST", path, with_value(template, value), headers=extra))
+        Probe(
+            f"{name}-{what}",
+            request("POST", path, with_value(template, value), headers=extra),
+            journal=True,
+        )
         for what, value in HOSTILE_NUMBERS.items()
     ]
-    for depth in (100, 600, 900, 1000, 5000):
+    for depth in (100, 600, 900, 980, 1000, 5000):
         data = with_value(template, nested(depth))
-        probes.append(Probe(f"{name}-nested-{depth}", request("POST", path, data, headers=extra)))
+        probes.append(
+            Probe(
+                f"{name}-nested-{depth}", request("POST", path, data, headers=extra), journal=True
+            )
+        )
     probes.append(
         Probe(
             f"{name}-bad-utf8",
