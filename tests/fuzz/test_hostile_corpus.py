@@ -11,6 +11,7 @@ import re
 import socket
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -20,6 +21,7 @@ from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.hostile_corpus import (
     AGENT,
+    PENDING,
     Probe,
     cases,
     jsonrpc,
@@ -128,6 +130,8 @@ def sound(answers: Answers, probe: Probe) -> None:
         assert python_names(text) == [], str(answers)
         if "json" in response.headers.get("content-type", ""):
             strict_json(response.body)
+    if probe.says:
+        assert answers.responses and probe.says in answers.responses[0].body.decode(), str(answers)
     if probe.statuses:
         assert answers.statuses[:1] in ([s] for s in probe.statuses), str(answers)
 
@@ -228,3 +232,20 @@ def test_nothing_hostile_is_echoed_after_the_corpus(target: Target) -> None:
     strict_json(listed.responses[0].body)
     page = send_probe(target.port, Probe("page", request("GET", "/_mockagent/", None, None)))
     assert page.statuses == [200] and python_names(page.responses[0].body.decode()) == []
+
+
+def test_the_corpus_at_once_is_a_bounded_load_that_ends(target: Target) -> None:
+    """Every agent and control probe (but the PENDING ones and those that read state) sent by 8
+    clients at once, one pass: each answer is sound, and the server then answers at once."""
+    burst = [
+        probe
+        for probe in agent_probes() + control_probes()
+        if probe.id not in PENDING
+        and f"{probe.id}@{target.name}" not in PENDING
+        and not (probe.unchanged or probe.webhook or probe.journal)
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda probe: send_probe(target.port, probe), burst))
+    for probe, answer in zip(burst, answers, strict=True):
+        sound(answer, probe)
+    fresh(target.port, "/a2a/.well-known/agent-card.json")

@@ -73,6 +73,8 @@ PENDING: dict[str, str] = {
     "admin-load-agent-newline": "(a) a mount name with a trailing newline is accepted: "
     "MOUNT_NAME ends in $, which matches before a final newline (server/control.py)",
     "admin-advance-huge-int": OVERFLOW,
+    "admin-load-fifo": "a FIFO in the cassette folder gets 404 'no cassette' instead of saying "
+    "it is not a regular file (server/control.py _inside: is_file() before the loader's check)",
     # hypothesis (tests/fuzz/test_hostile_values.py): `values-FIELD`, `deep-FIELD`
     **{f"values-{field}": ROLE for field in ("message.role", "rest.message.role")},
     "values-v0.3.message.role": ROLE_0_3,
@@ -103,7 +105,7 @@ class Probe:
     the agents' state must be as before; `shut`: the client half-closes after sending (a
     truncated body ends, it does not stall); `webhook`: a push URL that must be journaled as
     refused; `journal`: the journal and the inspector must answer after it (a hostile value
-    kept in the journal must not break them)."""
+    kept in the journal must not break them); `says`: what the answer must say."""
 
     id: str
     data: bytes
@@ -112,6 +114,7 @@ class Probe:
     shut: bool = False
     webhook: str = ""
     journal: bool = False
+    says: str = ""
 
 
 def request(

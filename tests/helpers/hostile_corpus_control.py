@@ -111,7 +111,18 @@ def loads() -> list[Probe]:
         "agent-list": post(f"{ADMIN}/cassettes/load", b'{"path": "a2a.yaml", "agent": ["x"]}'),
         "path-number": post(f"{ADMIN}/cassettes/load", b'{"path": 5}'),
     }
-    return [Probe(f"admin-load-{what}", data, (400, 404), True) for what, data in cases.items()]
+    says = {  # what the refusal must say
+        "long-path": "(5005 characters): the filesystem cannot look it up",
+        "deep-path": "the filesystem cannot look it up",
+        "fifo": "FIFO",
+        "dev-zero-symlink": "outside the cassette folder",
+        "oversize": "more than the 20 MB a cassette may have",
+        "agent-newline": "a mount name is one path segment",
+    }
+    return [
+        Probe(f"admin-load-{what}", data, (400,), True, says=says.get(what, ""))
+        for what, data in cases.items()
+    ]
 
 
 def hostile_bodies() -> list[Probe]:
