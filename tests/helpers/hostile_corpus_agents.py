@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.helpers.hostile_corpus import Probe, jsonrpc, message, request
+from tests.helpers.hostile_corpus import HOST, Probe, jsonrpc, message, request
 from tests.helpers.hostile_corpus_http import cross_origin, framing, hostile_json, non_objects
 
 V1 = "A2A-Version: 1.0\r\n"
@@ -70,16 +70,46 @@ def wrong_types(name: str, path: str, body: Any, make: Any, extra: str) -> list[
 
 def push(url: str) -> bytes:
     """A SendMessage whose task pushes to `url`, with credentials."""
-    config = {
-        "url": url,
-        "id": "hook",
-        "authentication": {"scheme": "Bearer", "credentials": "sk-x"},
-    }
-    params = {
-        "message": message("hour"),
-        "configuration": {"returnImmediately": True, "taskPushNotificationConfig": config},
-    }
-    return jsonrpc("SendMessage", params)
+    auth = {"scheme": "Bearer", "credentials": "sk-x"}
+    config = {"url": url, "id": "hook", "authentication": auth}
+    configuration = {"returnImmediately": True, "taskPushNotificationConfig": config}
+    return jsonrpc("SendMessage", {"message": message("hour"), "configuration": configuration})
+
+
+def a2a(body: bytes, path: str = "/a2a/") -> bytes:
+    """A v1.0 POST of a JSON `body` to the A2A agent."""
+    return request("POST", path, body, headers=V1)
+
+
+def get(path: str, headers: str = "", host: str = HOST) -> bytes:
+    return request("GET", path, None, None, headers, host)
+
+
+CARD = "/a2a/.well-known/agent-card.json"
+METADATA_URL = "http://169.254.169.254/latest/meta-data/"
+PRIVATE_URL = "http://10.0.0.5/hook"
+ONE_OFFS = [
+    Probe("a2a-jsonrpc-id-object", a2a(jsonrpc("SendMessage", {"message": message()}, {"a": 1}))),
+    Probe("a2a-jsonrpc-params-list", a2a(jsonrpc("SendMessage", [1]))),
+    Probe("a2a-get-task-id-object", a2a(jsonrpc("GetTask", {"id": {"a": 1}}))),
+    Probe(
+        "a2a-cancel-text-plain",
+        request("POST", "/a2a/tasks/t-1:cancel", b"{}", "text/plain", V1),
+        (403, 415),
+        unchanged=True,
+    ),
+    # refused and journaled; nothing is sent, so no network is needed
+    Probe("webhook-metadata", a2a(push(METADATA_URL)), (200,), webhook=METADATA_URL),
+    Probe("webhook-private", a2a(push(PRIVATE_URL)), (200,), webhook=PRIVATE_URL),
+    # backtracks for minutes unbounded: the fresh call after it must still be answered at once
+    Probe(
+        "regex-backtracking",
+        a2a(jsonrpc("SendMessage", {"message": message("a" * 28 + "!")}), "/backtrack/"),
+    ),
+    Probe("card-foreign-host", get(CARD, host="attacker.example"), (200,)),  # agents: any Host
+    Probe("card-huge-header", get(CARD, "X-Big: " + "a" * 70_000 + "\r\n")),
+    Probe("card-bad-utf8-path", get(CARD + "%ff%fe")),
+]
 
 
 def agent_probes() -> list[Probe]:
@@ -95,79 +125,12 @@ def agent_probes() -> list[Probe]:
     probes += non_objects("a2a-jsonrpc", "/a2a/", V1)
     probes += non_objects("a2a-rest", "/a2a/message:send", V1)
     probes += non_objects("agentex", AGENTEX)
-    probes.append(
-        Probe(
-            "a2a-jsonrpc-id-object",
-            request(
-                "POST",
-                "/a2a/",
-                jsonrpc("SendMessage", {"message": message()}, {"a": 1}),
-                headers=V1,
-            ),
-        )
-    )
-    probes.append(
-        Probe(
-            "a2a-jsonrpc-params-list",
-            request("POST", "/a2a/", jsonrpc("SendMessage", [1]), headers=V1),
-        )
-    )
-    probes.append(
-        Probe(
-            "a2a-cancel-text-plain",
-            request("POST", "/a2a/tasks/t-1:cancel", b"{}", "text/plain", V1),
-            (403, 415),
-            True,
-        )
-    )
-    probes.append(
-        Probe(
-            "a2a-get-task-id-object",
-            request("POST", "/a2a/", jsonrpc("GetTask", {"id": {"a": 1}}), headers=V1),
-        )
-    )
     agentex = jsonrpc("message/send", agentex_params(), "r-1")
     probes += wrong_types_agentex()
     probes += hostile_json("agentex", AGENTEX, jsonrpc("message/send", agentex_params(content="@")))
     probes += framing("agentex", AGENTEX, agentex)
     probes += cross_origin("agentex", AGENTEX, agentex)
-    for what, url in (
-        ("metadata", "http://169.254.169.254/latest/meta-data/"),
-        ("private", "http://10.0.0.5/hook"),
-    ):
-        probes.append(
-            Probe(
-                f"webhook-{what}",
-                request("POST", "/a2a/", push(url), headers=V1),
-                (200,),
-                webhook=url,
-            )
-        )
-    text = {"message": message("a" * 28 + "!")}
-    probes.append(
-        Probe(
-            "regex-backtracking",
-            request("POST", "/backtrack/", jsonrpc("SendMessage", text), headers=V1),
-        )
-    )
-    card = "/a2a/.well-known/agent-card.json"
-    probes.append(
-        Probe(
-            "card-foreign-host", request("GET", card, None, None, host="attacker.example"), (200,)
-        )
-    )
-    probes.append(
-        Probe(
-            "card-huge-header", request("GET", card, None, None, "X-Big: " + "a" * 70_000 + "\r\n")
-        )
-    )
-    probes.append(
-        Probe(
-            "card-bad-utf8-path",
-            request("GET", "/a2a/.well-known/agent-card.json%ff%fe", None, None),
-        )
-    )
-    return probes
+    return probes + ONE_OFFS
 
 
 def wrong_types_agentex() -> list[Probe]:
@@ -208,12 +171,5 @@ def proxy_probes() -> list[Probe]:
     )
     probes += framing("proxy", "/", valid, V1)
     probes += cross_origin("proxy", "/", valid, V1)
-    probes.append(
-        Probe(
-            "proxy-role-list",
-            request(
-                "POST", "/", jsonrpc("SendMessage", {"message": message(role=["x"])}), headers=V1
-            ),
-        )
-    )
-    return probes
+    role = jsonrpc("SendMessage", {"message": message(role=["x"])})
+    return probes + [Probe("proxy-role-list", a2a(role, "/"))]
