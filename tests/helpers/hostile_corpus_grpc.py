@@ -70,28 +70,29 @@ def number(value: float) -> bytes:
 
 
 def grpc_probes() -> list[GrpcProbe]:
-    """Every gRPC probe."""
+    """Every gRPC probe. Those meant to reach the agent name its tenant first: a request with
+    no tenant is answered NOT_FOUND before anything else is read."""
+    tenant = field(1, TENANT.encode())
     probes = [
         GrpcProbe("grpc-not-protobuf", "SendMessage", b"\xff\xff\xff\xff"),
-        GrpcProbe("grpc-truncated-length", "SendMessage", b"\x12\x7fab"),
-        GrpcProbe("grpc-huge-length", "SendMessage", b"\x12\xff\xff\xff\xff\x0f"),
-        GrpcProbe("grpc-wrong-wire-type", "SendMessage", b"\x10\x01"),  # message as a varint
-        GrpcProbe("grpc-bad-utf8-string", "SendMessage", field(1, b"\xff\xfe")),
-        GrpcProbe("grpc-get-task-not-protobuf", "GetTask", b"\x0a\x05a"),
-        GrpcProbe("grpc-list-tasks-garbage", "ListTasks", b"\x08" * 16),
+        GrpcProbe("grpc-truncated-length", "SendMessage", tenant + b"\x12\x7fab"),
+        GrpcProbe("grpc-huge-length", "SendMessage", tenant + b"\x12\xff\xff\xff\xff\x0f"),
+        GrpcProbe("grpc-wrong-wire-type", "SendMessage", tenant + b"\x10\x01"),  # a varint
+        GrpcProbe("grpc-bad-utf8-tenant", "SendMessage", field(1, b"\xff\xfe")),
+        GrpcProbe("grpc-get-task-truncated", "GetTask", tenant + b"\x12\x05a"),
+        GrpcProbe("grpc-list-tasks-garbage", "ListTasks", tenant + b"\x08" * 16),
+        GrpcProbe("grpc-no-message", "SendMessage", tenant),
         GrpcProbe("grpc-empty", "SendMessage", b""),
         GrpcProbe("grpc-unknown-role", "SendMessage", send(role=99)),
         GrpcProbe("grpc-empty-text", "SendMessage", send(text="")),
     ]
-    for depth in (50, 99, 101, 1000):
-        probes.append(
-            GrpcProbe(
-                f"grpc-struct-nested-{depth}", "SendMessage", send(metadata=deep_struct(depth))
-            )
-        )
-        probes.append(
-            GrpcProbe(f"grpc-list-nested-{depth}", "SendMessage", send(metadata=deep_list(depth)))
-        )
+    # Each Struct level is three messages deep (Struct, map entry, Value): protobuf's limit of
+    # 100 falls between 32 and 33 levels under the request and the message.
+    for depth in (10, 32, 33, 1000):
+        struct, values = send(metadata=deep_struct(depth)), send(metadata=deep_list(depth))
+        probes.append(GrpcProbe(f"grpc-struct-nested-{depth}", "SendMessage", struct))
+        probes.append(GrpcProbe(f"grpc-list-nested-{depth}", "SendMessage", values))
     for what, value in (("nan", math.nan), ("infinity", math.inf), ("minus-infinity", -math.inf)):
-        probes.append(GrpcProbe(f"grpc-struct-{what}", "SendMessage", send(metadata=number(value))))
+        data = send(metadata=number(value))
+        probes.append(GrpcProbe(f"grpc-struct-{what}", "SendMessage", data))
     return probes
