@@ -61,26 +61,21 @@ def refused_changes() -> list[Probe]:
 
 
 def rebound_reads() -> list[Probe]:
-    """The journal and the inspector read through a rebound name: refused."""
+    """The journal and the inspector read through a rebound name, or by another site's page
+    (which could read the answer if it were let through): refused."""
     reads = {
         "calls": f"{ADMIN}/calls",
         "inspector": f"{ADMIN}/",
         "cassette": f"{ADMIN}/cassette?agent=a2a",
     }
+    hosts = {"host": REBOUND, "host-port": f"{REBOUND}:80", "host-trailing-dot": "evil.example."}
     probes = []
     for what, path in reads.items():
-        for how, host in (
-            ("host", REBOUND),
-            ("host-port", f"{REBOUND}:80"),
-            ("host-trailing-dot", "evil.example."),
-        ):
-            probes.append(
-                Probe(
-                    f"admin-{what}-foreign-{how}",
-                    request("GET", path, None, None, host=host),
-                    (403,),
-                )
-            )
+        for how, host in hosts.items():
+            data = request("GET", path, None, None, host=host)
+            probes.append(Probe(f"admin-{what}-foreign-{how}", data, (403,)))
+        data = request("GET", path, None, None, EVIL)
+        probes.append(Probe(f"admin-{what}-foreign-origin", data, (403,)))
     return probes
 
 

@@ -20,34 +20,27 @@ HOSTILE_NUMBERS["1e999"] = "1e999"
 
 def hostile_json(name: str, path: str, template: bytes, extra: str = "") -> list[Probe]:
     """Values no strict parser takes, nesting past any stack, and bytes that are not UTF-8, in
-    the "@" of `template` (a valid call's JSON)."""
+    the "@" of `template` (a valid call's JSON): each a parse error in the binding's shape (the
+    journal and the inspector answer after it). Nesting below the parser's limit may be served."""
+    values: dict[str, str | bytes] = {**HOSTILE_NUMBERS, "bad-utf8": b'"\xff\xfe"'}
+    values["lone-surrogate"] = '"\\ud800"'
+    values |= {f"nested-{depth}": nested(depth) for depth in (1000, 5000)}
     probes = [
         Probe(
             f"{name}-{what}",
             request("POST", path, with_value(template, value), headers=extra),
             journal=True,
+            says="Invalid JSON",
         )
-        for what, value in HOSTILE_NUMBERS.items()
+        for what, value in values.items()
     ]
-    for depth in (100, 600, 900, 980, 1000, 5000):
+    for depth in (100, 600, 900, 980):
         data = with_value(template, nested(depth))
         probes.append(
             Probe(
                 f"{name}-nested-{depth}", request("POST", path, data, headers=extra), journal=True
             )
         )
-    probes.append(
-        Probe(
-            f"{name}-bad-utf8",
-            request("POST", path, with_value(template, b'"\xff\xfe"'), headers=extra),
-        )
-    )
-    probes.append(
-        Probe(
-            f"{name}-lone-surrogate",
-            request("POST", path, with_value(template, '"\\ud800"'), headers=extra),
-        )
-    )
     return probes
 
 
