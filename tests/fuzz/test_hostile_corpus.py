@@ -32,7 +32,7 @@ from tests.helpers.hostile_corpus import (
     strict_json,
     write_folder,
 )
-from tests.helpers.hostile_corpus_agents import V1, agent_probes, proxy_probes
+from tests.helpers.hostile_corpus_agents import MARKUP, V1, agent_probes, proxy_probes
 from tests.helpers.hostile_corpus_control import control_probes
 from tests.helpers.hostile_corpus_grpc import grpc_probes, send
 from tests.helpers.hostile_http import (
@@ -223,15 +223,19 @@ def test_grpc_probe(request: pytest.FixtureRequest, target: Target, probe: Any) 
 
 
 def test_nothing_hostile_is_echoed_after_the_corpus(target: Target) -> None:
-    """After every probe (when run with them): the journal, the tasks and the inspector are
-    strict JSON (or HTML) with no NaN or infinity in them, over any binding's list of tasks."""
+    """After every probe (when run with them): the journal, the tasks and ListTasks are strict
+    JSON with no NaN or infinity in them, and the inspector shows a call's markup as text."""
     for path in ("calls", "tasks", "near-misses", "deliveries", "interactions"):
         text = json.dumps(admin_json(target.port, path))
         assert not re.search(r"\b(NaN|Infinity)\b", text), path
     listed = send_probe(target.port, request_of("/a2a/", jsonrpc("ListTasks", {})))
     strict_json(listed.responses[0].body)
+    markup = jsonrpc("SendMessage", {"message": message(MARKUP)})
+    assert send_probe(target.port, request_of("/backtrack/", markup)).statuses == [200]
     page = send_probe(target.port, Probe("page", request("GET", "/_mockagent/", None, None)))
     assert page.statuses == [200] and python_names(page.responses[0].body.decode()) == []
+    shown = page.responses[0].body
+    assert b"&lt;script&gt;alert(1)" in shown and b"<script>alert" not in shown
 
 
 def test_the_corpus_at_once_is_a_bounded_load_that_ends(target: Target) -> None:

@@ -86,6 +86,7 @@ def get(path: str, headers: str = "", host: str = HOST) -> bytes:
 
 
 CARD = "/a2a/.well-known/agent-card.json"
+MARKUP = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
 PRIVATE_URL = "http://10.0.0.5/hook"
 ONE_OFFS = [
@@ -105,6 +106,10 @@ ONE_OFFS = [
     Probe(
         "regex-backtracking",
         a2a(jsonrpc("SendMessage", {"message": message("a" * 28 + "!")}), "/backtrack/"),
+    ),
+    # unmatched: its text goes into the near-miss report the inspector shows, escaped
+    Probe(
+        "inspector-markup", a2a(jsonrpc("SendMessage", {"message": message(MARKUP)}), "/backtrack/")
     ),
     Probe("card-foreign-host", get(CARD, host="attacker.example"), (200,)),  # agents: any Host
     Probe("card-huge-header", get(CARD, "X-Big: " + "a" * 70_000 + "\r\n")),
