@@ -209,7 +209,7 @@ def test_grpc_probe(request: pytest.FixtureRequest, target: Target, probe: Any) 
         try:
             call(probe.data, timeout=GRPC_S, metadata=(("a2a-version", "1.0"),))
         except grpc.RpcError as error:
-            code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
+            code, details = error.code(), error.details() or ""
             assert code is not grpc.StatusCode.DEADLINE_EXCEEDED, "no answer: a hang"
             assert code not in PYTHON_GRPC_FAILURES, f"{code}: {details}"
             assert python_names(details) == [], details

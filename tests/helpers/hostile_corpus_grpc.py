@@ -55,7 +55,8 @@ def deep_list(depth: int) -> bytes:
 
 def send(text: str = "hello", metadata: bytes = b"", role: int = a2a_pb2.ROLE_USER) -> bytes:
     """A SendMessageRequest to the tenant with `metadata` (Struct bytes) on its message."""
-    message = a2a_pb2.Message(message_id="m-1", role=role, parts=[a2a_pb2.Part(text=text)])
+    message = a2a_pb2.Message(message_id="m-1", parts=[a2a_pb2.Part(text=text)])
+    message.role = role  # type: ignore[assignment]  # any number: an open enum on the wire
     raw = message.SerializeToString()
     if metadata:
         raw += field(6, metadata)  # Message.metadata
