@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,19 +30,25 @@ from tests.helpers.hostile_corpus import (
     strict_json,
     write_folder,
 )
-from tests.helpers.hostile_corpus_agents import MARKUP, V1, agent_probes, proxy_probes
+from tests.helpers.hostile_corpus_agents import MARKUP, agent_probes, proxy_probes
+from tests.helpers.hostile_corpus_checks import (
+    admin_json,
+    fresh,
+    request_of,
+    reset,
+    run,
+    send_probe,
+    sound,
+    state,
+)
 from tests.helpers.hostile_corpus_control import control_probes
 from tests.helpers.hostile_corpus_grpc import grpc_probes, send
 from tests.helpers.hostile_http import (
-    Answers,
     Target,
-    connect,
     fixture_server,
-    receive,
     serve_process,
 )
 
-FRESH_S = 2.0  # a fresh call after a probe answers within this (the regex stall took 11 s)
 GRPC_S = 3.0
 PYTHON_GRPC_FAILURES = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL)
 
@@ -62,10 +66,6 @@ def target(
     with start as running:
         reset(running.port)  # a task that ends in an hour: a refused advance would show on it
         yield running
-
-
-def request_of(path: str, body: bytes) -> Probe:
-    return Probe("setup", request("POST", path, body, headers=V1))
 
 
 @pytest.fixture(scope="module")
@@ -91,94 +91,6 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, list[
         finally:
             server.stop()
             finish_recording(app)
-
-
-def send_probe(port: int, probe: Probe) -> Answers:
-    """`probe.data` on a fresh connection (half-closed after it when the probe says so)."""
-    with connect(port) as sock:
-        try:
-            sock.sendall(probe.data)
-            if probe.shut:
-                sock.shutdown(socket.SHUT_WR)
-        except ConnectionError:
-            pass  # refused half way: what it answered is still to be read
-        return receive(sock, settle=0.05)
-
-
-def admin_json(port: int, path: str) -> Any:
-    answers = send_probe(port, Probe("read", request("GET", f"/_mockagent/{path}", None, None)))
-    assert answers.statuses == [200], str(answers)
-    return strict_json(answers.responses[0].body)
-
-
-def state(port: int) -> Any:
-    """What a state change would change: agents, interactions and uses, tasks, the journal."""
-    calls = admin_json(port, "calls")
-    return (
-        admin_json(port, "interactions"),  # by agent: a load shows here too
-        admin_json(port, "tasks"),
-        len(calls["calls"]) + calls["dropped"],
-    )
-
-
-def sound(answers: Answers, probe: Probe) -> None:
-    """No hang, no 5xx, no Python name, strict JSON; the status the probe allows."""
-    assert not answers.hung, f"no answer within the deadline: {answers}"
-    for response in answers.responses:
-        text = response.body.decode("utf-8", "replace")
-        assert response.status < 500, str(answers)
-        assert python_names(text) == [], str(answers)
-        if "json" in response.headers.get("content-type", ""):
-            strict_json(response.body)
-    if probe.says:
-        assert answers.responses and probe.says in answers.responses[0].body.decode(), str(answers)
-    if probe.statuses:
-        assert answers.statuses[:1] in ([s] for s in probe.statuses), str(answers)
-
-
-def fresh(port: int, path: str) -> None:
-    """The server answers a new call at once."""
-    start = time.monotonic()
-    answers = send_probe(port, Probe("fresh", request("GET", path, None, None)))
-    assert answers.statuses == [200], f"a fresh call after the probe: {answers}"
-    assert time.monotonic() - start < FRESH_S
-
-
-def refused_webhook(port: int, url: str) -> None:
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        found = [d for d in admin_json(port, "deliveries")["deliveries"] if d["url"] == url]
-        if found:
-            assert found[-1]["ok"] is False and found[-1]["error"].startswith("refused:"), found
-            return
-        time.sleep(0.02)  # polling the journal for the delivery
-    raise AssertionError(f"no delivery to {url} journaled")
-
-
-def run(port: int, probe: Probe, card: str, state: Callable[[], Any], admin: bool = True) -> None:
-    before = state() if probe.unchanged else None
-    sound(send_probe(port, probe), probe)
-    if probe.unchanged:
-        assert state() == before, "a refused request changed the agents"
-    if probe.webhook:
-        refused_webhook(port, probe.webhook)
-    if probe.journal and admin:
-        try:
-            for path in ("calls", "tasks"):
-                admin_json(port, path)
-            fresh(port, "/_mockagent/")
-        finally:  # a journal the probe broke would fail every later probe: start it afresh
-            reset(port)
-    fresh(port, card)
-
-
-def reset(port: int) -> None:
-    """Forget the journal and the tasks; start the hour-long task again (see `target`)."""
-    answers = send_probe(port, Probe("reset", request("POST", "/_mockagent/reset", b"{}")))
-    assert answers.statuses == [200], str(answers)
-    hour = {"message": message("hour"), "configuration": {"returnImmediately": True}}
-    answers = send_probe(port, request_of("/a2a/", jsonrpc("SendMessage", hour)))
-    assert answers.statuses == [200], str(answers)
 
 
 @pytest.mark.parametrize("probe", cases(agent_probes() + control_probes()))
@@ -253,3 +165,11 @@ def test_the_corpus_at_once_is_a_bounded_load_that_ends(target: Target) -> None:
     for probe, answer in zip(burst, answers, strict=True):
         sound(answer, probe)
     fresh(target.port, "/a2a/.well-known/agent-card.json")
+
+
+def test_pending_names_probes_of_the_corpus() -> None:
+    """Every PENDING entry names a probe (a typo would xfail nothing), and probe ids are unique."""
+    ids = [p.id for p in agent_probes() + control_probes() + proxy_probes() + grpc_probes()]
+    assert len(ids) == len(set(ids))
+    named = {key.split("@")[0] for key in PENDING if not key.startswith(("values-", "deep-"))}
+    assert named <= set(ids), named - set(ids)
