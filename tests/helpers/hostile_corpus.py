@@ -1,9 +1,10 @@
 """The hostile-input corpus (issue 26, problems 2 to 8) as data: raw HTTP requests that a web
 page, a rebound name or a broken client sends, each with what a sound server answers. The
-probes themselves are in hostile_corpus_agents.py (the agents' bindings and the card),
-hostile_corpus_control.py (the admin API and the inspector) and hostile_corpus_grpc.py (gRPC);
-tests/fuzz/test_hostile_corpus.py sends them over raw sockets to `mockagent serve`, the pytest
-fixture's server and the recording proxy.
+probes themselves are in hostile_corpus_agents.py (the agents' bindings and the card, built
+from the families in hostile_corpus_http.py), hostile_corpus_control.py (the admin API and the
+inspector) and hostile_corpus_grpc.py (gRPC); tests/fuzz/test_hostile_corpus.py sends them over
+raw sockets to `mockagent serve`, the pytest fixture's server and the recording proxy, and judges
+the answers with hostile_corpus_checks.py.
 
 Every probe is held to: no 5xx, no hang, no Python exception name in the answer, valid strict
 JSON wherever JSON comes back, and a server that still answers a fresh call; a refused state
