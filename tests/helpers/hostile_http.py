@@ -262,6 +262,7 @@ class Target:
     port: int
     threads: Callable[[], int]
     idle: int = 0
+    grpc: int | None = None  # the gRPC port, when it serves gRPC
 
 
 def process_threads(pid: int) -> int:
@@ -280,7 +281,7 @@ def process_threads(pid: int) -> int:
     return total
 
 
-def serve_command(cassette: Path) -> list[str]:
+def serve_command(cassette: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -291,23 +292,31 @@ def serve_command(cassette: Path) -> list[str]:
         "0",
         "--max-body",
         str(MAX_BODY),
+        *extra,
     ]
 
 
 @contextmanager
-def serve_process(cassette: Path) -> Iterator[Target]:
-    """`mockagent serve` on port 0 in a subprocess, once it printed its ready line. Its output
-    goes to files: a pipe nobody reads would fill and stop the server."""
+def serve_process(cassette: Path, *extra: str) -> Iterator[Target]:
+    """`mockagent serve` (with the options `extra`) on port 0 in a subprocess, once it printed
+    its ready line. Its output goes to files: a pipe nobody reads would fill and stop the
+    server."""
     out, err = cassette.with_suffix(".out"), cassette.with_suffix(".err")
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        server = subprocess.Popen(serve_command(cassette), stdout=stdout, stderr=stderr)
+        server = subprocess.Popen(serve_command(cassette, *extra), stdout=stdout, stderr=stderr)
     try:
         deadline = time.monotonic() + 30
         while not (ready := re.search(r"mockagent ready on http://[^:]+:(\d+)", out.read_text())):
             assert server.poll() is None, err.read_text()
             assert time.monotonic() < deadline, "no ready line: " + err.read_text()
             time.sleep(0.01)  # polling the output for the line, not sleeping for readiness
-        yield Target("serve", int(ready.group(1)), lambda: process_threads(server.pid))
+        grpc = re.search(r"and gRPC on [^ ]+:(\d+)", out.read_text())
+        yield Target(
+            "serve",
+            int(ready.group(1)),
+            lambda: process_threads(server.pid),
+            grpc=int(grpc.group(1)) if grpc else None,
+        )
     finally:
         server.terminate()
         try:
@@ -318,10 +327,12 @@ def serve_process(cassette: Path) -> Iterator[Target]:
 
 
 @contextmanager
-def fixture_server(cassette: Path) -> Iterator[Target]:
-    """The pytest fixture's server (in this process: its threads are this process's)."""
-    with serve_in_thread(cassette, max_body=MAX_BODY) as server:
-        yield Target("fixture", server.port, threading.active_count)
+def fixture_server(cassette: Path, grpc_port: int | None = None) -> Iterator[Target]:
+    """The pytest fixture's server (in this process: its threads are this process's), with
+    gRPC beside it on `grpc_port` (0: a free one)."""
+    with serve_in_thread(cassette, max_body=MAX_BODY, grpc_port=grpc_port) as server:
+        grpc = int(server.grpc_target.rsplit(":", 1)[1]) if grpc_port is not None else None
+        yield Target("fixture", server.port, threading.active_count, grpc=grpc)
 
 
 TARGETS: dict[str, Callable[[Path], Any]] = {"serve": serve_process, "fixture": fixture_server}
