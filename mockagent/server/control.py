@@ -10,8 +10,8 @@ means every agent, in mount order. A bad argument raises `ControlError` with an 
 from __future__ import annotations
 
 import json
-import math
 import re
+import reprlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
@@ -280,14 +280,16 @@ def reset(mounts: Mounts, agent: str | None = None) -> list[str]:
     return names
 
 
+MAX_MS = 1e15
+"""The largest clock advance: about 31,700 years, below where a float loses whole milliseconds."""
+
+
 def _number(value: Any, what: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ControlError(400, f"{what} must be a number ≥ 0, got {value!r}")
+    # Compared before float(): an int past a double's range would overflow there (a 500 before).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_MS:
+        raise ControlError(
+            400, f"{what} must be a number from 0 to {MAX_MS:.0e}, got {reprlib.repr(value)}"
+        )
     return float(value)
 
 

@@ -29,74 +29,9 @@ from tests.helpers.paths import ROOT
 
 HOST = "127.0.0.1"
 
-ROLE = "(b) message.role as a list or an object: 500 TypeError (dialects/a2a/wire.py check_message)"
-ROLE_0_3 = "(b) v0.3 message.role as a list or an object: 500 TypeError (dialects/a2a/v0_3.py)"
-DEEP = "(c) JSON nested 500-990 deep: 500 RecursionError"
-WALK = DEEP + " (dialects/a2a/wire.py normalise recurses over params)"
-ADD = DEEP + " (engine/runtime.py add_interactions: copy.deepcopy of what was posted)"
-JOURNAL = (
-    "(c) a call with params nested ~980 deep is taken (200) and journaled; then every "
-    "/_mockagent/calls and the inspector answer 500 RecursionError until a reset "
-    "(server/control.py _jsonable: json.dumps/loads of the params)"
-)
-CROSS_ORIGIN = "(d) the recording proxy forwards a cross-origin simple request (proxy/app.py)"
-OVERFLOW = (
-    'clock/advance {"ms": <an int past a double>}: 500 OverflowError (server/control.py '
-    "_number: math.isfinite of an int too large for a float)"
-)
-PENDING: dict[str, str] = {
-    # the raw-socket corpus (tests/fuzz/test_hostile_corpus.py); `@serve`: that server only
-    **{
-        f"a2a-{binding}-role-{shape}": ROLE
-        for binding in ("jsonrpc", "rest")
-        for shape in ("list", "object")
-    },
-    **{
-        f"a2a-{binding}-role-{shape}": ROLE_0_3
-        for binding in ("v0.3", "v0.3-rest")
-        for shape in ("list", "object")
-    },
-    "proxy-role-list": ROLE + "; the proxy passes the upstream's 500 on",
-    "admin-add-nested": ADD,
-    **{
-        f"proxy{rest}-nested-{depth}": DEEP + " (cassette/redact.py redact, in the proxy)"
-        for rest in ("", "-rest")
-        for depth in (600, 900)
-    },
-    **{
-        f"{binding}-nested-980@serve": JOURNAL
-        for binding in ("a2a-jsonrpc", "a2a-rest", "a2a-v0.3", "agentex")
-    },
-    **{
-        f"proxy-{what}": CROSS_ORIGIN
-        for what in ("text-plain", "form", "multipart", "no-content-type", "foreign-origin")
-    },
-    "admin-load-agent-newline": "(a) a mount name with a trailing newline is accepted: "
-    "MOUNT_NAME ends in $, which matches before a final newline (server/control.py)",
-    "admin-advance-huge-int": OVERFLOW,
-    "admin-load-fifo": "a FIFO in the cassette folder gets 404 'no cassette' instead of saying "
-    "it is not a regular file (server/control.py _inside: is_file() before the loader's check)",
-    # hypothesis (tests/fuzz/test_hostile_values.py): `values-FIELD`, `deep-FIELD`
-    **{f"values-{field}": ROLE for field in ("message.role", "rest.message.role")},
-    "values-v0.3.message.role": ROLE_0_3,
-    "values-admin.advance.ms": OVERFLOW,
-    **{
-        f"deep-{field}": WALK
-        for field in (
-            *("message", "message.role", "message.parts", "message.messageId"),
-            *("message.taskId", "message.contextId", "message.extensions", "part", "part.text"),
-            *("configuration", "get-task.id", "get-task.historyLength", "list-tasks.pageSize"),
-            *("cancel.id", "rest.message.role", "rest.message.parts"),
-            *("v0.3.message.role", "v0.3.message.parts", "v0.3.message.kind", "v0.3.get.id"),
-        )
-    },
-    "deep-agentex.content.format": DEEP + " (engine/tasks.py json_copy of the Agentex content)",
-    "deep-agentex.create.params": DEEP + " (engine/task_ops.py: copy.deepcopy of task params)",
-    "deep-admin.add.body": ADD,
-    "deep-admin.add.reply": ADD,
-}
-"""Probe id → the bug that makes it fail today. Delete a line when its fix merges (the strict
-xfail then fails to say so)."""
+PENDING: dict[str, str] = {}
+"""Probe id → the bug that makes it fail today (none now). Delete a line when its fix merges (the
+strict xfail then fails to say so)."""
 
 
 @dataclass(frozen=True)
