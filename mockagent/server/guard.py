@@ -166,7 +166,7 @@ def _port(host: str, default: str) -> str:
 def type_refusal(seen: Seen, wanted: str) -> Refusal | None:
     """A POST a web page could send without a preflight: a body of a CORS-safelisted type, or a
     body with no Content-Type. `wanted` names the types to send instead."""
-    if seen.method != "POST":
+    if seen.method.upper() != "POST":  # Flask upper-cases `post`: the guard must too
         return None  # other methods with a body need a preflight, which mockagent never grants
     media = (seen.content_type or "").split(";")[0].strip().lower()
     if media in SIMPLE_TYPES:
@@ -215,7 +215,7 @@ def admin_refusal(seen: Seen, access: Access) -> Refusal | None:
 
 def agent_refusal(seen: Seen, access: Access) -> Refusal | None:
     """Why an agent does not take `seen` (None: it does): reads are open to all."""
-    if seen.method in READS:
+    if seen.method.upper() in READS:
         return None
     return origin_refusal(seen.origin, seen.host, access) or type_refusal(
         seen, "Content-Type: application/json"

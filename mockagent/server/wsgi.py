@@ -91,7 +91,7 @@ def seen_of(environ: dict[str, Any]) -> Seen:
     """What the guard (`mockagent.server.guard`) reads of a request."""
     length = environ.get("CONTENT_LENGTH") or "0"
     return Seen(
-        method=environ.get("REQUEST_METHOD", "GET"),
+        method=environ.get("REQUEST_METHOD", "GET").upper(),  # Flask upper-cases it too
         host=environ.get("HTTP_HOST"),
         origin=environ.get("HTTP_ORIGIN"),
         content_type=environ.get("CONTENT_TYPE") or None,

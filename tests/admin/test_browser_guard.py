@@ -5,6 +5,7 @@ against servers on 127.0.0.1 port 0; non-browser clients keep working."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -265,3 +266,17 @@ def test_a_network_bind_without_a_token_warns(capsys: pytest.CaptureFixture[str]
     access_options("127.0.0.1", (), None, admin=True)
     access_options("0.0.0.0", (), None, admin=False)
     assert capsys.readouterr().err == ""
+
+
+def test_a_lower_case_post_resets_nothing(server: ServerThread) -> None:
+    said(server)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:  # http.client sends the method as given (httpx would upper-case it)
+        conn.request(
+            "post", "/_mockagent/reset", body=b"{}", headers={"Content-Type": "text/plain"}
+        )
+        refused = conn.getresponse()
+        assert refused.status == 403, refused.read()
+    finally:
+        conn.close()
+    assert len(HTTP.get(server.url + "/_mockagent/calls").json()["calls"]) == 1

@@ -102,3 +102,10 @@ def test_the_token_is_a_bearer_token() -> None:
         assert admin_refusal(Seen("GET", authorization=given), access) is not None
     assert admin_refusal(Seen("GET", authorization="bearer  t0ken "), access) is None
     assert Access.of([], "").admin_token is None
+
+
+@pytest.mark.parametrize("method", ["post", "Post", "pOST"])
+def test_a_lower_case_post_is_held_to_the_same_rules(method: str) -> None:
+    seen = Seen(method, host="127.0.0.1", content_type="text/plain", has_body=True)
+    assert admin_refusal(seen, OPEN) is not None
+    assert agent_refusal(seen, OPEN) is not None
