@@ -97,6 +97,7 @@ def seen_of(environ: dict[str, Any]) -> Seen:
         content_type=environ.get("CONTENT_TYPE") or None,
         has_body=length.strip() not in ("", "0") or bool(environ.get("HTTP_TRANSFER_ENCODING")),
         authorization=environ.get("HTTP_AUTHORIZATION"),
+        fetch_site=environ.get("HTTP_SEC_FETCH_SITE"),
     )
 
 

@@ -280,3 +280,43 @@ def test_a_lower_case_post_resets_nothing(server: ServerThread) -> None:
     finally:
         conn.close()
     assert len(HTTP.get(server.url + "/_mockagent/calls").json()["calls"]) == 1
+
+
+KIT_RUNNER = Path(__file__).parents[2] / "cassettes" / "kit" / "test-runner.yaml"
+CROSS_SITE = {"Sec-Fetch-Site": "cross-site"}
+
+
+def test_a_cross_site_get_moves_no_task(tmp_path: Path) -> None:
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the suite"}]}
+    body = {"message": message, "configuration": {"returnImmediately": True}}
+    with serve_in_thread(KIT_RUNNER) as server:
+        task = HTTP.post(server.url + "/message:send", json=body, headers=V1).json()["task"]
+        assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+        url = f"{server.url}/tasks/{task['id']}"
+        for _ in range(3):  # an <img src> on any page, reloaded
+            refused = HTTP.get(url, headers={**V1, **CROSS_SITE})
+            assert refused.status_code == 403
+            error = refused.json()["error"]
+            assert error["status"] == "PERMISSION_DENIED" and "cross-site" in error["message"]
+        rpc = HTTP.get(server.url + "/", headers=CROSS_SITE)
+        assert rpc.status_code == 403
+        polled = HTTP.get(url, headers={**V1, "Sec-Fetch-Site": "same-origin"}).json()
+        assert polled["status"]["state"] == "TASK_STATE_WORKING"  # the first poll's step
+        calls = HTTP.get(server.url + "/_mockagent/calls", headers=CROSS_SITE)
+        assert calls.status_code == 403
+        local = {**CROSS_SITE, "Origin": "http://localhost:5173"}  # a local app's fetch()
+        assert HTTP.get(url, headers={**V1, **local}).status_code == 200
+        for site in ("none", "same-site", "same-origin"):  # typed in, or this server's page
+            assert HTTP.get(url, headers={**V1, "Sec-Fetch-Site": site}).status_code == 200
+
+
+def test_agentex_refuses_a_cross_site_poll(tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    with serve_in_thread(path) as server:
+        for url in ("/tasks/any", "/messages?task_id=any", "/agents"):
+            refused = HTTP.get(server.url + url, headers=CROSS_SITE)
+            assert refused.status_code == 403, url
+            assert "cross-site" in refused.json()["message"] and refused.json()["code"] == 403
+        assert HTTP.get(server.url + "/agents").status_code == 200
+        assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
