@@ -79,7 +79,7 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Also answer the admin API and the inspector when the Host header (or a request's "
     "Origin) is NAME (repeatable; '*' allows every one). Loopback names and IP addresses are "
     "always answered; the check keeps out web pages that reach the server by DNS rebinding. "
-    "Agents answer any Host.",
+    "Agents on a loopback --host answer the same Hosts; on another interface, any Host.",
 )
 @click.option(
     "--admin-token",
@@ -386,15 +386,20 @@ def admin_enabled(host: str, admin: bool | None) -> bool:
 def access_options(
     host: str, allow_hosts: tuple[str, ...], admin_token: str | None, admin: bool
 ) -> dict[str, Any]:
-    """create_app's `allow_hosts` (with --host when it is a name: the served address) and
-    `admin_token`; warns on stderr when the admin API serves the network without a token."""
+    """create_app's `allow_hosts` (with --host when it is a name: the served address),
+    `admin_token` and `served_host` (--host); warns on stderr when the admin API serves the
+    network without a token."""
     if admin and not admin_token and not is_loopback(host):
         click.echo(
             f"mockagent: warning: the admin API on {host} can reset and rewrite the agents for "
             "anyone who reaches it: give --admin-token (or MOCKAGENT_ADMIN_TOKEN)",
             err=True,
         )
-    return {"allow_hosts": (host, *allow_hosts), "admin_token": admin_token or None}
+    return {
+        "allow_hosts": (host, *allow_hosts),
+        "admin_token": admin_token or None,
+        "served_host": host,
+    }
 
 
 def _check_webhook_allow(rules: tuple[str, ...]) -> tuple[str, ...]:

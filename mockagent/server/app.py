@@ -6,6 +6,7 @@ import io
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,13 @@ from mockagent.errors import (
 )
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
-from mockagent.server.guard import Access, Refusal, admin_refusal, agent_refusal
+from mockagent.server.guard import (
+    Access,
+    Refusal,
+    admin_refusal,
+    agent_refusal,
+    serves_loopback,
+)
 from mockagent.server.wsgi import (
     StartResponse,
     TooLarge,
@@ -52,6 +59,8 @@ from mockagent.server.wsgi import (
     seen_of,
 )
 
+ACCESS = "mockagent.access"
+"""The app's `guard.Access` in `app.extensions` (`served_on` updates it)."""
 MAX_BODY = 4 * 1024 * 1024
 """Default limit of a request body in bytes; a larger body is answered 413 in the protocol's
 shape."""
@@ -246,6 +255,7 @@ def create_app(
     allow_repeats: bool = False,
     allow_hosts: Iterable[str] = (),
     admin_token: str | None = None,
+    served_host: str | None = None,
     webhook_allow: Sequence[str] = (),
     # bounded memory, whatever the run length
     journal_size: int = JOURNAL_SIZE,
@@ -263,7 +273,10 @@ def create_app(
     `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.
     The admin API answers a Host of `allow_hosts` besides loopback names and IP addresses, and
     with `admin_token` only `Authorization: Bearer TOKEN`; no web page reaches it or changes an
-    agent's state (`mockagent.server.guard`).
+    agent's state (`mockagent.server.guard`). `served_host` is the interface the app is served
+    on (`--host`): on a loopback one, agents too answer only those Hosts (no container can call
+    them by a service name there); None (unknown, the default) or another interface: agents answer
+    any Host. `ServerThread` sets it from the interface it listens on (`served_on`).
     Push notifications go to loopback, to what `webhook_allow` names (`*`, addresses, networks
     such as `10.0.0.0/8`, host names, each with an optional `:PORT`; ValueError for a malformed
     one) and to what a cassette's `webhooks.allow` names.
@@ -335,12 +348,13 @@ def create_app(
 
     agents, flask_app = guarded(handle), app.wsgi_app
 
-    access = Access.of(allow_hosts, admin_token)
+    loopback = served_host is not None and serves_loopback(served_host)
+    app.extensions[ACCESS] = Access.of(allow_hosts, admin_token, agent_hosts=loopback)
 
     def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         is_admin = admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"))
-        seen = seen_of(environ)
+        seen, access = seen_of(environ), app.extensions[ACCESS]
         refusal = admin_refusal(seen, access) if is_admin else agent_refusal(seen, access)
         if refusal is not None:
             answer = guard_refused(mounts, environ, admin, refusal)
@@ -349,3 +363,12 @@ def create_app(
 
     app.wsgi_app = wsgi  # type: ignore[method-assign]
     return app
+
+
+def served_on(app: Flask, host: str) -> None:
+    """Tell an app of `create_app` the interface it is served on (`--host`): on a loopback one,
+    its agents answer only the Hosts the admin API does. No-op for another app (a recording
+    proxy's)."""
+    access = app.extensions.get(ACCESS)
+    if isinstance(access, Access):
+        app.extensions[ACCESS] = replace(access, agent_hosts=serves_loopback(host))

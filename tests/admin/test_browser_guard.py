@@ -136,7 +136,7 @@ def test_clients_that_are_not_web_pages_work_as_before(server: ServerThread) -> 
     assert HTTP.get(server.url + "/_mockagent/", headers={"Host": "localhost:1"}).status_code == 200
 
 
-def test_a_rebound_host_reads_no_journal_while_agents_answer_it(server: ServerThread) -> None:
+def test_a_rebound_host_reads_no_journal(server: ServerThread) -> None:
     said(server)
     foreign = {"Host": "attacker.example"}
     refused = HTTP.get(server.url + "/_mockagent/calls", headers=foreign)
@@ -147,14 +147,48 @@ def test_a_rebound_host_reads_no_journal_while_agents_answer_it(server: ServerTh
         "DNS rebinding); start mockagent serve with --allow-host attacker.example to allow it"
     )
     assert HTTP.get(server.url + "/_mockagent/", headers=foreign).status_code == 403
-    answer = HTTP.post(server.url + "/", json=send_body(), headers={**V1, **foreign})
-    assert answer.json()["result"]["message"]["parts"][0]["text"] == "Yes."
-    card = HTTP.get(
-        server.url + "/.well-known/agent-card.json", headers={**foreign, "Origin": EVIL}
-    )
-    assert card.status_code == 200 and card.json()["name"] == "tester"
     for host in ("localhost:9", "127.0.0.1", "[::1]:8000", f"127.0.0.1:{server.port}"):
         assert HTTP.get(server.url + "/_mockagent/calls", headers={"Host": host}).status_code == 200
+
+
+def test_agents_on_loopback_answer_no_rebound_host(server: ServerThread) -> None:
+    """A loopback bind (the default, and the pytest fixture's): no container calls it by a
+    service name, so its agents refuse a rebound Host in each binding's shape."""
+    foreign = {**V1, "Host": "attacker.example"}
+    rpc = HTTP.post(server.url + "/", json=send_body(), headers=foreign)
+    assert rpc.status_code == 403 and rpc.json()["error"]["code"] == -32600
+    assert "Host attacker.example" in rpc.json()["error"]["message"]
+    for path in ("/tasks", "/tasks/t/pushNotificationConfigs", "/.well-known/agent-card.json"):
+        rest = HTTP.get(server.url + path, headers=foreign)
+        assert rest.status_code == 403, path
+        assert rest.json()["error"]["status"] == "PERMISSION_DENIED"
+    assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+    for host in ("localhost", "127.0.0.1", "[::1]"):  # http://localhost:PORT and the like
+        authority = f"{host}:{server.port}"
+        card = HTTP.get(server.url + "/.well-known/agent-card.json", headers={"Host": authority})
+        assert card.status_code == 200, host
+        assert card.json()["supportedInterfaces"][0]["url"] == f"http://{authority}"
+    assert HTTP.get(f"http://localhost:{server.port}/.well-known/agent-card.json").is_success
+    assert said(server) == "Yes."
+
+
+def test_agentex_on_loopback_answers_no_rebound_host(tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    with serve_in_thread(path) as server:
+        refused = HTTP.get(server.url + "/agents", headers={"Host": "attacker.example"})
+        assert refused.status_code == 403 and refused.json()["code"] == 403
+        assert "Host attacker.example" in refused.json()["message"]
+
+
+def test_agents_on_another_interface_answer_any_host(answers: Path) -> None:
+    with serve_in_thread(answers, host="0.0.0.0") as server:  # a container's bind
+        url = f"http://127.0.0.1:{server.port}"
+        foreign = {**V1, "Host": "agent-service:8000", "Origin": EVIL}
+        answer = HTTP.post(url + "/", json=send_body(), headers={**V1, "Host": "agent-service"})
+        assert answer.json()["result"]["message"]["parts"][0]["text"] == "Yes."
+        card = HTTP.get(url + "/.well-known/agent-card.json", headers=foreign)
+        assert card.status_code == 200 and card.json()["name"] == "tester"
 
 
 def test_allow_host_names_a_host_and_its_origin(answers: Path) -> None:
@@ -253,6 +287,9 @@ def test_serve_takes_the_token_from_the_environment_and_allowed_hosts(answers: P
         assert HTTP.get(calls, headers=token).status_code == 200
         assert HTTP.get(calls, headers={**token, "Host": "mock.test"}).status_code == 200
         assert HTTP.get(calls, headers={**token, "Host": "x.test"}).status_code == 403
+        card = ready.group(1) + "/.well-known/agent-card.json"  # granian's workers, loopback
+        assert HTTP.get(card, headers={"Host": "x.test"}).status_code == 403
+        assert HTTP.get(card, headers={"Host": "mock.test"}).status_code == 200
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -320,3 +357,4 @@ def test_agentex_refuses_a_cross_site_poll(tmp_path: Path) -> None:
             assert "cross-site" in refused.json()["message"] and refused.json()["code"] == 403
         assert HTTP.get(server.url + "/agents").status_code == 200
         assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+
