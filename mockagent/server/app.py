@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, request
+from werkzeug.exceptions import BadHost, HTTPException, MethodNotAllowed
 
 from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent, rest, v0_3_rest
@@ -58,6 +59,7 @@ from mockagent.server.wsgi import (
     respond,
     seen_of,
 )
+from mockagent.vocabulary import HTTP_METHODS
 
 ACCESS = "mockagent.access"
 """The app's `guard.Access` in `app.extensions` (`served_on` updates it)."""
@@ -243,6 +245,23 @@ def guard_refused(
     return answer
 
 
+def admin_http_error(exc: HTTPException) -> Response:
+    """werkzeug's refusal of an admin request (a method it does not know: 405; a malformed Host:
+    400) in the admin API's error shape, with its own status."""
+    code = exc.code or 400
+    what = f"{request.method} {request.path}"
+    if isinstance(exc, MethodNotAllowed):
+        message = f"{what}: method not allowed; the admin API takes {', '.join(HTTP_METHODS)}"
+    elif isinstance(exc, BadHost):
+        message = f"{what}: Host {request.environ.get('HTTP_HOST', '')!r} is not a valid host"
+    else:
+        message = f"{what}: {exc.name}: {exc.description}"
+    answer = HttpResponse.json({"error": {"code": code, "message": message}}, code)
+    if isinstance(exc, MethodNotAllowed):
+        answer.headers["Allow"] = ", ".join(HTTP_METHODS)
+    return flask_response(answer)
+
+
 def create_app(
     source: str | Path | LoadedCassette,
     pace: Pace | str | None = None,
@@ -306,6 +325,8 @@ def create_app(
     def crashed(
         exc: Exception,
     ) -> Response:  # a bug of ours: say so in protocol terms, no traceback
+        if isinstance(exc, HTTPException):  # werkzeug's answer to the client's fault: its status
+            return admin_http_error(exc)
         log.exception("mockagent failed on %s %s", request.method, request.path)
         return flask_response(
             error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))

@@ -358,3 +358,40 @@ def test_agentex_refuses_a_cross_site_poll(tmp_path: Path) -> None:
         assert HTTP.get(server.url + "/agents").status_code == 200
         assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
 
+
+def raw_request(server: ServerThread, method: str, path: str, host: str | None = None) -> Any:
+    """(status, headers, JSON body) of a request as sent (http.client keeps its method and Host)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.putrequest(method, path, skip_host=host is not None)
+        if host is not None:
+            conn.putheader("Host", host)
+        conn.endheaders()
+        answer = conn.getresponse()
+        return answer.status, answer.headers, json.loads(answer.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("method", ["FOO", "PROPFIND", "TRACE"])
+@pytest.mark.parametrize("path", ["/_mockagent/calls", "/_mockagent"])
+def test_an_unknown_method_on_the_admin_api_is_a_405(
+    server: ServerThread, method: str, path: str
+) -> None:
+    status, headers, body = raw_request(server, method, path)
+    assert status == 405 and body["error"]["code"] == 405
+    assert body["error"]["message"].startswith(f"{method} {path}: method not allowed")
+    assert "GET" in headers["Allow"]
+
+
+@pytest.mark.parametrize("host", ["localhost..", "127.0.0.1.."])
+def test_a_malformed_host_on_the_admin_api_is_a_400(server: ServerThread, host: str) -> None:
+    status, _, body = raw_request(server, "GET", "/_mockagent/calls", host=host)
+    assert status == 400 and body["error"]["code"] == 400
+    assert repr(host) in body["error"]["message"]
+
+
+def test_an_unknown_method_on_an_agent_is_a_405_not_not_found(server: ServerThread) -> None:
+    status, _, body = raw_request(server, "FOO", "/message:send")
+    assert status == 405 and body["error"]["status"] == "UNIMPLEMENTED"
+    assert body["error"]["details"][0]["reason"] == "METHOD_NOT_FOUND"
