@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import threading
 from collections.abc import Iterable, Sequence
@@ -186,10 +187,12 @@ def refused_in_shape(
     admin: bool,
     exc: ProtocolError,
     status: int,
+    request_id: Any = None,
 ) -> HttpResponse:
     """HTTP `status` with `exc` in the shape of the protocol served at `full_path`: the admin
-    API's error, a JSON-RPC error, an Agentex or a `google.rpc.Status` body. A refused
-    Content-Type keeps the HTTP+JSON binding's own 415 there (the A2A TCK checks it)."""
+    API's error, a JSON-RPC error (with `request_id`), an Agentex or a `google.rpc.Status` body.
+    A refused Content-Type keeps the HTTP+JSON binding's own 415 there (the A2A TCK checks
+    it)."""
     if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
         return HttpResponse.json({"error": {"code": status, "message": exc.message}}, status)
     rest_status = 415 if isinstance(exc, ContentTypeNotSupported) else status
@@ -200,11 +203,11 @@ def refused_in_shape(
     name, sub = found
     if mounts.agents[name].cassette.protocol == "agentex":
         if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
-            return HttpResponse.json(rpc_error(exc, None), status)
+            return HttpResponse.json(rpc_error(exc, request_id), status)
         exc.http_status = status
         return platform_error(exc)
     if sub in ("", "/") and method == "POST":
-        return HttpResponse.json(jsonrpc_error(exc, None), status)
+        return HttpResponse.json(jsonrpc_error(exc, request_id), status)
     exc.http_status = rest_status
     try:
         found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
@@ -231,18 +234,34 @@ def body_refused(
 
 
 def guard_refused(
-    mounts: Mounts, environ: dict[str, Any], admin: bool, refusal: Refusal
+    mounts: Mounts,
+    environ: dict[str, Any],
+    admin: bool,
+    refusal: Refusal,
+    request_id: Any = None,
 ) -> HttpResponse:
     """The guard's refusal (`mockagent.server.guard`) in the protocol's shape: a refused
     Content-Type is ContentTypeNotSupported, a refused Host, Origin or token InvalidRequest;
-    a 401 says `WWW-Authenticate: Bearer`."""
+    a 401 says `WWW-Authenticate: Bearer`; a JSON-RPC error carries `request_id`."""
     kind = ContentTypeNotSupported if refusal.reason == "content-type" else InvalidRequest
     path, method = path_of(environ), environ["REQUEST_METHOD"]
     exc = kind(refusal.message, http_status=refusal.status)
-    answer = refused_in_shape(mounts, path, method, headers_of(environ), admin, exc, refusal.status)
+    headers = headers_of(environ)
+    answer = refused_in_shape(mounts, path, method, headers, admin, exc, refusal.status, request_id)
     if refusal.status == 401:
         answer.headers["WWW-Authenticate"] = 'Bearer realm="mockagent"'
     return answer
+
+
+def request_id_of(body: bytes | HttpResponse) -> Any:
+    """The `id` of a JSON-RPC request body (a string or a number), else None: a refusal of a
+    body whose type was wrong still answers the request it names."""
+    try:
+        parsed = json.loads(body) if isinstance(body, bytes) else None
+    except ValueError:
+        return None
+    found = parsed.get("id") if isinstance(parsed, dict) else None
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
 
 
 def admin_http_error(exc: HTTPException) -> Response:
@@ -378,7 +397,10 @@ def create_app(
         seen, access = seen_of(environ), app.extensions[ACCESS]
         refusal = admin_refusal(seen, access) if is_admin else agent_refusal(seen, access)
         if refusal is not None:
-            answer = guard_refused(mounts, environ, admin, refusal)
+            # A Content-Type refused on a JSON-RPC call: answer with the id its body names.
+            wrong_type = refusal.reason == "content-type" and not is_admin
+            request_id = request_id_of(body_of(environ)) if wrong_type else None
+            answer = guard_refused(mounts, environ, admin, refusal, request_id)
             return respond(answer, start_response, seen.method)
         return (admin_api if is_admin else agents)(environ, start_response)
 

@@ -194,12 +194,17 @@ def type_refusal(seen: Seen, wanted: str) -> Refusal | None:
         return None  # other methods with a body need a preflight, which mockagent never grants
     media = (seen.content_type or "").split(";")[0].strip().lower()
     if media in SIMPLE_TYPES:
-        return Refusal(
-            403,
-            "content-type",
+        # Without an Origin it is no page's request: most likely `curl -d`, which sends a form
+        # type unless told otherwise; say what to send, not that it came from another site.
+        plain = wanted.removeprefix("Content-Type: ")
+        message = (
             f"cross-origin request refused: Content-Type {media} is one any web page can send; "
-            f"send {wanted}",
+            f"send {wanted}"
+            if seen.origin is not None
+            else f"request refused: the Content-Type must be {plain}, not {media} (any web page "
+            "can send that; with curl -d, add -H 'Content-Type: application/json')"
         )
+        return Refusal(403, "content-type", message)
     if not media and seen.has_body:
         return Refusal(
             403,

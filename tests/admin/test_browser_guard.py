@@ -262,7 +262,7 @@ def test_agentex_rpc_refuses_a_web_pages_post(tmp_path: Path) -> None:
         url = server.url + "/agents/name/echo-bot/rpc"
         refused = HTTP.post(url, content=json.dumps(body), headers={"Content-Type": "text/plain"})
         assert refused.status_code == 403
-        assert "Content-Type text/plain" in refused.json()["error"]["message"]
+        assert "not text/plain" in refused.json()["error"]["message"]
         evil = HTTP.post(url, json=body, headers={"Origin": EVIL})
         assert evil.status_code == 403 and "Origin" in evil.json()["error"]["message"]
         assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
@@ -395,3 +395,19 @@ def test_an_unknown_method_on_an_agent_is_a_405_not_not_found(server: ServerThre
     status, _, body = raw_request(server, "FOO", "/message:send")
     assert status == 405 and body["error"]["status"] == "UNIMPLEMENTED"
     assert body["error"]["details"][0]["reason"] == "METHOD_NOT_FOUND"
+
+
+def test_curl_d_without_a_content_type_is_told_what_to_send(server: ServerThread) -> None:
+    form = {**V1, "Content-Type": "application/x-www-form-urlencoded"}  # what curl -d sends
+    body = {**send_body(), "id": "call-7"}
+    refused = HTTP.post(server.url + "/", content=json.dumps(body), headers=form)
+    assert refused.status_code == 403
+    answer = refused.json()
+    assert answer["id"] == "call-7"  # the request it refuses, by the id its body names
+    message = answer["error"]["message"]
+    assert "cross-origin" not in message
+    assert message.startswith("request refused: the Content-Type must be application/json")
+    admin = HTTP.post(server.url + "/_mockagent/reset", content=b"{}", headers=form)
+    assert "cross-origin" not in admin.json()["error"]["message"]
+    page = HTTP.post(server.url + "/", content=b"[", headers={**form, "Origin": EVIL})
+    assert page.json()["id"] is None and "cross-origin" in page.json()["error"]["message"]
