@@ -21,6 +21,7 @@ from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app
+from mockagent.server.guard import allow_host_problem
 from mockagent.server.host import listen, root_url, serve_on
 from mockagent.vocabulary import CARD_PATH
 
@@ -76,8 +77,10 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "allow_hosts",
     multiple=True,
     metavar="NAME",
+    callback=lambda ctx, param, value: _check_allow_hosts(value),
     help="Also answer the admin API and the inspector when the Host header (or a request's "
-    "Origin) is NAME (repeatable; '*' allows every one). Loopback names and IP addresses are "
+    "Origin) is NAME, a host name or IP address without scheme or port (repeatable; '*' allows "
+    "every one). Loopback names and IP addresses are "
     "always answered; the check keeps out web pages that reach the server by DNS rebinding. "
     "Agents on a loopback --host answer the same Hosts; on another interface, any Host.",
 )
@@ -85,6 +88,7 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "--admin-token",
     envvar="MOCKAGENT_ADMIN_TOKEN",
     metavar="TOKEN",
+    callback=lambda ctx, param, value: _check_admin_token(value),
     help="Require Authorization: Bearer TOKEN on the admin API and the inspector (also from "
     "the environment variable MOCKAGENT_ADMIN_TOKEN, which ps does not show).",
 )
@@ -400,6 +404,27 @@ def access_options(
         "admin_token": admin_token or None,
         "served_host": host,
     }
+
+
+def _check_allow_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The --allow-host names, or click's usage error naming the first that is not one (a URL
+    or a name with a port would never match a Host)."""
+    for name in names:
+        problem = allow_host_problem(name)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="--allow-host")
+    return names
+
+
+def _check_admin_token(token: str | None) -> str | None:
+    """The --admin-token, or click's usage error for an empty one (which would mean no token)."""
+    if token is not None and not token.strip():
+        raise click.BadParameter(
+            "the token is empty, which would leave the admin API open: give a token, or leave "
+            "the option out",
+            param_hint="--admin-token",
+        )
+    return token
 
 
 def _check_webhook_allow(rules: tuple[str, ...]) -> tuple[str, ...]:

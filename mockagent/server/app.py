@@ -43,6 +43,7 @@ from mockagent.server.guard import (
     Refusal,
     admin_refusal,
     agent_refusal,
+    allow_host_problem,
     serves_loopback,
 )
 from mockagent.server.wsgi import (
@@ -323,6 +324,10 @@ def create_app(
     cap under 1.
     """
     WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
+    allow_hosts = tuple(allow_hosts)
+    for name in allow_hosts:  # a URL or a name with a port would never match a Host
+        if name.strip() and (problem := allow_host_problem(name)) is not None:
+            raise ValueError(f"allow_hosts: {problem}")
     mounts = Mounts(
         source,
         pace=pace,

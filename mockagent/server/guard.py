@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -40,6 +41,8 @@ READS = frozenset({"GET", "HEAD", "OPTIONS"})
 SIMPLE_TYPES = frozenset({"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"})
 """The Content-Types a web page may POST anywhere without a preflight (the CORS safelist)."""
 DEFAULT_PORTS = {"http": "80", "https": "443"}
+_LABEL = r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?"  # underscores too: container service names have them
+_NAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?$")
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,25 @@ def hostname(authority: str) -> str:
     if colon and (port.isdigit() or port == "") and ":" not in name:
         value = name
     return value.rstrip(".")
+
+
+def allow_host_problem(text: str) -> str | None:
+    """Why `text` cannot be an `--allow-host` value (None: it can): that is `*`, a host name or
+    an IP address (IPv6 bare or in brackets), with no scheme, path or port, since a Host is
+    compared by name whatever its port (as Vite's allowedHosts)."""
+    value = text.strip()
+    if value == ANY_HOST or _NAME.match(value.lower()) or _is_ip(value.strip("[]")):
+        return None
+    if "://" in value or "/" in value:
+        host = urlsplit(value if "://" in value else "//" + value).hostname
+        return f"{text!r} is a URL: give its host name only, such as {host or 'myapp.test'!r}"
+    name, colon, port = value.rpartition(":")
+    if colon and port.isdigit() and (_NAME.match(name.lower()) or _is_ip(name.strip("[]"))):
+        return (
+            f"{text!r} has a port: give the host name only ({name!r}); the Host is compared by "
+            "name, whatever its port"
+        )
+    return f"{text!r} is not a host name, an IP address or '*'"
 
 
 def _is_ip(name: str) -> bool:

@@ -18,8 +18,12 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from mockagent.cli import main
 from mockagent.cli_serve import access_options
+from mockagent.server.app import create_app
+from mockagent.server.guard import allow_host_problem
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.agentex import PLATFORM
 from tests.helpers.cassette_text import cassette
@@ -411,3 +415,29 @@ def test_curl_d_without_a_content_type_is_told_what_to_send(server: ServerThread
     assert "cross-origin" not in admin.json()["error"]["message"]
     page = HTTP.post(server.url + "/", content=b"[", headers={**form, "Origin": EVIL})
     assert page.json()["id"] is None and "cross-origin" in page.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--allow-host", "http://myapp.test:3000", "is a URL: give its host name only"),
+        ("--allow-host", "myapp.test:3000", "has a port: give the host name only"),
+        ("--allow-host", "my app", "is not a host name, an IP address or '*'"),
+        ("--webhook-allow", "http://x", "is a URL: give its host (and :PORT), such as 'x'"),
+        ("--admin-token", "", "the token is empty"),
+        ("--admin-token", " ", "the token is empty"),
+    ],
+)
+def test_serve_refuses_a_value_that_would_never_match(
+    answers: Path, option: str, value: str, said: str
+) -> None:
+    result = CliRunner().invoke(main, ["serve", str(answers), "--port", "0", option, value])
+    assert result.exit_code == 2
+    assert f"Invalid value for {option}" in result.output and said in result.output
+
+
+def test_allow_host_takes_names_addresses_and_the_wildcard() -> None:
+    for name in ("myapp.test", "my_service", "10.0.0.5", "::1", "[::1]", "*", "host.test."):
+        assert allow_host_problem(name) is None, name
+    with pytest.raises(ValueError, match="allow_hosts: 'http://x.test' is a URL"):
+        create_app(KIT_RUNNER, allow_hosts=["http://x.test"])
