@@ -90,7 +90,9 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     metavar="TOKEN",
     callback=lambda ctx, param, value: _check_admin_token(value),
     help="Require Authorization: Bearer TOKEN on the admin API and the inspector (also from "
-    "the environment variable MOCKAGENT_ADMIN_TOKEN, which ps does not show).",
+    "the environment variable MOCKAGENT_ADMIN_TOKEN, which ps does not show). A browser cannot "
+    "send it: to view the inspector, use an SSH tunnel to a loopback serve without a token, or "
+    "an extension that sets the header.",
 )
 @click.option(
     "--max-body",

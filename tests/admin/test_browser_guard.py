@@ -441,3 +441,10 @@ def test_allow_host_takes_names_addresses_and_the_wildcard() -> None:
         assert allow_host_problem(name) is None, name
     with pytest.raises(ValueError, match="allow_hosts: 'http://x.test' is a URL"):
         create_app(KIT_RUNNER, allow_hosts=["http://x.test"])
+
+
+def test_the_token_help_says_how_a_browser_views_the_inspector() -> None:
+    help_text = " ".join(CliRunner().invoke(main, ["serve", "--help"]).output.split())
+    assert "A browser cannot send it" in help_text and "SSH tunnel" in help_text
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "the inspector page answers a browser\n401" in readme
