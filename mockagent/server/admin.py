@@ -262,7 +262,11 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
         if path == "":  # the inspector page, for a browser
             if request.method in ("GET", "HEAD"):
                 page = inspector.render(mounts, request.host_url.rstrip("/"))
-                return Response(page, mimetype="text/html", content_type="text/html; charset=utf-8")
+                return Response(
+                    page,
+                    content_type="text/html; charset=utf-8",
+                    headers=inspector.page_headers(page),
+                )
             response = _error(405, f"{request.method} {PREFIX}/: use GET")
             response.headers["Allow"] = "GET"
             return response

@@ -5,6 +5,8 @@ against servers on 127.0.0.1 port 0; non-browser clients keep working."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.client
 import json
 import os
@@ -448,3 +450,32 @@ def test_the_token_help_says_how_a_browser_views_the_inspector() -> None:
     assert "A browser cannot send it" in help_text and "SSH tunnel" in help_text
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert "the inspector page answers a browser\n401" in readme
+
+
+def test_the_inspector_page_allows_only_its_own_style(server: ServerThread) -> None:
+    page = HTTP.get(server.url + "/_mockagent/")
+    assert page.status_code == 200
+    policy = dict(
+        part.strip().split(" ", 1) for part in page.headers["Content-Security-Policy"].split(";")
+    )
+    assert policy["default-src"] == "'none'" and policy["frame-ancestors"] == "'none'"
+    assert "script-src" not in policy and "<script" not in page.text
+    css = re.search(r"<style>(.*?)</style>", page.text, re.DOTALL)
+    assert css is not None
+    digest = base64.b64encode(hashlib.sha256(css.group(1).encode()).digest()).decode()
+    assert policy["style-src"] == f"'sha256-{digest}'"  # the page's style, and only it
+    assert page.headers["X-Frame-Options"] == "DENY"
+    assert page.headers["X-Content-Type-Options"] == "nosniff"
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_the_card_varies_by_host(server: ServerThread) -> None:
+    card = HTTP.get(server.url + "/.well-known/agent-card.json", headers={"Host": "localhost:1"})
+    assert card.headers["Cache-Control"].startswith("public")
+    assert card.headers["Vary"] == "Host"  # its interface URLs are built from the Host
+    assert card.json()["supportedInterfaces"][0]["url"] == "http://localhost:1"
+    again = HTTP.get(
+        server.url + "/.well-known/agent-card.json",
+        headers={"If-None-Match": card.headers["ETag"], "Host": "localhost:1"},
+    )
+    assert again.status_code == 304 and again.headers["Vary"] == "Host"
