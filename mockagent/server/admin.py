@@ -90,9 +90,10 @@ single cassette); without it, every agent in mount order. Each item names its `a
 Errors: {"error": {"code": 400|404|405|409|422, "message": text}} with that status.
 
 Before any of this, `mockagent.server.guard` refuses (403, in the same shape) a Host that is not
-this server's (DNS rebinding), a foreign Origin and a POST body a web page could send (text/plain,
-form, multipart, or no Content-Type); with an admin token, a request without
-`Authorization: Bearer TOKEN` gets 401.
+this server's (DNS rebinding), a foreign Origin, a request the browser marks
+`Sec-Fetch-Site: cross-site` and a POST body a web page could send (text/plain, form, multipart,
+or no Content-Type); with an admin token, a request without `Authorization: Bearer TOKEN` gets
+401. The inspector page is sent with a Content-Security-Policy that allows its own style only.
 """
 
 from __future__ import annotations
