@@ -22,6 +22,7 @@ from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.deadline import BODY_TIMEOUT_S
+from mockagent.server.guard import allow_host_problem
 from mockagent.server.host import listen, root_url, serve_on
 from mockagent.vocabulary import CARD_PATH
 
@@ -82,17 +83,22 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "allow_hosts",
     multiple=True,
     metavar="NAME",
+    callback=lambda ctx, param, value: _check_allow_hosts(value),
     help="Also answer the admin API and the inspector when the Host header (or a request's "
-    "Origin) is NAME (repeatable; '*' allows every one). Loopback names and IP addresses are "
+    "Origin) is NAME, a host name or IP address without scheme or port (repeatable; '*' allows "
+    "every one). Loopback names and IP addresses are "
     "always answered; the check keeps out web pages that reach the server by DNS rebinding. "
-    "Agents answer any Host.",
+    "Agents on a loopback --host answer the same Hosts; on another interface, any Host.",
 )
 @click.option(
     "--admin-token",
     envvar="MOCKAGENT_ADMIN_TOKEN",
     metavar="TOKEN",
+    callback=lambda ctx, param, value: _check_admin_token(value),
     help="Require Authorization: Bearer TOKEN on the admin API and the inspector (also from "
-    "the environment variable MOCKAGENT_ADMIN_TOKEN, which ps does not show).",
+    "the environment variable MOCKAGENT_ADMIN_TOKEN, which ps does not show). A browser cannot "
+    "send it: to view the inspector, use an SSH tunnel to a loopback serve without a token, or "
+    "an extension that sets the header.",
 )
 @click.option(
     "--max-body",
@@ -404,15 +410,41 @@ def admin_enabled(host: str, admin: bool | None) -> bool:
 def access_options(
     host: str, allow_hosts: tuple[str, ...], admin_token: str | None, admin: bool
 ) -> dict[str, Any]:
-    """create_app's `allow_hosts` (with --host when it is a name: the served address) and
-    `admin_token`; warns on stderr when the admin API serves the network without a token."""
+    """create_app's `allow_hosts` (with --host when it is a name: the served address),
+    `admin_token` and `served_host` (--host); warns on stderr when the admin API serves the
+    network without a token."""
     if admin and not admin_token and not is_loopback(host):
         click.echo(
             f"mockagent: warning: the admin API on {host} can reset and rewrite the agents for "
             "anyone who reaches it: give --admin-token (or MOCKAGENT_ADMIN_TOKEN)",
             err=True,
         )
-    return {"allow_hosts": (host, *allow_hosts), "admin_token": admin_token or None}
+    return {
+        "allow_hosts": (host, *allow_hosts),
+        "admin_token": admin_token or None,
+        "served_host": host,
+    }
+
+
+def _check_allow_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The --allow-host names, or click's usage error naming the first that is not one (a URL
+    or a name with a port would never match a Host)."""
+    for name in names:
+        problem = allow_host_problem(name)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="--allow-host")
+    return names
+
+
+def _check_admin_token(token: str | None) -> str | None:
+    """The --admin-token, or click's usage error for an empty one (which would mean no token)."""
+    if token is not None and not token.strip():
+        raise click.BadParameter(
+            "the token is empty, which would leave the admin API open: give a token, or leave "
+            "the option out",
+            param_hint="--admin-token",
+        )
+    return token
 
 
 def _check_webhook_allow(rules: tuple[str, ...]) -> tuple[str, ...]:

@@ -5,6 +5,8 @@ through a pipe), never through an argv."""
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,7 @@ def read_store_file(path: Path) -> str:
     cannot be read or that line is empty."""
     try:
         with path.open(encoding="utf-8") as file:
+            _warn_if_open(path, os.fstat(file.fileno()))
             line = file.readline(LINE_MAX)
     except FileNotFoundError:
         raise _bad(path, "no such file") from None
@@ -80,6 +83,18 @@ def read_store_file(path: Path) -> str:
     if not url:
         raise _bad(path, "its first line is empty: put the store URL there")
     return url
+
+
+def _warn_if_open(path: Path, found: os.stat_result) -> None:
+    """Warn on stderr (as ssh does for a key) when the regular file `path` can be read or changed
+    by its group or others: its URL's password is theirs too. A pipe has no such mode."""
+    mode = stat.S_IMODE(found.st_mode)
+    if stat.S_ISREG(found.st_mode) and mode & 0o077:
+        click.echo(
+            f"mockagent: warning: --store-file {path} has mode {mode:04o}: its group or other "
+            f"users can read or change the store URL (and its password); run chmod 600 {path}",
+            err=True,
+        )
 
 
 def _bad(path: Path, why: str) -> click.BadParameter:

@@ -57,11 +57,21 @@ def _split_port(rule: str) -> tuple[str, int | None]:
     return rule, None
 
 
+def _url_host(url: str) -> str:
+    """`host[:port]` of a URL, for the message that refuses it."""
+    return url.split("://", 1)[1].split("/", 1)[0].rpartition("@")[2] or "hooks.test"
+
+
 def parse_rule(text: str) -> AllowRule:
     """The rule `text` says; ValueError naming it when it is none of the forms above."""
     rule = text.strip()
     if rule == "*":
         return AllowRule(rule)
+    if "/" in rule and "://" in rule:  # a URL: the rule names where it may go, not the path
+        raise ValueError(
+            f"webhook allow rule {text!r} is a URL: give its host (and :PORT), such as "
+            f"{_url_host(rule)!r}"
+        )
     host, port = _split_port(rule)
     try:
         return AllowRule(rule, network=ipaddress.ip_network(host, strict=False), port=port)

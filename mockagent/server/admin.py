@@ -90,9 +90,10 @@ single cassette); without it, every agent in mount order. Each item names its `a
 Errors: {"error": {"code": 400|404|405|409|422, "message": text}} with that status.
 
 Before any of this, `mockagent.server.guard` refuses (403, in the same shape) a Host that is not
-this server's (DNS rebinding), a foreign Origin and a POST body a web page could send (text/plain,
-form, multipart, or no Content-Type); with an admin token, a request without
-`Authorization: Bearer TOKEN` gets 401.
+this server's (DNS rebinding), a foreign Origin, a request the browser marks
+`Sec-Fetch-Site: cross-site` and a POST body a web page could send (text/plain, form, multipart,
+or no Content-Type); with an admin token, a request without `Authorization: Bearer TOKEN` gets
+401. The inspector page is sent with a Content-Security-Policy that allows its own style only.
 """
 
 from __future__ import annotations
@@ -262,7 +263,11 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
         if path == "":  # the inspector page, for a browser
             if request.method in ("GET", "HEAD"):
                 page = inspector.render(mounts, request.host_url.rstrip("/"))
-                return Response(page, mimetype="text/html", content_type="text/html; charset=utf-8")
+                return Response(
+                    page,
+                    content_type="text/html; charset=utf-8",
+                    headers=inspector.page_headers(page),
+                )
             response = _error(405, f"{request.method} {PREFIX}/: use GET")
             response.headers["Allow"] = "GET"
             return response

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, request
+from werkzeug.exceptions import BadHost, HTTPException, MethodNotAllowed
 
 from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent, rest, v0_3_rest
@@ -36,7 +39,14 @@ from mockagent.errors import (
 from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin import register_admin
 from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout
-from mockagent.server.guard import Access, Refusal, admin_refusal, agent_refusal
+from mockagent.server.guard import (
+    Access,
+    Refusal,
+    admin_refusal,
+    agent_refusal,
+    allow_host_problem,
+    serves_loopback,
+)
 from mockagent.server.wsgi import (
     StartResponse,
     TooLarge,
@@ -52,7 +62,10 @@ from mockagent.server.wsgi import (
     respond,
     seen_of,
 )
+from mockagent.vocabulary import HTTP_METHODS
 
+ACCESS = "mockagent.access"
+"""The app's `guard.Access` in `app.extensions` (`served_on` updates it)."""
 MAX_BODY = 4 * 1024 * 1024
 """Default limit of a request body in bytes; a larger body is answered 413 in the protocol's
 shape."""
@@ -176,10 +189,12 @@ def refused_in_shape(
     admin: bool,
     exc: ProtocolError,
     status: int,
+    request_id: Any = None,
 ) -> HttpResponse:
     """HTTP `status` with `exc` in the shape of the protocol served at `full_path`: the admin
-    API's error, a JSON-RPC error, an Agentex or a `google.rpc.Status` body. A refused
-    Content-Type keeps the HTTP+JSON binding's own 415 there (the A2A TCK checks it)."""
+    API's error, a JSON-RPC error (with `request_id`), an Agentex or a `google.rpc.Status` body.
+    A refused Content-Type keeps the HTTP+JSON binding's own 415 there (the A2A TCK checks
+    it)."""
     if admin and (full_path == ADMIN_PREFIX or full_path.startswith(ADMIN_PREFIX + "/")):
         return HttpResponse.json({"error": {"code": status, "message": exc.message}}, status)
     rest_status = 415 if isinstance(exc, ContentTypeNotSupported) else status
@@ -190,11 +205,11 @@ def refused_in_shape(
     name, sub = found
     if mounts.agents[name].cassette.protocol == "agentex":
         if method == "POST" and any(pattern.match(sub) for pattern in RPC_ROUTES):
-            return HttpResponse.json(rpc_error(exc, None), status)
+            return HttpResponse.json(rpc_error(exc, request_id), status)
         exc.http_status = status
         return platform_error(exc)
     if sub in ("", "/") and method == "POST":
-        return HttpResponse.json(jsonrpc_error(exc, None), status)
+        return HttpResponse.json(jsonrpc_error(exc, request_id), status)
     exc.http_status = rest_status
     try:
         found_route = rest.route(HttpRequest(method=method, path=sub, base_url="", headers=headers))
@@ -221,18 +236,51 @@ def body_refused(
 
 
 def guard_refused(
-    mounts: Mounts, environ: dict[str, Any], admin: bool, refusal: Refusal
+    mounts: Mounts,
+    environ: dict[str, Any],
+    admin: bool,
+    refusal: Refusal,
+    request_id: Any = None,
 ) -> HttpResponse:
     """The guard's refusal (`mockagent.server.guard`) in the protocol's shape: a refused
     Content-Type is ContentTypeNotSupported, a refused Host, Origin or token InvalidRequest;
-    a 401 says `WWW-Authenticate: Bearer`."""
+    a 401 says `WWW-Authenticate: Bearer`; a JSON-RPC error carries `request_id`."""
     kind = ContentTypeNotSupported if refusal.reason == "content-type" else InvalidRequest
     path, method = path_of(environ), environ["REQUEST_METHOD"]
     exc = kind(refusal.message, http_status=refusal.status)
-    answer = refused_in_shape(mounts, path, method, headers_of(environ), admin, exc, refusal.status)
+    headers = headers_of(environ)
+    answer = refused_in_shape(mounts, path, method, headers, admin, exc, refusal.status, request_id)
     if refusal.status == 401:
         answer.headers["WWW-Authenticate"] = 'Bearer realm="mockagent"'
     return answer
+
+
+def request_id_of(body: bytes | HttpResponse) -> Any:
+    """The `id` of a JSON-RPC request body (a string or a number), else None: a refusal of a
+    body whose type was wrong still answers the request it names."""
+    try:
+        parsed = json.loads(body) if isinstance(body, bytes) else None
+    except ValueError:
+        return None
+    found = parsed.get("id") if isinstance(parsed, dict) else None
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+
+
+def admin_http_error(exc: HTTPException) -> Response:
+    """werkzeug's refusal of an admin request (a method it does not know: 405; a malformed Host:
+    400) in the admin API's error shape, with its own status."""
+    code = exc.code or 400
+    what = f"{request.method} {request.path}"
+    if isinstance(exc, MethodNotAllowed):
+        message = f"{what}: method not allowed; the admin API takes {', '.join(HTTP_METHODS)}"
+    elif isinstance(exc, BadHost):
+        message = f"{what}: Host {request.environ.get('HTTP_HOST', '')!r} is not a valid host"
+    else:
+        message = f"{what}: {exc.name}: {exc.description}"
+    answer = HttpResponse.json({"error": {"code": code, "message": message}}, code)
+    if isinstance(exc, MethodNotAllowed):
+        answer.headers["Allow"] = ", ".join(HTTP_METHODS)
+    return flask_response(answer)
 
 
 def create_app(
@@ -247,6 +295,7 @@ def create_app(
     allow_repeats: bool = False,
     allow_hosts: Iterable[str] = (),
     admin_token: str | None = None,
+    served_host: str | None = None,
     webhook_allow: Sequence[str] = (),
     # bounded memory, whatever the run length
     journal_size: int = JOURNAL_SIZE,
@@ -265,7 +314,10 @@ def create_app(
     `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.
     The admin API answers a Host of `allow_hosts` besides loopback names and IP addresses, and
     with `admin_token` only `Authorization: Bearer TOKEN`; no web page reaches it or changes an
-    agent's state (`mockagent.server.guard`).
+    agent's state (`mockagent.server.guard`). `served_host` is the interface the app is served
+    on (`--host`): on a loopback one, agents too answer only those Hosts (no container can call
+    them by a service name there); None (unknown, the default) or another interface: agents answer
+    any Host. `ServerThread` sets it from the interface it listens on (`served_on`).
     Push notifications go to loopback, to what `webhook_allow` names (`*`, addresses, networks
     such as `10.0.0.0/8`, host names, each with an optional `:PORT`; ValueError for a malformed
     one) and to what a cassette's `webhooks.allow` names.
@@ -276,6 +328,10 @@ def create_app(
     408 in the protocol's shape, and the connection closed (`mockagent.server.deadline`).
     """
     WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
+    allow_hosts = tuple(allow_hosts)
+    for name in allow_hosts:  # a URL or a name with a port would never match a Host
+        if name.strip() and (problem := allow_host_problem(name)) is not None:
+            raise ValueError(f"allow_hosts: {problem}")
     mounts = Mounts(
         source,
         pace=pace,
@@ -297,6 +353,8 @@ def create_app(
     def crashed(
         exc: Exception,
     ) -> Response:  # a bug of ours: say so in protocol terms, no traceback
+        if isinstance(exc, HTTPException):  # werkzeug's answer to the client's fault: its status
+            return admin_http_error(exc)
         log.exception("mockagent failed on %s %s", request.method, request.path)
         return flask_response(
             error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))
@@ -348,17 +406,30 @@ def create_app(
 
     agents, flask_app = guarded(handle), app.wsgi_app
 
-    access = Access.of(allow_hosts, admin_token)
+    loopback = served_host is not None and serves_loopback(served_host)
+    app.extensions[ACCESS] = Access.of(allow_hosts, admin_token, agent_hosts=loopback)
 
     def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         is_admin = admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"))
-        seen = seen_of(environ)
+        seen, access = seen_of(environ), app.extensions[ACCESS]
         refusal = admin_refusal(seen, access) if is_admin else agent_refusal(seen, access)
         if refusal is not None:
-            answer = guard_refused(mounts, environ, admin, refusal)
+            # A Content-Type refused on a JSON-RPC call: answer with the id its body names.
+            wrong_type = refusal.reason == "content-type" and not is_admin
+            request_id = request_id_of(body_of(environ)) if wrong_type else None
+            answer = guard_refused(mounts, environ, admin, refusal, request_id)
             return respond(answer, start_response, seen.method)
         return (admin_api if is_admin else agents)(environ, start_response)
 
     app.wsgi_app = wsgi  # type: ignore[method-assign]
     return app
+
+
+def served_on(app: Flask, host: str) -> None:
+    """Tell an app of `create_app` the interface it is served on (`--host`): on a loopback one,
+    its agents answer only the Hosts the admin API does. No-op for another app (a recording
+    proxy's)."""
+    access = app.extensions.get(ACCESS)
+    if isinstance(access, Access):
+        app.extensions[ACCESS] = replace(access, agent_hosts=serves_loopback(host))

@@ -10,17 +10,28 @@ So the control plane (the admin API and the inspector under `/_mockagent/`) answ
 `Host` that names this server (a loopback name, an IP address, which no rebinding can carry, or a
 name given with `--allow-host`), only an `Origin` that is this server, a loopback one or an
 allowed host, only a POST whose body is of a type a page cannot send without a preflight (which
-mockagent never grants), and, with `--admin-token`, only `Authorization: Bearer TOKEN`. An agent
-answers any Host (clients in containers call it by a service name), and every read; a call that
-can change state (any method but GET, HEAD and OPTIONS) is held to the same Origin and
+mockagent never grants), and, with `--admin-token`, only `Authorization: Bearer TOKEN`.
+
+An agent served on a loopback interface (`--host` 127.0.0.1, ::1 or localhost: the default, and
+the pytest fixture's) answers the same Hosts, since no container can call it by a service name
+there: its task lists and push-notification configs are not for a rebound page to read. Served
+on another interface, it answers any Host (clients in containers call it by a service name). A
+call that can change state (any method but GET, HEAD and OPTIONS) is held to the same Origin and
 Content-Type rules. Browsers send `Origin` with every POST, so a POST without a body and
 without a Content-Type (a reset, a2a-sdk's subscribe) stays open to clients that send neither.
+
+Some GETs change state too (a GetTask advances a task polled forward, a subscription counts), and
+task ids are predictable, so an `<img src>` on any page could move a task. Browsers say where a
+request comes from in `Sec-Fetch-Site`; SDKs, curl and test clients never send it. So no request
+marked `cross-site` is answered, unless its Origin is one the rules above take (a page on
+loopback or on an allowed host) or `--allow-host '*'` allows everyone.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -30,21 +41,30 @@ READS = frozenset({"GET", "HEAD", "OPTIONS"})
 SIMPLE_TYPES = frozenset({"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"})
 """The Content-Types a web page may POST anywhere without a preflight (the CORS safelist)."""
 DEFAULT_PORTS = {"http": "80", "https": "443"}
+_LABEL = r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?"  # underscores too: container service names have them
+_NAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?$")
 
 
 @dataclass(frozen=True)
 class Access:
     """Who may reach the control plane: `allow_hosts` (lowercased; `*` allows every Host and
-    Origin) and the bearer `admin_token` it requires (None: none)."""
+    Origin) and the bearer `admin_token` it requires (None: none); `agent_hosts`: agents answer
+    only those Hosts too (served on a loopback interface)."""
 
     allow_hosts: frozenset[str] = frozenset()
     admin_token: str | None = None
+    agent_hosts: bool = False
 
     @classmethod
-    def of(cls, allow_hosts: Iterable[str] = (), admin_token: str | None = None) -> Access:
+    def of(
+        cls,
+        allow_hosts: Iterable[str] = (),
+        admin_token: str | None = None,
+        agent_hosts: bool = False,
+    ) -> Access:
         """The settings from `--allow-host` names (with or without a port) and the token."""
         names = frozenset(hostname(name) for name in allow_hosts if name.strip())
-        return cls(names, admin_token or None)
+        return cls(names, admin_token or None, agent_hosts)
 
 
 @dataclass(frozen=True)
@@ -57,12 +77,13 @@ class Seen:
     content_type: str | None = None
     has_body: bool = False
     authorization: str | None = None
+    fetch_site: str | None = None  # Sec-Fetch-Site: what a browser says of the request's origin
 
 
 @dataclass(frozen=True)
 class Refusal:
     """Why a request is refused: `status` (401 or 403), `reason` (`host`, `token`, `origin`,
-    `content-type`) and a message naming what was refused and how to allow it."""
+    `cross-site`, `content-type`) and a message naming what was refused and how to allow it."""
 
     status: int
     reason: str
@@ -81,12 +102,37 @@ def hostname(authority: str) -> str:
     return value.rstrip(".")
 
 
+def allow_host_problem(text: str) -> str | None:
+    """Why `text` cannot be an `--allow-host` value (None: it can): that is `*`, a host name or
+    an IP address (IPv6 bare or in brackets), with no scheme, path or port, since a Host is
+    compared by name whatever its port (as Vite's allowedHosts)."""
+    value = text.strip()
+    if value == ANY_HOST or _NAME.match(value.lower()) or _is_ip(value.strip("[]")):
+        return None
+    if "://" in value or "/" in value:
+        host = urlsplit(value if "://" in value else "//" + value).hostname
+        return f"{text!r} is a URL: give its host name only, such as {host or 'myapp.test'!r}"
+    name, colon, port = value.rpartition(":")
+    if colon and port.isdigit() and (_NAME.match(name.lower()) or _is_ip(name.strip("[]"))):
+        return (
+            f"{text!r} has a port: give the host name only ({name!r}); the Host is compared by "
+            "name, whatever its port"
+        )
+    return f"{text!r} is not a host name, an IP address or '*'"
+
+
 def _is_ip(name: str) -> bool:
     try:
         ipaddress.ip_address(name)
     except ValueError:
         return False
     return True
+
+
+def serves_loopback(interface: str) -> bool:
+    """Whether a server listening on `interface` (`--host`: a name or an address, bracketed or
+    not) is reachable from this machine only."""
+    return bool(interface.strip()) and is_loopback(hostname(interface))
 
 
 def is_loopback(name: str) -> bool:
@@ -166,16 +212,21 @@ def _port(host: str, default: str) -> str:
 def type_refusal(seen: Seen, wanted: str) -> Refusal | None:
     """A POST a web page could send without a preflight: a body of a CORS-safelisted type, or a
     body with no Content-Type. `wanted` names the types to send instead."""
-    if seen.method != "POST":
+    if seen.method.upper() != "POST":  # Flask upper-cases `post`: the guard must too
         return None  # other methods with a body need a preflight, which mockagent never grants
     media = (seen.content_type or "").split(";")[0].strip().lower()
     if media in SIMPLE_TYPES:
-        return Refusal(
-            403,
-            "content-type",
+        # Without an Origin it is no page's request: most likely `curl -d`, which sends a form
+        # type unless told otherwise; say what to send, not that it came from another site.
+        plain = wanted.removeprefix("Content-Type: ")
+        message = (
             f"cross-origin request refused: Content-Type {media} is one any web page can send; "
-            f"send {wanted}",
+            f"send {wanted}"
+            if seen.origin is not None
+            else f"request refused: the Content-Type must be {plain}, not {media} (any web page "
+            "can send that; with curl -d, add -H 'Content-Type: application/json')"
         )
+        return Refusal(403, "content-type", message)
     if not media and seen.has_body:
         return Refusal(
             403,
@@ -203,20 +254,43 @@ def token_refusal(authorization: str | None, access: Access) -> Refusal | None:
     )
 
 
+def site_refusal(seen: Seen, access: Access) -> Refusal | None:
+    """A request the browser marks `Sec-Fetch-Site: cross-site` (a page on another site sent
+    it: an image, a link, a form), unless its Origin is one the control plane takes or every
+    host is allowed. Even a GET: some change state (a poll advances a task)."""
+    if (seen.fetch_site or "").strip().lower() != "cross-site" or ANY_HOST in access.allow_hosts:
+        return None
+    if seen.origin is not None and origin_refusal(seen.origin, seen.host, access) is None:
+        return None  # a page on loopback or on an allowed host (its fetch sends its Origin)
+    return Refusal(
+        403,
+        "cross-site",
+        "cross-site request refused: the browser sent it for a page on another site "
+        "(Sec-Fetch-Site: cross-site); call mockagent from a page on this server, on loopback "
+        "or on a host given with --allow-host",
+    )
+
+
 def admin_refusal(seen: Seen, access: Access) -> Refusal | None:
     """Why the control plane does not answer `seen` (None: it answers)."""
     return (
         host_refusal(seen.host, access)
         or token_refusal(seen.authorization, access)
+        or site_refusal(seen, access)
         or origin_refusal(seen.origin, seen.host, access)
         or type_refusal(seen, "Content-Type: application/json (or application/yaml)")
     )
 
 
 def agent_refusal(seen: Seen, access: Access) -> Refusal | None:
-    """Why an agent does not take `seen` (None: it does): reads are open to all."""
-    if seen.method in READS:
-        return None
+    """Why an agent does not take `seen` (None: it does): a Host not this server's when it
+    serves loopback only (`access.agent_hosts`), a page on another site; past those, reads are
+    open to all."""
+    refused = (host_refusal(seen.host, access) if access.agent_hosts else None) or site_refusal(
+        seen, access
+    )
+    if refused is not None or seen.method.upper() in READS:
+        return refused
     return origin_refusal(seen.origin, seen.host, access) or type_refusal(
         seen, "Content-Type: application/json"
     )

@@ -22,7 +22,10 @@ many older calls the journal itself dropped (`--journal-size`).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from flask import render_template
@@ -177,6 +180,32 @@ def context(mounts: Mounts, base_url: str) -> dict[str, Any]:
         "calls_hidden": kept - len(calls),
         "dropped": control.dropped_calls(mounts),
         "journal_size": max(sizes, default=0),
+    }
+
+
+_STYLE = re.compile(r"<style>(.*?)</style>", re.DOTALL)
+
+
+def page_headers(page: str) -> dict[str, str]:
+    """The page's security headers: a Content-Security-Policy that allows its own inline style
+    (by hash) and nothing else (no script, no frame, no form, no other origin's content), no
+    framing by another page (clickjacking), no type sniffing and no Referer leaving it."""
+    styles = (
+        " ".join(
+            "'sha256-" + base64.b64encode(hashlib.sha256(css.encode()).digest()).decode() + "'"
+            for css in _STYLE.findall(page)
+        )
+        or "'none'"
+    )
+    policy = (
+        f"default-src 'none'; style-src {styles}; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return {
+        "Content-Security-Policy": policy,
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
     }
 
 

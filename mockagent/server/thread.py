@@ -21,7 +21,7 @@ from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
-from mockagent.server.app import Mounts, create_app
+from mockagent.server.app import Mounts, create_app, served_on
 from mockagent.vocabulary import CARD_PATH
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ class ServerThread:
         self, app: Flask, host: str = "127.0.0.1", port: int = 0, grpc_port: int | None = None
     ) -> None:
         self.app = app
+        served_on(app, host)  # on loopback, agents answer only loopback and allowed Hosts
         self._server = _Server(host, port, app)
         self.host = host
         self.port = self._server.port

@@ -100,12 +100,13 @@ def seen_of(environ: dict[str, Any]) -> Seen:
     """What the guard (`mockagent.server.guard`) reads of a request."""
     length = environ.get("CONTENT_LENGTH") or "0"
     return Seen(
-        method=environ.get("REQUEST_METHOD", "GET"),
+        method=environ.get("REQUEST_METHOD", "GET").upper(),  # Flask upper-cases it too
         host=environ.get("HTTP_HOST"),
         origin=environ.get("HTTP_ORIGIN"),
         content_type=environ.get("CONTENT_TYPE") or None,
         has_body=length.strip() not in ("", "0") or bool(environ.get("HTTP_TRANSFER_ENCODING")),
         authorization=environ.get("HTTP_AUTHORIZATION"),
+        fetch_site=environ.get("HTTP_SEC_FETCH_SITE"),
     )
 
 

@@ -5,6 +5,9 @@ against servers on 127.0.0.1 port 0; non-browser clients keep working."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import http.client
 import json
 import os
 import re
@@ -17,8 +20,12 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from mockagent.cli import main
 from mockagent.cli_serve import access_options
+from mockagent.server.app import create_app
+from mockagent.server.guard import allow_host_problem
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.agentex import PLATFORM
 from tests.helpers.cassette_text import cassette
@@ -135,7 +142,7 @@ def test_clients_that_are_not_web_pages_work_as_before(server: ServerThread) -> 
     assert HTTP.get(server.url + "/_mockagent/", headers={"Host": "localhost:1"}).status_code == 200
 
 
-def test_a_rebound_host_reads_no_journal_while_agents_answer_it(server: ServerThread) -> None:
+def test_a_rebound_host_reads_no_journal(server: ServerThread) -> None:
     said(server)
     foreign = {"Host": "attacker.example"}
     refused = HTTP.get(server.url + "/_mockagent/calls", headers=foreign)
@@ -146,14 +153,48 @@ def test_a_rebound_host_reads_no_journal_while_agents_answer_it(server: ServerTh
         "DNS rebinding); start mockagent with --allow-host attacker.example to allow it"
     )
     assert HTTP.get(server.url + "/_mockagent/", headers=foreign).status_code == 403
-    answer = HTTP.post(server.url + "/", json=send_body(), headers={**V1, **foreign})
-    assert answer.json()["result"]["message"]["parts"][0]["text"] == "Yes."
-    card = HTTP.get(
-        server.url + "/.well-known/agent-card.json", headers={**foreign, "Origin": EVIL}
-    )
-    assert card.status_code == 200 and card.json()["name"] == "tester"
     for host in ("localhost:9", "127.0.0.1", "[::1]:8000", f"127.0.0.1:{server.port}"):
         assert HTTP.get(server.url + "/_mockagent/calls", headers={"Host": host}).status_code == 200
+
+
+def test_agents_on_loopback_answer_no_rebound_host(server: ServerThread) -> None:
+    """A loopback bind (the default, and the pytest fixture's): no container calls it by a
+    service name, so its agents refuse a rebound Host in each binding's shape."""
+    foreign = {**V1, "Host": "attacker.example"}
+    rpc = HTTP.post(server.url + "/", json=send_body(), headers=foreign)
+    assert rpc.status_code == 403 and rpc.json()["error"]["code"] == -32600
+    assert "Host attacker.example" in rpc.json()["error"]["message"]
+    for path in ("/tasks", "/tasks/t/pushNotificationConfigs", "/.well-known/agent-card.json"):
+        rest = HTTP.get(server.url + path, headers=foreign)
+        assert rest.status_code == 403, path
+        assert rest.json()["error"]["status"] == "PERMISSION_DENIED"
+    assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+    for host in ("localhost", "127.0.0.1", "[::1]"):  # http://localhost:PORT and the like
+        authority = f"{host}:{server.port}"
+        card = HTTP.get(server.url + "/.well-known/agent-card.json", headers={"Host": authority})
+        assert card.status_code == 200, host
+        assert card.json()["supportedInterfaces"][0]["url"] == f"http://{authority}"
+    assert HTTP.get(f"http://localhost:{server.port}/.well-known/agent-card.json").is_success
+    assert said(server) == "Yes."
+
+
+def test_agentex_on_loopback_answers_no_rebound_host(tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    with serve_in_thread(path) as server:
+        refused = HTTP.get(server.url + "/agents", headers={"Host": "attacker.example"})
+        assert refused.status_code == 403 and refused.json()["code"] == 403
+        assert "Host attacker.example" in refused.json()["message"]
+
+
+def test_agents_on_another_interface_answer_any_host(answers: Path) -> None:
+    with serve_in_thread(answers, host="0.0.0.0") as server:  # a container's bind
+        url = f"http://127.0.0.1:{server.port}"
+        foreign = {**V1, "Host": "agent-service:8000", "Origin": EVIL}
+        answer = HTTP.post(url + "/", json=send_body(), headers={**V1, "Host": "agent-service"})
+        assert answer.json()["result"]["message"]["parts"][0]["text"] == "Yes."
+        card = HTTP.get(url + "/.well-known/agent-card.json", headers=foreign)
+        assert card.status_code == 200 and card.json()["name"] == "tester"
 
 
 def test_allow_host_names_a_host_and_its_origin(answers: Path) -> None:
@@ -227,7 +268,7 @@ def test_agentex_rpc_refuses_a_web_pages_post(tmp_path: Path) -> None:
         url = server.url + "/agents/name/echo-bot/rpc"
         refused = HTTP.post(url, content=json.dumps(body), headers={"Content-Type": "text/plain"})
         assert refused.status_code == 403
-        assert "Content-Type text/plain" in refused.json()["error"]["message"]
+        assert "not text/plain" in refused.json()["error"]["message"]
         evil = HTTP.post(url, json=body, headers={"Origin": EVIL})
         assert evil.status_code == 403 and "Origin" in evil.json()["error"]["message"]
         assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
@@ -252,6 +293,9 @@ def test_serve_takes_the_token_from_the_environment_and_allowed_hosts(answers: P
         assert HTTP.get(calls, headers=token).status_code == 200
         assert HTTP.get(calls, headers={**token, "Host": "mock.test"}).status_code == 200
         assert HTTP.get(calls, headers={**token, "Host": "x.test"}).status_code == 403
+        card = ready.group(1) + "/.well-known/agent-card.json"  # granian's workers, loopback
+        assert HTTP.get(card, headers={"Host": "x.test"}).status_code == 403
+        assert HTTP.get(card, headers={"Host": "mock.test"}).status_code == 200
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -265,3 +309,173 @@ def test_a_network_bind_without_a_token_warns(capsys: pytest.CaptureFixture[str]
     access_options("127.0.0.1", (), None, admin=True)
     access_options("0.0.0.0", (), None, admin=False)
     assert capsys.readouterr().err == ""
+
+
+def test_a_lower_case_post_resets_nothing(server: ServerThread) -> None:
+    said(server)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:  # http.client sends the method as given (httpx would upper-case it)
+        conn.request(
+            "post", "/_mockagent/reset", body=b"{}", headers={"Content-Type": "text/plain"}
+        )
+        refused = conn.getresponse()
+        assert refused.status == 403, refused.read()
+    finally:
+        conn.close()
+    assert len(HTTP.get(server.url + "/_mockagent/calls").json()["calls"]) == 1
+
+
+KIT_RUNNER = Path(__file__).parents[2] / "cassettes" / "kit" / "test-runner.yaml"
+CROSS_SITE = {"Sec-Fetch-Site": "cross-site"}
+
+
+def test_a_cross_site_get_moves_no_task(tmp_path: Path) -> None:
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Run the suite"}]}
+    body = {"message": message, "configuration": {"returnImmediately": True}}
+    with serve_in_thread(KIT_RUNNER) as server:
+        task = HTTP.post(server.url + "/message:send", json=body, headers=V1).json()["task"]
+        assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+        url = f"{server.url}/tasks/{task['id']}"
+        for _ in range(3):  # an <img src> on any page, reloaded
+            refused = HTTP.get(url, headers={**V1, **CROSS_SITE})
+            assert refused.status_code == 403
+            error = refused.json()["error"]
+            assert error["status"] == "PERMISSION_DENIED" and "cross-site" in error["message"]
+        rpc = HTTP.get(server.url + "/", headers=CROSS_SITE)
+        assert rpc.status_code == 403
+        polled = HTTP.get(url, headers={**V1, "Sec-Fetch-Site": "same-origin"}).json()
+        assert polled["status"]["state"] == "TASK_STATE_WORKING"  # the first poll's step
+        calls = HTTP.get(server.url + "/_mockagent/calls", headers=CROSS_SITE)
+        assert calls.status_code == 403
+        local = {**CROSS_SITE, "Origin": "http://localhost:5173"}  # a local app's fetch()
+        assert HTTP.get(url, headers={**V1, **local}).status_code == 200
+        for site in ("none", "same-site", "same-origin"):  # typed in, or this server's page
+            assert HTTP.get(url, headers={**V1, "Sec-Fetch-Site": site}).status_code == 200
+
+
+def test_agentex_refuses_a_cross_site_poll(tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(PLATFORM)
+    with serve_in_thread(path) as server:
+        for url in ("/tasks/any", "/messages?task_id=any", "/agents"):
+            refused = HTTP.get(server.url + url, headers=CROSS_SITE)
+            assert refused.status_code == 403, url
+            assert "cross-site" in refused.json()["message"] and refused.json()["code"] == 403
+        assert HTTP.get(server.url + "/agents").status_code == 200
+        assert HTTP.get(server.url + "/_mockagent/calls").json()["calls"] == []
+
+
+def raw_request(server: ServerThread, method: str, path: str, host: str | None = None) -> Any:
+    """(status, headers, JSON body) of a request as sent (http.client keeps its method and Host)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.putrequest(method, path, skip_host=host is not None)
+        if host is not None:
+            conn.putheader("Host", host)
+        conn.endheaders()
+        answer = conn.getresponse()
+        return answer.status, answer.headers, json.loads(answer.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("method", ["FOO", "PROPFIND", "TRACE"])
+@pytest.mark.parametrize("path", ["/_mockagent/calls", "/_mockagent"])
+def test_an_unknown_method_on_the_admin_api_is_a_405(
+    server: ServerThread, method: str, path: str
+) -> None:
+    status, headers, body = raw_request(server, method, path)
+    assert status == 405 and body["error"]["code"] == 405
+    assert body["error"]["message"].startswith(f"{method} {path}: method not allowed")
+    assert "GET" in headers["Allow"]
+
+
+@pytest.mark.parametrize("host", ["localhost..", "127.0.0.1.."])
+def test_a_malformed_host_on_the_admin_api_is_a_400(server: ServerThread, host: str) -> None:
+    status, _, body = raw_request(server, "GET", "/_mockagent/calls", host=host)
+    assert status == 400 and body["error"]["code"] == 400
+    assert repr(host) in body["error"]["message"]
+
+
+def test_an_unknown_method_on_an_agent_is_a_405_not_not_found(server: ServerThread) -> None:
+    status, _, body = raw_request(server, "FOO", "/message:send")
+    assert status == 405 and body["error"]["status"] == "UNIMPLEMENTED"
+    assert body["error"]["details"][0]["reason"] == "METHOD_NOT_FOUND"
+
+
+def test_curl_d_without_a_content_type_is_told_what_to_send(server: ServerThread) -> None:
+    form = {**V1, "Content-Type": "application/x-www-form-urlencoded"}  # what curl -d sends
+    body = {**send_body(), "id": "call-7"}
+    refused = HTTP.post(server.url + "/", content=json.dumps(body), headers=form)
+    assert refused.status_code == 403
+    answer = refused.json()
+    assert answer["id"] == "call-7"  # the request it refuses, by the id its body names
+    message = answer["error"]["message"]
+    assert "cross-origin" not in message
+    assert message.startswith("request refused: the Content-Type must be application/json")
+    admin = HTTP.post(server.url + "/_mockagent/reset", content=b"{}", headers=form)
+    assert "cross-origin" not in admin.json()["error"]["message"]
+    page = HTTP.post(server.url + "/", content=b"[", headers={**form, "Origin": EVIL})
+    assert page.json()["id"] is None and "cross-origin" in page.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--allow-host", "http://myapp.test:3000", "is a URL: give its host name only"),
+        ("--allow-host", "myapp.test:3000", "has a port: give the host name only"),
+        ("--allow-host", "my app", "is not a host name, an IP address or '*'"),
+        ("--webhook-allow", "http://x", "is a URL: give its host (and :PORT), such as 'x'"),
+        ("--admin-token", "", "the token is empty"),
+        ("--admin-token", " ", "the token is empty"),
+    ],
+)
+def test_serve_refuses_a_value_that_would_never_match(
+    answers: Path, option: str, value: str, said: str
+) -> None:
+    result = CliRunner().invoke(main, ["serve", str(answers), "--port", "0", option, value])
+    assert result.exit_code == 2
+    assert f"Invalid value for {option}" in result.output and said in result.output
+
+
+def test_allow_host_takes_names_addresses_and_the_wildcard() -> None:
+    for name in ("myapp.test", "my_service", "10.0.0.5", "::1", "[::1]", "*", "host.test."):
+        assert allow_host_problem(name) is None, name
+    with pytest.raises(ValueError, match="allow_hosts: 'http://x.test' is a URL"):
+        create_app(KIT_RUNNER, allow_hosts=["http://x.test"])
+
+
+def test_the_token_help_says_how_a_browser_views_the_inspector() -> None:
+    help_text = " ".join(CliRunner().invoke(main, ["serve", "--help"]).output.split())
+    assert "A browser cannot send it" in help_text and "SSH tunnel" in help_text
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "the inspector page answers a browser\n401" in readme
+
+
+def test_the_inspector_page_allows_only_its_own_style(server: ServerThread) -> None:
+    page = HTTP.get(server.url + "/_mockagent/")
+    assert page.status_code == 200
+    policy = dict(
+        part.strip().split(" ", 1) for part in page.headers["Content-Security-Policy"].split(";")
+    )
+    assert policy["default-src"] == "'none'" and policy["frame-ancestors"] == "'none'"
+    assert "script-src" not in policy and "<script" not in page.text
+    css = re.search(r"<style>(.*?)</style>", page.text, re.DOTALL)
+    assert css is not None
+    digest = base64.b64encode(hashlib.sha256(css.group(1).encode()).digest()).decode()
+    assert policy["style-src"] == f"'sha256-{digest}'"  # the page's style, and only it
+    assert page.headers["X-Frame-Options"] == "DENY"
+    assert page.headers["X-Content-Type-Options"] == "nosniff"
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_the_card_varies_by_host(server: ServerThread) -> None:
+    card = HTTP.get(server.url + "/.well-known/agent-card.json", headers={"Host": "localhost:1"})
+    assert card.headers["Cache-Control"].startswith("public")
+    assert card.headers["Vary"] == "Host"  # its interface URLs are built from the Host
+    assert card.json()["supportedInterfaces"][0]["url"] == "http://localhost:1"
+    again = HTTP.get(
+        server.url + "/.well-known/agent-card.json",
+        headers={"If-None-Match": card.headers["ETag"], "Host": "localhost:1"},
+    )
+    assert again.status_code == 304 and again.headers["Vary"] == "Host"

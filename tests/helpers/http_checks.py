@@ -26,7 +26,7 @@ def check_expect_100_continue(host: str, port: int) -> None:
     )
     with socket.create_connection((host, port), timeout=10) as sock:
         sock.sendall(
-            f"POST /test-runner/ HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n"
+            f"POST /test-runner/ HTTP/1.1\r\nHost: {host}:{port}\r\nA2A-Version: 1.0\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
             "Expect: 100-continue\r\n\r\n".encode()
         )

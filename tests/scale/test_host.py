@@ -119,8 +119,8 @@ def test_keep_alive_answers_several_calls_on_one_connection(server: Served) -> N
 
 def test_head_has_the_headers_and_no_body(server: Served) -> None:
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-        sock.sendall(b"HEAD /deployer/.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
-        sock.sendall(b"GET /deployer/.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.sendall(b"HEAD /deployer/.well-known/agent-card.json HTTP/1.1\r\nHost: [::1]\r\n\r\n")
+        sock.sendall(b"GET /deployer/.well-known/agent-card.json HTTP/1.1\r\nHost: [::1]\r\n\r\n")
         reader = sock.makefile("rb")
         head = http.client.HTTPResponse(sock, method="HEAD")
         head.fp = reader

@@ -54,6 +54,7 @@ def test_the_password_from_a_store_file_is_in_no_argv(tmp_path: Path) -> None:
     redis_server, url = start_redis(password=PASSWORD)
     store_file = tmp_path / "store-url"
     store_file.write_text(f"{url}/0\n")
+    store_file.chmod(0o600)  # a file only its owner reads (else serve warns)
     server = subprocess.Popen(
         [sys.executable, "-m", "mockagent.cli", "serve", str(KIT), "--port", "0"]
         + ["--workers", "2", "--store-file", str(store_file)],

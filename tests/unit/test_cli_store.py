@@ -42,9 +42,25 @@ def test_the_store_url_comes_from_the_environment_without_a_warning():
 def test_the_store_url_comes_from_the_first_line_of_a_file(tmp_path: Path):
     store = tmp_path / "store-url"
     store.write_text(f"  {DEAD}  \nanything after the first line is not read\n")
+    store.chmod(0o600)  # only its owner can read it: no warning
     code, _, err = serve("--workers", "2", "--store-file", str(store))
     assert code == 1 and "cannot use the store at redis://***@127.0.0.1:1/0" in err
     assert "warning" not in err and "hunter2" not in err
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o606])
+def test_a_store_file_others_can_read_is_warned_about(tmp_path: Path, mode: int):
+    store = tmp_path / "store-url"
+    store.write_text(DEAD + "\n")
+    store.chmod(mode)
+    code, _, err = serve("--store-file", str(store))
+    assert code == 1  # a warning, not an error: the store is still used (and does not answer)
+    warning = err.splitlines()[0]
+    assert warning == (
+        f"mockagent: warning: --store-file {store} has mode {mode:04o}: its group or other users "
+        f"can read or change the store URL (and its password); run chmod 600 {store}"
+    )
+    assert "hunter2" not in err
 
 
 def test_the_store_file_wins_over_the_environment(tmp_path: Path):

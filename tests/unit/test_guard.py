@@ -102,3 +102,30 @@ def test_the_token_is_a_bearer_token() -> None:
         assert admin_refusal(Seen("GET", authorization=given), access) is not None
     assert admin_refusal(Seen("GET", authorization="bearer  t0ken "), access) is None
     assert Access.of([], "").admin_token is None
+
+
+@pytest.mark.parametrize("method", ["post", "Post", "pOST"])
+def test_a_lower_case_post_is_held_to_the_same_rules(method: str) -> None:
+    seen = Seen(method, host="127.0.0.1", content_type="text/plain", has_body=True)
+    assert admin_refusal(seen, OPEN) is not None
+    assert agent_refusal(seen, OPEN) is not None
+
+
+def test_a_cross_site_request_is_refused_unless_its_origin_is_taken() -> None:
+    page = Seen("GET", host="127.0.0.1:8000", fetch_site="Cross-Site")
+    for refusal in (agent_refusal(page, OPEN), admin_refusal(page, OPEN)):
+        assert refusal is not None and refusal.reason == "cross-site" and refusal.status == 403
+    local = Seen("GET", fetch_site="cross-site", origin="http://localhost:5173")
+    assert agent_refusal(local, OPEN) is None
+    assert agent_refusal(page, Access.of(["*"])) is None
+    for site in ("same-origin", "same-site", "none", None):
+        assert agent_refusal(Seen("GET", fetch_site=site), OPEN) is None
+
+
+def test_agents_on_loopback_answer_only_this_servers_hosts() -> None:
+    loopback = Access.of(["mock.test"], agent_hosts=True)
+    for host in ("localhost:1", "127.0.0.1", "[::1]:8000", "mock.test", "10.0.0.5", None):
+        assert agent_refusal(Seen("GET", host=host), loopback) is None, host
+    refusal = agent_refusal(Seen("GET", host="attacker.example"), loopback)
+    assert refusal is not None and refusal.reason == "host"
+    assert agent_refusal(Seen("GET", host="attacker.example"), OPEN) is None

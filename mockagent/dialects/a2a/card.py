@@ -152,7 +152,8 @@ def card_response(
     grpc: GrpcInterface | None = None,
     signer: CardSigner | None = None,
 ) -> HttpResponse:
-    """GET of the card, with `Cache-Control`, an `ETag` and a `Last-Modified`, answered 304 when
+    """GET of the card, with `Cache-Control`, `Vary: Host`, an `ETag` and a `Last-Modified`,
+    answered 304 when
     `If-None-Match` names the ETag or, without one, `If-Modified-Since` is not before `modified`.
 
     `modified` is where the agent's clock starts: the cassette's `clock.start`, the same on every
@@ -166,6 +167,9 @@ def card_response(
     modified = modified.replace(microsecond=0)  # an HTTP date has whole seconds
     validators = {
         "Cache-Control": CACHE_CONTROL,
+        # The interface URLs are built from the Host the client called: a cache must keep one
+        # card per Host (no X-Forwarded-* header is read).
+        "Vary": "Host",
         "ETag": '"' + hashlib.sha256(response.body).hexdigest()[:20] + '"',
         "Last-Modified": format_datetime(modified.astimezone(UTC), usegmt=True),
     }

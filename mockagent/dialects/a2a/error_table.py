@@ -79,6 +79,7 @@ CODE_OF_HTTP = {
     401: "UNAUTHENTICATED",
     403: "PERMISSION_DENIED",
     404: "NOT_FOUND",
+    405: "UNIMPLEMENTED",  # a verb the path does not take (MethodNotFound's row says NOT_FOUND)
     429: "RESOURCE_EXHAUSTED",
     499: "CANCELLED",
     501: "UNIMPLEMENTED",
