@@ -23,7 +23,7 @@ from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.partials import left_behind
 from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
-from mockagent.server.app import MAX_BODY, create_app, flask_response
+from mockagent.server.app import ACCESS, MAX_BODY, create_app, flask_response, request_id_of
 from mockagent.server.deadline import BodyTimeout
 from mockagent.server.guard import Access, Refusal, agent_refusal
 from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body, seen_of
@@ -117,14 +117,19 @@ def create_recording_app(
     proxy = RecordingProxy(Upstream(upstream), session, replay, hooks, webhook_allow)
     app = Flask(__name__)
     app.extensions[RECORDING] = proxy
-    access = Access.of(allow_hosts)
+    # `ServerThread` narrows it to loopback Hosts on a loopback bind (`served_on`), as for serve.
+    app.extensions[ACCESS] = Access.of(allow_hosts)
 
     @app.route("/", defaults={"path": ""}, methods=HTTP_METHODS)
     @app.route("/<path:path>", methods=HTTP_METHODS)
     def forward(path: str) -> Response:
-        refusal = agent_refusal(seen_of(request.environ), access)
-        if refusal is not None:  # before the body is read: nothing reaches the upstream
-            return flask_response(guard_refused("/" + path, request.method, refusal))
+        refusal = agent_refusal(seen_of(request.environ), app.extensions[ACCESS])
+        if refusal is not None:  # nothing reaches the upstream
+            # A Content-Type refused on an RPC call: answer with the id its body names, as serve.
+            named = (
+                _request_id(request.environ, max_body) if refusal.reason == "content-type" else None
+            )
+            return flask_response(guard_refused("/" + path, request.method, refusal, named))
         try:  # as `serve` reads it: never more than max_body + 1 bytes, chunked or not
             body = read_body(request.environ, max_body)
         except TooLarge:
@@ -161,19 +166,31 @@ def body_refused(path: str, method: str, message: str, status: int) -> HttpRespo
     return refused(path, method, InvalidRequest(message, http_status=status), status)
 
 
-def guard_refused(path: str, method: str, refusal: Refusal) -> HttpResponse:
+def guard_refused(path: str, method: str, refusal: Refusal, request_id: Any = None) -> HttpResponse:
     """The guard's refusal in the shape of the call, as `serve` answers it: a refused
-    Content-Type is ContentTypeNotSupported (415 on HTTP+JSON), a foreign Origin InvalidRequest."""
+    Content-Type is ContentTypeNotSupported (415 on HTTP+JSON), a foreign Origin InvalidRequest;
+    an RPC error carries `request_id`."""
     kind = ContentTypeNotSupported if refusal.reason == "content-type" else InvalidRequest
-    return refused(path, method, kind(refusal.message, http_status=refusal.status), refusal.status)
+    exc = kind(refusal.message, http_status=refusal.status)
+    return refused(path, method, exc, refusal.status, request_id)
 
 
-def refused(path: str, method: str, exc: ProtocolError, status: int) -> HttpResponse:
+def _request_id(environ: dict[str, Any], max_body: int) -> Any:
+    """The JSON-RPC id the request's body names, or None (a body it cannot read names none)."""
+    try:
+        return request_id_of(read_body(environ, max_body))
+    except (TooLarge, UnreadableBody, BodyTimeout):
+        return None
+
+
+def refused(
+    path: str, method: str, exc: ProtocolError, status: int, request_id: Any = None
+) -> HttpResponse:
     """HTTP `status` with `exc` in the shape of the call (see `body_refused`)."""
     if method == "POST" and any(pattern.match(path) for pattern in RPC_ROUTES):
-        return HttpResponse.json(rpc_error(exc, None), status)
+        return HttpResponse.json(rpc_error(exc, request_id), status)
     if method == "POST" and path == "/":
-        return HttpResponse.json(jsonrpc_error(exc, None), status)
+        return HttpResponse.json(jsonrpc_error(exc, request_id), status)
     exc.http_status = 415 if isinstance(exc, ContentTypeNotSupported) else status
     return rest.error_response(exc)
 

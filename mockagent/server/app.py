@@ -427,9 +427,9 @@ def create_app(
 
 
 def served_on(app: Flask, host: str) -> None:
-    """Tell an app of `create_app` the interface it is served on (`--host`): on a loopback one,
-    its agents answer only the Hosts the admin API does. No-op for another app (a recording
-    proxy's)."""
+    """Tell an app of `create_app` or a recording proxy's the interface it is served on
+    (`--host`): on a loopback one, its agents answer only the Hosts the admin API does (a rebound
+    page must not read them, nor the upstream through the proxy). No-op for another app."""
     access = app.extensions.get(ACCESS)
     if isinstance(access, Access):
         app.extensions[ACCESS] = replace(access, agent_hosts=serves_loopback(host))

@@ -111,3 +111,18 @@ def test_an_allowed_host_is_no_foreign_origin(tmp_path):
             proxy.stop()
             finish_recording(app)
     assert len(interactions(tmp_path / "rec.yaml")) == 1
+
+
+def test_a_rebound_host_reads_nothing_through_the_proxy_on_loopback(tmp_path):
+    """Before, `GET /tasks` with `Host: attacker.example` was forwarded to the real upstream, so a
+    page that rebound its name to 127.0.0.1 read the agent's tasks through the proxy."""
+    with watched(TEST_RUNNER) as (upstream, _):
+        with recording(upstream.url, tmp_path / "rec.yaml") as rec:
+            rebound = HTTP.get(rec.url + "/tasks", headers={**HEADERS, "host": "attacker.example"})
+            assert rebound.status_code == 403, rebound.text
+            assert "attacker.example" in rebound.text
+            for host in ("localhost", "127.0.0.1"):
+                port = rec.url.rsplit(":", 1)[1]
+                own = HTTP.get(rec.url + "/tasks", headers={**HEADERS, "host": f"{host}:{port}"})
+                assert own.status_code == 200, own.text
+            rec.finish()
