@@ -221,13 +221,16 @@ def test_upstream_urls_stay_on_the_upstream(path: str) -> None:
 
 @pytest.mark.parametrize("target", ["//evil.example/x", "http://evil.example/x"])
 def test_a_request_for_another_host_reaches_the_upstream(tmp_path: Path, target: str) -> None:
+    """The target never sends the proxy elsewhere: a path that looks like a host reaches the
+    upstream; an absolute URI names its own Host (evil.example), which the proxy on loopback
+    refuses (403, as a DNS-rebound page), forwarding nothing."""
     with (
         raw_http_server(b"from the upstream", content_type="text/plain") as (url, seen),
         recording(url, tmp_path / "rec.yaml") as rec,
     ):
         connection = http.client.HTTPConnection("127.0.0.1", rec.proxy.port, timeout=10)
         try:
-            connection.request("GET", target, headers={"Host": "evil.example"})
+            connection.request("GET", target, headers={"Host": f"127.0.0.1:{rec.proxy.port}"})
             response = connection.getresponse()
             body = response.read()
         finally:
@@ -235,5 +238,9 @@ def test_a_request_for_another_host_reaches_the_upstream(tmp_path: Path, target:
         paths = []
         while not seen.empty():
             paths.append(seen.get())
-    assert (response.status, body) == (200, b"from the upstream")
-    assert any(p.endswith("/x") for p in paths if p != CARD), paths
+    if target.startswith("http://"):
+        assert response.status == 403 and b"evil.example" in body, body
+        assert not any(p.endswith("/x") for p in paths), paths
+    else:
+        assert (response.status, body) == (200, b"from the upstream")
+        assert any(p.endswith("/x") for p in paths if p != CARD), paths
