@@ -102,8 +102,9 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     type=click.IntRange(0),
     metavar="N",
-    help="Calls each agent's journal keeps (/_mockagent/calls, the inspector): the last N; it "
-    "says how many older ones it dropped. Use counts stay exact.",
+    help="Calls each agent's journal keeps (/_mockagent/calls, the inspector): the last N, "
+    "within about 64 MB (each call's entry keeps about 64 KB of it, a marker saying what was "
+    "cut); it says how many older ones it dropped. Use counts stay exact.",
 )
 @click.option(
     "--task-cap",

@@ -19,7 +19,7 @@ from mockagent import errors
 from mockagent.engine.clock import Clock
 from mockagent.engine.eviction import TASK_CAP, Eviction
 from mockagent.engine.ids import IdFactory
-from mockagent.engine.journal import JOURNAL_SIZE, Journal
+from mockagent.engine.journal import JOURNAL_BYTES, JOURNAL_SIZE, Journal
 from mockagent.engine.store_url import masked
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
@@ -59,7 +59,7 @@ class TaskStore:
         self._tasks: dict[str, Task] = {}
         self._made = 0  # tasks added since the last reset, evicted ones included
         self._eviction = Eviction(self.task_cap)
-        self.journal = Journal(self.journal_size)
+        self.journal = Journal(self.journal_size, JOURNAL_BYTES)
         self._counts = [0] * self._size
         self.uses: Sequence[int] = self._counts  # read only: a use is counted with `use()`
 

@@ -17,7 +17,8 @@ single cassette); without it, every agent in mount order. Each item names its `a
          {"calls": [{"seq", "agent", "operation", "binding", "interaction": name|null,
                      "matched": bool, "error": kind|null, "faults": [part], "params": {...}}],
           "dropped": count}
-         Each agent's journal keeps its last `--journal-size` calls (10,000 by default);
+         Each agent's journal keeps its last `--journal-size` calls (10,000 by default)
+         within about 64 MB, each call's params cut past about 64 KB with a marker;
          `dropped` counts the older calls no longer listed (use counts stay exact).
          `faults`: each field of the matched interaction's `fault` and what became of it on
          this call, in this order: {"kind": "status", "status": 503}, {"kind": "body",

@@ -15,9 +15,10 @@ Sections, with stable ids for tests and links:
                    interaction it matched or the near-miss report (with the differing paths);
                    a badge per part of the interaction's fault, fired or not (and why not)
 
-The page stays small however long the server runs: it shows the last SHOWN_CALLS calls and the
-last SHOWN_TASKS tasks, each with a note saying how many more the JSON endpoints list, and how
-many older calls the journal itself dropped (`--journal-size`).
+The page stays small however long the server runs: it shows the last SHOWN_CALLS calls (each
+near-miss report cut to SHOWN_TEXT characters) and the last SHOWN_TASKS tasks, each with a note
+saying how many more the JSON endpoints list, and how many older calls the journal itself dropped
+(`--journal-size`, and its byte budget).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 TEMPLATE = "inspector.html"
 SHOWN_CALLS = 500
 SHOWN_TASKS = 200
+SHOWN_TEXT = 4096
+"""How much of one call's near-miss report a row shows, so that the page stays a few MB."""
 
 
 def elapsed(at_ms: float) -> str:
@@ -146,11 +149,19 @@ def _calls(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
                 "interaction": _text(call["interaction"]),
                 "error": call["error"] or "unmatched",
                 "paths": paths,
-                "report": None if report is None else _text(report.get("report")),
+                "report": None if report is None else shown(_text(report.get("report"))),
                 "faults": [_fault(part) for part in call["faults"]],
             }
         )
     return out, len(calls)
+
+
+def shown(text: str) -> str:
+    """At most SHOWN_TEXT characters of `text`, saying how many more there are."""
+    if len(text) <= SHOWN_TEXT:
+        return text
+    more = len(text) - SHOWN_TEXT
+    return f"{text[:SHOWN_TEXT]}… ({more:,} characters more; /_mockagent/near-misses has it all)"
 
 
 def _fault(part: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from mockagent.engine import taskstore
+from mockagent.engine.call import Call
+from mockagent.engine.journal import Journal
 from mockagent.server import inspector
 from mockagent.server.app import create_app
 from mockagent.server.thread import serve_in_thread
@@ -107,7 +110,10 @@ def test_the_inspector_shows_a_bounded_listing_and_what_the_journal_dropped(
         page = client.get("/_mockagent/").get_data(as_text=True)
         journal = page.split('<section id="journal">', 1)[1]
         assert journal.count('<tr class="call') == shown  # not the 510 the journal keeps
-        assert "15 older calls dropped (journal keeps the last 510; --journal-size)." in journal
+        assert (
+            "15 older calls dropped (journal keeps the last 510 within about 64 MB; "
+            "--journal-size)."
+        ) in journal
         assert "10 earlier calls not shown" in journal
         # the latest call is the one shown last
         assert f"<td>{shown + 25}</td>" in journal
@@ -202,3 +208,92 @@ def test_the_inspector_shows_the_last_tasks_with_a_note(cassette: Path) -> None:
         assert tasks.count('<article class="task"') == shown
         assert "5 earlier tasks not shown" in tasks
         assert f'id="task-{ids[-1]}"' in tasks and f'id="task-{ids[4]}"' not in tasks
+
+
+# -- the journal's byte budget: large calls cannot take more than it, counts stay exact ----------
+
+
+def test_a_large_call_is_cut_in_the_journal_with_a_marker_and_still_matched(
+    cassette: Path,
+) -> None:
+    big = "job " + "x" * 300_000  # matched by `startswith: job`, on the whole text
+    for client in app_client(cassette):
+        assert rpc(client, "SendMessage", message(big))["result"]["task"]
+        listed = client.get("/_mockagent/calls").get_json()["calls"]
+        assert listed[0]["interaction"] == "job"
+        text = listed[0]["params"]["message"]["parts"][0]["text"]
+        assert text.startswith("job xxx") and len(text) < 70_000
+        assert text.endswith("more characters cut from the journal]")
+        cut = int(text.rsplit("[", 1)[1].split()[0].replace(",", ""))
+        assert len(text.rsplit("…", 1)[0]) + cut == len(big)  # the marker says what was cut
+        engine = client.application.extensions["mockagent"].agents[""]
+        assert engine.interaction("job").answered == 1
+
+
+def test_a_small_call_is_kept_whole(cassette: Path) -> None:
+    for client in app_client(cassette):
+        params = message("hello")
+        rpc(client, "SendMessage", params)
+        listed = client.get("/_mockagent/calls").get_json()["calls"]
+        assert listed[0]["params"]["message"]["parts"] == params["message"]["parts"]
+
+
+def test_many_items_are_cut_to_a_marker_item() -> None:
+    journal = Journal()
+    parts = [{"text": "a"} for _ in range(20_000)]
+    params = {"message": {"messageId": "m", "parts": parts}}
+    entry = journal.record(Call("SendMessage", params))
+    kept = entry.params["message"]["parts"]
+    assert 100 < len(kept) < 2_000
+    assert kept[-1].startswith("[") and kept[-1].endswith("more items cut from the journal]")
+    assert len(params["message"]["parts"]) == 20_000  # the call itself is untouched
+
+
+def test_the_journal_drops_its_oldest_calls_past_its_byte_budget() -> None:
+    journal = Journal(size=10_000, budget=1_000_000)
+    for _ in range(100):
+        journal.record(Call("SendMessage", message("x" * 60_000)), interaction="hello")
+    # each entry keeps about 64 KB of its call: 15 fit in 1 MB, the older ones are dropped
+    assert 10 <= len(journal.entries) <= 16
+    assert journal.dropped == 100 - len(journal.entries)
+    assert journal.entries[-1].seq == 100
+    assert journal.answered("hello") == 100  # counts stay exact
+
+
+def test_the_newest_call_is_kept_whatever_the_budget() -> None:
+    journal = Journal(size=10, budget=1)
+    journal.record(Call("SendMessage", message("hello")))
+    assert [e.seq for e in journal.entries] == [1]
+
+
+def test_the_served_journal_keeps_within_its_budget(
+    cassette: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(taskstore, "JOURNAL_BYTES", 2_000_000)
+    for client in app_client(cassette):
+        for i in range(60):
+            rpc(client, "SendMessage", message(f"job {i} " + "y" * 200_000))
+        answer = client.get("/_mockagent/calls")
+        listed = answer.get_json()
+        assert listed["dropped"] > 20 and len(listed["calls"]) + listed["dropped"] == 60
+        assert len(answer.get_data()) < 3_000_000  # 12 MB before the budget
+        assert listed["calls"][-1]["params"]["message"]["parts"][0]["text"].startswith("job 59 ")
+
+
+def test_unmatched_large_calls_keep_the_inspector_page_small(cassette: Path) -> None:
+    for client in app_client(cassette):
+        for _ in range(20):
+            assert "error" in rpc(client, "SendMessage", message("z" * 500_000))
+        page = client.get("/_mockagent/").get_data(as_text=True)
+        assert len(page) < 500_000  # 20 MB before: each report quoted the whole text
+        assert page.count('<pre class="near-miss">') == 20
+        assert "(499,000 more characters)" in page
+        near = client.get("/_mockagent/near-misses").get_json()["nearMisses"][0]
+        assert len(json.dumps(near)) < 100_000
+
+
+def test_the_inspector_cuts_a_long_report_in_its_row() -> None:
+    assert inspector.shown("r" * 10) == "r" * 10
+    cut = inspector.shown("r" * 10_000)
+    assert cut.startswith("r" * inspector.SHOWN_TEXT)
+    assert f"({10_000 - inspector.SHOWN_TEXT:,} characters more;" in cut
