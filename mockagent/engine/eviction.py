@@ -1,21 +1,27 @@
-"""Which finished tasks a store forgets once it keeps more than its cap, and what it says of them.
+"""Which tasks a store forgets once it keeps more than its cap, and what it says of them.
 
-A long run must not grow without bound: past `cap` finished tasks (completed, failed, canceled,
-rejected), the one that finished longest ago is evicted. A call that names an evicted task gets
-TaskNotFound saying so, never a bare "not found": the last `REMEMBERED` evicted ids are kept for
-that, and an older one is told that tasks were evicted and that it may be among them.
+A long run must not grow without bound: past `cap` tasks, the task that finished longest ago
+(completed, failed, canceled, rejected) is evicted; when none has finished (a client that sends
+`returnImmediately` and never polls), the oldest unfinished task is, and the server log says so.
+A call that names an evicted task gets TaskNotFound saying so, never a bare "not found": the last
+`REMEMBERED` evicted ids are kept for that, and an older one is told that tasks were evicted and
+that it may be among them.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
+from collections.abc import Callable
 
 from mockagent import errors
 
 TASK_CAP = 100_000
-"""How many finished tasks a store keeps by default (`serve --task-cap`)."""
+"""How many tasks a store keeps by default (`serve --task-cap`)."""
 REMEMBERED = 10_000
 """How many evicted task ids are remembered to name them in TaskNotFound."""
+
+log = logging.getLogger("mockagent")
 
 
 class Eviction:
@@ -23,25 +29,45 @@ class Eviction:
 
     def __init__(self, cap: int = TASK_CAP) -> None:
         if cap < 1:
-            raise ValueError(f"the task cap must keep 1 finished task or more, not {cap}")
+            raise ValueError(f"the task cap must keep 1 task or more, not {cap}")
         self.cap = cap
         self._finished: OrderedDict[str, None] = OrderedDict()
-        self._gone: OrderedDict[str, None] = OrderedDict()  # the last REMEMBERED evicted ids
+        # the last REMEMBERED evicted ids, each with its state if it had not finished ("")
+        self._gone: OrderedDict[str, str] = OrderedDict()
         self.count = 0  # tasks evicted since the last reset
+        self.unfinished = 0  # of which had not finished
 
-    def finished(self, task_id: str) -> list[str]:
-        """Task `task_id` reached a terminal state: the ids to evict now (the oldest finished
-        past the cap), each forgotten here as evicted."""
-        self._finished[task_id] = None  # a second terminal step keeps its first place
-        out = []
-        while len(self._finished) > self.cap:
-            gone, _ = self._finished.popitem(last=False)
-            out.append(gone)
-            self._gone[gone] = None
-            if len(self._gone) > REMEMBERED:
-                self._gone.popitem(last=False)
-            self.count += 1
-        return out
+    def finished(self, task_id: str) -> None:
+        """Task `task_id` reached a terminal state (a second terminal step keeps its place)."""
+        self._finished.setdefault(task_id, None)
+
+    def oldest_finished(self, still: Callable[[str], bool]) -> str | None:
+        """The id of the task that finished longest ago and `still` has finished (one a scripted
+        cancel revived has not), forgotten here; None when there is none."""
+        while self._finished:
+            task_id, _ = self._finished.popitem(last=False)
+            if still(task_id):
+                return task_id
+        return None
+
+    def evicted(self, task_id: str, unfinished: str = "") -> None:
+        """Task `task_id` was evicted; `unfinished`: its state if it had not finished."""
+        self._gone[task_id] = unfinished
+        if len(self._gone) > REMEMBERED:
+            self._gone.popitem(last=False)
+        self.count += 1
+        if unfinished:
+            self.unfinished += 1
+            n = self.unfinished
+            if n & (n - 1) == 0:  # the 1st, 2nd, 4th, 8th…: never silent, never a flood
+                log.warning(
+                    "mockagent: task %s evicted unfinished (%s): more than %s tasks and none "
+                    "finished; %s unfinished tasks evicted so far; raise --task-cap",
+                    task_id,
+                    unfinished,
+                    f"{self.cap:,}",
+                    f"{n:,}",
+                )
 
     def not_found(self, task_id: object) -> errors.TaskNotFound | None:
         """TaskNotFound for an id the store does not have, saying it was (or may have been)
@@ -51,12 +77,19 @@ class Eviction:
         cap = f"{self.cap:,}"
         metadata = {"taskId": str(task_id or "")}
         if isinstance(task_id, str) and task_id in self._gone:
+            state = self._gone[task_id]
+            if state:
+                return errors.TaskNotFound(
+                    f"Task {task_id} was evicted unfinished ({state}): more than {cap} tasks "
+                    "and none finished; raise --task-cap",
+                    metadata=metadata,
+                )
             return errors.TaskNotFound(
-                f"Task {task_id} was evicted: more than {cap} finished tasks; raise --task-cap",
+                f"Task {task_id} was evicted: more than {cap} tasks; raise --task-cap",
                 metadata=metadata,
             )
         return errors.TaskNotFound(
-            f"Task {task_id} not found; {self.count:,} finished tasks were evicted (more than "
-            f"{cap}), so it may have been one of them; raise --task-cap",
+            f"Task {task_id} not found; {self.count:,} tasks were evicted (more than {cap}), so "
+            "it may have been one of them; raise --task-cap",
             metadata=metadata,
         )

@@ -49,7 +49,7 @@ class TaskStore:
         self.clear()
 
     def bound(self, journal_size: int, task_cap: int) -> None:
-        """Keep the last `journal_size` calls and at most `task_cap` finished tasks (before the
+        """Keep the last `journal_size` calls and at most `task_cap` tasks (before the
         first call: it starts afresh); ValueError for a negative size or a cap under 1."""
         self.journal_size, self.task_cap = journal_size, task_cap
         self.clear()
@@ -88,19 +88,29 @@ class TaskStore:
         unlocks. StoreError, with nothing written, when a shared store lost its lock meanwhile."""
 
     def add(self, task: Task) -> None:
+        """Keep `task`: past the cap, the task that finished longest ago is evicted, or when
+        none has finished, the oldest."""
         self._made += 1
         self._tasks[task.id] = task
+        while len(self._tasks) > self.task_cap:
+            gone = self._eviction.oldest_finished(self._terminal)
+            if gone is None:
+                gone = next(iter(self._tasks))  # the oldest (never `task`: the cap is 1 or more)
+            old_task = self._tasks.pop(gone)
+            unfinished = "" if old_task.state.terminal else old_task.state.value
+            self._eviction.evicted(gone, unfinished)
+
+    def _terminal(self, task_id: str) -> bool:
+        task = self._tasks.get(task_id)
+        return task is not None and task.state.terminal
 
     def next_seq(self) -> int:
         """The creation number of the next task (from 1; evicted tasks keep theirs)."""
         return self._made + 1
 
     def finished(self, task: Task) -> None:
-        """`task` reached a terminal state: past the cap, the oldest finished task is evicted."""
-        for task_id in self._eviction.finished(task.id):
-            gone = self._tasks.get(task_id)
-            if gone is not None and gone.state.terminal:  # a scripted cancel may have revived it
-                del self._tasks[task_id]
+        """`task` reached a terminal state: it is evicted before any unfinished task."""
+        self._eviction.finished(task.id)
 
     def not_found(self, task_id: Any) -> errors.TaskNotFound | None:
         """Why no task has this id, if it was (or may have been) evicted; None otherwise."""

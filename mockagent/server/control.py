@@ -191,11 +191,27 @@ def _more(count: int, what: str) -> str:
 
 
 def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
-    out = []
+    """Every task, agent by agent, oldest first."""
+    return tasks_listing(mounts, agent)[0]
+
+
+TASKS_LISTED = 1000
+"""How many tasks of each agent `GET /_mockagent/tasks` lists by default: the newest."""
+
+
+def tasks_listing(
+    mounts: Mounts, agent: str | None = None, limit: int | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """Each agent's newest `limit` tasks (None: all), agent by agent, oldest first, and how
+    many older ones are not listed."""
+    out, more = [], 0
     for name, engine in engines(mounts, agent):
         with engine.locked():
-            out += [task_view(name, task, engine.stuck(task)) for task in engine.tasks.all()]
-    return out
+            tasks = engine.tasks.all()
+            shown = tasks if limit is None else tasks[len(tasks) - limit :] if limit else []
+            more += len(tasks) - len(shown)
+            out += [task_view(name, task, engine.stuck(task)) for task in shown]
+    return out, more
 
 
 def interactions_view(

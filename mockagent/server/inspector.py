@@ -108,7 +108,9 @@ def _event(event: dict[str, Any]) -> dict[str, Any]:
 
 def _tasks(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
     """The last SHOWN_TASKS tasks, and how many there are."""
-    views = control.tasks_view(mounts)
+    views, more = control.tasks_listing(mounts, limit=SHOWN_TASKS)  # not every task's view
+    total = len(views) + more
+    views = views[-SHOWN_TASKS:]
     return [
         {
             "id": t["id"],
@@ -122,8 +124,8 @@ def _tasks(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
             "stuck": t["stuck"],
             "events": [_event(e) for e in t["events"]],
         }
-        for t in views[-SHOWN_TASKS:]
-    ], len(views)
+        for t in views
+    ], total
 
 
 def _calls(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:

@@ -137,7 +137,7 @@ def post_rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_finished_tasks_past_the_cap_are_evicted_oldest_first(cassette: Path) -> None:
-    with serve_in_thread(cassette, task_cap=2, pace="instant") as server:
+    with serve_in_thread(cassette, task_cap=3, pace="instant") as server:
         url = server.agent_url()
         slow = {**message("slow"), "configuration": {"returnImmediately": True}}
         waiting = post_rpc(url, "SendMessage", slow)["result"]["task"]  # waits for a poll
@@ -145,12 +145,13 @@ def test_finished_tasks_past_the_cap_are_evicted_oldest_first(cassette: Path) ->
             post_rpc(url, "SendMessage", message(f"job {i}"))["result"]["task"]["id"]
             for i in range(4)
         ]
-        # Two finished tasks are kept: the two newest; the unfinished one is never evicted.
+        # Three tasks are kept: the two newest finished ones, and the unfinished one, which goes
+        # only when no task has finished.
         for task_id in ids[:2]:
             error = post_rpc(url, "GetTask", {"id": task_id})["error"]
             assert error["code"] == -32001  # TaskNotFound
             assert error["message"] == (
-                f"Task {task_id} was evicted: more than 2 finished tasks; raise --task-cap"
+                f"Task {task_id} was evicted: more than 3 tasks; raise --task-cap"
             )
         for task_id in ids[2:]:
             task = post_rpc(url, "GetTask", {"id": task_id})["result"]
@@ -159,11 +160,51 @@ def test_finished_tasks_past_the_cap_are_evicted_oldest_first(cassette: Path) ->
         assert sorted(t["id"] for t in listed) == sorted([waiting["id"], *ids[2:]])
         subscribed = post_rpc(url, "SubscribeToTask", {"id": ids[0]})["error"]
         assert "was evicted" in subscribed["message"]
-        # The waiting task finishes now (its poll): the oldest finished one goes.
+        # The waiting task finishes now (its poll); a new task evicts the oldest finished one.
         assert post_rpc(url, "GetTask", {"id": waiting["id"]})["result"]["status"]["state"] == (
             "TASK_STATE_COMPLETED"
         )
+        post_rpc(url, "SendMessage", message("job 5"))
         assert "was evicted" in post_rpc(url, "GetTask", {"id": ids[2]})["error"]["message"]
+        assert "result" in post_rpc(url, "GetTask", {"id": waiting["id"]})
+
+
+def test_unfinished_tasks_are_evicted_when_none_has_finished(
+    cassette: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    slow = {**message("slow"), "configuration": {"returnImmediately": True}}
+    for client in app_client(cassette, task_cap=10):
+        ids = [rpc(client, "SendMessage", slow)["result"]["task"]["id"] for _ in range(200)]
+        engine = client.application.extensions["mockagent"].agents[""]
+        assert len(engine.tasks) == 10  # all 200 were kept before
+        kept = {t["id"] for t in rpc(client, "ListTasks", {})["result"]["tasks"]}
+        assert kept == set(ids[-10:])
+        error = rpc(client, "GetTask", {"id": ids[0]})["error"]
+        assert error["code"] == -32001
+        assert error["message"] == (
+            f"Task {ids[0]} was evicted unfinished (working): more than 10 tasks "
+            "and none finished; raise --task-cap"
+        )
+        # the log says so, for the 1st, 2nd, 4th… such task: never silent, never a flood
+        warned = [r.getMessage() for r in caplog.records if "evicted unfinished" in r.getMessage()]
+        assert len(warned) == 8  # 1, 2, 4, … 128 of 190
+        assert warned[0].startswith(f"mockagent: task {ids[0]} evicted unfinished")
+
+
+def test_the_admin_task_listing_is_bounded(cassette: Path) -> None:
+    for client in app_client(cassette):
+        for i in range(1_005):
+            rpc(client, "SendMessage", message(f"job {i}"))
+        listed = client.get("/_mockagent/tasks").get_json()
+        assert (len(listed["tasks"]), listed["more"]) == (1_000, 5)
+        newest = rpc(client, "ListTasks", {"pageSize": 1})["result"]["tasks"][0]["id"]
+        assert newest in {t["id"] for t in listed["tasks"]}
+        two = client.get("/_mockagent/tasks?limit=2").get_json()
+        assert (len(two["tasks"]), two["more"]) == (2, 1_003)
+        assert two["tasks"] == listed["tasks"][-2:]
+        assert client.get("/_mockagent/tasks?limit=0").get_json()["more"] == 1_005
+        bad = client.get("/_mockagent/tasks?limit=-1")
+        assert bad.status_code == 400 and "limit must be a whole number" in bad.get_data(True)
 
 
 def test_an_id_never_seen_is_not_said_to_be_evicted(cassette: Path) -> None:
@@ -173,13 +214,13 @@ def test_an_id_never_seen_is_not_said_to_be_evicted(cassette: Path) -> None:
         assert error["message"] == "Task no-such-task not found"  # nothing was evicted yet
         rpc(client, "SendMessage", message("job 2"))
         error = rpc(client, "GetTask", {"id": "no-such-task"})["error"]
-        assert "1 finished tasks were evicted" in error["message"]
+        assert "1 tasks were evicted" in error["message"]
 
 
 def test_sizes_below_their_minimum_are_refused(cassette: Path) -> None:
     with pytest.raises(ValueError, match="journal keeps 0 calls or more"):
         create_app(cassette, journal_size=-1)
-    with pytest.raises(ValueError, match="task cap must keep 1 finished task or more"):
+    with pytest.raises(ValueError, match="task cap must keep 1 task or more"):
         create_app(cassette, task_cap=0)
 
 
