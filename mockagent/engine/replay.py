@@ -435,7 +435,8 @@ class Engine(RuntimeInteractions):
         if isinstance(
             config.get("taskPushNotificationConfig"), dict
         ):  # before any event: webhooks see all
-            self.ops.add_push_config(task, config["taskPushNotificationConfig"])
+            push = config["taskPushNotificationConfig"]
+            self.ops.add_push_config(task, push, "configuration.taskPushNotificationConfig.")
         task.script.extend(reply.task.steps)  # type: ignore[union-attr]
         if mode == "block":
             self.runner.run_to_stop(task)
