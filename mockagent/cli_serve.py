@@ -112,9 +112,9 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     type=click.IntRange(1),
     metavar="N",
-    help="Tasks each agent keeps; past N the one that finished longest ago is evicted (when "
-    "none has finished, the oldest, and the log says so), and a call naming it gets "
-    "TaskNotFound saying so. Not applied to a shared --store.",
+    help="Tasks each agent keeps; past N (or about 128 MB of messages sent to them) the one "
+    "that finished longest ago is evicted (when none has finished, the oldest, and the log says "
+    "so), and a call naming it gets TaskNotFound saying so. Not applied to a shared --store.",
 )
 @click.option(
     "--workers",

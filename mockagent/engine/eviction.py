@@ -1,8 +1,9 @@
 """Which tasks a store forgets once it keeps more than its cap, and what it says of them.
 
-A long run must not grow without bound: past `cap` tasks, the task that finished longest ago
-(completed, failed, canceled, rejected) is evicted; when none has finished (a client that sends
-`returnImmediately` and never polls), the oldest unfinished task is, and the server log says so.
+A long run must not grow without bound: past `cap` tasks, or once the messages clients sent the
+tasks take more than TASK_BYTES, the task that finished longest ago (completed, failed,
+canceled, rejected) is evicted; when none has finished (a client that sends `returnImmediately`
+and never polls), the oldest unfinished task is, and the server log says so.
 A call that names an evicted task gets TaskNotFound saying so, never a bare "not found": the last
 `REMEMBERED` evicted ids are kept for that, and an older one is told that tasks were evicted and
 that it may be among them.
@@ -18,6 +19,8 @@ from mockagent import errors
 
 TASK_CAP = 100_000
 """How many tasks a store keeps by default (`serve --task-cap`)."""
+TASK_BYTES = 128 * 2**20
+"""About how much of what clients sent (messages, params) a store's tasks hold (128 MB)."""
 REMEMBERED = 10_000
 """How many evicted task ids are remembered to name them in TaskNotFound."""
 
@@ -25,14 +28,15 @@ log = logging.getLogger("mockagent")
 
 
 class Eviction:
-    """The ids of finished tasks, oldest first, and those evicted past `cap`."""
+    """The ids of finished tasks, oldest first, and those evicted past `cap` tasks or `budget`
+    bytes of client messages."""
 
-    def __init__(self, cap: int = TASK_CAP) -> None:
+    def __init__(self, cap: int = TASK_CAP, budget: int = TASK_BYTES) -> None:
         if cap < 1:
             raise ValueError(f"the task cap must keep 1 task or more, not {cap}")
-        self.cap = cap
+        self.cap, self.budget = cap, budget
         self._finished: OrderedDict[str, None] = OrderedDict()
-        # the last REMEMBERED evicted ids, each with its state if it had not finished ("")
+        # the last REMEMBERED evicted ids, each with why: "evicted[ unfinished (state)]: …"
         self._gone: OrderedDict[str, str] = OrderedDict()
         self.count = 0  # tasks evicted since the last reset
         self.unfinished = 0  # of which had not finished
@@ -41,18 +45,37 @@ class Eviction:
         """Task `task_id` reached a terminal state (a second terminal step keeps its place)."""
         self._finished.setdefault(task_id, None)
 
-    def oldest_finished(self, still: Callable[[str], bool]) -> str | None:
-        """The id of the task that finished longest ago and `still` has finished (one a scripted
-        cancel revived has not), forgotten here; None when there is none."""
-        while self._finished:
-            task_id, _ = self._finished.popitem(last=False)
+    def oldest_finished(self, still: Callable[[str], bool], keep: str = "") -> str | None:
+        """The id of the task that finished longest ago, but `keep`, that `still` has finished
+        (one a scripted cancel revived has not, one evicted otherwise is gone), forgotten here
+        with those found stale; None when there is none."""
+        stale, found = [], None
+        for task_id in self._finished:  # oldest first
+            if task_id == keep:
+                continue
             if still(task_id):
-                return task_id
-        return None
+                found = task_id
+                break
+            stale.append(task_id)
+        for task_id in stale:
+            del self._finished[task_id]
+        if found is not None:
+            del self._finished[found]
+        return found
 
-    def evicted(self, task_id: str, unfinished: str = "") -> None:
-        """Task `task_id` was evicted; `unfinished`: its state if it had not finished."""
-        self._gone[task_id] = unfinished
+    def evicted(self, task_id: str, unfinished: str = "", full: bool = False) -> None:
+        """Task `task_id` was evicted; `unfinished`: its state if it had not finished; `full`:
+        for the bytes the tasks held, not their count."""
+        why = (
+            f"the tasks held more than {self.budget / 2**20:.3g} MB of client messages"
+            if full
+            else f"more than {self.cap:,} tasks"
+        )
+        if unfinished:
+            why = f"evicted unfinished ({unfinished}): {why} and none finished"
+        else:
+            why = f"evicted: {why}"
+        self._gone[task_id] = why
         if len(self._gone) > REMEMBERED:
             self._gone.popitem(last=False)
         self.count += 1
@@ -61,11 +84,9 @@ class Eviction:
             n = self.unfinished
             if n & (n - 1) == 0:  # the 1st, 2nd, 4th, 8th…: never silent, never a flood
                 log.warning(
-                    "mockagent: task %s evicted unfinished (%s): more than %s tasks and none "
-                    "finished; %s unfinished tasks evicted so far; raise --task-cap",
+                    "mockagent: task %s %s; %s unfinished tasks evicted so far; raise --task-cap",
                     task_id,
-                    unfinished,
-                    f"{self.cap:,}",
+                    why,
                     f"{n:,}",
                 )
 
@@ -77,19 +98,11 @@ class Eviction:
         cap = f"{self.cap:,}"
         metadata = {"taskId": str(task_id or "")}
         if isinstance(task_id, str) and task_id in self._gone:
-            state = self._gone[task_id]
-            if state:
-                return errors.TaskNotFound(
-                    f"Task {task_id} was evicted unfinished ({state}): more than {cap} tasks "
-                    "and none finished; raise --task-cap",
-                    metadata=metadata,
-                )
             return errors.TaskNotFound(
-                f"Task {task_id} was evicted: more than {cap} tasks; raise --task-cap",
-                metadata=metadata,
+                f"Task {task_id} was {self._gone[task_id]}; raise --task-cap", metadata=metadata
             )
         return errors.TaskNotFound(
-            f"Task {task_id} not found; {self.count:,} tasks were evicted (more than {cap}), so "
-            "it may have been one of them; raise --task-cap",
+            f"Task {task_id} not found; {self.count:,} tasks were evicted (more than {cap}, or "
+            "too many bytes), so it may have been one of them; raise --task-cap",
             metadata=metadata,
         )

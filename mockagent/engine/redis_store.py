@@ -161,6 +161,9 @@ class RedisStore(TaskStore):
         """Finished tasks are not evicted from a shared store: they live in Redis, not in the
         memory of the processes that serve them."""
 
+    def charge(self, task: Task, sent: Any) -> None:
+        """Nor are tasks evicted for their size."""
+
     def not_found(self, task_id: Any) -> None:
         return None
 

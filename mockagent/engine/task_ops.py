@@ -90,6 +90,7 @@ class TaskOperations:
             return TaskResult(task.view())
         if p.get("params") is not None:
             task.params = copy.deepcopy(p["params"])
+            self.tasks.charge(task, task.params)
         self.runner.find(task)
         return TaskResult(task.view())
 

@@ -17,9 +17,10 @@ from typing import Any, Protocol
 
 from mockagent import errors
 from mockagent.engine.clock import Clock
-from mockagent.engine.eviction import TASK_CAP, Eviction
+from mockagent.engine.eviction import TASK_BYTES, TASK_CAP, Eviction
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import JOURNAL_BYTES, JOURNAL_SIZE, Journal
+from mockagent.engine.journal_cut import size
 from mockagent.engine.store_url import masked
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
@@ -58,7 +59,9 @@ class TaskStore:
         """Forget every task, journal entry and use."""
         self._tasks: dict[str, Task] = {}
         self._made = 0  # tasks added since the last reset, evicted ones included
-        self._eviction = Eviction(self.task_cap)
+        self._eviction = Eviction(self.task_cap, TASK_BYTES)
+        self._charged: dict[str, int] = {}  # task id → about the bytes of what clients sent it
+        self._bytes = 0
         self.journal = Journal(self.journal_size, JOURNAL_BYTES)
         self._counts = [0] * self._size
         self.uses: Sequence[int] = self._counts  # read only: a use is counted with `use()`
@@ -92,13 +95,26 @@ class TaskStore:
         none has finished, the oldest."""
         self._made += 1
         self._tasks[task.id] = task
-        while len(self._tasks) > self.task_cap:
-            gone = self._eviction.oldest_finished(self._terminal)
-            if gone is None:
-                gone = next(iter(self._tasks))  # the oldest (never `task`: the cap is 1 or more)
+        self.charge(task, task.params)
+
+    def charge(self, task: Task, sent: Any) -> None:
+        """`task` now holds `sent` (a message or params from a client): past the cap or the
+        bytes, tasks other than `task` are evicted, the one that finished longest ago first."""
+        if sent is not None:
+            cost = size(sent)
+            self._charged[task.id] = self._charged.get(task.id, 0) + cost
+            self._bytes += cost
+        while len(self._tasks) > 1 and (
+            len(self._tasks) > self.task_cap or self._bytes > self._eviction.budget
+        ):
+            full = len(self._tasks) <= self.task_cap
+            gone = self._eviction.oldest_finished(self._terminal, keep=task.id)
+            if gone is None:  # the oldest but `task`
+                gone = next(i for i in self._tasks if i != task.id)
             old_task = self._tasks.pop(gone)
+            self._bytes -= self._charged.pop(gone, 0)
             unfinished = "" if old_task.state.terminal else old_task.state.value
-            self._eviction.evicted(gone, unfinished)
+            self._eviction.evicted(gone, unfinished, full)
 
     def _terminal(self, task_id: str) -> bool:
         task = self._tasks.get(task_id)

@@ -268,8 +268,9 @@ def create_app(
     such as `10.0.0.0/8`, host names, each with an optional `:PORT`; ValueError for a malformed
     one) and to what a cassette's `webhooks.allow` names.
     Each agent's journal keeps its last `journal_size` calls within about 64 MB (counts stay
-    exact), and its store at most `task_cap` tasks, evicting the one that finished longest ago
-    (or the oldest, when none has finished); ValueError for a size under 0 or a cap under 1.
+    exact), and its store at most `task_cap` tasks (and about 128 MB of the messages sent to
+    them), evicting the one that finished longest ago (or the oldest, when none has finished);
+    ValueError for a size under 0 or a cap under 1.
     """
     WebhookPolicy.of(webhook_allow)  # a malformed rule is refused here, not at the first POST
     mounts = Mounts(

@@ -338,3 +338,34 @@ def test_the_inspector_cuts_a_long_report_in_its_row() -> None:
     cut = inspector.shown("r" * 10_000)
     assert cut.startswith("r" * inspector.SHOWN_TEXT)
     assert f"({10_000 - inspector.SHOWN_TEXT:,} characters more;" in cut
+
+
+def test_tasks_past_their_bytes_of_client_messages_are_evicted(
+    cassette: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(taskstore, "TASK_BYTES", 2 * 2**20)
+    for client in app_client(cassette):
+        ids = [
+            rpc(client, "SendMessage", message(f"job {i} " + "x" * 500_000))["result"]["task"]["id"]
+            for i in range(10)
+        ]
+        engine = client.application.extensions["mockagent"].agents[""]
+        assert len(engine.tasks) == 4  # 10 before: 4 of 500 KB fit in 2 MB
+        error = rpc(client, "GetTask", {"id": ids[0]})["error"]
+        assert error["message"] == (
+            f"Task {ids[0]} was evicted: the tasks held more than 2 MB of client messages; "
+            "raise --task-cap"
+        )
+        task = rpc(client, "GetTask", {"id": ids[-1]})["result"]
+        assert len(task["history"][0]["parts"][0]["text"]) == 500_006  # kept whole
+
+
+def test_the_task_a_large_message_goes_to_is_kept(
+    cassette: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(taskstore, "TASK_BYTES", 100_000)
+    for client in app_client(cassette):
+        rpc(client, "SendMessage", message("job small"))
+        task = rpc(client, "SendMessage", message("job " + "x" * 300_000))["result"]["task"]
+        engine = client.application.extensions["mockagent"].agents[""]
+        assert [t.id for t in engine.tasks.all()] == [task["id"]]
