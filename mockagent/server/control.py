@@ -74,9 +74,9 @@ def agents_view(mounts: Mounts) -> list[dict[str, Any]]:
     ]
 
 
-def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
-    """One journal entry as `GET /_mockagent/calls` lists it."""
-    return {
+def call_view(name: str, entry: JournalEntry, params: bool = True) -> dict[str, Any]:
+    """One journal entry as `GET /_mockagent/calls` lists it (`params=False`: without them)."""
+    view = {
         "seq": entry.seq,
         "agent": name,
         "operation": entry.operation,
@@ -85,8 +85,10 @@ def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
         "matched": entry.matched,
         "error": entry.error,
         "faults": [_jsonable(part.view()) for part in entry.faults],
-        "params": _jsonable(entry.params),
     }
+    if params:
+        view["params"] = _jsonable(entry.params)
+    return view
 
 
 def calls_view(
@@ -94,14 +96,16 @@ def calls_view(
     agent: str | None = None,
     operation: str | None = None,
     matched: bool | None = None,
+    params: bool = True,
 ) -> list[dict[str, Any]]:
-    """Journal entries, agent by agent, optionally of one operation and matched or not."""
+    """Journal entries, agent by agent, optionally of one operation and matched or not
+    (`params=False`: without their params, for the inspector, which does not show them)."""
     out = []
     for name, engine in engines(mounts, agent):
         with engine.locked():
             entries = list(engine.journal.entries)
         out += [
-            call_view(name, e)
+            call_view(name, e, params)
             for e in entries
             if (operation is None or e.operation == operation)
             and (matched is None or e.matched == matched)

@@ -132,7 +132,7 @@ def _calls(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
     """The last SHOWN_CALLS calls the journals keep, in arrival order (the agents of a folder
     share one numbering), and how many they keep."""
     reports = {(m["agent"], m["seq"]): m["report"] for m in control.near_misses_view(mounts)}
-    calls = sorted(control.calls_view(mounts), key=lambda c: c["seq"])
+    calls = sorted(control.calls_view(mounts, params=False), key=lambda c: c["seq"])
     out = []
     for call in calls[-SHOWN_CALLS:]:
         report = reports.get((call["agent"], call["seq"])) or None
