@@ -30,13 +30,18 @@ ENTRY = 500
 
 def size(value: Any) -> int:
     """About the memory `value` (parsed JSON) takes: its strings' characters, NODE per value."""
-    if isinstance(value, str):
-        return NODE + len(value)
-    if isinstance(value, dict):
-        return NODE + sum(size(k) + size(v) for k, v in value.items())
-    if isinstance(value, list):
-        return NODE + sum(size(v) for v in value)
-    return NODE
+    total, stack = 0, [value]  # a loop, not recursion: a call may nest as deep as JSON parses
+    while stack:
+        item = stack.pop()
+        total += NODE
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += sum(len(k) if isinstance(k, str) else 0 for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
 
 
 def cut(value: Any, limit: int = ENTRY_CHARS) -> Any:
@@ -44,7 +49,10 @@ def cut(value: Any, limit: int = ENTRY_CHARS) -> Any:
     first `limit` of it, each cut string, list or object saying how much it lost."""
     if size(value) <= limit:
         return value
-    return _Cutter(limit).value(value)
+    try:
+        return _Cutter(limit).value(value)
+    except RecursionError:  # large and nested deeper than the stack allows: nothing to show
+        return {"…": f"[{size(value):,} bytes, nested too deep, cut from the journal]"}
 
 
 class _Cutter:

@@ -369,3 +369,19 @@ def test_the_task_a_large_message_goes_to_is_kept(
         task = rpc(client, "SendMessage", message("job " + "x" * 300_000))["result"]["task"]
         engine = client.application.extensions["mockagent"].agents[""]
         assert [t.id for t in engine.tasks.all()] == [task["id"]]
+
+
+def test_a_deeply_nested_call_is_journaled() -> None:
+    def nested(depth: int) -> list[Any]:
+        deep: list[Any] = []
+        for _ in range(depth):
+            deep = [deep]
+        return deep
+
+    journal = Journal()
+    within = nested(500)
+    small = journal.record(Call("SendMessage", {"metadata": {"x": within}}))
+    assert small.params["metadata"]["x"] is within  # within the size: kept as it is
+    # deeper than Python's stack, and past the size: measured without recursion, and cut
+    big = journal.record(Call("SendMessage", {"metadata": {"x": nested(5_000)}}))
+    assert big.params["…"].endswith("bytes, nested too deep, cut from the journal]")
