@@ -75,6 +75,8 @@ class Eviction:
             why = f"evicted unfinished ({unfinished}): {why} and none finished"
         else:
             why = f"evicted: {why}"
+        # the byte budget is fixed; a cap the user can raise
+        why += " (a fixed budget)" if full else "; raise --task-cap"
         self._gone[task_id] = why
         if len(self._gone) > REMEMBERED:
             self._gone.popitem(last=False)
@@ -84,7 +86,7 @@ class Eviction:
             n = self.unfinished
             if n & (n - 1) == 0:  # the 1st, 2nd, 4th, 8th…: never silent, never a flood
                 log.warning(
-                    "mockagent: task %s %s; %s unfinished tasks evicted so far; raise --task-cap",
+                    "mockagent: task %s %s (%s unfinished tasks evicted so far)",
                     task_id,
                     why,
                     f"{n:,}",
@@ -99,7 +101,7 @@ class Eviction:
         metadata = {"taskId": str(task_id or "")}
         if isinstance(task_id, str) and task_id in self._gone:
             return errors.TaskNotFound(
-                f"Task {task_id} was {self._gone[task_id]}; raise --task-cap", metadata=metadata
+                f"Task {task_id} was {self._gone[task_id]}", metadata=metadata
             )
         return errors.TaskNotFound(
             f"Task {task_id} not found; {self.count:,} tasks were evicted (more than {cap}, or "

@@ -353,8 +353,8 @@ def test_tasks_past_their_bytes_of_client_messages_are_evicted(
         assert len(engine.tasks) == 4  # 10 before: 4 of 500 KB fit in 2 MB
         error = rpc(client, "GetTask", {"id": ids[0]})["error"]
         assert error["message"] == (
-            f"Task {ids[0]} was evicted: the tasks held more than 2 MB of client messages; "
-            "raise --task-cap"
+            f"Task {ids[0]} was evicted: the tasks held more than 2 MB of client messages "
+            "(a fixed budget)"
         )
         task = rpc(client, "GetTask", {"id": ids[-1]})["result"]
         assert len(task["history"][0]["parts"][0]["text"]) == 500_006  # kept whole
