@@ -123,8 +123,9 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     type=click.IntRange(0),
     metavar="N",
-    help="Calls each agent's journal keeps (/_mockagent/calls, the inspector): the last N; it "
-    "says how many older ones it dropped. Use counts stay exact.",
+    help="Calls each agent's journal keeps (/_mockagent/calls, the inspector): the last N, "
+    "within about 64 MB (each call's entry keeps about 64 KB of it, a marker saying what was "
+    "cut); it says how many older ones it dropped. Use counts stay exact.",
 )
 @click.option(
     "--task-cap",
@@ -132,8 +133,9 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     type=click.IntRange(1),
     metavar="N",
-    help="Finished tasks each agent keeps; past N the oldest is evicted, and a call naming it "
-    "gets TaskNotFound saying so. Not applied to a shared --store.",
+    help="Tasks each agent keeps; past N (or about 128 MB of messages sent to them) the one "
+    "that finished longest ago is evicted (when none has finished, the oldest, and the log says "
+    "so), and a call naming it gets TaskNotFound saying so. Not applied to a shared --store.",
 )
 @click.option(
     "--workers",

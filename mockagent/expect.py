@@ -135,7 +135,7 @@ def called_report(
     if dropped:
         lines.append(
             f"All calls ({len(journal):,} kept; {dropped:,} older calls dropped: the journal "
-            "keeps the last --journal-size):"
+            "keeps the last --journal-size, within about 64 MB):"
         )
     else:
         lines.append(f"All calls ({len(journal)}):" if journal else "No calls at all.")

@@ -77,7 +77,8 @@ class MockAgent:
 
     @property
     def journal(self) -> list[JournalEntry]:
-        """The calls so far (the last `journal_size`, 10,000 by default), each with the
+        """The calls so far (the last `journal_size`, 10,000 by default, within about 64 MB;
+        a call's params cut past about 64 KB with a marker), each with the
         interaction it matched or its near-miss report."""
         return self.calls_for()
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import bench_inproc
+import bench_large
 import bench_lint
 import bench_pacing
 import bench_slow
@@ -291,6 +292,7 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
         ("memory growth", lambda: growth_rows(cassette, quick, log)),
+        ("memory under large calls", lambda: bench_large.rows(quick, log)),
         ("pacing", lambda: pacing_rows(quick, log)),
         ("slow clients", lambda: bench_slow.rows(quick, log)),
         (

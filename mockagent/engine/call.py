@@ -7,6 +7,9 @@ from typing import Any
 
 from mockagent.cassette.models import Fault, TaskState
 
+SUMMARY_TEXT = 1000
+"""How much of a call's text its one-line summary (and so its near-miss report) quotes."""
+
 # The records below are made several times per call (an event per step) and never changed after,
 # but they are not `frozen`: a frozen dataclass sets each field through object.__setattr__, which
 # makes building one several times slower. `slots` keeps them small (tasks keep their events).
@@ -49,7 +52,12 @@ class Call:
         words = f"{self.method} ({self.operation})" if self.method else self.operation
         words += f" over {self.binding}"
         if self.message is not None:
-            words += f", text {self.text!r}" if self.text else ", no text"
+            text = self.text
+            if len(text) > SUMMARY_TEXT:  # a report quotes the call; a 4 MB text would bloat it
+                more = len(text) - SUMMARY_TEXT
+                words += f", text {text[:SUMMARY_TEXT]!r}… ({more:,} more characters)"
+            else:
+                words += f", text {text!r}" if text else ", no text"
             words += f", {len(self.parts)} part{'s' if len(self.parts) != 1 else ''}"
             media = [
                 str(p["mediaType"])

@@ -4,9 +4,10 @@ A2A push delivery (reference/a2a.md §6 "Push") must never hold up a response: t
 register webhooks at unreachable URLs, and a slow receiver must not slow another. So `post()` only
 queues the request. Each destination (scheme, host, port) with POSTs waiting has its own daemon
 thread, which sends them in order, one attempt each within a total deadline, and ends when its
-queue is empty; so a slow or dead receiver holds only its own thread. Queues are bounded, and so
-is the number of destinations busy at once: what does not fit is dropped and reported. Every
-attempt, refusal and drop is reported as a `Delivery` through `on_result` (the journal).
+queue is empty; so a slow or dead receiver holds only its own thread. Queues are bounded (by
+count, and all of them together by bytes too), and so is the number of destinations busy at once:
+what does not fit is dropped and reported. Every attempt, refusal and drop is reported as a
+`Delivery` through `on_result` (the journal).
 Where a webhook may go is the `WebhookPolicy`'s to say (webhook_policy.py).
 """
 
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from mockagent.engine import webhook_send
-from mockagent.engine.delivery_log import RESULTS_KEPT, Delivery, DeliveryLog
+from mockagent.engine.delivery_log import RESULTS_KEPT, Bodies, Delivery, DeliveryLog
 from mockagent.engine.webhook_policy import Resolver, WebhookPolicy, system_resolver
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,10 @@ QUEUE_SIZE = 1000
 few hundred instant events to a healthy receiver fits."""
 MAX_QUEUED = 10_000
 """POSTs that may wait, over every destination; more are dropped (and reported)."""
+MAX_QUEUED_BYTES = 64 * 2**20
+"""Bytes of bodies that may wait, over every destination (a v0.3 task's body is the whole task
+JSON, messages included); more are dropped (and reported). A body posted to several webhooks is
+counted once."""
 MAX_DESTINATIONS = 256
 """Destinations with POSTs in flight or waiting, each with its own thread; a new one past this is
 dropped (and reported)."""
@@ -93,6 +98,7 @@ class Deliverer:
         queue_size: int = QUEUE_SIZE,
         max_destinations: int = MAX_DESTINATIONS,
         max_queued: int = MAX_QUEUED,
+        max_queued_bytes: int = MAX_QUEUED_BYTES,
         results_kept: int = RESULTS_KEPT,
     ) -> None:
         self._on_result = on_result
@@ -102,6 +108,7 @@ class Deliverer:
         self._queue_size = max(1, queue_size)
         self._max_destinations = max(1, max_destinations)
         self._max_queued = max(1, max_queued)
+        self._bodies = Bodies(max_queued_bytes)  # the bodies of the POSTs waiting or in flight
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._lanes: dict[str, deque[_Job]] = {}  # busy destinations only
@@ -157,6 +164,12 @@ class Deliverer:
             return (
                 f"dropped: {self._queue_size} deliveries to {key} are already waiting "
                 "(the receiver is slow or down)"
+            )
+        if not self._bodies.hold(job.body):
+            return (
+                f"dropped: {self._bodies.held:,} bytes of deliveries are already waiting, and "
+                f"this body of {len(job.body):,} bytes would go past {self._bodies.budget:,} "
+                "(slow or dead receivers)"
             )
         self._pending += 1
         if lane is not None:
@@ -219,6 +232,8 @@ class Deliverer:
                 if self._closed or not lane:
                     left = list(lane)
                     self._pending -= len(lane)
+                    for dropped in left:
+                        self._bodies.release(dropped.body)
                     lane.clear()
                     del self._lanes[key]
                     self._threads.discard(threading.current_thread())
@@ -230,6 +245,7 @@ class Deliverer:
             finally:
                 with self._idle:
                     self._pending -= 1
+                    self._bodies.release(job.body)
                     self._idle.notify_all()
         for job in left:  # outside the lock: reporting takes it
             self._report(job, None, CLOSED)

@@ -45,3 +45,34 @@ class DeliveryLog:
 
     def __len__(self) -> int:
         return len(self._kept)
+
+
+class Bodies:
+    """The bodies of queued POSTs and their bytes, each body counted once however many POSTs
+    share it (one event's body goes to each of a task's webhooks); not thread-safe."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = max(1, budget)
+        self.held = 0  # bytes
+        self._bodies: dict[int, list[int]] = {}  # id(body) → [its bytes, POSTs holding it]
+
+    def hold(self, body: bytes) -> bool:
+        """Count one more POST of `body`; False (nothing counted) when it would take the bytes
+        past the budget. A body alone is always taken, whatever its size."""
+        entry = self._bodies.get(id(body))
+        if entry is not None:  # the POSTs holding it keep it alive, so its id is its own
+            entry[1] += 1
+            return True
+        if self.held and self.held + len(body) > self.budget:
+            return False
+        self._bodies[id(body)] = [len(body), 1]
+        self.held += len(body)
+        return True
+
+    def release(self, body: bytes) -> None:
+        """One POST of `body` was sent or dropped."""
+        entry = self._bodies[id(body)]
+        entry[1] -= 1
+        if not entry[1]:
+            del self._bodies[id(body)]
+            self.held -= entry[0]

@@ -1,47 +1,96 @@
-"""Which finished tasks a store forgets once it keeps more than its cap, and what it says of them.
+"""Which tasks a store forgets once it keeps more than its cap, and what it says of them.
 
-A long run must not grow without bound: past `cap` finished tasks (completed, failed, canceled,
-rejected), the one that finished longest ago is evicted. A call that names an evicted task gets
-TaskNotFound saying so, never a bare "not found": the last `REMEMBERED` evicted ids are kept for
-that, and an older one is told that tasks were evicted and that it may be among them.
+A long run must not grow without bound: past `cap` tasks, or once the messages clients sent the
+tasks take more than TASK_BYTES, the task that finished longest ago (completed, failed,
+canceled, rejected) is evicted; when none has finished (a client that sends `returnImmediately`
+and never polls), the oldest unfinished task is, and the server log says so.
+A call that names an evicted task gets TaskNotFound saying so, never a bare "not found": the last
+`REMEMBERED` evicted ids are kept for that, and an older one is told that tasks were evicted and
+that it may be among them.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
+from collections.abc import Callable
 
 from mockagent import errors
 
 TASK_CAP = 100_000
-"""How many finished tasks a store keeps by default (`serve --task-cap`)."""
+"""How many tasks a store keeps by default (`serve --task-cap`)."""
+TASK_BYTES = 128 * 2**20
+"""About how much of what clients sent (messages, params) a store's tasks hold (128 MB)."""
 REMEMBERED = 10_000
 """How many evicted task ids are remembered to name them in TaskNotFound."""
 
+log = logging.getLogger("mockagent")
+
 
 class Eviction:
-    """The ids of finished tasks, oldest first, and those evicted past `cap`."""
+    """The ids of finished tasks, oldest first, and those evicted past `cap` tasks or `budget`
+    bytes of client messages."""
 
-    def __init__(self, cap: int = TASK_CAP) -> None:
+    def __init__(self, cap: int = TASK_CAP, budget: int = TASK_BYTES) -> None:
         if cap < 1:
-            raise ValueError(f"the task cap must keep 1 finished task or more, not {cap}")
-        self.cap = cap
+            raise ValueError(f"the task cap must keep 1 task or more, not {cap}")
+        self.cap, self.budget = cap, budget
         self._finished: OrderedDict[str, None] = OrderedDict()
-        self._gone: OrderedDict[str, None] = OrderedDict()  # the last REMEMBERED evicted ids
+        # the last REMEMBERED evicted ids, each with why: "evicted[ unfinished (state)]: …"
+        self._gone: OrderedDict[str, str] = OrderedDict()
         self.count = 0  # tasks evicted since the last reset
+        self.unfinished = 0  # of which had not finished
 
-    def finished(self, task_id: str) -> list[str]:
-        """Task `task_id` reached a terminal state: the ids to evict now (the oldest finished
-        past the cap), each forgotten here as evicted."""
-        self._finished[task_id] = None  # a second terminal step keeps its first place
-        out = []
-        while len(self._finished) > self.cap:
-            gone, _ = self._finished.popitem(last=False)
-            out.append(gone)
-            self._gone[gone] = None
-            if len(self._gone) > REMEMBERED:
-                self._gone.popitem(last=False)
-            self.count += 1
-        return out
+    def finished(self, task_id: str) -> None:
+        """Task `task_id` reached a terminal state (a second terminal step keeps its place)."""
+        self._finished.setdefault(task_id, None)
+
+    def oldest_finished(self, still: Callable[[str], bool], keep: str = "") -> str | None:
+        """The id of the task that finished longest ago, but `keep`, that `still` has finished
+        (one a scripted cancel revived has not, one evicted otherwise is gone), forgotten here
+        with those found stale; None when there is none."""
+        stale, found = [], None
+        for task_id in self._finished:  # oldest first
+            if task_id == keep:
+                continue
+            if still(task_id):
+                found = task_id
+                break
+            stale.append(task_id)
+        for task_id in stale:
+            del self._finished[task_id]
+        if found is not None:
+            del self._finished[found]
+        return found
+
+    def evicted(self, task_id: str, unfinished: str = "", full: bool = False) -> None:
+        """Task `task_id` was evicted; `unfinished`: its state if it had not finished; `full`:
+        for the bytes the tasks held, not their count."""
+        why = (
+            f"the tasks held more than {self.budget / 2**20:.3g} MB of client messages"
+            if full
+            else f"more than {self.cap:,} tasks"
+        )
+        if unfinished:
+            why = f"evicted unfinished ({unfinished}): {why} and none finished"
+        else:
+            why = f"evicted: {why}"
+        # the byte budget is fixed; a cap the user can raise
+        why += " (a fixed budget)" if full else "; raise --task-cap"
+        self._gone[task_id] = why
+        if len(self._gone) > REMEMBERED:
+            self._gone.popitem(last=False)
+        self.count += 1
+        if unfinished:
+            self.unfinished += 1
+            n = self.unfinished
+            if n & (n - 1) == 0:  # the 1st, 2nd, 4th, 8th…: never silent, never a flood
+                log.warning(
+                    "mockagent: task %s %s (%s unfinished tasks evicted so far)",
+                    task_id,
+                    why,
+                    f"{n:,}",
+                )
 
     def not_found(self, task_id: object) -> errors.TaskNotFound | None:
         """TaskNotFound for an id the store does not have, saying it was (or may have been)
@@ -52,11 +101,10 @@ class Eviction:
         metadata = {"taskId": str(task_id or "")}
         if isinstance(task_id, str) and task_id in self._gone:
             return errors.TaskNotFound(
-                f"Task {task_id} was evicted: more than {cap} finished tasks; raise --task-cap",
-                metadata=metadata,
+                f"Task {task_id} was {self._gone[task_id]}", metadata=metadata
             )
         return errors.TaskNotFound(
-            f"Task {task_id} not found; {self.count:,} finished tasks were evicted (more than "
-            f"{cap}), so it may have been one of them; raise --task-cap",
+            f"Task {task_id} not found; {self.count:,} tasks were evicted (more than {cap}, or "
+            "too many bytes), so it may have been one of them; raise --task-cap",
             metadata=metadata,
         )

@@ -1,7 +1,9 @@
 """The journal: the latest calls, the interaction each matched or the near-miss report.
 
-It keeps the last `size` calls (WireMock's `maxRequestJournalEntries`), so a long run's memory
-stays bounded, and says how many older ones it dropped. What must stay exact however long the
+It keeps the last `size` calls (WireMock's `maxRequestJournalEntries`) within a byte budget
+(`budget`, about JOURNAL_BYTES: an entry keeps at most about 64 KB of its call, see
+`journal_cut`), so a long run's memory stays bounded whatever the calls hold, and says how many
+older ones it dropped. What must stay exact however long the
 run is kept apart from the entries: how many calls each interaction answered (`answered`), and
 which fault kinds fired on calls no longer kept (`fired_before`).
 """
@@ -17,6 +19,7 @@ from mockagent.engine.call import Call
 from mockagent.engine.delivery import DeliveryLog
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.faults import FaultPart
+from mockagent.engine.journal_cut import cut, entry_size, kept_report
 
 
 @dataclass(frozen=True)
@@ -67,16 +70,28 @@ class Numbering:
 
 JOURNAL_SIZE = 10_000
 """How many calls a journal keeps by default (`serve --journal-size`)."""
+JOURNAL_BYTES = 64 * 2**20
+"""About how much memory a journal's entries take at most (64 MB): past it, the oldest go."""
+
+
+def kept(call: Call, seq: int, outcome: dict[str, Any]) -> JournalEntry:
+    """The entry the journal keeps of `call`: its params and near-miss report cut to a size."""
+    report = kept_report(outcome.pop("report", None))
+    return JournalEntry(
+        seq, call.operation, call.binding, cut(call.params), report=report, **outcome
+    )
 
 
 class Journal:
-    """The last `size` calls in arrival order, and exact counts over every call."""
+    """The last `size` calls in arrival order within about `budget` bytes (the newest is always
+    kept), and exact counts over every call."""
 
-    def __init__(self, size: int = JOURNAL_SIZE) -> None:
+    def __init__(self, size: int = JOURNAL_SIZE, budget: int = JOURNAL_BYTES) -> None:
         if size < 0:
             raise ValueError(f"a journal keeps 0 calls or more, not {size}")
-        self.size = size
-        self._entries: deque[JournalEntry] = deque()
+        self.size, self.budget = size, budget
+        self._entries: deque[tuple[JournalEntry, int]] = deque()  # each with its entry_size
+        self._bytes = 0
         self._recorded = 0  # every call since the last reset, kept or dropped
         self._answered: dict[str, int] = {}  # interaction name → calls it answered
         self._fired: dict[str, set[str]] = {}  # interaction name → fault kinds of dropped calls
@@ -85,7 +100,7 @@ class Journal:
     @property
     def entries(self) -> list[JournalEntry]:
         """The calls kept, oldest first (the last `size`)."""
-        return list(self._entries)
+        return [entry for entry, _ in self._entries]
 
     @property
     def recorded(self) -> int:
@@ -101,12 +116,18 @@ class Journal:
         """Add a call; `seq` is its number from a shared `Numbering` (default: its place here)."""
         self._recorded += 1
         number = self._recorded if seq is None else seq
-        entry = JournalEntry(number, call.operation, call.binding, call.params, **outcome)
+        entry = kept(call, number, outcome)
         if entry.interaction is not None:
             self._answered[entry.interaction] = self._answered.get(entry.interaction, 0) + 1
-        self._entries.append(entry)
-        while len(self._entries) > self.size:
-            self._drop(self._entries.popleft())
+        cost = entry_size(entry.params, entry.report)
+        self._entries.append((entry, cost))
+        self._bytes += cost
+        while len(self._entries) > self.size or (
+            self._bytes > self.budget and len(self._entries) > 1
+        ):
+            gone, gone_cost = self._entries.popleft()
+            self._bytes -= gone_cost
+            self._drop(gone)
         return entry
 
     def _drop(self, entry: JournalEntry) -> None:

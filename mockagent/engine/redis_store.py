@@ -18,7 +18,7 @@ from typing import Any
 from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
 from mockagent.engine.delivery import DeliveryLog
-from mockagent.engine.journal import Journal, JournalEntry
+from mockagent.engine.journal import Journal, JournalEntry, kept
 from mockagent.engine.redis_lease import NUMBERED, Client, Command, Lease, settings
 from mockagent.engine.tasks import Task
 from mockagent.engine.taskstore import Counters, StoreFactory, TaskStore
@@ -161,6 +161,9 @@ class RedisStore(TaskStore):
         """Finished tasks are not evicted from a shared store: they live in Redis, not in the
         memory of the processes that serve them."""
 
+    def charge(self, task: Task, sent: Any) -> None:
+        """Nor are tasks evicted for their size."""
+
     def not_found(self, task_id: Any) -> None:
         return None
 
@@ -284,7 +287,7 @@ class RedisJournal(Journal):
 
     def record(self, call: Call, seq: int | None = None, **outcome: Any) -> JournalEntry:
         # `seq` is not kept: Redis numbers the entry as the transaction commits.
-        entry = JournalEntry(0, call.operation, call.binding, call.params, **outcome)
+        entry = kept(call, 0, outcome)  # cut as in memory: each stored entry stays small
         self._pending.append(entry)
         return entry
 

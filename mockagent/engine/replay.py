@@ -427,6 +427,7 @@ class Engine(RuntimeInteractions):
         message = json_copy(call.message or {})  # kept in the task's history: the task's own copy
         message.update(taskId=task.id, contextId=task.context_id)
         task.add_user_message(message, self.runner.history)
+        self.tasks.charge(task, message)  # past the store's bytes, older tasks are evicted
         mark = len(task.history)
         if reply.message is not None:  # a direct reply within a task's conversation
             answer = self.runner.agent_message(reply.message, task.context_id, task.id)
@@ -435,7 +436,8 @@ class Engine(RuntimeInteractions):
         if isinstance(
             config.get("taskPushNotificationConfig"), dict
         ):  # before any event: webhooks see all
-            self.ops.add_push_config(task, config["taskPushNotificationConfig"])
+            push = config["taskPushNotificationConfig"]
+            self.ops.add_push_config(task, push, "configuration.taskPushNotificationConfig.")
         task.script.extend(reply.task.steps)  # type: ignore[union-attr]
         if mode == "block":
             self.runner.run_to_stop(task)

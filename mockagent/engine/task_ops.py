@@ -17,6 +17,7 @@ from mockagent import errors
 from mockagent.cassette.models import Step, TaskState
 from mockagent.engine.call import ConfigPage, ConfigResult, Empty, Outcome, TaskPage, TaskResult
 from mockagent.engine.clock import format_timestamp
+from mockagent.engine.push_configs import checked, room_for
 from mockagent.engine.tasks import Runner, Task
 from mockagent.engine.taskstore import TaskStore
 
@@ -89,6 +90,7 @@ class TaskOperations:
             return TaskResult(task.view())
         if p.get("params") is not None:
             task.params = copy.deepcopy(p["params"])
+            self.tasks.charge(task, task.params)
         self.runner.find(task)
         return TaskResult(task.view())
 
@@ -170,11 +172,13 @@ class TaskOperations:
         task = self.known(p.get("taskId"))
         return ConfigResult(self.add_push_config(task, p))
 
-    def add_push_config(self, task: Task, config: dict[str, Any]) -> dict[str, Any]:
-        """Keep the client's config id (mint one if absent) and fill in the task id."""
-        if not isinstance(config.get("url"), str) or not config["url"]:
-            raise errors.InvalidParams("url: a push notification config needs the webhook URL")
-        stored = copy.deepcopy(config)
+    def add_push_config(
+        self, task: Task, config: dict[str, Any], where: str = ""
+    ) -> dict[str, Any]:
+        """Keep the config's A2A fields with the client's config id (mint one if absent) and
+        the task id; InvalidParams for a bad field (named after `where`) or past the cap."""
+        stored = copy.deepcopy(checked(config, where))
+        room_for(task.push_configs, stored.get("id"))
         stored["id"] = stored.get("id") or self.runner.ids.new()
         stored["taskId"] = task.id
         task.push_configs[stored["id"]] = stored

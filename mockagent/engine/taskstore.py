@@ -17,9 +17,10 @@ from typing import Any, Protocol
 
 from mockagent import errors
 from mockagent.engine.clock import Clock
-from mockagent.engine.eviction import TASK_CAP, Eviction
+from mockagent.engine.eviction import TASK_BYTES, TASK_CAP, Eviction
 from mockagent.engine.ids import IdFactory
-from mockagent.engine.journal import JOURNAL_SIZE, Journal
+from mockagent.engine.journal import JOURNAL_BYTES, JOURNAL_SIZE, Journal
+from mockagent.engine.journal_cut import size
 from mockagent.engine.store_url import masked
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
@@ -49,7 +50,7 @@ class TaskStore:
         self.clear()
 
     def bound(self, journal_size: int, task_cap: int) -> None:
-        """Keep the last `journal_size` calls and at most `task_cap` finished tasks (before the
+        """Keep the last `journal_size` calls and at most `task_cap` tasks (before the
         first call: it starts afresh); ValueError for a negative size or a cap under 1."""
         self.journal_size, self.task_cap = journal_size, task_cap
         self.clear()
@@ -58,8 +59,10 @@ class TaskStore:
         """Forget every task, journal entry and use."""
         self._tasks: dict[str, Task] = {}
         self._made = 0  # tasks added since the last reset, evicted ones included
-        self._eviction = Eviction(self.task_cap)
-        self.journal = Journal(self.journal_size)
+        self._eviction = Eviction(self.task_cap, TASK_BYTES)
+        self._charged: dict[str, int] = {}  # task id → about the bytes of what clients sent it
+        self._bytes = 0
+        self.journal = Journal(self.journal_size, JOURNAL_BYTES)
         self._counts = [0] * self._size
         self.uses: Sequence[int] = self._counts  # read only: a use is counted with `use()`
 
@@ -88,19 +91,42 @@ class TaskStore:
         unlocks. StoreError, with nothing written, when a shared store lost its lock meanwhile."""
 
     def add(self, task: Task) -> None:
+        """Keep `task`: past the cap, the task that finished longest ago is evicted, or when
+        none has finished, the oldest."""
         self._made += 1
         self._tasks[task.id] = task
+        self.charge(task, task.params)
+
+    def charge(self, task: Task, sent: Any) -> None:
+        """`task` now holds `sent` (a message or params from a client): past the cap or the
+        bytes, tasks other than `task` are evicted, the one that finished longest ago first."""
+        if sent is not None:
+            cost = size(sent)
+            self._charged[task.id] = self._charged.get(task.id, 0) + cost
+            self._bytes += cost
+        while len(self._tasks) > 1 and (
+            len(self._tasks) > self.task_cap or self._bytes > self._eviction.budget
+        ):
+            full = len(self._tasks) <= self.task_cap
+            gone = self._eviction.oldest_finished(self._terminal, keep=task.id)
+            if gone is None:  # the oldest but `task`
+                gone = next(i for i in self._tasks if i != task.id)
+            old_task = self._tasks.pop(gone)
+            self._bytes -= self._charged.pop(gone, 0)
+            unfinished = "" if old_task.state.terminal else old_task.state.value
+            self._eviction.evicted(gone, unfinished, full)
+
+    def _terminal(self, task_id: str) -> bool:
+        task = self._tasks.get(task_id)
+        return task is not None and task.state.terminal
 
     def next_seq(self) -> int:
         """The creation number of the next task (from 1; evicted tasks keep theirs)."""
         return self._made + 1
 
     def finished(self, task: Task) -> None:
-        """`task` reached a terminal state: past the cap, the oldest finished task is evicted."""
-        for task_id in self._eviction.finished(task.id):
-            gone = self._tasks.get(task_id)
-            if gone is not None and gone.state.terminal:  # a scripted cancel may have revived it
-                del self._tasks[task_id]
+        """`task` reached a terminal state: it is evicted before any unfinished task."""
+        self._eviction.finished(task.id)
 
     def not_found(self, task_id: Any) -> errors.TaskNotFound | None:
         """Why no task has this id, if it was (or may have been) evicted; None otherwise."""

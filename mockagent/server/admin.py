@@ -17,7 +17,8 @@ single cassette); without it, every agent in mount order. Each item names its `a
          {"calls": [{"seq", "agent", "operation", "binding", "interaction": name|null,
                      "matched": bool, "error": kind|null, "faults": [part], "params": {...}}],
           "dropped": count}
-         Each agent's journal keeps its last `--journal-size` calls (10,000 by default);
+         Each agent's journal keeps its last `--journal-size` calls (10,000 by default)
+         within about 64 MB, each call's params cut past about 64 KB with a marker;
          `dropped` counts the older calls no longer listed (use counts stay exact).
          `faults`: each field of the matched interaction's `fault` and what became of it on
          this call, in this order: {"kind": "status", "status": 503}, {"kind": "body",
@@ -29,11 +30,14 @@ single cassette); without it, every agent in mount order. Each item names its `a
     GET  /_mockagent/near-misses
          {"nearMisses": [call fields as above + "report": {"@type", "cassette", "recordMode",
                          "call", "closest": [...], "hint", "report": text}]}
-    GET  /_mockagent/tasks
+    GET  /_mockagent/tasks?limit=N
          {"tasks": [{"agent", "id", "contextId", "name", "state", "origin", "polls",
                      "remainingSteps", "waiting", "waitingFor": text|null, "stuck": text|null,
                      "events": [{"seq", "atMs", "timestamp", and one of "state" |
-                                 "said" | "artifactId" (+ "append")}]}]}
+                                 "said" | "artifactId" (+ "append")}]}],
+          "more": count}
+         Each agent's newest N tasks (1,000 by default), oldest first; `more` counts the
+         older ones not listed.
          States are the neutral names: submitted, working, input_required, completed, ...
          `waitingFor` says what call the next step waits for ("1 more subscription",
          "2 more polls", "1 more get-or-create", "a follow-up message"); null when the clock
@@ -140,6 +144,16 @@ def _flag(name: str) -> bool | None:
     raise ControlError(400, f"{name} must be true or false, got {raw!r}")
 
 
+def _limit(default: int) -> int:
+    """The `limit` query parameter: a whole number, 0 or more."""
+    raw = request.args.get("limit")
+    if raw is None:
+        return default
+    if not raw.strip().isdigit() or len(raw) > 18:
+        raise ControlError(400, f"limit must be a whole number, 0 or more, got {raw[:40]!r}")
+    return int(raw)
+
+
 def _agent_arg() -> str | None:
     return request.args.get("agent")
 
@@ -181,7 +195,8 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         return {"nearMisses": control.near_misses_view(mounts, _agent_arg())}
 
     def tasks() -> dict[str, Any]:
-        return {"tasks": control.tasks_view(mounts, _agent_arg())}
+        listed, more = control.tasks_listing(mounts, _agent_arg(), _limit(control.TASKS_LISTED))
+        return {"tasks": listed, "more": more}
 
     def interactions() -> dict[str, Any]:
         return {"interactions": control.interactions_view(mounts, _agent_arg(), _flag("unused"))}

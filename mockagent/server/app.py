@@ -321,9 +321,10 @@ def create_app(
     Push notifications go to loopback, to what `webhook_allow` names (`*`, addresses, networks
     such as `10.0.0.0/8`, host names, each with an optional `:PORT`; ValueError for a malformed
     one) and to what a cassette's `webhooks.allow` names.
-    Each agent's journal keeps its last `journal_size` calls (counts stay exact), and its store
-    at most `task_cap` finished tasks, evicting the oldest; ValueError for a size under 0 or a
-    cap under 1.
+    Each agent's journal keeps its last `journal_size` calls within about 64 MB (counts stay
+    exact), and its store at most `task_cap` tasks (and about 128 MB of the messages sent to
+    them), evicting the one that finished longest ago (or the oldest, when none has finished);
+    ValueError for a size under 0 or a cap under 1.
     A request body not all there within `body_timeout` seconds (None: no deadline) is answered
     408 in the protocol's shape, and the connection closed (`mockagent.server.deadline`).
     """

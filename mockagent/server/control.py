@@ -76,9 +76,9 @@ def agents_view(mounts: Mounts) -> list[dict[str, Any]]:
     ]
 
 
-def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
-    """One journal entry as `GET /_mockagent/calls` lists it."""
-    return {
+def call_view(name: str, entry: JournalEntry, params: bool = True) -> dict[str, Any]:
+    """One journal entry as `GET /_mockagent/calls` lists it (`params=False`: without them)."""
+    view = {
         "seq": entry.seq,
         "agent": name,
         "operation": entry.operation,
@@ -87,8 +87,10 @@ def call_view(name: str, entry: JournalEntry) -> dict[str, Any]:
         "matched": entry.matched,
         "error": entry.error,
         "faults": [_jsonable(part.view()) for part in entry.faults],
-        "params": _jsonable(entry.params),
     }
+    if params:
+        view["params"] = _jsonable(entry.params)
+    return view
 
 
 def calls_view(
@@ -96,14 +98,16 @@ def calls_view(
     agent: str | None = None,
     operation: str | None = None,
     matched: bool | None = None,
+    params: bool = True,
 ) -> list[dict[str, Any]]:
-    """Journal entries, agent by agent, optionally of one operation and matched or not."""
+    """Journal entries, agent by agent, optionally of one operation and matched or not
+    (`params=False`: without their params, for the inspector, which does not show them)."""
     out = []
     for name, engine in engines(mounts, agent):
         with engine.locked():
             entries = list(engine.journal.entries)
         out += [
-            call_view(name, e)
+            call_view(name, e, params)
             for e in entries
             if (operation is None or e.operation == operation)
             and (matched is None or e.matched == matched)
@@ -193,11 +197,27 @@ def _more(count: int, what: str) -> str:
 
 
 def tasks_view(mounts: Mounts, agent: str | None = None) -> list[dict[str, Any]]:
-    out = []
+    """Every task, agent by agent, oldest first."""
+    return tasks_listing(mounts, agent)[0]
+
+
+TASKS_LISTED = 1000
+"""How many tasks of each agent `GET /_mockagent/tasks` lists by default: the newest."""
+
+
+def tasks_listing(
+    mounts: Mounts, agent: str | None = None, limit: int | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """Each agent's newest `limit` tasks (None: all), agent by agent, oldest first, and how
+    many older ones are not listed."""
+    out, more = [], 0
     for name, engine in engines(mounts, agent):
         with engine.locked():
-            out += [task_view(name, task, engine.stuck(task)) for task in engine.tasks.all()]
-    return out
+            tasks = engine.tasks.all()
+            shown = tasks if limit is None else tasks[len(tasks) - limit :] if limit else []
+            more += len(tasks) - len(shown)
+            out += [task_view(name, task, engine.stuck(task)) for task in shown]
+    return out, more
 
 
 def interactions_view(

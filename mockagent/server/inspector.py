@@ -15,9 +15,10 @@ Sections, with stable ids for tests and links:
                    interaction it matched or the near-miss report (with the differing paths);
                    a badge per part of the interaction's fault, fired or not (and why not)
 
-The page stays small however long the server runs: it shows the last SHOWN_CALLS calls and the
-last SHOWN_TASKS tasks, each with a note saying how many more the JSON endpoints list, and how
-many older calls the journal itself dropped (`--journal-size`).
+The page stays small however long the server runs: it shows the last SHOWN_CALLS calls (each
+near-miss report cut to SHOWN_TEXT characters) and the last SHOWN_TASKS tasks, each with a note
+saying how many more the JSON endpoints list, and how many older calls the journal itself dropped
+(`--journal-size`, and its byte budget).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 TEMPLATE = "inspector.html"
 SHOWN_CALLS = 500
 SHOWN_TASKS = 200
+SHOWN_TEXT = 4096
+"""How much of one call's near-miss report a row shows, so that the page stays a few MB."""
 
 
 def elapsed(at_ms: float) -> str:
@@ -108,7 +111,9 @@ def _event(event: dict[str, Any]) -> dict[str, Any]:
 
 def _tasks(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
     """The last SHOWN_TASKS tasks, and how many there are."""
-    views = control.tasks_view(mounts)
+    views, more = control.tasks_listing(mounts, limit=SHOWN_TASKS)  # not every task's view
+    total = len(views) + more
+    views = views[-SHOWN_TASKS:]
     return [
         {
             "id": t["id"],
@@ -122,15 +127,15 @@ def _tasks(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
             "stuck": t["stuck"],
             "events": [_event(e) for e in t["events"]],
         }
-        for t in views[-SHOWN_TASKS:]
-    ], len(views)
+        for t in views
+    ], total
 
 
 def _calls(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
     """The last SHOWN_CALLS calls the journals keep, in arrival order (the agents of a folder
     share one numbering), and how many they keep."""
     reports = {(m["agent"], m["seq"]): m["report"] for m in control.near_misses_view(mounts)}
-    calls = sorted(control.calls_view(mounts), key=lambda c: c["seq"])
+    calls = sorted(control.calls_view(mounts, params=False), key=lambda c: c["seq"])
     out = []
     for call in calls[-SHOWN_CALLS:]:
         report = reports.get((call["agent"], call["seq"])) or None
@@ -149,11 +154,19 @@ def _calls(mounts: Mounts) -> tuple[list[dict[str, Any]], int]:
                 "interaction": _text(call["interaction"]),
                 "error": call["error"] or "unmatched",
                 "paths": paths,
-                "report": None if report is None else _text(report.get("report")),
+                "report": None if report is None else shown(_text(report.get("report"))),
                 "faults": [_fault(part) for part in call["faults"]],
             }
         )
     return out, len(calls)
+
+
+def shown(text: str) -> str:
+    """At most SHOWN_TEXT characters of `text`, saying how many more there are."""
+    if len(text) <= SHOWN_TEXT:
+        return text
+    more = len(text) - SHOWN_TEXT
+    return f"{text[:SHOWN_TEXT]}… ({more:,} characters more; /_mockagent/near-misses has it all)"
 
 
 def _fault(part: dict[str, Any]) -> dict[str, Any]:

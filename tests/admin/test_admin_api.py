@@ -216,7 +216,7 @@ def test_interactions_show_uses_and_lines(client: FlaskClient) -> None:
 
 
 def test_deliveries_show_webhook_attempts(client: FlaskClient) -> None:
-    config = {"url": "ftp://example.invalid/hook", "id": "hook-1"}
+    config = {"url": "http://192.0.2.1/hook", "id": "hook-1"}  # refused: not loopback
     task = send(client, "alpha", "slow", returnImmediately=True, taskPushNotificationConfig=config)
     task_id = task["result"]["task"]["id"]
     deadline = time.monotonic() + 5
@@ -233,8 +233,8 @@ def test_deliveries_show_webhook_attempts(client: FlaskClient) -> None:
         first["configId"],
         first["ok"],
         first["status"],
-    ) == ("alpha", "ftp://example.invalid/hook", task_id, "hook-1", False, None)
-    assert "unsupported URL scheme" in first["error"]
+    ) == ("alpha", "http://192.0.2.1/hook", task_id, "hook-1", False, None)
+    assert "refused: 192.0.2.1 is not loopback" in first["error"]
     assert set(first) == {
         "agent",
         "seq",

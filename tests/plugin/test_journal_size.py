@@ -35,7 +35,7 @@ def test_wrong_count(mockagent):
         [
             "E*mockagent: interaction 'languages' answered 5 calls, expected 3 calls",
             "E*All calls (2 kept; 3 older calls dropped: the journal keeps the last "
-            "--journal-size):",
+            "--journal-size, within about 64 MB):",
         ]
     )
 

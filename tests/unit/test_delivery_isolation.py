@@ -220,3 +220,40 @@ def test_a_delivery_log_keeps_the_last_ones() -> None:
         log.append(Delivery(seq, "u", "t", "c", "e", 204, None))
     assert [d.seq for d in log] == [3, 4]
     assert (len(log), log.dropped) == (2, 2)
+
+
+def test_bytes_waiting_over_all_destinations_are_bounded(
+    silent_ports: Callable[[], int],
+) -> None:
+    d = Deliverer(timeout=0.3, max_queued_bytes=1_000_000)
+    try:
+        url = f"http://127.0.0.1:{silent_ports()}/hook"
+        for i in range(10):  # a v0.3 task's body is the whole task: it can be large
+            d.post(url, b"x" * 300_000 + bytes([i]), {}, task_id="big", config_id="c", event="e")
+        dropped = [r.error for r in of(d, "big") if r.error and r.error.startswith("dropped:")]
+        assert len(dropped) == 7  # 3 of 300 KB fit in 1 MB, whether waiting or in flight
+        assert dropped[0] == (
+            "dropped: 900,003 bytes of deliveries are already waiting, and this body of "
+            "300,001 bytes would go past 1,000,000 (slow or dead receivers)"
+        )
+        shared = b"y" * 300_000  # one event's body, posted to each of a task's webhooks
+        for _ in range(3):
+            d.post(url, shared, {}, task_id="shared", config_id="c", event="e")
+        assert len(of(d, "shared")) == 3  # all dropped: no room for it
+        assert d.wait_idle(6)
+        for _ in range(5):  # room again; a body shared by POSTs counts once (not 1.5 MB)
+            d.post(url, shared, {}, task_id="again", config_id="c", event="e")
+        assert not [r for r in of(d, "again") if r.error and r.error.startswith("dropped:")]
+        assert d.wait_idle(6)
+    finally:
+        d.close()
+
+
+def test_one_body_past_the_byte_bound_is_still_sent(healthy: str) -> None:
+    d = Deliverer(max_queued_bytes=10)
+    try:
+        d.post(healthy, b"{}" * 100, {}, task_id="big", config_id="c", event="e")
+        assert d.wait_idle(5)
+        assert [r.ok for r in of(d, "big")] == [True]
+    finally:
+        d.close()

@@ -21,6 +21,7 @@ from mockagent.dialects.a2a.wire import (
 )
 from mockagent.dialects.http import HttpRequest
 from mockagent.engine.call import Call
+from mockagent.engine.push_configs import checked
 from mockagent.engine.replay import Engine
 from mockagent.engine.stream import Stream
 from mockagent.vocabulary import PUSH_OPERATIONS, STREAMING_OPERATIONS
@@ -198,6 +199,8 @@ def _validated(operation: str, params: dict[str, Any]) -> dict[str, Any]:
             raise errors.InvalidParams(
                 "configuration.taskPushNotificationConfig: must be an object"
             )
+        if push is not None:  # refused before any task is made for it
+            checked(push, "configuration.taskPushNotificationConfig.")
         return {**params, "message": check_message(params)}
     for key in _REQUIRED_IDS.get(operation, ()):
         if not isinstance(params.get(key), str) or not params[key]:
