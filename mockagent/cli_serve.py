@@ -83,7 +83,7 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     "allow_hosts",
     multiple=True,
     metavar="NAME",
-    callback=lambda ctx, param, value: _check_allow_hosts(value),
+    callback=lambda ctx, param, value: check_allow_hosts(value),
     help="Also answer the admin API and the inspector when the Host header (or a request's "
     "Origin) is NAME, a host name or IP address without scheme or port (repeatable; '*' allows "
     "every one). Loopback names and IP addresses are "
@@ -428,7 +428,7 @@ def access_options(
     }
 
 
-def _check_allow_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
+def check_allow_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
     """The --allow-host names, or click's usage error naming the first that is not one (a URL
     or a name with a port would never match a Host)."""
     for name in names:

@@ -111,7 +111,7 @@ from flask import Flask, Response, request
 
 from mockagent.dialects.http import parse_json
 from mockagent.server import control, inspector, runtime
-from mockagent.server.control import ControlError
+from mockagent.server.control import ControlError, shown
 from mockagent.vocabulary import HTTP_METHODS
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def _body() -> dict[str, Any]:
 def _body_agent(body: dict[str, Any]) -> str | None:
     agent = body.get("agent", _agent_arg())
     if agent is not None and not isinstance(agent, str):
-        raise ControlError(400, f"agent must be a mount name (a string), got {agent!r}")
+        raise ControlError(400, f"agent must be a mount name (a string), got {shown(agent)}")
     return agent
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import reprlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
@@ -300,6 +299,13 @@ def reset(mounts: Mounts, agent: str | None = None) -> list[str]:
     return names
 
 
+def shown(value: Any) -> str:
+    """A value from a request body as its JSON (`true`, `null`, not Python's spelling), cut to 60
+    characters: what an error message quotes of it."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 MAX_MS = 1e15
 """The largest clock advance: about 31,700 years, below where a float loses whole milliseconds."""
 
@@ -308,7 +314,7 @@ def _number(value: Any, what: str) -> float:
     # Compared before float(): an int past a double's range would overflow there (a 500 before).
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_MS:
         raise ControlError(
-            400, f"{what} must be a number from 0 to {MAX_MS:.0e}, got {reprlib.repr(value)}"
+            400, f"{what} must be a number from 0 to {MAX_MS:.0e}, got {shown(value)}"
         )
     return float(value)
 
@@ -329,7 +335,7 @@ def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None
     """Count `polls` GetTask polls on a task (showing what they make due); the task's view."""
     if isinstance(polls, bool) or not isinstance(polls, int) or not 1 <= polls <= MAX_POLLS:
         raise ControlError(
-            400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {polls!r}"
+            400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {shown(polls)}"
         )
     for name, engine in engines(mounts, agent):
         with engine.locked():
@@ -402,7 +408,7 @@ def load(mounts: Mounts, path: Any, agent: Any = None) -> dict[str, Any]:
     if agent is None:
         agent = "" if mounts.single else target.stem
     if not isinstance(agent, str):
-        raise ControlError(400, f"agent must be a mount name (a string), got {agent!r}")
+        raise ControlError(400, f"agent must be a mount name (a string), got {shown(agent)}")
     if mounts.single and agent != "":
         raise ControlError(
             400,

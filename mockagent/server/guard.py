@@ -13,8 +13,9 @@ allowed host, only a POST whose body is of a type a page cannot send without a p
 mockagent never grants), and, with `--admin-token`, only `Authorization: Bearer TOKEN`.
 
 An agent served on a loopback interface (`--host` 127.0.0.1, ::1 or localhost: the default, and
-the pytest fixture's) answers the same Hosts, since no container can call it by a service name
-there: its task lists and push-notification configs are not for a rebound page to read. Served
+the pytest fixture's) answers the same Hosts (containers that reach the host's loopback do so by
+a name under `.internal`, which is answered): its task lists and push-notification configs are
+not for a rebound page to read. Served
 on another interface, it answers any Host (clients in containers call it by a service name). A
 call that can change state (any method but GET, HEAD and OPTIONS) is held to the same Origin and
 Content-Type rules. Browsers send `Origin` with every POST, so a POST without a body and
@@ -135,10 +136,14 @@ def serves_loopback(interface: str) -> bool:
     return bool(interface.strip()) and is_loopback(hostname(interface))
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+"""Names of the loopback interface: `localhost` and the aliases Linux's /etc/hosts gives it."""
+
+
 def is_loopback(name: str) -> bool:
-    """`localhost`, a name under `.localhost` (browsers resolve those to loopback themselves)
-    and the loopback addresses."""
-    if name == "localhost" or name.endswith(".localhost"):
+    """`localhost` and its aliases, a name under `.localhost` (browsers resolve those to loopback
+    themselves) and the loopback addresses."""
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(name).is_loopback
@@ -152,11 +157,14 @@ def _allowed(name: str, access: Access) -> bool:
 
 def host_refusal(host: str | None, access: Access) -> Refusal | None:
     """A Host the control plane does not answer: not loopback, not an IP address (a rebound name
-    is always a name) and not allowed. No Host at all is not a browser's request."""
+    is always a name), not under `.internal` and not allowed. `.internal` is reserved for private
+    names (ICANN, 2024), so no page can rebind one, and containers reach the host's loopback by
+    such names (host.docker.internal, host.containers.internal, host.testcontainers.internal).
+    No Host at all is not a browser's request."""
     if host is None or not host.strip():
         return None
     name = hostname(host)
-    if is_loopback(name) or _is_ip(name) or _allowed(name, access):
+    if is_loopback(name) or _is_ip(name) or name.endswith(".internal") or _allowed(name, access):
         return None
     return Refusal(
         403,

@@ -178,6 +178,24 @@ def test_agents_on_loopback_answer_no_rebound_host(server: ServerThread) -> None
     assert said(server) == "Yes."
 
 
+CONTAINER_NAMES = ["host.docker.internal", "host.containers.internal", "localhost.localdomain"]
+
+
+@pytest.mark.parametrize("name", CONTAINER_NAMES)
+def test_containers_reach_agents_on_loopback_by_their_host_names(
+    server: ServerThread, name: str
+) -> None:
+    """Docker Desktop, Podman and testcontainers forward such names to the host's loopback, and
+    `.internal` names cannot be rebound by a page (the review found them refused: 403)."""
+    card = HTTP.get(
+        server.url + "/.well-known/agent-card.json", headers={"Host": f"{name}:{server.port}"}
+    )
+    assert card.status_code == 200, card.text
+    assert card.json()["supportedInterfaces"][0]["url"] == f"http://{name}:{server.port}"
+    rebound = HTTP.get(server.url + "/tasks", headers={"Host": "host.docker.internal.evil.example"})
+    assert rebound.status_code == 403
+
+
 def test_agentex_on_loopback_answers_no_rebound_host(tmp_path: Path) -> None:
     path = tmp_path / "platform.yaml"
     path.write_text(PLATFORM)
@@ -436,6 +454,16 @@ def test_serve_refuses_a_value_that_would_never_match(
     result = CliRunner().invoke(main, ["serve", str(answers), "--port", "0", option, value])
     assert result.exit_code == 2
     assert f"Invalid value for {option}" in result.output and said in result.output
+
+
+@pytest.mark.parametrize("value", ["http://a.test:3000", "a.test:3000"])
+def test_record_refuses_an_allow_host_that_would_never_match(tmp_path: Path, value: str) -> None:
+    """Before, `record --allow-host http://a.test:3000` started and the name never matched."""
+    cassette = str(tmp_path / "rec.yaml")
+    args = ["record", "--upstream", "http://127.0.0.1:9", "--cassette", cassette]
+    result = CliRunner().invoke(main, [*args, "--port", "0", "--allow-host", value])
+    assert result.exit_code == 2
+    assert "Invalid value for --allow-host" in result.output
 
 
 def test_allow_host_takes_names_addresses_and_the_wildcard() -> None:

@@ -8,6 +8,7 @@ import shutil
 import httpx
 import pytest
 
+from mockagent.server.control import ControlError, advance_clock
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.paths import KIT
 
@@ -63,3 +64,16 @@ def test_a_mount_name_with_a_newline_is_a_400(folder, agent):
     assert "a mount name is one path segment" in loaded.json()["error"]["message"]
     agents = httpx.get(server.url + "/_mockagent/agents").json()
     assert [a["name"] for a in agents["agents"]] == ["deployer"]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [(True, "got true"), (None, "got null"), (10**400, "…")],
+    ids=["true", "null", "huge-int"],
+)
+def test_a_wrong_number_is_quoted_as_json_not_python(value: object, said: str) -> None:
+    """Before: 'got True', 'got None' (Python's spellings), and a 500 for an int past a double."""
+    with pytest.raises(ControlError) as refused:
+        advance_clock(None, value)  # type: ignore[arg-type]  # refused before the mounts are read
+    assert refused.value.code == 400 and said in str(refused.value)
+    assert "True" not in str(refused.value) and "None" not in str(refused.value)
