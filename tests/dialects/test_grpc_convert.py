@@ -318,3 +318,34 @@ def test_a_request_json_cannot_hold_is_invalid_params() -> None:
         json_format.MessageToDict(request)
     with pytest.raises(errors.InvalidParams, match="NaN"):  # INVALID_ARGUMENT, not INTERNAL
         params_of(request)
+
+
+ARTIFACT_FIRST = """\
+version: 1
+agent: {name: a, description: d, skills: [{id: s, name: s, description: d}]}
+interactions:
+  - name: first
+    match: {text: go}
+    reply:
+      task:
+        steps:
+          - artifact: {artifactId: r, parts: [{text: early}]}
+          - state: TASK_STATE_COMPLETED
+            after: {polls: 1}
+"""
+
+
+def test_a_task_that_opens_with_an_artifact_has_no_empty_timestamp(tmp_path: Path) -> None:
+    """Before any state step a task has no status timestamp: it was rendered `"timestamp": ""`,
+    which gRPC could not carry (INTERNAL: missing valid timezone offset). Now it is left out."""
+    cassette = tmp_path / "a.yaml"
+    cassette.write_text(ARTIFACT_FIRST)
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "go"}]}
+    params = {"message": message, "configuration": {"returnImmediately": True}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+    answer = create_app(cassette).test_client().post("/", json=call, headers={"A2A-Version": "1.0"})
+    result = answer.get_json()["result"]
+    assert "timestamp" not in result["task"]["status"], result
+    assert message_of(result, METHODS["SendMessage"].response) == parsed(
+        result, METHODS["SendMessage"].response
+    )

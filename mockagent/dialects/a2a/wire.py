@@ -121,7 +121,8 @@ def render_task(task: TaskView) -> dict[str, Any]:
     status: dict[str, Any] = {"state": state_name(task.state)}
     if task.status_message is not None:
         status["message"] = render_message(task.status_message)
-    status["timestamp"] = task.timestamp
+    if task.timestamp:  # none before a state step (a script that opens with an artifact)
+        status["timestamp"] = task.timestamp
     out: dict[str, Any] = {"id": task.id, "contextId": task.context_id, "status": status}
     if task.artifacts:
         out["artifacts"] = task.artifacts
@@ -138,7 +139,8 @@ def render_event(event: TaskEvent) -> dict[str, Any]:
         status: dict[str, Any] = {"state": state_name(event.state)}
         if event.status_message is not None:
             status["message"] = render_message(event.status_message)
-        status["timestamp"] = event.timestamp
+        if event.timestamp:
+            status["timestamp"] = event.timestamp
         return {
             "statusUpdate": {
                 "taskId": event.task_id,
