@@ -20,7 +20,7 @@ from flask import Flask
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.spellings import mask_line
-from mockagent.cli_serve import READY, check_allow_hosts, listening, serve
+from mockagent.cli_serve import READY, allow_host_option, listening, serve
 from mockagent.cli_size import cassette_size
 from mockagent.errors import CassetteError
 from mockagent.lint import cassette_files, lint_file
@@ -102,17 +102,12 @@ def _patterns(
     metavar="VALUE",
     help="A value that is no secret: never redacted, whatever its name or shape.",
 )
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="NAME",
-    callback=lambda ctx, param, value: check_allow_hosts(value),
-    help="A web page served from NAME, or a client calling by the Host NAME, may call the "
+@allow_host_option(
+    "A web page served from NAME, or a client calling by the Host NAME, may call the "
     "proxy (repeatable; '*' allows every one). Calls that change state from another site's "
     "page (a foreign Origin, or a text/plain, form or multipart body) are refused, and on a "
     "loopback --host so is a Host that is not loopback, an IP address or allowed, as `serve` "
-    "refuses them.",
+    "refuses them."
 )
 def record(
     upstream: str,

@@ -49,6 +49,18 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
+def allow_host_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The --allow-host option of a command that serves (serve, record), its names checked."""
+    return click.option(
+        "--allow-host",
+        "allow_hosts",
+        multiple=True,
+        metavar="NAME",
+        callback=lambda ctx, param, value: check_allow_hosts(value),
+        help=help_text,
+    )
+
+
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @listening
@@ -78,17 +90,12 @@ def listening(command: Callable[..., Any]) -> Callable[..., Any]:
     default=None,
     help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).",
 )
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="NAME",
-    callback=lambda ctx, param, value: check_allow_hosts(value),
-    help="Also answer the admin API and the inspector when the Host header (or a request's "
+@allow_host_option(
+    "Also answer the admin API and the inspector when the Host header (or a request's "
     "Origin) is NAME, a host name or IP address without scheme or port (repeatable; '*' allows "
-    "every one). Loopback names and IP addresses are "
+    "every one). Loopback names, names under .internal and IP addresses are "
     "always answered; the check keeps out web pages that reach the server by DNS rebinding. "
-    "Agents on a loopback --host answer the same Hosts; on another interface, any Host.",
+    "Agents on a loopback --host answer the same Hosts; on another interface, any Host."
 )
 @click.option(
     "--admin-token",
