@@ -20,3 +20,15 @@ import grpc  # noqa: E402, F401  (the same goes for its C extension)
 import yaml  # noqa: E402, F401
 
 import mockagent.server.app  # noqa: E402, F401
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Mark the tests of the QUICK modules `quick`."""
+    import pytest
+
+    from tests.helpers.quick import QUICK
+
+    root = config.rootpath
+    for item in items:
+        if item.path.is_relative_to(root) and item.path.relative_to(root).as_posix() in QUICK:
+            item.add_marker(pytest.mark.quick)

@@ -56,3 +56,20 @@ def test_modules_import_shared_code_from_tests_helpers_only():
                 if module.split(".")[0] == "tests" and not module.startswith("tests.helpers"):
                     offenders.append(f"{name}:{node.lineno} imports {module}")
     assert offenders == [], "move the shared code to tests/helpers/:\n" + "\n".join(offenders)
+
+
+def test_each_quick_module_exists_and_scripts_test_finds_it():
+    """`scripts/test --quick` reads the QUICK paths out of tests/helpers/quick.py: a moved or
+    renamed module must not drop out of the quick run unnoticed."""
+    from tests.helpers.quick import QUICK
+
+    missing = [path for path in QUICK if not (ROOT / path).is_file()]
+    assert missing == []
+    found = subprocess.run(
+        ["sed", "-n", r's/^    "\(tests\/[^"]*\.py\)",.*/\1/p', "tests/helpers/quick.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert found == list(QUICK)
