@@ -20,6 +20,7 @@ from mockagent.engine.taskstore import store_from_url
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
+from mockagent.server.admin import PREFIX as ADMIN_PREFIX
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.deadline import BODY_TIMEOUT_S
 from mockagent.server.guard import allow_host_problem
@@ -280,7 +281,7 @@ def serve(
         lines = _with_grpc_lines(lines, mounts, grpc_at(grpc_port))
 
     def announce() -> None:
-        _announce(sock, lines, how)
+        _announce(sock, lines, how, inspector=admin_enabled(host, admin))
 
     if grpc_port is not None:
         announce = _when_listening(host, grpc_port, announce)
@@ -366,14 +367,18 @@ def _listen(host: str, port: int) -> socket.socket:
         raise SystemExit(1) from None
 
 
-def _announce(sock: socket.socket, lines: Callable[[str], list[str]], how: str = "") -> None:
-    """Print `lines(root URL)`, then the ready line."""
+def _announce(
+    sock: socket.socket, lines: Callable[[str], list[str]], how: str = "", inspector: bool = False
+) -> None:
+    """Print `lines(root URL)`, then the ready line (naming the inspector's URL when the admin
+    API is on)."""
     root = root_url(*sock.getsockname()[:2])
     for line in lines(root):
         click.echo(line)
     # click.echo flushes every line, so a parent reading our stdout through a pipe sees the URLs
     # and the ready line at once, not when a buffer fills.
-    click.echo(f"{READY} on {root}{how} (Ctrl-C to stop)")
+    page = f"inspector: {root}{ADMIN_PREFIX}/; " if inspector else ""
+    click.echo(f"{READY} on {root}{how} ({page}Ctrl-C to stop)")
 
 
 def _run(

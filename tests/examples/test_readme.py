@@ -78,6 +78,7 @@ def test_serve_prints_each_agent_then_ready(kit: Served) -> None:
         [name, f"{kit.url}/{name}/"] for name in ("code-reviewer", "deployer", "test-runner")
     ]
     assert lines[-1].startswith(f"mockagent ready on {kit.url}")
+    assert f"inspector: {kit.url}/_mockagent/;" in lines[-1]  # on loopback the admin API is on
 
 
 @needs_curl
