@@ -32,10 +32,10 @@ from mockagent.proxy.app import (
 )
 from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
-from mockagent.verify import verify_cassette
-from mockagent.verify_update import update_cassette
-from mockagent.verify_upstream import UpstreamError
-from mockagent.verify_verdict import summary, verified_none
+from mockagent.verify.run import verify_cassette
+from mockagent.verify.update import update_cassette
+from mockagent.verify.upstream import UpstreamError
+from mockagent.verify.verdict import summary, verified_none
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
 
