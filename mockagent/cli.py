@@ -23,7 +23,7 @@ from mockagent.cassette.spellings import mask_line
 from mockagent.cli_serve import READY, allow_host_option, listening, serve
 from mockagent.cli_size import cassette_size
 from mockagent.errors import CassetteError
-from mockagent.lint import cassette_files, lint_file
+from mockagent.lint.run import cassette_files, lint_file
 from mockagent.proxy.app import (
     RECORDING,
     create_app_for_mode,

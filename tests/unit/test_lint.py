@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from mockagent.cassette.store import load_cassette
 from mockagent.cli import main
-from mockagent.lint import Finding, check, lint
+from mockagent.lint.run import Finding, check, lint
 
 ROOT = Path(__file__).resolve().parents[2]
 

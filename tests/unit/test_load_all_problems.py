@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from mockagent.cassette import load_cassette
 from mockagent.cli import main
 from mockagent.errors import CassetteError
-from mockagent.lint import lint_file
+from mockagent.lint.run import lint_file
 from mockagent.server.app import create_app
 from tests.helpers.cassette_text import cassette, line_of
 
