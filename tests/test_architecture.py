@@ -11,9 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mockagent"
 
-# The jobs beside the layers (the CLI, verify) use the layers, never the other way round: a server
-# that imported verify or the CLI would drag them into every replay.
-JOBS = ("mockagent.verify", "mockagent.cli")
+# The jobs beside the layers (the CLI, verify, the pytest side) use the layers, never the other way
+# round: a server that imported verify or the CLI would drag them into every replay.
+JOBS = ("mockagent.verify", "mockagent.cli", "mockagent.testing")
 FORBIDDEN = {
     "cassette": (
         "flask",
@@ -34,7 +34,7 @@ FORBIDDEN = {
     ),
     "dialects": ("flask", "werkzeug", "mockagent.server", "mockagent.proxy", *JOBS),
     "server": ("mockagent.proxy", *JOBS),
-    "proxy": JOBS,
+    "proxy": ("mockagent.verify", "mockagent.cli"),  # and testing: see below
     # the engine lints a cassette as it loads it: lint reads cassettes and nothing above them
     "lint": (
         "flask",
@@ -57,11 +57,6 @@ TOP_LEVEL_MODULES = {
     "cli_serve.py",
     "cli_size.py",
     "cli_store.py",
-    "pytest_plugin.py",
-    "plugin_cassette.py",
-    "plugin_options.py",
-    "fixture.py",
-    "expect.py",
 }
 
 
@@ -106,6 +101,24 @@ def test_top_level_is_exactly_the_agreed_layout():
         "bench",
     }
     assert top <= allowed, sorted(top - allowed)
+
+
+# Who may import the pytest side: itself (pytest's entry point is mockagent.testing.plugin) and
+# the public API's lazy `MockAgent`. proxy/app.py borrows the default cassette's empty agent (a
+# misplaced edge issue 27 names, to be moved); a new importer fails here.
+TESTING_IMPORTERS = {"mockagent/__init__.py", "mockagent/proxy/app.py"}
+
+
+def test_nothing_imports_the_pytest_side_but_the_plugin():
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.parent != PACKAGE / "testing"
+        and str(path.relative_to(ROOT)) not in TESTING_IMPORTERS
+        for name in imports_of(path)
+        if name.startswith("mockagent.testing")
+    ]
+    assert offenders == []
 
 
 def test_the_top_of_the_package_holds_only_the_agreed_modules():
