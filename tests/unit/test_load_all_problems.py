@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from mockagent.cassette import load_cassette
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.errors import CassetteError
 from mockagent.lint.run import lint_file
 from mockagent.server.app import create_app

@@ -1,4 +1,4 @@
-"""The `mockagent` command line: `serve` cassettes (its own module, `cli_serve`), `record` an
+"""The `mockagent` command line: `serve` cassettes (its own module, `cli.serve`), `record` an
 agent, `verify` and `lint` cassettes, print the cassette `schema`."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from flask import Flask
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.spellings import mask_line
-from mockagent.cli_serve import READY, allow_host_option, listening, serve
-from mockagent.cli_size import cassette_size
+from mockagent.cli.serve import READY, allow_host_option, listening, serve
+from mockagent.cli.size import cassette_size
 from mockagent.errors import CassetteError
 from mockagent.lint.run import cassette_files, lint_file
 from mockagent.proxy.app import (
