@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from mockagent.cassette import LoadedCassette, json_schema, load_cassette, load_folder
     from mockagent.engine import Call, Engine
     from mockagent.errors import CassetteError, MockagentError, ProtocolError
-    from mockagent.fixture import MockAgent
     from mockagent.server.app import create_app
     from mockagent.server.thread import ServerThread, serve_in_thread
+    from mockagent.testing.fixture import MockAgent
 
 __version__ = "0.1.0"
 
@@ -30,7 +30,7 @@ _HOMES = {
     "json_schema": "mockagent.cassette",
     "load_cassette": "mockagent.cassette",
     "load_folder": "mockagent.cassette",
-    "MockAgent": "mockagent.fixture",
+    "MockAgent": "mockagent.testing.fixture",
     "ServerThread": "mockagent.server.thread",
     "serve_in_thread": "mockagent.server.thread",
     "create_app": "mockagent.server.app",

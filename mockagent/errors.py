@@ -83,7 +83,7 @@ class UnplayableInteraction(InteractionChangeError):
     """An added interaction that could never do what it says: `mockagent lint` has findings
     about it (every call it matches taken by an earlier one, a fault the card never lets fire,
     a gate nobody opens, …). The message is the findings' text, one a line; `findings` are
-    `mockagent.lint.Finding`s."""
+    `mockagent.lint.run.Finding`s."""
 
     def __init__(self, findings: list[Any]) -> None:
         super().__init__("\n".join(str(finding) for finding in findings))

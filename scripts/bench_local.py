@@ -69,7 +69,7 @@ def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
     """The cost of importing the pytest plugin after pytest, as `-X importtime` reports it, in a
     fresh interpreter each run (median); and the heavy modules that import pulled in."""
     probe = (
-        "import sys, pytest; import mockagent.pytest_plugin; "
+        "import sys, pytest; import mockagent.testing.plugin; "
         "print(','.join(m for m in ('flask', 'pydantic', 'yaml', 'werkzeug', 'httpx') "
         "if m in sys.modules))"
     )
@@ -84,7 +84,7 @@ def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
         line = next(
             ln
             for ln in done.stderr.splitlines()
-            if ln.rstrip().endswith("| mockagent.pytest_plugin")
+            if ln.rstrip().endswith("| mockagent.testing.plugin")
         )
         times.append(
             int(line.split("|")[1]) / 1000

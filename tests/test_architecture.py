@@ -1,4 +1,5 @@
-"""The layering DESIGN.md asks for: imports flow cassette ← engine ← dialects ← server."""
+"""The layering DESIGN.md asks for: imports flow cassette ← engine ← dialects ← server ← proxy,
+and the jobs beside them (cli, verify, lint, testing): no layer imports a job that calls it."""
 
 from __future__ import annotations
 
@@ -11,11 +12,47 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mockagent"
 
+# The jobs beside the layers (the CLI, verify, the pytest side) use the layers, never the other way
+# round: a server that imported verify or the CLI would drag them into every replay.
+JOBS = ("mockagent.verify", "mockagent.cli", "mockagent.testing")
 FORBIDDEN = {
-    "cassette": ("flask", "werkzeug", "mockagent.engine", "mockagent.dialects", "mockagent.server"),
-    "engine": ("flask", "werkzeug", "mockagent.dialects", "mockagent.server"),
-    "dialects": ("flask", "werkzeug", "mockagent.server"),
+    "cassette": (
+        "flask",
+        "werkzeug",
+        "mockagent.engine",
+        "mockagent.dialects",
+        "mockagent.server",
+        "mockagent.proxy",
+        *JOBS,
+    ),
+    "engine": (
+        "flask",
+        "werkzeug",
+        "mockagent.dialects",
+        "mockagent.server",
+        "mockagent.proxy",
+        *JOBS,
+    ),
+    "dialects": ("flask", "werkzeug", "mockagent.server", "mockagent.proxy", *JOBS),
+    "server": ("mockagent.proxy", *JOBS),
+    "proxy": ("mockagent.verify", "mockagent.cli"),  # and testing: see below
+    # the jobs stay apart: the CLI calls verify and lint; verify and the pytest side call neither
+    "verify": ("mockagent.cli", "mockagent.testing"),
+    "testing": ("mockagent.cli", "mockagent.verify"),
+    # the engine lints a cassette as it loads it: lint reads cassettes and nothing above them
+    "lint": (
+        "flask",
+        "werkzeug",
+        "mockagent.engine",
+        "mockagent.dialects",
+        "mockagent.server",
+        "mockagent.proxy",
+        *JOBS,
+    ),
 }
+
+# What `ls mockagent/` shows beside the folders: the public API and the leaves every layer uses.
+TOP_LEVEL_MODULES = {"__init__.py", "errors.py", "vocabulary.py"}
 
 
 def imports_of(path: Path) -> set[str]:
@@ -59,6 +96,31 @@ def test_top_level_is_exactly_the_agreed_layout():
         "bench",
     }
     assert top <= allowed, sorted(top - allowed)
+
+
+# Who may import the pytest side: itself (pytest's entry point is mockagent.testing.plugin) and
+# the public API's lazy `MockAgent`. proxy/app.py borrows the default cassette's empty agent (a
+# misplaced edge issue 27 names, to be moved); a new importer fails here.
+TESTING_IMPORTERS = {"mockagent/__init__.py", "mockagent/proxy/app.py"}
+
+
+def test_nothing_imports_the_pytest_side_but_the_plugin():
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.parent != PACKAGE / "testing"
+        and str(path.relative_to(ROOT)) not in TESTING_IMPORTERS
+        for name in imports_of(path)
+        if name.startswith("mockagent.testing")
+    ]
+    assert offenders == []
+
+
+def test_the_top_of_the_package_holds_only_the_agreed_modules():
+    top = {path.name for path in PACKAGE.glob("*.py")}
+    assert top == TOP_LEVEL_MODULES, (
+        f"give a new module its folder: {sorted(top ^ TOP_LEVEL_MODULES)}"
+    )
 
 
 def test_committed_json_schema_is_the_generated_one():

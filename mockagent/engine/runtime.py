@@ -32,7 +32,7 @@ from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import LineOf, exported, followers, validated
 from mockagent.engine.journal import Journal, JournalEntry
 from mockagent.engine.matchers import CompiledMatch
-from mockagent.lint import Finding, check
+from mockagent.lint.run import Finding, check
 
 if TYPE_CHECKING:
     from mockagent.engine.taskstore import TaskStore, Transactions

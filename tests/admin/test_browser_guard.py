@@ -22,8 +22,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cli import main
-from mockagent.cli_serve import access_options
+from mockagent.cli.main import main
+from mockagent.cli.serve import access_options
 from mockagent.server.app import create_app
 from mockagent.server.guard import allow_host_problem
 from mockagent.server.thread import ServerThread, serve_in_thread

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mockagent import cli, cli_serve
+from mockagent.cli import main as cli
+from mockagent.cli import serve as cli_serve
 from mockagent.server.app import MAX_BODY, create_app
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"

@@ -1,8 +1,8 @@
 """The official `agentex` client driving an Agentex platform through scenarios, wire captured.
 
-`tests.helpers.wire.Wire` under the client keeps every call as a `mockagent.compare.Exchange` (an
-NDJSON stream line by line), as it does for A2A. Each scenario runs on its own client and wire,
-so its ids are renamed on their own.
+`tests.helpers.wire.Wire` under the client keeps every call as a
+`mockagent.verify.compare.Exchange` (an NDJSON stream line by line), as it does for A2A. Each
+scenario runs on its own client and wire, so its ids are renamed on their own.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 from agentex import Agentex
 
-from mockagent.compare import Exchange
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
+from mockagent.verify.compare import Exchange
 from tests.helpers.agentex_platform import create_platform_app
 from tests.helpers.wire import Wire
 

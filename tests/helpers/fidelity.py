@@ -1,6 +1,7 @@
 """The official a2a-sdk client driving an agent through scenarios, with the wire captured.
 
-`tests.helpers.wire.Wire` under the SDK client keeps every call as a `mockagent.compare.Exchange`.
+`tests.helpers.wire.Wire` under the SDK client keeps every call as a
+`mockagent.verify.compare.Exchange`.
 A scenario is a short conversation; each runs with its own `Wire`, so its ids are renamed on
 their own.
 """
@@ -31,7 +32,7 @@ from a2a.types import (
     TaskState,
 )
 
-from mockagent.compare import Exchange
+from mockagent.verify.compare import Exchange
 from tests.helpers.wire import Wire
 
 SCENARIO_TIMEOUT = 8.0  # a replay that never ends a stream must not hang the suite

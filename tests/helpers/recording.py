@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from mockagent.cli import READY
+from mockagent.cli.main import READY
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.paths import KIT

@@ -19,7 +19,7 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCard, AgentInterface
 from starlette.applications import Starlette
 
-from mockagent.compare import Exchange
+from mockagent.verify.compare import Exchange
 from tests.helpers import fidelity
 from tests.helpers.upstream import UpstreamAgent, UpstreamExecutor, agent_card
 

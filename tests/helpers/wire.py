@@ -1,4 +1,4 @@
-"""An httpx transport that keeps every call a client makes as a `mockagent.compare.Exchange`.
+"""An httpx transport that keeps every call a client makes as a `mockagent.verify.compare.Exchange`.
 
 `Wire` sits under an official client (a2a-sdk's async httpx client, agentex's sync one) and keeps
 what came back byte for byte, including each stream event's kind and order, which the clients'
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from mockagent.compare import Exchange
-from mockagent.observe import exchange_from_http
+from mockagent.verify.compare import Exchange
+from mockagent.verify.observe import exchange_from_http
 
 
 @dataclass

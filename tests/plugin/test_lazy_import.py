@@ -13,7 +13,7 @@ HEAVY = ("flask", "werkzeug", "pydantic", "yaml", "httpx", "mockagent.server", "
 
 def test_importing_the_plugin_and_the_package_root_loads_nothing_heavy() -> None:
     probe = (
-        "import sys, pytest, mockagent, mockagent.pytest_plugin; "
+        "import sys, pytest, mockagent, mockagent.testing.plugin; "
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -22,8 +22,8 @@ def test_importing_the_plugin_and_the_package_root_loads_nothing_heavy() -> None
 
 def test_the_root_names_load_on_first_use() -> None:
     import mockagent
-    from mockagent.fixture import MockAgent
     from mockagent.server.app import create_app
+    from mockagent.testing.fixture import MockAgent
 
     assert mockagent.MockAgent is MockAgent and mockagent.create_app is create_app
     assert set(mockagent.__all__) == {

@@ -159,7 +159,7 @@ class TestPath:
 
 def test_a_misspelled_placeholder_in_cassette_dir_is_refused() -> None:
     """`{modul}` would make a folder named `{modul}`, beside the tests, without a word."""
-    from mockagent.plugin_options import problems
+    from mockagent.testing.options import problems
 
     given = {"cassette_dir": "cassettes/{modul}"}
     assert problems("where", "option", given, ["cassette_dir"]) == [

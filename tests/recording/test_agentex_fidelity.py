@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from mockagent.compare import differences, event_kind
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
+from mockagent.verify.compare import differences, event_kind
 from tests.helpers.agentex_fidelity import SCENARIOS, run_all
 from tests.helpers.agentex_platform import create_platform_app
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 from agentex import Agentex
 
-from mockagent.compare import differences
-from mockagent.lint import lint
+from mockagent.lint.run import lint
+from mockagent.verify.compare import differences
 from tests.helpers.agentex_fidelity import Settle, record_and_replay, statuses, text
 from tests.helpers.agentex_unseen import find, timed_out_before_any_turn
 

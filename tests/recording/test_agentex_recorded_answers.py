@@ -17,7 +17,7 @@ import httpx
 import yaml
 from agentex import Agentex
 
-from mockagent.lint import lint
+from mockagent.lint.run import lint
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.agentex_platform import create_platform_app

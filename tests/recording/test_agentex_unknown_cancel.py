@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import yaml
 
-from mockagent.lint import lint
+from mockagent.lint.run import lint
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.agentex_platform import create_platform_app
 from tests.helpers.recording import recording

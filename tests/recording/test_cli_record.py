@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.proxy.session import partial_path
 from tests.helpers.recording import (
     HTTP,

@@ -10,7 +10,7 @@ import httpx
 from click.testing import CliRunner
 
 from mockagent.cassette.store import load_cassette
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.paths import KIT
 from tests.helpers.recording import recording

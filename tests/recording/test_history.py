@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mockagent.lint import lint
+from mockagent.lint.run import lint
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.history_agent import serve_history_agent
 from tests.helpers.recording import A2A, BINDINGS, message, recording, task_id_of

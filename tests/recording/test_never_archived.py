@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mockagent.compare import Exchange, differences
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
+from mockagent.verify.compare import Exchange, differences
 from tests.helpers.fidelity import run_scenario
 from tests.helpers.history_agent import serve_history_agent
 

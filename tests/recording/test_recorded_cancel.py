@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.lint import lint
+from mockagent.lint.run import lint
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import BINDINGS, HEADERS, HTTP, message, recording, upstream_agent

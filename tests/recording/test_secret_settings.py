@@ -14,8 +14,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mockagent.cli import main
-from mockagent.verify_update import update_cassette
+from mockagent.cli.main import main
+from mockagent.verify.update import update_cassette
 from tests.helpers.recording import HTTP, message, record_process, rpc, upstream_agent
 from tests.helpers.secret_corpus import corpus, plain_upstream
 

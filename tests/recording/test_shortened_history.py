@@ -12,9 +12,9 @@ import pytest
 import yaml
 from a2a.types import GetTaskRequest
 
-from mockagent.compare import differences
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
+from mockagent.verify.compare import differences
 from tests.helpers.fidelity import ENDED, MAX_POLLS, POLL_GAP, Clients, run_scenario, send, user
 from tests.helpers.history_agent import serve_history_agent
 

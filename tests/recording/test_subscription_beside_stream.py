@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mockagent.compare import Event, Exchange, differences
 from mockagent.server.thread import serve_in_thread
+from mockagent.verify.compare import Event, Exchange, differences
 from tests.helpers.fidelity import run_scenario, sdk_subscription_first, sdk_taking_turns
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import HEADERS, TIMEOUT, message, recording, rpc, wait_for

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from a2a.types import CancelTaskRequest, SubscribeToTaskRequest
 
-from mockagent.compare import differences, event_kind
 from mockagent.server.thread import serve_in_thread
+from mockagent.verify.compare import differences, event_kind
 from tests.helpers.fidelity import Clients, run_scenario, send, user
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import recording

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from mockagent.cassette import load_cassette
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import serve_in_thread
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.compare import differences
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
+from mockagent.verify.compare import differences
 from tests.helpers import fidelity
 from tests.helpers.v0_3_agent import run_all, run_scenario, serve_v0_3
 

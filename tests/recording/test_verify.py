@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from mockagent.cassette import load_cassette
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
-from mockagent.verify_rewrite import rewrite
-from mockagent.verify_update import replacement
+from mockagent.verify.rewrite import rewrite
+from mockagent.verify.update import replacement
 from tests.helpers.history_agent import serve_history_agent
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import (

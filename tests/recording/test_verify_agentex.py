@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import ServerThread
 from tests.helpers.agentex_fidelity import record_and_replay, sync_blocking, sync_streamed
 from tests.helpers.agentex_platform import Platform, create_platform_app

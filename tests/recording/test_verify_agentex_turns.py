@@ -18,7 +18,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import ServerThread
 from tests.helpers.agentex_fidelity import async_cancel, async_polled, poll, record_and_replay
 from tests.helpers.agentex_fidelity import text as text_content

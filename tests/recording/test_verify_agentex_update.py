@@ -17,7 +17,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import ServerThread
 from tests.helpers.agentex_fidelity import Scenario, async_cancel, async_polled, record_and_replay
 from tests.helpers.agentex_platform import create_platform_app

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from tests.helpers.fidelity import run_scenario, sdk_taking_turns
 from tests.helpers.quirky_app import serve_quirky
 from tests.helpers.recording import recording

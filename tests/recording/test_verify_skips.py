@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import serve_in_thread
 
 CASSETTES = Path(__file__).parents[2] / "cassettes"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import serve_in_thread
 
 BLOCK = """\

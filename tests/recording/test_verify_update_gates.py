@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import ServerThread, serve_in_thread
 
 # The live agent: a build that moves on its clock (the steps' `ms`), as a real agent does.

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from flask import Flask
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.server.thread import ServerThread, serve_in_thread
 from mockagent.vocabulary import CARD_PATH
 

@@ -11,7 +11,7 @@ import sys
 import httpx
 from a2a.types import a2a_pb2
 
-from mockagent.cli import READY
+from mockagent.cli.main import READY
 from tests.helpers.grpc_calls import DIFF_PART, VERSION, stub
 from tests.helpers.paths import KIT
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mockagent.cli import READY
+from mockagent.cli.main import READY
 from mockagent.server.host import listen
 from tests.helpers.http_checks import (
     V1,

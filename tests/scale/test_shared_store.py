@@ -14,7 +14,7 @@ import redis
 from click.testing import CliRunner
 from flask.testing import FlaskClient
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.engine.redis_lease import Client
 from mockagent.engine.taskstore import store_from_url
 from mockagent.errors import StoreError

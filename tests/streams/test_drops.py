@@ -16,7 +16,7 @@ import httpx
 import pytest
 from a2a.client import A2AClientError, Client
 
-from mockagent.cli import READY
+from mockagent.cli.main import READY
 from mockagent.server.host import NoScriptedDrop
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.interop import JSON_BINDINGS, Kit, stream

@@ -13,7 +13,7 @@ from mockagent.cassette import load_cassette
 from mockagent.engine.clock import Clock, format_timestamp
 from mockagent.engine.player import Pace
 from mockagent.errors import CassetteError
-from mockagent.lint import lint_file
+from mockagent.lint.run import lint_file
 from tests.helpers.cassette_text import HEADER, cassette, line_of
 
 HUGE = 10**18

@@ -13,7 +13,7 @@ from mockagent import errors
 from mockagent.cassette.models import TaskState
 from mockagent.engine import Engine, TaskResult
 from mockagent.engine.call import TaskView
-from mockagent.lint import lint
+from mockagent.lint.run import lint
 from mockagent.server.app import create_app
 from tests.helpers.cassette_text import cassette
 from tests.helpers.engine_calls import send, task_call, texts

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from mockagent.cassette import load_cassette, load_folder
 from mockagent.cassette.files import DEFAULT_MAX_SIZE, ENV, parse_size, show_size
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.errors import CassetteError
-from mockagent.lint import lint
+from mockagent.lint.run import lint
 from mockagent.server.app import create_app
 from tests.helpers.cassette_text import cassette
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cli import READY, main
+from mockagent.cli.main import READY, main
 
 REVIEWER = """\
 version: 1

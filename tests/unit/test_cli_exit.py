@@ -48,7 +48,7 @@ def test_sigterm_right_after_ready_stops_cleanly(tmp_path: Path, command: list[s
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     code = (
         "import atexit, sys; atexit.register(lambda: print('atexit ran')); "
-        f"sys.argv = {['mockagent', *argv]!r}; from mockagent.cli import run; run()"
+        f"sys.argv = {['mockagent', *argv]!r}; from mockagent.cli.main import run; run()"
     )
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False

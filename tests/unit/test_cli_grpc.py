@@ -12,14 +12,14 @@ from pathlib import Path
 import httpx
 from a2a.types import a2a_pb2
 
-from mockagent.cli import READY
+from mockagent.cli.main import READY
 from tests.helpers.grpc_calls import DIFF_PART, VERSION, stub
 from tests.helpers.paths import KIT
 
 WITHOUT_GRPC = """\
 import sys
 sys.modules["grpc"] = None  # as if grpcio were not installed: importing it raises ImportError
-from mockagent.cli import run
+from mockagent.cli.main import run
 sys.argv = ["mockagent", *sys.argv[1:]]
 run()
 """

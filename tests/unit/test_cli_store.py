@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.engine.taskstore import store_from_url
 
 ROOT = Path(__file__).resolve().parents[2]

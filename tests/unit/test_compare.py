@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mockagent.compare import Event, Exchange, differences, event_kind
-from mockagent.observe import exchange_from_http, operation_of, parse_sse
+from mockagent.verify.compare import Event, Exchange, differences, event_kind
+from mockagent.verify.observe import exchange_from_http, operation_of, parse_sse
 
 T1, T2 = "3f2b8c1e-0000-4000-8000-000000000001", "3f2b8c1e-0000-4000-8000-000000000002"
 C1 = "9a9a9a9a-0000-4000-8000-0000000000c1"

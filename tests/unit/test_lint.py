@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from mockagent.cassette.store import load_cassette
-from mockagent.cli import main
-from mockagent.lint import Finding, check, lint
+from mockagent.cli.main import main
+from mockagent.lint.run import Finding, check, lint
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,8 @@ import pytest
 
 from mockagent.cassette.models import Cassette, Fault
 from mockagent.dialects.agentex.rpc import ALLOWED, METHOD_TABLE
-from mockagent.lint import Finding, check
-from mockagent.lint_faults import first_cut
+from mockagent.lint.faults import first_cut
+from mockagent.lint.run import Finding, check
 from mockagent.vocabulary import ACP_OPERATIONS
 
 WORKING, DONE, ASKED = "TASK_STATE_WORKING", "TASK_STATE_COMPLETED", "TASK_STATE_INPUT_REQUIRED"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mockagent.cassette.store import load_cassette
-from mockagent.lint import check, lint
+from mockagent.lint.run import check, lint
 from tests.helpers.cassette_text import cassette, line_of
 
 

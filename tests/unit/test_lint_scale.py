@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockagent.cassette.models import Match
-from mockagent.lint_shadow import Shadows, always_wins
-from mockagent.lint_tasks import operations
+from mockagent.lint.shadow import Shadows, always_wins
+from mockagent.lint.tasks import operations
 
 OPS = ["SendMessage", "SendStreamingMessage", "GetTask", "CancelTask"]
 

@@ -11,8 +11,8 @@ import pytest
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.store import load_cassette
 from mockagent.engine.matchers import compile_predicate
-from mockagent.lint import check, lint
-from mockagent.lint_shadow import ANY_TEXT, covers, text_covers
+from mockagent.lint.run import check, lint
+from mockagent.lint.shadow import ANY_TEXT, covers, text_covers
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["", "build it", "build\nit", "a\nb\n", "x" * 50, "review this?", "\n"]

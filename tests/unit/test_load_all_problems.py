@@ -8,9 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from mockagent.cassette import load_cassette
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.errors import CassetteError
-from mockagent.lint import lint_file
+from mockagent.lint.run import lint_file
 from mockagent.server.app import create_app
 from tests.helpers.cassette_text import cassette, line_of
 
@@ -190,7 +190,7 @@ def test_posted_interactions_report_every_problem(tmp_path: Path) -> None:
 
 
 def test_the_agent_option_reports_every_problem(tmp_path: Path) -> None:
-    from mockagent.plugin_cassette import agent_without_cassette
+    from mockagent.testing.default_cassette import agent_without_cassette
 
     try:
         agent_without_cassette(tmp_path / "x.yaml", {"nmae": "x", "capabilities": {"streeming": 1}})

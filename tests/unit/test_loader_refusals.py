@@ -11,7 +11,7 @@ import pytest
 
 from mockagent.cassette import load_cassette
 from mockagent.errors import CassetteError
-from mockagent.lint import lint_file
+from mockagent.lint.run import lint_file
 from mockagent.server.app import create_app
 from tests.helpers.cassette_text import cassette, line_of
 

@@ -27,7 +27,7 @@ from mockagent.cassette import json_schema, load_cassette
 from mockagent.cassette.predicates import ARGUMENTS
 from mockagent.cassette.schema import NOT_IN_SCHEMA
 from mockagent.cassette.store import SCHEMA_FILE
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.engine.matchers import PREDICATES
 from mockagent.errors import CassetteError
 

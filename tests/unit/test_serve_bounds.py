@@ -12,7 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from mockagent.cli import main
+from mockagent.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 REVIEWER = ROOT / "cassettes" / "kit" / "code-reviewer.yaml"

@@ -1,6 +1,6 @@
 """`verify --update` edits a cassette's text in place: only the values that changed, in their own
 quoting style, with comments, flow style and key order kept; and it keeps written gates where the
-agent shows the same things (`verify_merge`)."""
+agent shows the same things (`merge`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockagent.cassette.yaml_reader import parse
-from mockagent.verify_listing import changed_lines
-from mockagent.verify_merge import atoms, merged_reply, merged_steps
-from mockagent.verify_patch import apply, edits
+from mockagent.verify.listing import changed_lines
+from mockagent.verify.merge import atoms, merged_reply, merged_steps
+from mockagent.verify.patch import apply, edits
 
 TEXT = """\
 steps:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mockagent.compare import Exchange, differences, untimed
-from mockagent.verify_calls import Side
+from mockagent.verify.calls import Side
+from mockagent.verify.compare import Exchange, differences, untimed
 
 
 def task(text: str, stamped: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from mockagent.cassette import load_cassette
 from mockagent.cassette.webhooks import parse_rule
-from mockagent.cli import main
+from mockagent.cli.main import main
 from mockagent.engine.delivery import Deliverer
 from mockagent.engine.webhook_policy import SOURCES, WebhookPolicy
 from mockagent.errors import CassetteError

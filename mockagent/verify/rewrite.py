@@ -1,5 +1,5 @@
 """Writing a `verify --update` into the cassette's text: each re-recorded interaction edited in
-place where it can be (`verify_patch`: only the lines whose values changed, comments and style
+place where it can be (`patch`: only the lines whose values changed, comments and style
 kept), else its lines replaced by the interaction written anew; a follow-up's moved state changed
 on its own line. A cassette whose interactions are not written as `- name: …` blocks is written
 anew instead, without its comments.
@@ -15,7 +15,7 @@ from mockagent.cassette.store import LoadedCassette, dump_cassette, schema_comme
 from mockagent.cassette.yaml_reader import parse
 from mockagent.errors import CassetteError
 from mockagent.proxy.session import ITEM, with_notes
-from mockagent.verify_patch import Edit, Unpatchable, apply, edits
+from mockagent.verify.patch import Edit, Unpatchable, apply, edits
 
 
 def rewrite(

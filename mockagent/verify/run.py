@@ -15,7 +15,7 @@ compared. Interactions for other operations, with nothing recorded to send, foll
 task no interaction before them answered, or whose rebuilt request the cassette answers with
 another interaction (a matcher verify cannot satisfy: comparing would test that one), are
 skipped.
-`mockagent.verify_update` re-records the interactions that drifted.
+`mockagent.verify.update` re-records the interactions that drifted.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import httpx
 
 from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
-from mockagent.compare import differences
 from mockagent.server.app import create_app
-from mockagent.verify_agentex import AgentexSide, Watch, own_differences, verify_agentex
-from mockagent.verify_calls import Send, Side, example, http_sender, wsgi_sender
-from mockagent.verify_timing import fewer_polls, gate_drift
-from mockagent.verify_upstream import check_upstream, routed
-from mockagent.verify_verdict import Verdict
+from mockagent.verify.agentex import AgentexSide, Watch, own_differences, verify_agentex
+from mockagent.verify.calls import Send, Side, example, http_sender, wsgi_sender
+from mockagent.verify.compare import differences
+from mockagent.verify.timing import fewer_polls, gate_drift
+from mockagent.verify.upstream import check_upstream, routed
+from mockagent.verify.verdict import Verdict
 
 TIMEOUT = 60.0
 SENT = frozenset({"SendMessage", "SendStreamingMessage"})  # what verify sends
@@ -152,7 +152,7 @@ def _poll(interaction: Interaction, live: Side, replay: Side) -> list[str]:
     for and the poll that passes it is compared: a poll that saw no change saw the recorded
     agent's pace, not what it answers. The live agent is polled while it is on its way to the
     same (see `Side.poll`): an agent that moves on polls is not polled on past a drift. A gate
-    the live agent passed in fewer polls is a drift (`verify_timing`): its line."""
+    the live agent passed in fewer polls is a drift (`timing`): its line."""
     out = []
     for k, polls in enumerate(gates(interaction), start=1):
         tasks = live.tasks.get(interaction.name), replay.tasks.get(interaction.name)
@@ -271,7 +271,7 @@ def _run(
 
 
 def _paced(interaction: Interaction, live: Side, replay: Side, made: int) -> list[str]:
-    """The `ms` gates of a streamed script the live agent is far off (`verify_timing`), when
+    """The `ms` gates of a streamed script the live agent is far off (`timing`), when
     both sides sent as many events."""
     events = live.exchanges[made].events, replay.exchanges[made].events
     if events[0] is None or events[1] is None or len(events[0]) != len(events[1]):

@@ -4,7 +4,7 @@ form), and only the states and parts that came or changed are new steps.
 
 How the new parts are grouped into steps depends on how verify saw them. Streamed, every event
 is a step, so a new part comes in the step (event) the agent sent it in, with the gap it took,
-rounded (`verify_timing`). Polled, a step shows what one of verify's polls found, which says
+rounded (`timing`). Polled, a step shows what one of verify's polls found, which says
 nothing of the agent's events: each new part is a step of its own, and only the first one a
 poll found waits for a poll (`after: {polls: 1}`); verify's own timing is never written.
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from mockagent.verify_timing import far_off, rounded
+from mockagent.verify.timing import far_off, rounded
 
-Atoms = list[tuple[int, str]]  # (step index, what a client sees), as `verify_merge.atoms` says
+Atoms = list[tuple[int, str]]  # (step index, what a client sees), as `merge.atoms` says
 
 
 def realigned(

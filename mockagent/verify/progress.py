@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mockagent.compare import Exchange, differences, untimed
+from mockagent.verify.compare import Exchange, differences, untimed
 
 TERMINAL = (
     "TASK_STATE_COMPLETED",

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import httpx
 
-from mockagent.compare import Exchange
 from mockagent.errors import MockagentError
 from mockagent.proxy.agentex import AGENTS_PATH
+from mockagent.verify.compare import Exchange
 from mockagent.vocabulary import CARD_PATH
 
 METHOD_NOT_FOUND = -32601

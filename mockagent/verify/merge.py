@@ -6,10 +6,10 @@ original client, the agent shows each step on its own and the recording's `after
 count verify's polls, not the agent's. So a script is compared by what a client sees of it (each
 state, and each artifact part, in order), never by its gates or how its steps are grouped. Where
 the two show the same things in the same order, the written steps stay, gates and all (but for
-a gate the agent moved, by the rule verify reports it with: `verify_timing`), and a changed
+a gate the agent moved, by the rule verify reports it with: `timing`), and a changed
 state, message or part is changed in place. Where the agent's behaviour moved (a state no longer
 reached, a part that comes or goes, another order), the script is laid over the written one part
-by part (`verify_realign`): written steps it still shows whole stay as written.
+by part (`realign`): written steps it still shows whole stay as written.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from mockagent.cassette.models import Reply, Step
-from mockagent.verify_realign import like, realigned
-from mockagent.verify_timing import far_off, fewer_polls, rounded
+from mockagent.verify.realign import like, realigned
+from mockagent.verify.timing import far_off, fewer_polls, rounded
 
 
 def merged_reply(
@@ -185,7 +185,7 @@ def _gates_now(
     ms: bool,
 ) -> list[Any]:
     """`steps` (the written ones), with the gates the agent moved set to what it does now
-    (`verify_timing`), where a written step starts at the same atom as a recorded one:
+    (`timing`), where a written step starts at the same atom as a recorded one:
     with `ms`, an `ms` gate it is far off, rounded; with `polls`, a `polls` gate it passed in
     fewer polls (one at least: a step that came with the poll before it came with verify's
     next)."""

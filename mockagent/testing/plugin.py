@@ -8,7 +8,7 @@ def test_review(mockagent):
 ```
 
 A bare `@pytest.mark.mockagent` names the test's own cassette, as pytest-recording does:
-`cassettes/{module}/{test}.yaml` beside the test file (see mockagent.plugin_cassette).
+`cassettes/{module}/{test}.yaml` beside the test file (see mockagent.testing.default_cassette).
 
 A call that no interaction answers fails the test with the near-miss report, so a client that
 drifts from its cassette is never a silent pass.
@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 
 from mockagent.errors import CassetteError, MockagentWarning
-from mockagent.fixture import MockAgent
-from mockagent.plugin_cassette import default_path
-from mockagent.plugin_options import MARKER, add_options, setting_problems, unknown_flags
+from mockagent.testing.default_cassette import default_path
+from mockagent.testing.fixture import MockAgent
+from mockagent.testing.options import MARKER, add_options, setting_problems, unknown_flags
 
 _HANDLE = pytest.StashKey["MockAgent"]()
 _REPORTED = pytest.StashKey[int]()  # unmatched calls already reported in the call phase
@@ -79,7 +79,7 @@ def _setting(
 
 
 def _webhook_allow(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """The marker's `webhook_allow`: one rule or several (checked by plugin_options)."""
+    """The marker's `webhook_allow`: one rule or several (checked by testing.options)."""
     return (value,) if isinstance(value, str) else tuple(value or ())
 
 
@@ -133,7 +133,7 @@ def mockagent(
     app_options = {**options, "webhook_allow": _webhook_allow(setting("webhook_allow"))}
     try:
         if mode == "none" and not path.exists():  # the test's own cassette, not recorded yet
-            from mockagent.plugin_cassette import agent_without_cassette
+            from mockagent.testing.default_cassette import agent_without_cassette
 
             app = create_app(agent_without_cassette(path, setting("agent")), **app_options)
         else:

@@ -11,7 +11,7 @@ so "the follow-up answers with the task id of the first answer" must still hold 
 artifact id is an id only when it looks minted (a uuid or a long hex run): a name such as
 `build-log` is content. Timestamps are ignored: `timestamp` fields (and `…Timestamp`, `…At`,
 `…_at`) are left out on both sides, present or not, and ISO-8601 datetimes in other strings are
-masked. `mockagent.observe` turns HTTP traffic into `Exchange` records.
+masked. `mockagent.verify.observe` turns HTTP traffic into `Exchange` records.
 """
 
 from __future__ import annotations

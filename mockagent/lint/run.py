@@ -28,12 +28,12 @@ Each finding names file, line and interaction and carries a short code:
 * `fault-never-fires`: a fault field that never acts where the interaction is reached: stream
   cuts (`dropAfter`, `errorAfter`, `closeAfter`) on calls that never stream, behind an HTTP
   `status`, behind a cut that ends the stream first, or beyond the events the reply streams;
-  `body` without `status`; `error` without `errorAfter` (mockagent.lint_faults);
+  `body` without `status`; `error` without `errorAfter` (mockagent.lint.faults);
 * `shadowed`: an earlier interaction with no `times` limit always wins: it is reached by every
   operation the later one is, and each of its matchers accepts what the later one's does
-  (mockagent.lint_shadow);
+  (mockagent.lint.shadow);
 * `slow-regex`: a matcher regex that runs out of its time bound on a short text: a call with
-  such a text never matches it (mockagent.lint_regex).
+  such a text never matches it (mockagent.lint.regex).
 
 Conservative by design: a finding is only reported when it is clearly true.
 
@@ -51,11 +51,11 @@ from pathlib import Path
 from mockagent.cassette.models import Cassette, Interaction, TaskState
 from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
-from mockagent.lint_faults import fault_findings
-from mockagent.lint_reach import reachable, unreached
-from mockagent.lint_regex import slow_regexes
-from mockagent.lint_shadow import Shadows
-from mockagent.lint_tasks import (
+from mockagent.lint.faults import fault_findings
+from mockagent.lint.reach import reachable, unreached
+from mockagent.lint.regex import slow_regexes
+from mockagent.lint.shadow import Shadows
+from mockagent.lint.tasks import (
     INTERRUPTED,
     Around,
     continues,
@@ -66,8 +66,8 @@ from mockagent.lint_tasks import (
     reachable_states,
     stops,
 )
-from mockagent.lint_tasks import steps_of as _steps
-from mockagent.lint_tasks import task_states as _task_states
+from mockagent.lint.tasks import steps_of as _steps
+from mockagent.lint.tasks import task_states as _task_states
 from mockagent.vocabulary import MESSAGE_OPERATIONS
 
 __all__ = ["Finding", "cassette_files", "check", "lint", "lint_file", "operations"]

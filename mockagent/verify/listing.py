@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 
-from mockagent.verify_patch import Edit, apply
+from mockagent.verify.patch import Edit, apply
 
 
 def changed_lines(path: str, source: str, changes: list[Edit]) -> list[str]:

@@ -17,9 +17,9 @@ from mockagent.vocabulary import CARD_PATH
 if TYPE_CHECKING:
     from mockagent.engine.journal import JournalEntry
     from mockagent.engine.replay import Engine
-    from mockagent.expect import Expectation
     from mockagent.server.app import Mounts
     from mockagent.server.thread import ServerThread
+    from mockagent.testing.expect import Expectation
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ class MockAgent:
             raise AssertionError(report)
 
     # Interactions written in Python (pytest-httpserver's habit) and count verification
-    # (WireMock's): see mockagent.expect.
+    # (WireMock's): see mockagent.testing.expect.
 
     def _engine(self, agent: str | None) -> tuple[str, Engine]:
         mounts = self._mounts()
@@ -230,7 +230,7 @@ class MockAgent:
         lets fire, …); a gate that only a follow-up opens may wait for a later `expect()`, and
         fails the test at its end if none came."""
         from mockagent.errors import MockagentError
-        from mockagent.expect import Expectation, unused_name
+        from mockagent.testing.expect import Expectation, unused_name
 
         _, engine = self._engine(agent)
 
@@ -299,7 +299,7 @@ class MockAgent:
         `agent` may be left out when one agent has an interaction of that name."""
         __tracebackhide__ = True
         from mockagent.errors import UnknownInteraction
-        from mockagent.expect import called_report
+        from mockagent.testing.expect import called_report
 
         mounts = self._mounts()
         if agent is None and mounts is not None:  # in a folder: the one agent that has it

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mockagent.compare import Exchange
-from mockagent.observe import exchange_from_http
-from mockagent.verify_calls import Send
+from mockagent.verify.calls import Send
+from mockagent.verify.compare import Exchange
+from mockagent.verify.observe import exchange_from_http
 
 
 class AgentexSide:

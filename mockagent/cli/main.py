@@ -1,4 +1,4 @@
-"""The `mockagent` command line: `serve` cassettes (its own module, `cli_serve`), `record` an
+"""The `mockagent` command line: `serve` cassettes (its own module, `cli.serve`), `record` an
 agent, `verify` and `lint` cassettes, print the cassette `schema`."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from flask import Flask
 from mockagent.cassette import json_schema
 from mockagent.cassette.redact import Redactor
 from mockagent.cassette.spellings import mask_line
-from mockagent.cli_serve import READY, allow_host_option, listening, serve
-from mockagent.cli_size import cassette_size
+from mockagent.cli.serve import READY, allow_host_option, listening, serve
+from mockagent.cli.size import cassette_size
 from mockagent.errors import CassetteError
-from mockagent.lint import cassette_files, lint_file
+from mockagent.lint.run import cassette_files, lint_file
 from mockagent.proxy.app import (
     RECORDING,
     create_app_for_mode,
@@ -32,10 +32,10 @@ from mockagent.proxy.app import (
 )
 from mockagent.server.host import root_url
 from mockagent.server.thread import ServerThread
-from mockagent.verify import verify_cassette
-from mockagent.verify_update import update_cassette
-from mockagent.verify_upstream import UpstreamError
-from mockagent.verify_verdict import summary, verified_none
+from mockagent.verify.run import verify_cassette
+from mockagent.verify.update import update_cassette
+from mockagent.verify.upstream import UpstreamError
+from mockagent.verify.verdict import summary, verified_none
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 
 

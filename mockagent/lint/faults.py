@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from mockagent.cassette.models import Cassette, Fault, Interaction
-from mockagent.lint_tasks import INTERRUPTED, operations, steps_of, stops
+from mockagent.lint.tasks import INTERRUPTED, operations, steps_of, stops
 from mockagent.vocabulary import STREAMING_OPERATIONS
 
 CUTS = ("dropAfter", "closeAfter", "errorAfter")

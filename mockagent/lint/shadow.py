@@ -20,7 +20,7 @@ from typing import Any
 from mockagent.cassette.models import Match
 from mockagent.cassette.predicates import ARGUMENTS
 from mockagent.cassette.regexes import RegexTimeout, bounded
-from mockagent.lint_tasks import task_states
+from mockagent.lint.tasks import task_states
 
 ANY_TEXT = frozenset({"", ".*", "^", "^.*", "$", ".*$", "(?s).*", "(?s)^.*", "(?s).*$", "(?s)^.*$"})
 """Regexes that find a match in every string (`search`, as the engine tries them). `^.*$` is

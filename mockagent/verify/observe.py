@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from mockagent.compare import Event, Exchange
+from mockagent.verify.compare import Event, Exchange
 
 # HTTP+JSON routes, by method and the end of the path (a tenant or /v1 prefix may come first).
 REST_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(

@@ -3,11 +3,11 @@
 The live side's calls go through a recording proxy (`mockagent.proxy`), so what the agent answers
 now is recorded as `mockagent record` records it. An interaction that drifted gets the recorded
 reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay, and so do
-its written steps and gates where the agent shows the same things (`verify_merge`). Every other
+its written steps and gates where the agent shows the same things (`merge`). Every other
 interaction stays as written, comments included, and only the lines that changed are rewritten
-(`verify_rewrite`), each listed (`Update.changed`). A follow-up of a re-recorded interaction
+(`rewrite`), each listed (`Update.changed`). A follow-up of a re-recorded interaction
 whose `task.state` is not where the new script stops for a follow-up gets that state
-(`mockagent.verify_follow_ups`), on its own line where it can be found there; one whose origin
+(`mockagent.verify.follow_ups`), on its own line where it can be found there; one whose origin
 no longer stops for a follow-up is reported as stranded. An Agentex cassette is re-recorded
 alike (`verify_agentex` through the proxy), and a re-recorded follow-up takes the state its task
 was in now from its recording (`replacement`) instead. The result is validated, scanned for the
@@ -33,15 +33,15 @@ from mockagent.cassette.store import (
 )
 from mockagent.errors import CassetteError
 from mockagent.proxy.app import RECORDING, create_recording_app
-from mockagent.verify import TIMEOUT, run
-from mockagent.verify_calls import wsgi_sender
-from mockagent.verify_follow_ups import moves
-from mockagent.verify_listing import changed_lines
-from mockagent.verify_merge import merged_reply
-from mockagent.verify_patch import apply
-from mockagent.verify_rewrite import lines_of, rewrite_edits
-from mockagent.verify_upstream import check_upstream
-from mockagent.verify_verdict import Verdict
+from mockagent.verify.calls import wsgi_sender
+from mockagent.verify.follow_ups import moves
+from mockagent.verify.listing import changed_lines
+from mockagent.verify.merge import merged_reply
+from mockagent.verify.patch import apply
+from mockagent.verify.rewrite import lines_of, rewrite_edits
+from mockagent.verify.run import TIMEOUT, run
+from mockagent.verify.upstream import check_upstream
+from mockagent.verify.verdict import Verdict
 
 
 @dataclass

@@ -20,7 +20,7 @@ INTERRUPTED = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
 
 def operations(match: Match) -> frozenset[str]:
     """The operations an interaction answers (message operations when unset), as the engine
-    reads it; which of them ever reach it is `lint_reach.reachable`'s (by card, ACP type)."""
+    reads it; which of them ever reach it is `lint.reach.reachable`'s (by card, ACP type)."""
     ops = match.operation
     return frozenset([ops] if isinstance(ops, str) else ops or MESSAGE_OPERATIONS)
 

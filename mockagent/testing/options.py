@@ -98,7 +98,7 @@ def _cassette_dir(value: Any) -> str:
     if not isinstance(value, str | Path):
         return _kind(value, "a folder")
     for placeholder in re.findall(r"\{([^{}]*)\}", str(value)):
-        if placeholder != "module":  # the one placeholder (plugin_cassette.default_path)
+        if placeholder != "module":  # the one placeholder (default_cassette.default_path)
             return f"{str(value)!r} has {{{placeholder}}}; {did_you_mean(placeholder, ['module'])}"
     return ""
 

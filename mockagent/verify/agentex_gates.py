@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mockagent.compare import Exchange, differences, untimed
-from mockagent.verify_agentex_calls import AgentexSide, task_of
-from mockagent.verify_calls import POLL_GAP_S, POLL_TIMEOUT_S
-from mockagent.verify_follow_ups import same_state
+from mockagent.verify.agentex_calls import AgentexSide, task_of
+from mockagent.verify.calls import POLL_GAP_S, POLL_TIMEOUT_S
+from mockagent.verify.compare import Exchange, differences, untimed
+from mockagent.verify.follow_ups import same_state
 
 ENDED = ("COMPLETED", "CANCELED", "FAILED", "TERMINATED", "TIMED_OUT")
 NO_NAME = "its get-or-creates need the task's name, which the recording does not name"

@@ -18,10 +18,10 @@ from typing import Any, Protocol
 import httpx
 from flask import Flask
 
-from mockagent.compare import Event, Exchange, differences
-from mockagent.observe import exchange_from_http
-from mockagent.verify_progress import on_its_way, result_of, task_view
-from mockagent.verify_timing import Arrivals
+from mockagent.verify.compare import Event, Exchange, differences
+from mockagent.verify.observe import exchange_from_http
+from mockagent.verify.progress import on_its_way, result_of, task_view
+from mockagent.verify.timing import Arrivals
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 POLL_GAP_S = 0.02
