@@ -16,7 +16,7 @@ from flask.testing import FlaskClient
 from mockagent.engine import taskstore
 from mockagent.engine.call import Call
 from mockagent.engine.journal import Journal
-from mockagent.server import inspector
+from mockagent.server.admin import inspector
 from mockagent.server.app import create_app
 from mockagent.server.thread import serve_in_thread
 
