@@ -24,11 +24,11 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
-from mockagent.engine.eviction import TASK_CAP
 from mockagent.engine.journal import JOURNAL_SIZE, Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
-from mockagent.engine.taskstore import StoreFactory
+from mockagent.engine.store.eviction import TASK_CAP
+from mockagent.engine.store.memory import StoreFactory
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import (
     ContentTypeNotSupported,
