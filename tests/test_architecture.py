@@ -276,7 +276,7 @@ KNOWN_CIRCLES = [
             "cassette.spellings",
         }
     ),
-    frozenset({"proxy.agentex", "proxy.agentex_tasks", "proxy.forward"}),
+    frozenset({"proxy.agentex.recording", "proxy.agentex.tasks", "proxy.forward"}),
     frozenset({"proxy.subscriptions", "proxy.turns"}),
 ]
 
