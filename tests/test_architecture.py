@@ -37,7 +37,7 @@ FORBIDDEN = {
     ),
     "dialects": ("flask", "werkzeug", "mockagent.server", "mockagent.proxy", *JOBS),
     "server": ("mockagent.proxy", *JOBS),
-    "proxy": ("mockagent.verify", "mockagent.cli"),  # and testing: see below
+    "proxy": JOBS,
     # the jobs stay apart: the CLI calls verify and lint; verify and the pytest side call neither
     "verify": ("mockagent.cli", "mockagent.testing"),
     "testing": ("mockagent.cli", "mockagent.verify"),
@@ -101,9 +101,8 @@ def test_top_level_is_exactly_the_agreed_layout():
 
 
 # Who may import the pytest side: itself (pytest's entry point is mockagent.testing.plugin) and
-# the public API's lazy `MockAgent`. proxy/app.py borrows the default cassette's empty agent (a
-# misplaced edge issue 27 names, to be moved); a new importer fails here.
-TESTING_IMPORTERS = {"mockagent/__init__.py", "mockagent/proxy/app.py"}
+# the public API's lazy `MockAgent`; a new importer fails here.
+TESTING_IMPORTERS = {"mockagent/__init__.py"}
 
 
 def test_nothing_imports_the_pytest_side_but_the_plugin():
