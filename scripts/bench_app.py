@@ -19,7 +19,7 @@ import os
 
 from flask import Flask
 
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 
 CASSETTE = "MOCKAGENT_BENCH_CASSETTE"

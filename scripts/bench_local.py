@@ -23,7 +23,7 @@ import bench_slow
 import bench_targets as targets
 from bench_report import Row
 
-from mockagent.engine.eviction import TASK_CAP
+from mockagent.engine.store.eviction import TASK_CAP
 
 
 def cost_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:

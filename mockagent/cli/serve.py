@@ -13,14 +13,14 @@ import click
 from flask import Flask
 
 from mockagent.cli.store import resolve_store_url, store_options
-from mockagent.engine.eviction import TASK_CAP
 from mockagent.engine.journal import JOURNAL_SIZE
 from mockagent.engine.player import Pace
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.eviction import TASK_CAP
+from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
-from mockagent.server.admin import PREFIX as ADMIN_PREFIX
+from mockagent.server.admin.api import PREFIX as ADMIN_PREFIX
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.deadline import BODY_TIMEOUT_S
 from mockagent.server.guard import allow_host_problem

@@ -14,7 +14,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from mockagent.engine.store_url import has_credentials
+from mockagent.engine.store.url import has_credentials
 
 STORE_ENV = "MOCKAGENT_STORE"
 """The environment variable --store defaults from."""

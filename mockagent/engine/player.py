@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from mockagent.cassette.base import MAX_SCALE
 from mockagent.cassette.models import Step
 from mockagent.engine.clock import Clock
+from mockagent.engine.store.memory import TaskStore
 from mockagent.engine.tasks import Runner, Task, held
-from mockagent.engine.taskstore import TaskStore
 from mockagent.errors import StoreError
 
 STORE_RETRY_S = 0.1  # a shared store that is busy or gone: the next step is tried again this soon

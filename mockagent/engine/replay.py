@@ -18,7 +18,6 @@ from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
-from mockagent.engine.eviction import TASK_CAP
 from mockagent.engine.faults import FaultPart, on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
@@ -27,6 +26,8 @@ from mockagent.engine.journal import JOURNAL_SIZE, Journal, Numbering
 from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.runtime import RuntimeInteractions
+from mockagent.engine.store.eviction import TASK_CAP
+from mockagent.engine.store.memory import StoreFactory, Transactions, memory_store
 from mockagent.engine.stream import Stream
 from mockagent.engine.stuck import AgentFacts, never_finishes
 from mockagent.engine.task_ops import (
@@ -36,7 +37,6 @@ from mockagent.engine.task_ops import (
     not_subscribable,
 )
 from mockagent.engine.tasks import Runner, Task, json_copy
-from mockagent.engine.taskstore import StoreFactory, Transactions, memory_store
 from mockagent.vocabulary import MESSAGE_OPERATIONS, TASK_OPERATIONS
 
 KEEPALIVE_S = 15.0  # a quiet stream sends a comment this often, and so learns if its client left

@@ -35,7 +35,7 @@ from mockagent.engine.matchers import CompiledMatch
 from mockagent.lint.run import Finding, check
 
 if TYPE_CHECKING:
-    from mockagent.engine.taskstore import TaskStore, Transactions
+    from mockagent.engine.store.memory import TaskStore, Transactions
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from mockagent.cassette.models import Step, TaskState
 from mockagent.engine.call import ConfigPage, ConfigResult, Empty, Outcome, TaskPage, TaskResult
 from mockagent.engine.clock import format_timestamp
 from mockagent.engine.push_configs import checked, room_for
+from mockagent.engine.store.memory import TaskStore
 from mockagent.engine.tasks import Runner, Task
-from mockagent.engine.taskstore import TaskStore
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100

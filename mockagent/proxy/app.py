@@ -205,7 +205,7 @@ def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engi
     if not create and not isinstance(proxy.replay, A2AAgent):
         return None
     if proxy.replay is None and proxy.protocol() == "a2a":  # the card is read by now, if any
-        from mockagent.testing.default_cassette import agent_without_cassette
+        from mockagent.engine.no_cassette import agent_without_cassette
 
         with proxy.session.lock:
             agent = proxy.session.recorder.agent

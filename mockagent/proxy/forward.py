@@ -19,7 +19,7 @@ from mockagent.dialects.a2a.service import check_params
 from mockagent.dialects.a2a.signing import JWKS_PATH, CardSigner, SigningUnavailable
 from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
-from mockagent.proxy.agentex import AGENTS_PATH, AgentexRecording
+from mockagent.proxy.agentex.recording import AGENTS_PATH, AgentexRecording
 from mockagent.proxy.cancel import record_cancel, recorded_error
 from mockagent.proxy.hooks import HookError, RecordHooks
 from mockagent.proxy.push import PushCalls

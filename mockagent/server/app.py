@@ -24,11 +24,11 @@ from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.diagnostics import NearMissReport
-from mockagent.engine.eviction import TASK_CAP
 from mockagent.engine.journal import JOURNAL_SIZE, Numbering
 from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S, Engine
-from mockagent.engine.taskstore import StoreFactory
+from mockagent.engine.store.eviction import TASK_CAP
+from mockagent.engine.store.memory import StoreFactory
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import (
     ContentTypeNotSupported,
@@ -36,8 +36,8 @@ from mockagent.errors import (
     InvalidRequest,
     ProtocolError,
 )
-from mockagent.server.admin import PREFIX as ADMIN_PREFIX
-from mockagent.server.admin import register_admin
+from mockagent.server.admin.api import PREFIX as ADMIN_PREFIX
+from mockagent.server.admin.api import register_admin
 from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout
 from mockagent.server.guard import (
     Access,
@@ -308,7 +308,8 @@ def create_app(
     `pace` (`recorded`, `instant`, `scale=F`) and `pace_cap_ms` override every cassette's own
     `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
     every `keepalive_s` seconds. `record_mode` is what near-miss reports name. `admin` serves the
-    admin API under `/_mockagent/` (see mockagent.server.admin); off, that path is like any other.
+    admin API under `/_mockagent/` (see mockagent.server.admin.api); off, that path is like any
+    other.
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     `store` makes each cassette's task store (default: in memory; see `store_from_url`).
     `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.

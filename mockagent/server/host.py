@@ -37,7 +37,7 @@ from granian.log import LogLevels
 from granian.log import logger as granian_log
 from granian.server.mp import MPServer
 
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.deadline import WAITS_FOR_READ
 from mockagent.server.trim import Trimmer

@@ -109,13 +109,13 @@ class MockAgent:
         """The calls no interaction answered."""
         return self.calls_for(matched=False)
 
-    # The admin API's views and actions (see mockagent.server.admin for the shapes): plain dicts.
+    # The admin API's views and actions (mockagent.server.admin.api shows the shapes): plain dicts
 
     def _mounts(self) -> Mounts | None:
         return None if self.recording else self.server.mounts
 
     def _view(self, name: str, *args: Any) -> list[dict[str, Any]]:
-        from mockagent.server import control
+        from mockagent.server.admin import control
 
         mounts = self._mounts()
         return [] if mounts is None else getattr(control, name)(mounts, *args)
@@ -148,7 +148,7 @@ class MockAgent:
     def reset(self, agent: str | None = None) -> None:
         """Forget tasks, the journal, deliveries and use counts (of one agent, or all), and the
         interactions `expect` added (while recording too)."""
-        from mockagent.server import control
+        from mockagent.server.admin import control
 
         mounts = self._mounts()
         if mounts is not None:
@@ -160,7 +160,7 @@ class MockAgent:
 
     def advance_clock(self, ms: float, agent: str | None = None) -> None:
         """Let `ms` milliseconds pass for `after: {ms}` steps, without waiting."""
-        from mockagent.server import control
+        from mockagent.server.admin import control
 
         mounts = self._mounts()
         if mounts is not None:
@@ -168,7 +168,7 @@ class MockAgent:
 
     def add_polls(self, task_id: str, polls: int = 1, agent: str | None = None) -> dict[str, Any]:
         """Count `polls` GetTask polls on a task; its view afterwards."""
-        from mockagent.server import control
+        from mockagent.server.admin import control
 
         mounts = self._mounts()
         if mounts is None:
@@ -177,7 +177,7 @@ class MockAgent:
 
     def unused_report(self) -> str:
         """The interactions (with their lines) no call used, as text; empty when all were used."""
-        from mockagent.server import control
+        from mockagent.server.admin import control
 
         return control.unused_report(self.unused_interactions)
 

@@ -133,7 +133,7 @@ def mockagent(
     app_options = {**options, "webhook_allow": _webhook_allow(setting("webhook_allow"))}
     try:
         if mode == "none" and not path.exists():  # the test's own cassette, not recorded yet
-            from mockagent.testing.default_cassette import agent_without_cassette
+            from mockagent.engine.no_cassette import agent_without_cassette
 
             app = create_app(agent_without_cassette(path, setting("agent")), **app_options)
         else:

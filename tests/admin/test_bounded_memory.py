@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from mockagent.engine import taskstore
 from mockagent.engine.call import Call
 from mockagent.engine.journal import Journal
-from mockagent.server import inspector
+from mockagent.engine.store import memory
+from mockagent.server.admin import inspector
 from mockagent.server.app import create_app
 from mockagent.server.thread import serve_in_thread
 
@@ -310,7 +310,7 @@ def test_the_newest_call_is_kept_whatever_the_budget() -> None:
 def test_the_served_journal_keeps_within_its_budget(
     cassette: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(taskstore, "JOURNAL_BYTES", 2_000_000)
+    monkeypatch.setattr(memory, "JOURNAL_BYTES", 2_000_000)
     for client in app_client(cassette):
         for i in range(60):
             rpc(client, "SendMessage", message(f"job {i} " + "y" * 200_000))
@@ -343,7 +343,7 @@ def test_the_inspector_cuts_a_long_report_in_its_row() -> None:
 def test_tasks_past_their_bytes_of_client_messages_are_evicted(
     cassette: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(taskstore, "TASK_BYTES", 2 * 2**20)
+    monkeypatch.setattr(memory, "TASK_BYTES", 2 * 2**20)
     for client in app_client(cassette):
         ids = [
             rpc(client, "SendMessage", message(f"job {i} " + "x" * 500_000))["result"]["task"]["id"]
@@ -363,7 +363,7 @@ def test_tasks_past_their_bytes_of_client_messages_are_evicted(
 def test_the_task_a_large_message_goes_to_is_kept(
     cassette: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(taskstore, "TASK_BYTES", 100_000)
+    monkeypatch.setattr(memory, "TASK_BYTES", 100_000)
     for client in app_client(cassette):
         rpc(client, "SendMessage", message("job small"))
         task = rpc(client, "SendMessage", message("job " + "x" * 300_000))["result"]["task"]

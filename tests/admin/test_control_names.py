@@ -8,7 +8,7 @@ import shutil
 import httpx
 import pytest
 
-from mockagent.server.control import ControlError, advance_clock
+from mockagent.server.admin.control import ControlError, advance_clock
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.paths import KIT
 

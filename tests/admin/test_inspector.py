@@ -19,7 +19,7 @@ import pytest
 from flask import render_template
 from flask.testing import FlaskClient
 
-from mockagent.server import inspector
+from mockagent.server.admin import inspector
 from mockagent.server.app import create_app
 from mockagent.server.thread import serve_in_thread
 
@@ -205,13 +205,13 @@ def test_the_templates_are_package_data() -> None:
     """A wheel without them serves a 500 for the page (editable installs hide that)."""
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     patterns = setuptools["package-data"]["mockagent"]
-    package = Path(inspector.__file__).parents[1]
+    package = Path(inspector.__file__).parents[2]
     files = [
         PurePosixPath(p.relative_to(package).as_posix())
-        for p in (package / "server" / "templates").rglob("*")
+        for p in (package / "server" / "admin" / "templates").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     ]
-    assert PurePosixPath("server/templates/inspector.html") in files
+    assert PurePosixPath("server/admin/templates/inspector.html") in files
     missing = [str(f) for f in files if not any(f.match(pattern) for pattern in patterns)]
     assert missing == []
 

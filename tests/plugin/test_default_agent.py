@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mockagent.testing.default_cassette import DEFAULT_AGENT
+from mockagent.engine.no_cassette import DEFAULT_AGENT
 from tests.helpers.plugin_sessions import make_test, run
 from tests.helpers.readme import README, Readme
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mockagent.engine.redis_lease import Lease
 from mockagent.engine.replay import Engine
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
+from mockagent.engine.store.lease import Lease
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
 from tests.helpers.engine_calls import send_call

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.thread import ServerThread
 from tests.helpers.redis_server import start_redis

@@ -8,7 +8,7 @@ from typing import Any
 import redis
 from flask.testing import FlaskClient
 
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 from tests.helpers.kit_conversation import HEADERS
 from tests.helpers.paths import KIT

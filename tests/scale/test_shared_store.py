@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from flask.testing import FlaskClient
 
 from mockagent.cli.main import main
-from mockagent.engine.redis_lease import Client
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
+from mockagent.engine.store.lease import Client
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
 from tests.helpers.engine_calls import send_call
@@ -170,7 +170,7 @@ def test_an_unknown_store_url_is_refused():
 @pytest.mark.parametrize("scheme", ["redis", "rediss", "unix"])
 def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
     monkeypatch.setitem(sys.modules, "redis", None)  # as if not installed: importing it fails
-    for module in ("mockagent.engine.redis_store", "mockagent.engine.redis_lease"):
+    for module in ("mockagent.engine.store.redis", "mockagent.engine.store.lease"):
         monkeypatch.delitem(sys.modules, module, raising=False)
     url = f"{scheme}://:hunter2@127.0.0.1:6379/0"
     result = CliRunner().invoke(main, ["serve", str(KIT), "--store", url])

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.host import serve_pid
 from mockagent.server.thread import ServerThread

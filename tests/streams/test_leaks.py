@@ -9,7 +9,7 @@ import tracemalloc
 
 import httpx
 
-from mockagent.server.control import advance_clock
+from mockagent.server.admin.control import advance_clock
 from tests.helpers.streams import V1, read_sse, send
 
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from mockagent.cli.main import main
-from mockagent.engine.taskstore import store_from_url
+from mockagent.engine.store.factory import store_from_url
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT = str(ROOT / "cassettes" / "kit")

@@ -190,7 +190,7 @@ def test_posted_interactions_report_every_problem(tmp_path: Path) -> None:
 
 
 def test_the_agent_option_reports_every_problem(tmp_path: Path) -> None:
-    from mockagent.testing.default_cassette import agent_without_cassette
+    from mockagent.engine.no_cassette import agent_without_cassette
 
     try:
         agent_without_cassette(tmp_path / "x.yaml", {"nmae": "x", "capabilities": {"streeming": 1}})

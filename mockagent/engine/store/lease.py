@@ -5,7 +5,7 @@ the same round trip, and ends with a script that runs its writes only while the 
 own. The lock's value is a number from a counter that only grows (the fencing token) and the lock
 expires after the lease: a holder that stalled for longer (a stopped process, a long pause) finds
 another number there, or none, when it commits, and all its writes are refused, so it never
-overwrites what the next holder did. The calls of a batch (see `taskstore.Transactions`) share
+overwrites what the next holder did. The calls of a batch (see `memory.Transactions`) share
 one lease, so a batch longer than the lease is refused like a stalled one. Nobody goes on without
 the lock: a waiter blocks on a list that every release pushes to (no polling), wakes when the
 holder's lease runs out at the latest, and gives up after the wait bound with StoreError, which
@@ -29,7 +29,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from mockagent.engine.store_url import masked
+from mockagent.engine.store.url import masked
 from mockagent.errors import StoreError
 
 Command = tuple[Any, ...]

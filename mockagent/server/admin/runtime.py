@@ -1,6 +1,6 @@
 """Interactions added, removed and verified while the server runs (the admin API's
 `/_mockagent/interactions…` and `/_mockagent/cassette`, and the fixture's `expect`). Framework
-free, as `mockagent.server.control` is: the admin API translates HTTP, the fixture calls these
+free, as `mockagent.server.admin.control` is: the admin API translates HTTP, the fixture calls these
 as they are. A refused change raises `ControlError` with the status the table below gives it.
 """
 
@@ -12,7 +12,7 @@ from mockagent import errors
 from mockagent.dialects.http import parse_json
 from mockagent.engine.interactions import LineOf, as_items, parse_body
 from mockagent.engine.replay import Engine
-from mockagent.server.control import ControlError, call_view, engines, interaction_summary
+from mockagent.server.admin.control import ControlError, call_view, engines, interaction_summary
 
 if TYPE_CHECKING:
     from mockagent.server.app import Mounts

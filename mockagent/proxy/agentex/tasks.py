@@ -39,7 +39,7 @@ from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_na
 from mockagent.proxy.recorder import MINTED, RecordedTask
 
 if TYPE_CHECKING:
-    from mockagent.proxy.agentex import AgentexRecording, AgentexTask
+    from mockagent.proxy.agentex.recording import AgentexRecording, AgentexTask
 
 
 def state_step(status: str, reason: Any) -> dict[str, Any]:

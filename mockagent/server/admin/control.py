@@ -1,9 +1,10 @@
 """What the admin API and the pytest fixture see and do: JSON-ready views of the engines, and the
 control actions (reset, clock, polls, runtime cassette loads). Framework-free: plain functions
-over `Mounts`, so `mockagent.server.admin` only translates HTTP and the fixture calls them as is.
+over `Mounts`, so `mockagent.server.admin.api` only translates HTTP and the fixture calls them
+as is.
 
 Every view is a list of plain dicts (JSON types only); the shapes are documented in
-`mockagent.server.admin`. `agent` selects one mount by name ("" for a single cassette); None
+`mockagent.server.admin.api`. `agent` selects one mount by name ("" for a single cassette); None
 means every agent, in mount order. A bad argument raises `ControlError` with an HTTP status.
 """
 

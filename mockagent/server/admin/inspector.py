@@ -1,8 +1,9 @@
 """The inspector page at `/_mockagent/`: one server-rendered HTML page (no script, no build step)
 showing what the admin API's JSON shows, for a person with a browser.
 
-Built from the same framework-free views as the JSON endpoints (`mockagent.server.control`), so
-the page and the API never disagree, and rendered by Flask's Jinja2 from
+Built from the same framework-free views as the JSON endpoints
+(`mockagent.server.admin.control`), so the page and the API never disagree, and rendered by
+Flask's Jinja2 from
 `templates/inspector.html`, which autoescapes: every value, from a cassette or a call, is text.
 Sections, with stable ids for tests and links:
 
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from flask import render_template
 
 from mockagent.dialects.a2a.card import build_card
-from mockagent.server import control
+from mockagent.server.admin import control
 
 if TYPE_CHECKING:
     from mockagent.server.app import Mounts

@@ -2,10 +2,11 @@
 
 `create_app(..., admin=False)` (`serve_in_thread(..., admin=False)`) leaves it out: `/_mockagent/…`
 is then an unknown path like any other. It reads cassettes only from the served folder (the
-single cassette's folder) and never writes a file. The logic lives in `mockagent.server.control`,
-which the pytest fixture calls directly; this module only translates HTTP. `GET /_mockagent/`
+single cassette's folder) and never writes a file. The logic lives in
+`mockagent.server.admin.control`, which the pytest fixture calls directly; this module only
+translates HTTP. `GET /_mockagent/`
 (with or without the slash) is the inspector page, HTML built from the same views by
-`mockagent.server.inspector`.
+`mockagent.server.admin.inspector`.
 
 Every GET takes `?agent=NAME` to select one agent (mount names: a folder's file stems, "" for a
 single cassette); without it, every agent in mount order. Each item names its `agent`.
@@ -107,11 +108,11 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from flask import Flask, Response, request
+from flask import Blueprint, Flask, Response, request
 
 from mockagent.dialects.http import parse_json
-from mockagent.server import control, inspector, runtime
-from mockagent.server.control import ControlError, shown
+from mockagent.server.admin import control, inspector, runtime
+from mockagent.server.admin.control import ControlError, shown
 from mockagent.vocabulary import HTTP_METHODS
 
 if TYPE_CHECKING:
@@ -272,6 +273,9 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
     """Serve the admin API under `/_mockagent/` (one view: werkzeug's routing would hand a
     wrong method to the app's catch-all instead of saying 405)."""
     routes = _routes(mounts)
+    # the inspector's templates live beside it, in this folder: a blueprint without routes lends
+    # them to the app's loader, whatever folder the app itself was created in
+    app.register_blueprint(Blueprint("mockagent_admin", __name__, template_folder="templates"))
 
     def admin(rest: str = "") -> Response:
         path = rest.strip("/")

@@ -2,7 +2,7 @@
 
 Tasks, the journal, the use counts of interactions, and the counters behind the clock and the id
 factory. `TaskStore` keeps them in this process (the default). A shared store
-(`mockagent.engine.redis_store.RedisStore`) loads them when a transaction begins and writes them
+(`mockagent.engine.store.redis.RedisStore`) loads them when a transaction begins and writes them
 back when it ends, under a lock all processes honour, so `serve --workers N` and several hosts
 behind a load balancer answer as one agent.
 """
@@ -17,11 +17,10 @@ from typing import Any, Protocol
 
 from mockagent import errors
 from mockagent.engine.clock import Clock
-from mockagent.engine.eviction import TASK_BYTES, TASK_CAP, Eviction
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.journal import JOURNAL_BYTES, JOURNAL_SIZE, Journal
 from mockagent.engine.journal_cut import size
-from mockagent.engine.store_url import masked
+from mockagent.engine.store.eviction import TASK_BYTES, TASK_CAP, Eviction
 from mockagent.engine.tasks import Task
 from mockagent.errors import StoreError
 
@@ -284,24 +283,3 @@ StoreFactory = Callable[[str, Any], TaskStore]
 def memory_store(key: str, interactions: Any) -> TaskStore:
     """The default: everything in this process."""
     return TaskStore(len(interactions))
-
-
-def store_from_url(url: str | None, join: bool = False) -> StoreFactory:
-    """`None` or `memory:` for the in-process store; `redis://HOST:PORT/DB`, `rediss://…` (TLS)
-    or `unix:///PATH?db=N` for a shared one (the `mockagent-server[redis]` extra), which starts
-    afresh unless `join` (another host started it); ValueError for anything else."""
-    if url is None or url in ("memory", "memory:"):
-        return memory_store
-    shown = masked(url)  # for messages: no password
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        try:
-            from mockagent.engine.redis_store import redis_store
-        except ImportError as exc:
-            if exc.name not in ("redis", "hiredis") and not (exc.name or "").startswith("redis."):
-                raise
-            raise ValueError(
-                f"store {shown!r} needs redis-py, which is not installed: "
-                "pip install 'mockagent-server[redis]'"
-            ) from None
-        return redis_store(url, fresh=not join)
-    raise ValueError(f"store {shown!r}: use memory: or redis://HOST:PORT/DB")

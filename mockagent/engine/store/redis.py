@@ -1,6 +1,6 @@
 """A task store in Redis, shared by every process that serves the same cassette.
 
-A transaction takes the store's lock (`redis_lease.Lease`) and, in the same round trip, loads the
+A transaction takes the store's lock (`lease.Lease`) and, in the same round trip, loads the
 engine's counters (clock, ids, reset generation) and the task the call names; it loads other
 tasks as it needs them and writes everything back in one round trip as it ends, refused if its
 lease ran out meanwhile. So worker processes and hosts answer one after another as a single agent
@@ -19,9 +19,9 @@ from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
 from mockagent.engine.delivery import DeliveryLog
 from mockagent.engine.journal import Journal, JournalEntry, kept
-from mockagent.engine.redis_lease import NUMBERED, Client, Command, Lease, settings
+from mockagent.engine.store.lease import NUMBERED, Client, Command, Lease, settings
+from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
 from mockagent.engine.tasks import Task
-from mockagent.engine.taskstore import Counters, StoreFactory, TaskStore
 
 log = logging.getLogger("mockagent")
 POLL_S = 0.02  # streams look for events made by other processes this often
@@ -336,7 +336,7 @@ class RedisJournal(Journal):
 
 def redis_store(url: str, fresh: bool = True) -> StoreFactory:
     """A factory of Redis stores on `url`; `fresh` wipes what an earlier run left there. The lock's
-    lease and wait bound come from the environment (`redis_lease`); ValueError for a bad one."""
+    lease and wait bound come from the environment (`lease`); ValueError for a bad one."""
     lease_ms, wait_s = settings()
     client = Client(url, timeout_s=wait_s + 10)  # a blocking wait for the lock lasts wait_s
 

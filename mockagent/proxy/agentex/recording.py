@@ -11,7 +11,7 @@ becomes an Agentex cassette (`protocol: agentex`).
   status changes seen through `GET /tasks/{id}` become `state` steps (on a task no turn has
   run on, steps of its CreateTask interaction, gated `after: {polls: N, strict: true}`);
 * `task/create` and `task/cancel` are answered by the engine on replay, except where the platform
-  answered otherwise (a `status_reason`, a refusal's text): see `agentex_tasks`; of
+  answered otherwise (a `status_reason`, a refusal's text): see `agentex.tasks`; of
   `task/interrupt` only the task's state is remembered.
 
 A follow-up naming a task by `task_id` that a recorded message created matches
@@ -32,7 +32,7 @@ from mockagent import errors
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent, rpc
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
-from mockagent.proxy.agentex_tasks import record_cancel, record_create, state_step, untouched
+from mockagent.proxy.agentex.tasks import record_cancel, record_create, state_step, untouched
 from mockagent.proxy.hooks import HookError
 from mockagent.proxy.recorder import RecordedTask
 from mockagent.proxy.upstream import (
@@ -63,7 +63,7 @@ class AgentexTask:
     record: RecordedTask | None = None  # None until a recorded turn runs on it
     created: RecordedTask | None = None  # the script of the CreateTask interaction that makes it
     # A named task the replay's store makes by itself: the CreateTask interaction to write (after
-    # the interaction it followed) should a get-or-create find it moved on (agentex_tasks).
+    # the interaction it followed) should a get-or-create find it moved on (agentex.tasks).
     unwritten: dict[str, Any] | None = None
     from_message: bool = False  # created by a recorded message/send: follow-ups match `task.from`
     seen: set[str] = field(default_factory=set)  # message ids the client has seen
