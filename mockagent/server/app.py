@@ -418,12 +418,14 @@ def create_app(
         refusal = admin_refusal(seen, access) if is_admin else agent_refusal(seen, access)
         if refusal is not None:
             # A Content-Type refused on a JSON-RPC call: answer with the id its body names.
-            wrong_type = refusal.reason == "content-type" and not is_admin
-            body = body_of(environ) if wrong_type else b""
-            if environ.get(WAITS_FOR_READ):  # stalled: only its 408 may wait for the read to end
-                assert isinstance(body, HttpResponse)  # (granian hangs otherwise: deadline.py)
-                return respond(body, start_response, seen.method)
-            answer = guard_refused(mounts, environ, admin, refusal, request_id_of(body))
+            request_id = None
+            if refusal.reason == "content-type" and not is_admin:
+                body = body_of(environ)
+                if environ.get(WAITS_FOR_READ):  # stalled: only its 408 may wait for the read
+                    assert isinstance(body, HttpResponse)  # (granian hangs otherwise: deadline.py)
+                    return respond(body, start_response, seen.method)
+                request_id = request_id_of(body)
+            answer = guard_refused(mounts, environ, admin, refusal, request_id)
             return respond(answer, start_response, seen.method)
         return (admin_api if is_admin else agents)(environ, start_response)
 
