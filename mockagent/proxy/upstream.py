@@ -206,8 +206,8 @@ def tee(
     on_close: Callable[[], None],
 ) -> Iterator[bytes]:
     """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
-    frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, an
-    unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""
+    frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, before
+    the chunk is passed on, an unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""
     pending = b""
     chunks = response.iter_raw()
     try:
@@ -215,11 +215,11 @@ def tee(
             chunk = next(chunks, None)
             if chunk is None:
                 break
-            yield chunk
             pending += chunk.replace(b"\r\n", b"\n")
-            while separator in pending:
-                frame, pending = pending.split(separator, 1)
+            while separator in pending:  # recorded before the client has it: what the client
+                frame, pending = pending.split(separator, 1)  # does next comes after, here too
                 on_frame(frame)
+            yield chunk
         if separator == b"\n" and pending.strip():
             on_frame(pending)
     finally:
