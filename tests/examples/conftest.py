@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.readme import README, Readme, Served, start
+from tests.helpers.docs import README, Readme, Served, start
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """README.md runs: each code block meant to run is run here, and what the README shows is compared
 with what comes back. The cassette examples are in test_readme_cassettes.py.
 
-Blocks are taken from the README itself (see tests/helpers/readme.py), with the README's host and
+Blocks are taken from the README itself (see tests/helpers/docs.py), with the README's host and
 port replaced by the test server's. The curl calls need a real `curl` and skip without one.
 """
 
@@ -23,7 +23,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.helpers.readme import (
+from tests.helpers.docs import (
     README_URL,
     ROOT,
     Readme,

@@ -10,7 +10,7 @@ from types import ModuleType
 import httpx
 import pytest
 
-from tests.helpers.readme import ROOT
+from tests.helpers.docs import ROOT
 
 SKIP = '<skipped message="{}"/>'
 FAIL = '<failure message="{}"/>'

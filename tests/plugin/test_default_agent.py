@@ -9,7 +9,7 @@ import yaml
 
 from mockagent.engine.no_cassette import DEFAULT_AGENT
 from tests.helpers.plugin_sessions import make_test, run
-from tests.helpers.readme import README, Readme
+from tests.helpers.docs import README, Readme
 
 CUT = """
 import asyncio

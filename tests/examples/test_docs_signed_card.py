@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mockagent.server.thread import serve_in_thread
-from tests.helpers.readme import Readme
+from tests.helpers.docs import Readme
 from tests.helpers.signing import HTTP, protected_header
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mockagent.cassette.store import load_cassette
-from tests.helpers.readme import README_URL, ROOT, Readme, Served, local_env
+from tests.helpers.docs import README_URL, ROOT, Readme, Served, local_env
 
 needs_curl = pytest.mark.skipif(
     shutil.which("curl") is None, reason="curl is not installed: the README's curl calls cannot run"

@@ -19,7 +19,7 @@ import pytest
 from agentex import Agentex
 
 from mockagent.server.thread import ServerThread, serve_in_thread
-from tests.helpers.readme import README_URL, ROOT, Readme, local_env, mockagent_command
+from tests.helpers.docs import README_URL, ROOT, Readme, local_env, mockagent_command
 
 HEADERS = {"A2A-Version": "1.0"}
 HTTP = httpx.Client(timeout=10.0, trust_env=False)

@@ -11,7 +11,7 @@ from mockagent.cassette import TaskState, load_cassette
 from mockagent.engine import Engine, TaskResult, TaskView
 from tests.helpers.cassette_text import HEADER
 from tests.helpers.engine_calls import send, texts
-from tests.helpers.readme import Readme
+from tests.helpers.docs import Readme
 
 # Not in the README's excerpt: a follow-up on the task, answered with the task as it was.
 FOLLOW_UP = {

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.readme import README_URL, Readme, Served, local_env, start
+from tests.helpers.docs import README_URL, Readme, Served, local_env, start
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 

@@ -9,7 +9,7 @@ import shlex
 import pytest
 import yaml
 
-from tests.helpers.readme import README_URL, Readme
+from tests.helpers.docs import README_URL, Readme
 from tests.helpers.recording import CODE_REVIEWER, upstream_agent
 
 SECTION = "# tests/test_reviewer.py"
