@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from mockagent.cli.main import main
 from mockagent.dialects.a2a.error_table import TABLES
+from mockagent.testing.options import CHECKS, FLAGS
 from tests.helpers.docs import every_block, page
 
 
@@ -47,3 +48,14 @@ def test_the_errors_page_table_is_the_servers() -> None:
         changed = [f"HTTP {old[kind].http}"] if old[kind].http != row.http else []
         changed += [f"`{old[kind].status}`"] if old[kind].status != row.status else []
         assert before == (", ".join(changed) or "the same"), kind
+
+
+def test_the_pytest_page_lists_every_option() -> None:
+    rows = re.findall(
+        r"^\| (`.+?) \| (`--mockagent-[\w-]+`)? ?\| .+ \|$", page("docs/pytest.md").text, re.M
+    )
+    named = [
+        name for keywords, _ in rows for name in re.findall(r"`(\w+)`", keywords.split("(")[0])
+    ]
+    assert sorted(named) == sorted(CHECKS), "docs/pytest.md's option table and the plugin's differ"
+    assert sorted(flag.strip("`") for _, flag in rows if flag) == sorted(FLAGS)
