@@ -28,6 +28,20 @@ def printed_lines(source: str) -> list[str]:
     return re.findall(r"# prints: (.+)", source)
 
 
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The kit as `scripts/serve` serves it, at instant pace (the pace changes how long a stream
+    takes and the gaps a recording writes, not what the recipes show)."""
+    served = start(
+        ["serve", "cassettes/kit", "--port", "0", "--pace", "instant"],
+        tmp_path_factory.mktemp("runner") / "stderr.log",
+    )
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
 def test_install_names_the_distribution() -> None:
     distribution = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
     shown = block("README.md", "sh", "pip install mockagent-server   #").text
@@ -36,11 +50,11 @@ def test_install_names_the_distribution() -> None:
     assert "pip install ." in comment  # until the first release: from a clone
 
 
-def test_the_stand_in_recipe_prints_what_it_says(kit: Served) -> None:
+def test_the_stand_in_recipe_prints_what_it_says(runner: Served) -> None:
     source = block("README.md", "python", "SendMessageConfiguration(**configuration)").text
     assert f'AGENT = "{README_URL}/test-runner"' in source
     done = subprocess.run(
-        [sys.executable, "-c", source.replace(README_URL, kit.url)],
+        [sys.executable, "-c", source.replace(README_URL, runner.url)],
         env=local_env(),
         capture_output=True,
         text=True,
@@ -62,20 +76,6 @@ def test_the_pytest_recipe_passes(pytester: pytest.Pytester) -> None:
     (pytester.path / "test_recipe.py").write_text(example)
     result = pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """The kit as `scripts/serve` serves it, at instant pace: the recipe's stand-in for a real
-    agent (the pace changes the gaps recorded, not what the recipe shows)."""
-    served = start(
-        ["serve", "cassettes/kit", "--port", "0", "--pace", "instant"],
-        tmp_path_factory.mktemp("runner") / "stderr.log",
-    )
-    try:
-        yield served
-    finally:
-        served.stop()
 
 
 def options(command: str) -> dict[str, str]:
