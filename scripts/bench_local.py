@@ -21,6 +21,7 @@ import bench_lint
 import bench_pacing
 import bench_slow
 import bench_targets as targets
+import bench_yaml
 from bench_report import Row
 
 from mockagent.engine.store.eviction import TASK_CAP
@@ -324,6 +325,7 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
         ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
+        ("YAML fast constructor", lambda: bench_yaml.rows(quick, log)),
         ("memory growth", lambda: growth_rows(cassette, quick, log)),
         ("memory under large calls", lambda: bench_large.rows(quick, log)),
         ("pacing", lambda: pacing_rows(quick, log)),
