@@ -21,6 +21,7 @@ import bench_lint
 import bench_pacing
 import bench_slow
 import bench_targets as targets
+import bench_yaml
 from bench_report import Row
 
 from mockagent.engine.store.eviction import TASK_CAP
@@ -93,16 +94,49 @@ def plugin_import_ms(runs: int) -> tuple[float, list[str]]:
     return statistics.median(times), [m for m in heavy.split(",") if m]
 
 
+PLUGIN_WALL = (
+    "import time, pytest; start = time.perf_counter(); import mockagent.testing.plugin; "
+    "print((time.perf_counter() - start) * 1000)"
+)
+"""The entry point's import as pytest pays it: in an interpreter that has pytest already (pytest
+imports itself, then its plugins), timed by the clock in the process, so the interpreter's own
+start (some 20 ms) and pytest's import are left out, without -X importtime's overhead."""
+
+
+def plugin_import_wall_ms(runs: int) -> float:
+    """The pytest entry point's import, best of `runs` fresh interpreters (wall clock): the
+    best is the import's cost with the least of the machine's other work in it."""
+    return min(
+        float(
+            subprocess.run(
+                [sys.executable, "-c", PLUGIN_WALL], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(runs)
+    )
+
+
 def import_rows(quick: bool, log: Callable[[str], None]) -> list[Row]:
     ms, heavy = plugin_import_ms(5 if quick else 15)
-    log(f"  plugin import: {ms:.1f} ms, heavy modules: {heavy or 'none'}")
+    runs = 5 if quick else 20
+    wall = plugin_import_wall_ms(runs)
+    log(
+        f"  plugin import: {ms:.1f} ms (wall, best of {runs}: {wall:.1f}), heavy: {heavy or 'none'}"
+    )
     return [
         Row(
             "import of the pytest plugin, after pytest (median, fresh interpreter)",
             f"{ms:.1f} ms" + (f" (loads {', '.join(heavy)})" if heavy else ""),
             "≤ 15 ms, no Flask",
             ms <= 15 and not heavy,
-        )
+        ),
+        Row(
+            f"import of the pytest entry point mockagent.testing.plugin, wall clock after "
+            f"pytest (best of {runs} fresh interpreters)",
+            f"{wall:.1f} ms",
+            "≤ 15 ms",
+            wall <= 15,
+        ),
     ]
 
 
@@ -291,6 +325,7 @@ def rows(cassette: Path, quick: bool, log: Callable[[str], None]) -> tuple[list[
         ("fixture start-up", lambda: startup_rows(cassette, quick, log)),
         ("exit after stop", lambda: exit_rows(quick, log)),
         ("load time and memory", lambda: memory_rows(log, notes)),
+        ("YAML fast constructor", lambda: bench_yaml.rows(quick, log)),
         ("memory growth", lambda: growth_rows(cassette, quick, log)),
         ("memory under large calls", lambda: bench_large.rows(quick, log)),
         ("pacing", lambda: pacing_rows(quick, log)),

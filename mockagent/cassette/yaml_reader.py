@@ -123,6 +123,9 @@ def construct_document(
     tags. Containers are filled breadth first, as PyYAML fills them, so a document with several
     bad values reports the same one first; aliases share one object, as there. A key written
     twice in a mapping built here goes to `duplicates` (PyYAML keeps the last one silently).
+
+    Why it is kept: PyYAML's constructor takes 1.5 times as long on a big cassette (the
+    YAML fast constructor rows of bench/README.md, scripts/bench_yaml.py).
     """
     if any(loader.yaml_constructors.get(tag) is not fn for tag, fn in _PLAIN.items()):
         return loader.construct_document(root)  # someone registered their own: let them have it

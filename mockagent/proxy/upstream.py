@@ -207,7 +207,8 @@ def tee(
 ) -> Iterator[bytes]:
     """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
     frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, before
-    the chunk is passed on, an unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""
+    the chunk is passed on (whatever the client does on seeing it comes after), an unterminated
+    last line of NDJSON too. `on_close` runs when the stream ends, however."""
     pending = b""
     chunks = response.iter_raw()
     try:
@@ -216,8 +217,8 @@ def tee(
             if chunk is None:
                 break
             pending += chunk.replace(b"\r\n", b"\n")
-            while separator in pending:  # recorded before the client has it: what the client
-                frame, pending = pending.split(separator, 1)  # does next comes after, here too
+            while separator in pending:
+                frame, pending = pending.split(separator, 1)
                 on_frame(frame)
             yield chunk
         if separator == b"\n" and pending.strip():

@@ -8,6 +8,9 @@ translates HTTP. `GET /_mockagent/`
 (with or without the slash) is the inspector page, HTML built from the same views by
 `mockagent.server.admin.inspector`.
 
+The routes and shapes below are also an OpenAPI 3.1 document, docs/reference/admin-openapi.yaml;
+tests/admin/test_openapi.py holds it to this module's route table.
+
 Every GET takes `?agent=NAME` to select one agent (mount names: a folder's file stems, "" for a
 single cassette); without it, every agent in mount order. Each item names its `agent`.
 
@@ -180,7 +183,11 @@ def _body_agent(body: dict[str, Any]) -> str | None:
     return agent
 
 
-def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
+def routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
+    """(method, pattern of the path below the prefix, handler) of every admin route but the
+    inspector page. Handlers only close over `mounts`, so the table reads without one (the OpenAPI
+    document's test does)."""
+
     def agents() -> dict[str, Any]:
         return {"agents": control.agents_view(mounts)}
 
@@ -260,19 +267,19 @@ def _routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         ("POST", "interactions", add),
         ("GET", "cassette", cassette),
     ]
-    routes: list[tuple[str, re.Pattern[str], Handler]] = [
+    table: list[tuple[str, re.Pattern[str], Handler]] = [
         (method, re.compile(re.escape(path)), handler) for method, path, handler in plain
     ]
-    routes.append(("POST", re.compile(r"tasks/(?P<task_id>[^/]+)/polls"), polls))
+    table.append(("POST", re.compile(r"tasks/(?P<task_id>[^/]+)/polls"), polls))
     named = re.compile(r"interactions/(?P<name>.+)")  # a name may hold anything, even "/"
-    routes += [("GET", named, one), ("DELETE", named, remove)]
-    return routes
+    table += [("GET", named, one), ("DELETE", named, remove)]
+    return table
 
 
 def register_admin(app: Flask, mounts: Mounts) -> None:
     """Serve the admin API under `/_mockagent/` (one view: werkzeug's routing would hand a
     wrong method to the app's catch-all instead of saying 405)."""
-    routes = _routes(mounts)
+    table = routes(mounts)
     # the inspector's templates live beside it, in this folder: a blueprint without routes lends
     # them to the app's loader, whatever folder the app itself was created in
     app.register_blueprint(Blueprint("mockagent_admin", __name__, template_folder="templates"))
@@ -291,7 +298,7 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
             response.headers["Allow"] = "GET"
             return response
         allowed = []
-        for method, pattern, handler in routes:
+        for method, pattern, handler in table:
             found = pattern.fullmatch(path)
             if found is None:
                 continue
