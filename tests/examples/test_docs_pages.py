@@ -26,14 +26,6 @@ OUTPUT_ONLY = {
 }
 """Blocks no test runs, each with the reason: pure output listings that no single run prints."""
 
-PENDING_LINKS = {
-    "docs/reference/admin-openapi.yaml": (
-        "the OpenAPI document another helper of issue 27 writes: delete this entry when it lands"
-    ),
-}
-"""Link targets that do not exist yet. Checked as a strict xfail: once the file exists, the test
-fails until its entry is deleted here."""
-
 
 def claims() -> Iterator[tuple[str, str | None, str, str | None]]:
     """(test file, page or None for every page, lang, line or None for every block) of each
@@ -133,16 +125,10 @@ def broken_links() -> list[tuple[str, str, str]]:
 
 
 def test_every_relative_link_resolves() -> None:
-    broken = [b for b in broken_links() if b[2] not in PENDING_LINKS]
+    broken = broken_links()
     assert broken == [], "\n".join(
         f"{where}: ({link}) → {target}" for where, link, target in broken
     )
-
-
-@pytest.mark.parametrize("target", sorted(PENDING_LINKS))
-@pytest.mark.xfail(strict=True, reason="the link's target is not there yet")
-def test_a_pending_link_target_exists(target: str) -> None:
-    assert (ROOT / target).exists(), PENDING_LINKS[target]
 
 
 def test_the_link_check_finds_a_broken_link_and_anchor() -> None:
