@@ -1,8 +1,9 @@
-# Sourced by scripts/serve and scripts/test (which set $extra): make .venv with mockagent installed.
+# Sourced by scripts/serve, scripts/test and scripts/docs (which set $extra): make .venv with
+# mockagent installed.
 # Reinstalls only when pyproject.toml changed, so a second run starts at once.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-extra="${extra:-}"  # set by the caller: "" or "test"
+extra="${extra:-}"  # set by the caller: "", "test" or "docs"
 py="${PYTHON:-python3}"
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
   echo "mockagent needs Python 3.11 or newer ($py is $("$py" --version 2>&1))" >&2; exit 1; }

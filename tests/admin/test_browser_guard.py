@@ -476,8 +476,8 @@ def test_allow_host_takes_names_addresses_and_the_wildcard() -> None:
 def test_the_token_help_says_how_a_browser_views_the_inspector() -> None:
     help_text = " ".join(CliRunner().invoke(main, ["serve", "--help"]).output.split())
     assert "A browser cannot send it" in help_text and "SSH tunnel" in help_text
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    assert "the inspector page answers a browser\n401" in readme
+    shown = (Path(__file__).parents[2] / "docs" / "serving.md").read_text()
+    assert "the inspector page answers a browser\n401" in shown
 
 
 def test_the_inspector_page_allows_only_its_own_style(server: ServerThread) -> None:

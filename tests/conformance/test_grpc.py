@@ -2,7 +2,7 @@
 
 The TCK (1.0-dev) takes each binding's address from the card's `supportedInterfaces` and runs its
 gRPC tests only when the card lists a `GRPC` interface; its gRPC client sends no tenant, so each
-cassette is served on its own (README: "Conformance"). Raw protobuf calls, no SDK client.
+cassette is served on its own (docs/conformance.md). Raw protobuf calls, no SDK client.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixtures for the README tests.
+"""Fixtures for the docs tests.
 
 `kit` runs the command line (`mockagent serve cassettes/kit --port 0`) in a subprocess from the
 repository root, as `scripts/serve` does: the URLs, the near-miss report's cassette path and the
@@ -11,12 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.readme import README, Readme, Served, start
-
-
-@pytest.fixture(scope="session")
-def readme() -> Readme:
-    return Readme(README.read_text(encoding="utf-8"))
+from tests.helpers.docs import Served, start
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
-"""README.md runs: each code block meant to run is run here, and what the README shows is compared
-with what comes back. The cassette examples are in test_readme_cassettes.py.
+"""README.md's opening and the blocks of docs/getting-started.md run here (and the pytest,
+recording and near-miss examples they lead to), and what the page shows is compared with what comes
+back. The README's recipes are in test_readme_recipes.py, the cassette examples in
+test_docs_cassettes.py.
 
-Blocks are taken from the README itself (see tests/helpers/readme.py), with the README's host and
+Blocks are taken from the pages themselves (see tests/helpers/docs.py), with the pages' host and
 port replaced by the test server's. The curl calls need a real `curl` and skip without one.
 """
 
@@ -23,12 +25,13 @@ import httpx
 import pytest
 import yaml
 
-from tests.helpers.readme import (
+from tests.helpers.docs import (
     README_URL,
     ROOT,
-    Readme,
     Served,
+    block,
     local_env,
+    page,
     start,
 )
 
@@ -64,8 +67,11 @@ def curl_commands(text: str) -> list[str]:
     return commands
 
 
-def test_readme_starts_with_the_two_commands(readme: Readme) -> None:
-    first = readme.blocks[0]
+def test_readme_starts_with_the_two_commands() -> None:
+    first = block("README.md", "sh", "scripts/serve   # install into .venv")
+    assert first == page("README.md").blocks[0]
+    started = block("docs/getting-started.md", "sh", "scripts/serve   # install into .venv")
+    assert started.text == first.text  # Getting started opens with the same two commands
     commands = [line.split("#")[0].strip() for line in first.text.splitlines()]
     assert (first.lang, commands) == ("sh", ["scripts/serve", "scripts/test"])
     for script in commands:
@@ -82,18 +88,18 @@ def test_serve_prints_each_agent_then_ready(kit: Served) -> None:
 
 
 @needs_curl
-def test_jsonrpc_curl_runs_the_task_to_completion(readme: Readme, kit: Served) -> None:
-    block = readme.block("sh", '"method":"SendMessage"')
-    (command,) = curl_commands(block.text)
+def test_jsonrpc_curl_runs_the_task_to_completion(kit: Served) -> None:
+    shown = block("docs/getting-started.md", "sh", '"method":"SendMessage"')
+    (command,) = curl_commands(shown.text)
     task = curl(command, kit)["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert task["status"]["message"]["parts"] == [{"text": "1 failed, 11 passed"}]
 
 
 @needs_curl
-def test_rest_curls_card_then_send_then_poll(readme: Readme, kit: Served) -> None:
-    block = readme.block("sh", "message:send")
-    card_call, send_call, poll_call = curl_commands(block.text)
+def test_rest_curls_card_then_send_then_poll(kit: Served) -> None:
+    shown = block("docs/getting-started.md", "sh", "message:send")
+    card_call, send_call, poll_call = curl_commands(shown.text)
     card = curl(card_call, kit)
     assert card["name"] == "test-runner"
     assert {i["url"] for i in card["supportedInterfaces"]} == {f"{kit.url}/test-runner"}
@@ -106,8 +112,9 @@ def test_rest_curls_card_then_send_then_poll(readme: Readme, kit: Served) -> Non
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])  # the README's `# or ["HTTP+JSON"]`
-def test_a2a_sdk_client_prints_the_finished_task(readme: Readme, kit: Served, binding: str) -> None:
-    source = readme.block("python", 'bindings=["JSONRPC"]').text.replace(README_URL, kit.url)
+def test_a2a_sdk_client_prints_the_finished_task(kit: Served, binding: str) -> None:
+    source = block("docs/getting-started.md", "python", 'bindings=["JSONRPC"]').text
+    source = source.replace(README_URL, kit.url)
     assert 'supported_protocol_bindings=["JSONRPC"]' in source
     source = source.replace('["JSONRPC"]', json.dumps([binding]))
     done = subprocess.run(
@@ -119,8 +126,8 @@ def test_a2a_sdk_client_prints_the_finished_task(readme: Readme, kit: Served, bi
     assert re.fullmatch(re.escape(shown.group(1)).replace("TASK_ID", UUID) + "\n", done.stdout)
 
 
-def test_near_miss_report_is_the_servers(readme: Readme, kit: Served) -> None:
-    shown = readme.block("", "No interaction in").text.rstrip("\n")
+def test_near_miss_report_is_the_servers(kit: Served) -> None:
+    shown = block("docs/reference/errors.md", "text", "No interaction in").text.rstrip("\n")
     answer = HTTP.post(
         f"{kit.url}/code-reviewer/",
         headers=HEADERS,
@@ -150,8 +157,8 @@ def test_near_miss_report_is_the_servers(readme: Readme, kit: Served) -> None:
 
 
 @pytest.mark.parametrize("where", ["test file's directory", "rootdir"])
-def test_pytest_example_passes(readme: Readme, pytester: pytest.Pytester, where: str) -> None:
-    example = readme.block("python", "def test_asks_for_languages").text
+def test_pytest_example_passes(pytester: pytest.Pytester, where: str) -> None:
+    example = block("docs/pytest.md", "python", "def test_asks_for_languages").text
     cassette = re.search(r'@pytest\.mark\.mockagent\("([^"]+)"\)', example)
     assert cassette is not None
     tests = pytester.mkdir("tests")
@@ -165,12 +172,12 @@ def test_pytest_example_passes(readme: Readme, pytester: pytest.Pytester, where:
     result.assert_outcomes(passed=1)
 
 
-def test_pytest_example_needs_only_what_the_readme_installs(readme: Readme) -> None:
+def test_pytest_example_needs_only_what_the_page_installs() -> None:
     distribution = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
-    install = readme.block("sh", f"pip install {distribution}").text
+    install = block("docs/pytest.md", "sh", "pip install mockagent-server pytest").text
     named = shlex.split(install.split("pip install", 1)[1].split("#")[0])
     assert {distribution, "pytest"} <= set(named)
-    example = readme.block("python", "def test_asks_for_languages").text
+    example = block("docs/pytest.md", "python", "def test_asks_for_languages").text
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(ast.parse(example))
@@ -182,10 +189,9 @@ def test_pytest_example_needs_only_what_the_readme_installs(readme: Readme) -> N
     assert imported - set(named) - {"mockagent"} <= comes_with_mockagent
 
 
-def test_record_command_records_what_it_forwards(
-    readme: Readme, kit: Served, tmp_path: Path
-) -> None:
-    argv = shlex.split(readme.block("sh", "mockagent record").text, comments=True)
+def test_record_command_records_what_it_forwards(kit: Served, tmp_path: Path) -> None:
+    shown = block("docs/recording.md", "sh", "mockagent record --upstream http://127.0.0.1:9999")
+    argv = shlex.split(shown.text, comments=True)
     assert argv[:2] == ["mockagent", "record"]
     options = dict(zip(argv[2::2], argv[3::2], strict=True))
     assert set(options) == {"--upstream", "--cassette", "--port"}

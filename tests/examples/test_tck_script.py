@@ -1,4 +1,4 @@
-"""scripts/tck, which runs the A2A conformance kit by hand (README "Conformance"): it serves every
+"""scripts/tck, which runs the A2A conformance kit by hand (docs/conformance.md): it serves every
 conformance cassette over every binding, and its count across the runs says what is left."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from types import ModuleType
 import httpx
 import pytest
 
-from tests.helpers.readme import ROOT
+from tests.helpers.docs import ROOT
 
 SKIP = '<skipped message="{}"/>'
 FAIL = '<failure message="{}"/>'

@@ -1,5 +1,6 @@
 """A hand-written stand-in names its agent and nothing more: the card gets the description and
-the one skill the README states, and the official a2a-sdk client fetches it and talks to it."""
+the one skill docs/cassettes.md states, and the official a2a-sdk client fetches it and talks to
+it."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from mockagent.engine.no_cassette import DEFAULT_AGENT
+from tests.helpers.docs import block
 from tests.helpers.plugin_sessions import make_test, run
-from tests.helpers.readme import README, Readme
 
 CUT = """
 import asyncio
@@ -74,9 +74,9 @@ def test_a_drop_after_under_a_bare_marker_cuts_the_official_clients_stream(
     result.assert_outcomes(passed=4)
 
 
-def test_the_readme_shows_the_default_card() -> None:
-    block = Readme(README.read_text(encoding="utf-8")).block("yaml", "name: mockagent")
-    assert yaml.safe_load(block.text) == {"agent": DEFAULT_AGENT}
+def test_the_docs_show_the_default_card() -> None:
+    shown = block("docs/pytest.md", "yaml", "name: mockagent")
+    assert yaml.safe_load(shown.text) == {"agent": DEFAULT_AGENT}
 
 
 BLOCKING = (

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.docs import block
 from tests.helpers.plugin_sessions import cassette, make_test, run
 
 
@@ -254,10 +255,9 @@ def test_broken(mockagent):
     )
 
 
-def test_the_readme_example_passes(pytester: pytest.Pytester) -> None:
+def test_the_docs_example_passes(pytester: pytest.Pytester) -> None:
     root = Path(__file__).parents[2]
-    readme = (root / "README.md").read_text()
-    example = readme.split("## In pytest", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    example = block("docs/pytest.md", "python", "def test_asks_for_languages").text
     kit = root / "cassettes" / "kit" / "code-reviewer.yaml"
     (pytester.path / "cassettes" / "kit").mkdir(parents=True)
     (pytester.path / "cassettes" / "kit" / "code-reviewer.yaml").write_text(kit.read_text())

@@ -67,7 +67,7 @@ def test_serve_reports_a_broken_cassette_without_traceback(tmp_path: Path) -> No
     # `output` holds stderr too (click 8.1 and 8.2+ alike).
     assert f"{broken}:9:" in result.output
     assert "'languages'" in result.output
-    assert "match.txt: unknown field; did you mean 'text'?" in result.output  # the README's example
+    assert "match.txt: unknown field; did you mean 'text'?" in result.output  # as the docs show
     assert "Traceback" not in result.output
 
 

@@ -1,7 +1,7 @@
 """The cassette JSON Schema accepts exactly what the loader accepts.
 
 The schema is generated from the loader's models (and their rules), and checked here with
-`jsonschema`, the validator editors use, independently of pydantic: every bundled and README
+`jsonschema`, the validator editors use, independently of pydantic: every bundled and documented
 cassette passes both; a set of broken cassettes is refused by both; and documents made by
 mutating the bundled cassettes get the same answer from both.
 """
@@ -12,7 +12,6 @@ import copy
 import datetime
 import json
 import random
-import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from mockagent.cassette.store import SCHEMA_FILE
 from mockagent.cli.main import main
 from mockagent.engine.matchers import PREDICATES
 from mockagent.errors import CassetteError
+from tests.helpers.docs import blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = sorted(ROOT.glob("cassettes/**/*.yaml")) + sorted(ROOT.glob("bench/cassettes/*.yaml"))
@@ -52,10 +52,8 @@ interactions:
 
 
 def readme_cassettes() -> list[str]:
-    """The README's YAML blocks that are cassettes (mappings with a `version`)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```yaml\n(.*?)^```", text, flags=re.S | re.M)
-    return [block for block in blocks if "version" in (yaml.safe_load(block) or {})]
+    """The YAML blocks of README.md and docs/ that are cassettes (mappings with a `version`)."""
+    return [b.text for b in blocks("yaml") if "version" in (yaml.safe_load(b.text) or {})]
 
 
 def as_json(value: Any) -> Any:
@@ -193,7 +191,7 @@ def test_the_readme_cassettes_are_valid_for_both(
 
 
 VALID = {
-    "fault error by name (the README's)": """
+    "fault error by name (the docs')": """
         - name: broken-stream
           match: {operation: SendStreamingMessage}
           fault: {errorAfter: 2, error: InvalidAgentResponse}

@@ -1,5 +1,5 @@
 """A hand-written stand-in names its agent; `description` and `skills` have the defaults the
-README states (the card needs both, and one skill at least)."""
+docs/cassettes.md states (the card needs both, and one skill at least)."""
 
 from __future__ import annotations
 

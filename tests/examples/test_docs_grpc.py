@@ -1,4 +1,4 @@
-"""README.md's gRPC section runs: `serve --grpc-port`, and its a2a-sdk client over gRPC."""
+"""docs/grpc.md runs: `serve --grpc-port`, and its a2a-sdk client over gRPC."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.readme import README_URL, Readme, Served, local_env, start
+from tests.helpers.docs import README_URL, Served, block, local_env, start
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 @pytest.fixture(scope="module")
-def served(readme: Readme, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """The README's serve command, on free ports."""
-    args = readme.block("sh", "cassettes/kit --grpc-port").text.split("#")[0].split()
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The page's serve command, on free ports."""
+    args = block("docs/grpc.md", "sh", "cassettes/kit --grpc-port").text.split("#")[0].split()
     assert args[:4] == ["mockagent", "serve", "cassettes/kit", "--grpc-port"], args
     server = start(
         ["serve", "cassettes/kit", "--port", "0", "--grpc-port", "0"],
@@ -34,8 +34,8 @@ def test_the_ready_line_names_the_grpc_target(served: Served) -> None:
     assert re.match(r"mockagent ready on http://\S+ and gRPC on 127\.0\.0\.1:\d+ ", ready), ready
 
 
-def test_the_grpc_client_example_prints_the_finished_task(readme: Readme, served: Served) -> None:
-    source = readme.block("python", "grpc_channel_factory").text
+def test_the_grpc_client_example_prints_the_finished_task(served: Served) -> None:
+    source = block("docs/grpc.md", "python", "grpc_channel_factory").text
     assert 'supported_protocol_bindings=["GRPC"]' in source
     source = source.replace(README_URL, served.url)
     done = subprocess.run(

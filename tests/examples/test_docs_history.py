@@ -1,4 +1,4 @@
-"""The README's recorded `agent.history` example replays as the paragraph after it says."""
+"""docs/recording.md's recorded `agent.history` example replays as the paragraph after it says."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import yaml
 from mockagent.cassette import TaskState, load_cassette
 from mockagent.engine import Engine, TaskResult, TaskView
 from tests.helpers.cassette_text import HEADER
+from tests.helpers.docs import block
 from tests.helpers.engine_calls import send, texts
-from tests.helpers.readme import Readme
 
-# Not in the README's excerpt: a follow-up on the task, answered with the task as it was.
+# Not in the page's excerpt: a follow-up on the task, answered with the task as it was.
 FOLLOW_UP = {
     "name": "main",
     "match": {"task": {"from": "ask-me"}},
@@ -31,8 +31,8 @@ def task_of(outcome: Any) -> TaskView:
     return outcome.task
 
 
-def test_the_recorded_history_example_replays_as_described(readme: Readme, tmp_path: Path) -> None:
-    example = yaml.safe_load(readme.block("yaml", "statusMessage: when-set").text)
+def test_the_recorded_history_example_replays_as_described(tmp_path: Path) -> None:
+    example = yaml.safe_load(block("docs/recording.md", "yaml", "statusMessage: when-set").text)
     cassette = yaml.safe_load(HEADER)
     cassette["agent"]["history"] = example["agent"]["history"]
     cassette["interactions"] = [*example["interactions"], FOLLOW_UP]

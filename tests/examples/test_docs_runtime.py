@@ -1,5 +1,5 @@
-"""README.md's "Coming from pytest-httpserver" and "Coming from WireMock / mountebank" blocks run:
-the Python one in a generated pytest session, the curl one against `mockagent serve`."""
+"""The runtime interactions run: docs/pytest.md's `expect()` example in a generated pytest session,
+docs/migrating/wiremock.md's curl session against `mockagent serve`."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 from mockagent.cassette.store import load_cassette
-from tests.helpers.readme import README_URL, ROOT, Readme, Served, local_env
+from tests.helpers.docs import README_URL, ROOT, Served, block, local_env
 
 needs_curl = pytest.mark.skipif(
     shutil.which("curl") is None, reason="curl is not installed: the README's curl calls cannot run"
 )
 
 
-def test_the_expect_example_passes(readme: Readme, pytester: pytest.Pytester) -> None:
-    example = readme.block("python", "def test_asks_for_the_diff").text
+def test_the_expect_example_passes(pytester: pytest.Pytester) -> None:
+    example = block("docs/pytest.md", "python", "def test_asks_for_the_diff").text
     target = pytester.path / "cassettes" / "kit" / "code-reviewer.yaml"
     target.parent.mkdir(parents=True)
     shutil.copyfile(ROOT / "cassettes" / "kit" / "code-reviewer.yaml", target)
@@ -43,12 +43,10 @@ def answers(text: str) -> list[Any]:
 
 
 @needs_curl
-def test_the_curl_session_adds_verifies_saves_and_removes(
-    readme: Readme, kit: Served, tmp_path: Path
-) -> None:
-    block = readme.block("sh", "_mockagent/interactions?agent=code-reviewer").text
+def test_the_curl_session_adds_verifies_saves_and_removes(kit: Served, tmp_path: Path) -> None:
+    shown = block("docs/migrating/wiremock.md", "sh", "_mockagent/interactions?agent=code-reviewer")
     done = subprocess.run(
-        ["bash", "-c", block.replace(README_URL, kit.url)],
+        ["bash", "-c", shown.text.replace(README_URL, kit.url)],
         cwd=tmp_path,
         env=local_env(),
         capture_output=True,

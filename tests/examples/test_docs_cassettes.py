@@ -1,4 +1,5 @@
-"""The README's cassette examples load, pass `mockagent lint`, and answer as the README says.
+"""The cassette examples of docs/cassettes.md and docs/agentex.md load, pass `mockagent lint`,
+and answer as the pages say.
 
 The A2A example is driven through the flow its comments describe, over HTTP+JSON with
 `returnImmediately`: a question gets a direct reply; a diff starts a task whose 1st GetTask shows
@@ -19,19 +20,19 @@ import pytest
 from agentex import Agentex
 
 from mockagent.server.thread import ServerThread, serve_in_thread
-from tests.helpers.readme import README_URL, ROOT, Readme, local_env, mockagent_command
+from tests.helpers.docs import README_URL, ROOT, block, local_env, mockagent_command, page
 
 HEADERS = {"A2A-Version": "1.0"}
 HTTP = httpx.Client(timeout=10.0, trust_env=False)
 DIFF = {"text": "--- a/app.py\n+++ b/app.py\n", "mediaType": "text/x-diff"}
 
 
-def a2a_example(readme: Readme) -> str:
-    return readme.block("yaml", "name: code-reviewer").text
+def a2a_example() -> str:
+    return block("docs/cassettes.md", "yaml", "name: code-reviewer").text
 
 
-def agentex_example(readme: Readme) -> str:
-    return readme.block("yaml", "protocol: agentex").text
+def agentex_example() -> str:
+    return block("docs/agentex.md", "yaml", "protocol: agentex").text
 
 
 def serve_text(text: str, path: Path) -> Iterator[ServerThread]:
@@ -41,15 +42,15 @@ def serve_text(text: str, path: Path) -> Iterator[ServerThread]:
 
 
 @pytest.fixture
-def a2a(readme: Readme, tmp_path: Path) -> Iterator[ServerThread]:
-    """The README's A2A cassette example, served."""
-    yield from serve_text(a2a_example(readme), tmp_path / "code-reviewer.yaml")
+def a2a(tmp_path: Path) -> Iterator[ServerThread]:
+    """The A2A cassette example, served."""
+    yield from serve_text(a2a_example(), tmp_path / "code-reviewer.yaml")
 
 
 @pytest.fixture
-def agentex(readme: Readme, tmp_path: Path) -> Iterator[ServerThread]:
-    """The README's Agentex cassette example, served."""
-    yield from serve_text(agentex_example(readme), tmp_path / "sync-agent.yaml")
+def agentex(tmp_path: Path) -> Iterator[ServerThread]:
+    """The Agentex cassette example, served."""
+    yield from serve_text(agentex_example(), tmp_path / "sync-agent.yaml")
 
 
 def send(
@@ -119,11 +120,13 @@ def test_agentex_example_answers_the_official_client(agentex: ServerThread) -> N
     assert deltas == ["Hel", "lo! ", "You asked a question."]  # the example's `deltas`
 
 
-def test_agentex_client_line_reaches_the_bundled_sync_agent(readme: Readme) -> None:
+def test_agentex_client_line_reaches_the_bundled_sync_agent() -> None:
     said = re.search(
-        r'against `mockagent serve (\S+)`.*?`Agentex\(base_url="([^"]+)"\)`', readme.text, re.S
+        r'against `mockagent serve (\S+)`.*?`Agentex\(base_url="([^"]+)"\)`',
+        page("docs/agentex.md").text,
+        re.S,
     )
-    assert said is not None, "the README should say how to point the Agentex client at mockagent"
+    assert said is not None, "docs/agentex.md should say how to point the Agentex client at it"
     folder, base_url = said.groups()
     with (
         serve_in_thread(ROOT / folder, pace="instant") as server,
@@ -135,11 +138,11 @@ def test_agentex_client_line_reaches_the_bundled_sync_agent(readme: Readme) -> N
         assert [agent.name for agent in client.agents.list()] == ["echo-bot"]
 
 
-def test_lint_passes_the_readme_cassettes(readme: Readme, tmp_path: Path) -> None:
+def test_lint_passes_the_example_cassettes(tmp_path: Path) -> None:
     paths = []
     for name, example in [("a2a", a2a_example), ("agentex", agentex_example)]:
         path = tmp_path / f"{name}.yaml"
-        path.write_text(example(readme), encoding="utf-8")
+        path.write_text(example(), encoding="utf-8")
         paths.append(str(path))
     done = subprocess.run(
         [mockagent_command(), "lint", *paths],

@@ -1,6 +1,6 @@
-"""README "Coming from pytest-recording / VCR.py": its test file records its own cassette with the
-README's first command and replays it with the second, the upstream gone; its conftest's hooks
-keep what they drop out of the cassette."""
+"""docs/migrating/vcr.md: its test file records its own cassette with the page's first command
+and replays it with the second, the upstream gone; the conftest of docs/pytest.md keeps what its
+hooks drop out of the cassette."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ import shlex
 import pytest
 import yaml
 
-from tests.helpers.readme import README_URL, Readme
+from tests.helpers.docs import README_URL, block
 from tests.helpers.recording import CODE_REVIEWER, upstream_agent
 
-SECTION = "# tests/test_reviewer.py"
+
+def reviewer_tests() -> str:
+    """The page's tests/test_reviewer.py."""
+    return block("docs/migrating/vcr.md", "python", "# tests/test_reviewer.py").text
 
 
-def pytest_args(readme: Readme, upstream_url: str) -> list[list[str]]:
-    """The README's two pytest commands, pointed at `upstream_url`."""
-    lines = readme.block("sh", "pytest --mockagent-record-mode=once").text.splitlines()
+def pytest_args(upstream_url: str) -> list[list[str]]:
+    """The page's two pytest commands, pointed at `upstream_url`."""
+    shown = block("docs/migrating/vcr.md", "sh", "pytest --mockagent-record-mode=once")
+    lines = shown.text.splitlines()
     commands = [
         shlex.split(line.replace(f"{README_URL}/code-reviewer", upstream_url)) for line in lines
     ]
@@ -25,42 +29,37 @@ def pytest_args(readme: Readme, upstream_url: str) -> list[list[str]]:
     return [c[1:] for c in commands]
 
 
-def session(pytester: pytest.Pytester, readme: Readme) -> None:
-    """A project as the README lays it out: tests/test_reviewer.py and the hooks' conftest.py."""
+def session(pytester: pytest.Pytester) -> None:
+    """A project as the pages lay it out: tests/test_reviewer.py and the hooks' conftest.py."""
     pytester.makeini("[pytest]\n")
     tests = pytester.mkdir("tests")
-    (tests / "test_reviewer.py").write_text(readme.block("python", SECTION).text)
-    (pytester.path / "conftest.py").write_text(readme.block("python", "# conftest.py").text)
+    (tests / "test_reviewer.py").write_text(reviewer_tests())
+    conftest = block("docs/pytest.md", "python", "# conftest.py").text
+    (pytester.path / "conftest.py").write_text(conftest)
 
 
 def run(pytester: pytest.Pytester, args: list[str]) -> pytest.RunResult:
     return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
-def test_own_cassette_recorded_once_then_replayed_offline(
-    readme: Readme, pytester: pytest.Pytester
-) -> None:
-    session(pytester, readme)
+def test_own_cassette_recorded_once_then_replayed_offline(pytester: pytest.Pytester) -> None:
+    session(pytester)
     cassette = pytester.path / "tests" / "cassettes" / "test_reviewer" / "test_languages.yaml"
     with upstream_agent(CODE_REVIEWER, pace="instant") as upstream:
-        record, replay = pytest_args(readme, upstream.url)
+        record, replay = pytest_args(upstream.url)
         run(pytester, record).assert_outcomes(passed=1)
         assert [e.interaction for e in upstream.journal()] == ["languages"]
-    assert (
-        "tests/cassettes/test_reviewer/test_languages.yaml" in readme.block("python", SECTION).text
-    )
+    assert "tests/cassettes/test_reviewer/test_languages.yaml" in reviewer_tests()
     assert yaml.safe_load(cassette.read_text())["interactions"][0]["match"]["text"] == (
         "Which languages do you review?"
     )
     run(pytester, replay).assert_outcomes(passed=1)  # the upstream is gone
 
 
-def test_conftest_hooks_keep_dropped_calls_out_of_the_cassette(
-    readme: Readme, pytester: pytest.Pytester
-) -> None:
-    session(pytester, readme)
+def test_conftest_hooks_keep_dropped_calls_out_of_the_cassette(pytester: pytest.Pytester) -> None:
+    session(pytester)
     (pytester.path / "tests" / "test_reviewer.py").write_text(
-        readme.block("python", SECTION).text
+        reviewer_tests()
         + """
 
 @pytest.mark.mockagent
@@ -77,7 +76,7 @@ def test_looks_around(mockagent: MockAgent) -> None:
 """
     )
     with upstream_agent(CODE_REVIEWER, pace="instant") as upstream:
-        record, _ = pytest_args(readme, upstream.url)
+        record, _ = pytest_args(upstream.url)
         run(pytester, record).assert_outcomes(passed=2)
         assert len(upstream.journal()) == 4  # every call reached the agent
     cassette = pytester.path / "tests" / "cassettes" / "test_reviewer" / "test_looks_around.yaml"
