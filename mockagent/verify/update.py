@@ -152,7 +152,7 @@ def update_cassette(path: str | Path, upstream: str, binding: str = "JSONRPC") -
             written[index].get("reply"),
             recorded["reply"],
             streamed(verdict),
-            # the gates verify reports as moved, and only those (not Agentex's: see README)
+            # the gates verify reports as moved, and only those (not Agentex's: docs/recording.md)
             polls=verdict.mode == "polls" and not agentex,
             ms=not agentex,
             blocking=verdict.mode == "block" and not agentex,

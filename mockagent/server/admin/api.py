@@ -317,7 +317,8 @@ def register_admin(app: Flask, mounts: Mounts) -> None:
             response.headers["Allow"] = ", ".join(allowed)
             return response
         return _error(
-            404, f'no admin endpoint {PREFIX}/{path}; see the mockagent README, "Admin API"'
+            404,
+            f"no admin endpoint {PREFIX}/{path}; see docs/admin-api.md in the mockagent repository",
         )
 
     app.add_url_rule(PREFIX, "mockagent_admin_root", admin, methods=HTTP_METHODS)
