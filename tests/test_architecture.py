@@ -202,7 +202,6 @@ KNOWN_CIRCLES = [
             "server.app",
         }
     ),
-    frozenset({"server.grpc_server", "server.host"}),
 ]
 
 
