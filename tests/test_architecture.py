@@ -193,15 +193,6 @@ def other_modules(tree: ast.Module) -> set[str]:
 KNOWN_CIRCLES = [
     frozenset({"proxy.agentex.recording", "proxy.agentex.tasks", "proxy.forward"}),
     frozenset({"proxy.subscriptions", "proxy.turns"}),
-    frozenset(
-        {
-            "server.admin.api",
-            "server.admin.control",
-            "server.admin.inspector",
-            "server.admin.runtime",
-            "server.app",
-        }
-    ),
 ]
 
 
