@@ -25,7 +25,7 @@ from mockagent.engine.interactions import Locate, compile_interaction
 from mockagent.engine.journal import JOURNAL_SIZE, Journal, Numbering
 from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
-from mockagent.engine.runtime import RuntimeInteractions
+from mockagent.engine.runtime_interactions import RuntimeInteractions
 from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.store.memory import StoreFactory, Transactions, memory_store
 from mockagent.engine.stream import Stream

@@ -20,7 +20,7 @@ from mockagent.cassette.store import load_cassette
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
-from mockagent.engine.runtime import Used
+from mockagent.engine.runtime_interactions import Used
 from mockagent.engine.tasks import Task
 from mockagent.errors import CassetteError
 
