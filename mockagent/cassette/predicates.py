@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
+from mockagent.cassette.choices import ARGUMENTS, suggestion
 from mockagent.cassette.content import not_json
 from mockagent.cassette.regexes import regex_problem
 from mockagent.cassette.rules import Loc, refuse
@@ -26,7 +27,6 @@ from mockagent.cassette.text_match import (
     path_problems,
     text_problems,
 )
-from mockagent.cassette.vocabulary import ARGUMENTS, suggestion
 
 Found = Iterator[tuple[Loc, str]]
 

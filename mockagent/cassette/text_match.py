@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 from typing import Any
 
+from mockagent.cassette.choices import ARGUMENTS
 from mockagent.cassette.rules import Loc
-from mockagent.cassette.vocabulary import ARGUMENTS
 
 Found = Iterator[tuple[Loc, str]]
 
