@@ -16,11 +16,12 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
-from mockagent.cassette.choices import ARGUMENTS, suggestion
 from mockagent.cassette.content import not_json
 from mockagent.cassette.regexes import regex_problem
 from mockagent.cassette.rules import Loc, refuse
+from mockagent.cassette.suggestions import suggestion
 from mockagent.cassette.text_match import (
+    ARGUMENTS,
     OVER_LISTS,
     PATH,
     STRING_ARGUMENTS,

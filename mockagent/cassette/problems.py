@@ -15,8 +15,8 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from mockagent.cassette.base import BOUNDS
-from mockagent.cassette.choices import suggestion
 from mockagent.cassette.rules import Loc
+from mockagent.cassette.suggestions import suggestion
 
 
 def in_data(data: Any, loc: Loc, error_type: str) -> Loc:
