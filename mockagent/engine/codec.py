@@ -20,7 +20,7 @@ from mockagent.engine.call import TaskEvent
 from mockagent.engine.diagnostics import Candidate, NearMissReport
 from mockagent.engine.faults import FaultPart
 from mockagent.engine.journal import JournalEntry
-from mockagent.engine.matchers import Mismatch
+from mockagent.engine.mismatch import Mismatch
 from mockagent.engine.tasks import Task
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -17,7 +17,7 @@ from mockagent.cassette.models import Interaction, Opening, Reply
 from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
-from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
+from mockagent.engine.diagnostics import Candidate, NearMissReport
 from mockagent.engine.faults import FaultPart, on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
@@ -306,7 +306,14 @@ class Engine(RuntimeInteractions):
         ]
         loaded = self.loaded
         raise errors.NoMatch(
-            near_miss(loaded.path, self.record_mode, call, candidates, loaded.missing)
+            NearMissReport(
+                loaded.path,
+                self.record_mode,
+                call.operation,
+                call.summary(),
+                candidates,
+                no_file=loaded.missing,  # the agent stands for a cassette not recorded yet
+            )
         )
 
     # -- answering ----------------------------------------------------------------------------
