@@ -18,7 +18,7 @@ from mockagent import errors
 from mockagent.cassette.models import Interaction, Step, TaskState
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.diagnostics import Candidate, NearMissReport
-from mockagent.engine.faults import FaultPart
+from mockagent.engine.fault_part import FaultPart
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.mismatch import Mismatch
 from mockagent.engine.tasks import Task

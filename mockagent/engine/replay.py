@@ -18,7 +18,8 @@ from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport
-from mockagent.engine.faults import FaultPart, on_call
+from mockagent.engine.fault_part import FaultPart
+from mockagent.engine.faults import on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
