@@ -110,6 +110,10 @@ def test_nothing_imports_the_pytest_side_but_the_plugin():
         if name.startswith("mockagent.testing")
     ]
     assert offenders == []
+    # ... and the public API names `MockAgent` for type checkers only, loading it on first use:
+    # `import mockagent` (every pytest session) must not load the fixture
+    eager = graph(typing_too=False)["mockagent"]
+    assert [name for name in eager if name.startswith("mockagent.testing")] == []
 
 
 def test_the_top_of_the_package_holds_only_the_agreed_modules():
