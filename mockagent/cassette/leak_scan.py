@@ -13,10 +13,11 @@ import base64
 import binascii
 import re
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from mockagent.cassette.chunks import redact_streams
-from mockagent.cassette.redact import PLACEHOLDER, Redactor, placeholder
+from mockagent.cassette.placeholder import PLACEHOLDER, placeholder
 from mockagent.cassette.secret_names import words
 
 # Fields whose strings are encoded content (file bytes in base64) or public proofs (a signed
@@ -97,10 +98,26 @@ def replayable_match(match: dict[str, Any]) -> dict[str, Any]:
 MAIN = threading.main_thread()
 
 
+class Rules(Protocol):
+    """What a leak scan redacts with (a Redactor, which starts the scan: `Redactor.scan`)."""
+
+    @property
+    def notify(self) -> Callable[[str], None]: ...
+    @property
+    def notify_in_main_thread(self) -> bool: ...
+    def redact(self, value: Any) -> Any: ...
+    def redact_text(self, text: str) -> str: ...
+    def redact_card(self, card: Any) -> Any: ...
+    def redact_shapes(self, text: str, entropy: bool = True) -> tuple[str, list[str]]: ...
+    def secret_spans(self, text: str) -> list[tuple[int, int, str]]: ...
+    def safe_name(self, name: str) -> str: ...
+    def scrub(self, text: str) -> str: ...
+
+
 class LeakScan:
     """The scan of one recording: its redactor, the file it writes and what it has told."""
 
-    def __init__(self, redactor: Redactor, path: str) -> None:
+    def __init__(self, redactor: Rules, path: str) -> None:
         self.redactor = redactor
         self.path = path
         self.told: set[tuple[str, str, str]] = set()

@@ -15,6 +15,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from mockagent.cassette.base import MAX_COUNT, Count, ErrorStatus, Millis, Model, Positive
+from mockagent.cassette.choices import (
+    AGENTEX_STATE_SPELLINGS,
+    ERROR_NAMES,
+    ErrorName,
+    Operation,
+    StateName,
+)
 from mockagent.cassette.content import ArtifactContent, Finite, MessageContent
 from mockagent.cassette.header import (
     Agent,
@@ -47,13 +54,6 @@ from mockagent.cassette.states import (
     ALIASES,
     TERMINAL_STATES,
     TaskState,
-)
-from mockagent.cassette.vocabulary import (
-    AGENTEX_STATE_SPELLINGS,
-    ERROR_NAMES,
-    ErrorName,
-    Operation,
-    StateName,
 )
 from mockagent.cassette.webhooks import Webhooks
 from mockagent.vocabulary import OPERATIONS

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, StringConstraints
 
 from mockagent.cassette.rules import Found
-from mockagent.cassette.vocabulary import suggestion
+from mockagent.cassette.suggestions import suggestion
 
 _CONTROL = "\\x00-\\x1f\\x7f-\\x9f"  # Unicode's Cc: C0, DEL and C1
 _CONTROLS = re.compile(f"[{_CONTROL}]")

@@ -19,14 +19,15 @@ from pydantic.json_schema import WithJsonSchema
 from mockagent.cassette.content import not_json
 from mockagent.cassette.regexes import regex_problem
 from mockagent.cassette.rules import Loc, refuse
+from mockagent.cassette.suggestions import suggestion
 from mockagent.cassette.text_match import (
+    ARGUMENTS,
     OVER_LISTS,
     PATH,
     STRING_ARGUMENTS,
     path_problems,
     text_problems,
 )
-from mockagent.cassette.vocabulary import ARGUMENTS, suggestion
 
 Found = Iterator[tuple[Loc, str]]
 

@@ -16,7 +16,7 @@ from pydantic_core import ErrorDetails
 
 from mockagent.cassette.base import BOUNDS
 from mockagent.cassette.rules import Loc
-from mockagent.cassette.vocabulary import suggestion
+from mockagent.cassette.suggestions import suggestion
 
 
 def in_data(data: Any, loc: Loc, error_type: str) -> Loc:

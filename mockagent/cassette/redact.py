@@ -22,22 +22,18 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, unquote_plus, urlsplit, urlunsplit
 
 from mockagent.cassette.free_text import in_place, redact_free_text
+from mockagent.cassette.leak_scan import LeakScan
+from mockagent.cassette.placeholder import PLACEHOLDER, placeholder
 from mockagent.cassette.secret_names import SecretNames, folded
 from mockagent.cassette.spellings import mask, spellings
 
 if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
-    from mockagent.cassette.leak_scan import LeakScan
     from mockagent.cassette.shapes import Shapes
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
-PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
 _FORM = re.compile(r"[\w.\-\[\]%]+=[^&\s]*(?:&[\w.\-\[\]%]+=[^&\s]*)*")
-
-
-def placeholder(what: str) -> str:
-    """What a redacted value becomes: it says what was removed."""
-    return f"<redacted:{what}>"
+_CUT = re.compile(r"[A-Za-z0-9_\-+/=.]{4,}(?=…)")  # a value shortened for a message: `sk_live_4C…`
 
 
 def stderr(text: str) -> None:
@@ -244,8 +240,6 @@ class Redactor:
 
     def scan(self, data: dict[str, Any], path: str) -> dict[str, Any]:
         """Cassette `data` as it may be written to `path`: the leak scan's copy (`leak_scan`)."""
-        from mockagent.cassette.leak_scan import LeakScan
-
         if path not in self._scans:
             self._scans[path] = LeakScan(self, path)
         return self._scans[path].cassette(data)
@@ -285,3 +279,16 @@ class Redactor:
     def clean(self, text: str) -> str:
         """A note (a `# recorded:` comment) with every secret it holds replaced."""
         return self.redact_shapes(self.scrub(self.redact_text(text)))[0]
+
+
+def mask_line(redactor: Redactor, line: str) -> str:
+    """A line of output (a drift line quoting a live answer) with its secrets replaced, a token
+    cut short by `…` included when its start has a token's shape."""
+    line = redactor.clean(line)
+
+    def cut(match: re.Match[str]) -> str:
+        padded = match.group(0) + "0" * 48  # digits: in every token alphabet, hex or upper
+        found = redactor.shapes.find(padded, entropy=False)
+        return placeholder(found[0].kind) if found and found[0].start == 0 else match.group(0)
+
+    return _CUT.sub(cut, line)

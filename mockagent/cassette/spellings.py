@@ -10,14 +10,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 from urllib.parse import quote, quote_plus
 
-if TYPE_CHECKING:
-    from mockagent.cassette.redact import Redactor
-
 CASELESS = 8
-_CUT = re.compile(r"[A-Za-z0-9_\-+/=.]{4,}(?=…)")  # a value shortened for a message: `sk_live_4C…`
 
 
 def _escaped(secret: str) -> str:
@@ -43,16 +38,3 @@ def spellings(secrets: Iterable[str]) -> tuple[re.Pattern[str] | None, dict[str,
 def mask(secret: str) -> str:
     """Enough of a secret to recognise it in an error message, not enough to use it."""
     return secret[:2] + "…" + f"({len(secret)} chars)"
-
-
-def mask_line(redactor: Redactor, line: str) -> str:
-    """A line of output (a drift line quoting a live answer) with its secrets replaced, a token
-    cut short by `…` included when its start has a token's shape."""
-    line = redactor.clean(line)
-
-    def cut(match: re.Match[str]) -> str:
-        padded = match.group(0) + "0" * 48  # digits: in every token alphabet, hex or upper
-        found = redactor.shapes.find(padded, entropy=False)
-        return f"<redacted:{found[0].kind}>" if found and found[0].start == 0 else match.group(0)
-
-    return _CUT.sub(cut, line)

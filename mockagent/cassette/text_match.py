@@ -14,9 +14,25 @@ from datetime import date
 from typing import Any
 
 from mockagent.cassette.rules import Loc
-from mockagent.cassette.vocabulary import ARGUMENTS
 
 Found = Iterator[tuple[Loc, str]]
+
+ARGUMENTS: dict[str, str] = {
+    "equals": "value",
+    "contains": "value",
+    "startswith": "value",
+    "endswith": "value",
+    "regex": "regex",
+    "exists": "bool",
+    "absent": "bool",
+    "subset": "value",
+    "in": "list",
+    "not": "predicate",
+    "any": "element",
+    "all": "element",
+    "none": "element",
+}
+"""Predicate keyword → what its argument is (engine.matchers.PREDICATES has the same keys)."""
 
 OVER_LISTS = ("any", "all", "none")
 STRING_ARGUMENTS = ("equals", "contains", "subset")

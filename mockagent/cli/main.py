@@ -18,8 +18,7 @@ import httpx
 from flask import Flask
 
 from mockagent.cassette import json_schema
-from mockagent.cassette.redact import Redactor
-from mockagent.cassette.spellings import mask_line
+from mockagent.cassette.redact import Redactor, mask_line
 from mockagent.cli.serve import READY, allow_host_option, listening, serve
 from mockagent.cli.size import cassette_size
 from mockagent.errors import CassetteError
@@ -30,7 +29,7 @@ from mockagent.proxy.app import (
     finish_recording,
     upstream_problem,
 )
-from mockagent.server.host import root_url
+from mockagent.server.sockets import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify.run import verify_cassette
 from mockagent.verify.update import update_cassette

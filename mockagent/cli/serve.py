@@ -24,7 +24,8 @@ from mockagent.server.admin.api import PREFIX as ADMIN_PREFIX
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.deadline import BODY_TIMEOUT_S
 from mockagent.server.guard import allow_host_problem
-from mockagent.server.host import listen, root_url, serve_on
+from mockagent.server.host import serve_on
+from mockagent.server.sockets import listen, root_url
 from mockagent.vocabulary import CARD_PATH
 
 THREADS = 1024

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockagent.engine.codec import compact_json
+from mockagent.engine.compact_json import compact_json
 
 JSON_TYPES = ("application/json", "application/a2a+json")
 WRITE_BYTES = 64 * 1024

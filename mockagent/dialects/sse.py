@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockagent.engine.codec import compact_json
+from mockagent.engine.compact_json import compact_json
 
 HEADERS = {
     "Content-Type": "text/event-stream",

@@ -1,4 +1,4 @@
-"""JSON text: compact, for every answer, and tasks and journal entries for a shared store.
+"""Tasks and journal entries as JSON text, for a shared store.
 
 JSON, not pickle: whoever can write to the store must not be able to run code in mockagent. A
 task's remaining script is kept as references to the cassette's steps (interaction, step), so
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
 from dataclasses import asdict, fields
 from operator import attrgetter
 from typing import Any
@@ -17,38 +16,12 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import Interaction, Step, TaskState
 from mockagent.engine.call import TaskEvent
+from mockagent.engine.compact_json import compact_json
 from mockagent.engine.diagnostics import Candidate, NearMissReport
-from mockagent.engine.faults import FaultPart
+from mockagent.engine.fault_part import FaultPart
 from mockagent.engine.journal import JournalEntry
-from mockagent.engine.matchers import Mismatch
+from mockagent.engine.mismatch import Mismatch
 from mockagent.engine.tasks import Task
-
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-try:  # one C encoder for every answer: json.dumps would build a new one per call
-    from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-
-    # The last False: no NaN or Infinity, which strict JSON readers refuse (ValueError instead).
-    _encode_c, _encode_c_str = (
-        c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, False)
-        for default in (_COMPACT.default, str)
-    )
-except ImportError:  # a Python without the C accelerator
-    _encode_c = _encode_c_str = None
-
-
-def compact_json(payload: Any, default: Callable[[Any], Any] | None = None) -> str:
-    """JSON with no spaces and non-ASCII kept, keys in insertion order: equal answers are equal
-    bytes. `default=str` writes what JSON has no type for as text. Our payloads are built from
-    parsed JSON and never refer to themselves, so no cycle check. ValueError for a NaN or an
-    infinite number: requests and cassettes refuse them where they are read, so one here is ours.
-    """
-    encode = _encode_c if default is None else _encode_c_str if default is str else None
-    if encode is None:
-        return json.dumps(
-            payload, ensure_ascii=False, separators=(",", ":"), default=default, allow_nan=False
-        )
-    return "".join(encode(payload, 0))
-
 
 _TASK_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("state", "script", "events"))
 _task_fields = attrgetter(*_TASK_FIELDS)

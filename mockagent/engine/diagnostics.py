@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockagent.engine.call import Call
-from mockagent.engine.matchers import Mismatch, show
+from mockagent.engine.mismatch import Mismatch, show
 
 SHOWN = 3  # closest interactions in a report; more would bury the useful ones
 
@@ -118,13 +117,3 @@ class NearMissReport:
             "hint": self.hint(),
             "report": self.text(),
         }
-
-
-def near_miss(
-    cassette: str, record_mode: str, call: Call, candidates: list[Candidate], no_file: bool = False
-) -> NearMissReport:
-    """Build the report for `call` from every interaction's mismatches (`no_file`: the agent
-    stands for a cassette not recorded yet)."""
-    return NearMissReport(
-        cassette, record_mode, call.operation, call.summary(), candidates, no_file
-    )

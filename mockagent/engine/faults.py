@@ -12,44 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.models import Fault
 from mockagent.engine.call import Call
+from mockagent.engine.fault_part import FaultPart
 
 STREAM_PARTS = ("dropAfter", "closeAfter", "errorAfter")
 PARTS = ("status", "body", "delayMs", *STREAM_PARTS)
 GRPC = "GRPC"  # the binding that sends a status as a gRPC code, with no body
-
-
-@dataclass
-class FaultPart:
-    """One field of a fault (`dropAfter: 2`) and whether it fired on the call; `why` says why it
-    did not (or not yet, while its stream is open)."""
-
-    kind: str  # a field of the cassette's `fault`: status, body, delayMs, dropAfter, ...
-    value: Any  # that field's value: the status, the body, the ms, the count of events
-    fired: bool = False
-    why: str | None = None
-    error: str | None = None  # errorAfter: the error it sends
-    settled: bool = True  # False while its stream may still fire it
-
-    def view(self) -> dict[str, Any]:
-        """The part as JSON: `{"kind": "dropAfter", "after": 2, "fired": true}`."""
-        key = {"status": "status", "body": "body", "delayMs": "ms"}.get(self.kind, "after")
-        out: dict[str, Any] = {"kind": self.kind, key: self.value, "fired": self.fired}
-        if self.error is not None:
-            out["error"] = self.error
-        if self.why is not None:
-            out["why"] = self.why
-        return out
-
-    def describe(self) -> str:
-        """`dropAfter 2 fired`, `delayMs 50 not fired: …` for reports and the inspector."""
-        words = f"{self.kind} {self.value}"
-        return f"{words} fired" if self.fired else f"{words} not fired: {self.why}"
 
 
 def parts_of(fault: Fault | None) -> list[FaultPart]:

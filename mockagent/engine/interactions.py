@@ -6,7 +6,7 @@ every rule between fields (an Agentex cassette takes no `message:` reply) and ev
 interactions (unique names, a follow-up's `from`) holds for it as it would in the file, in the
 same words. Errors name the added interaction by its place among those added, and a YAML body's
 line when there is one. (Where it is then tried, and lint's checks there, are
-`mockagent.engine.runtime`'s.)
+`mockagent.engine.runtime_interactions`'s.)
 """
 
 from __future__ import annotations

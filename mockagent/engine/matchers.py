@@ -7,7 +7,6 @@ are made of these lists.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,36 +16,8 @@ from typing import Any
 from mockagent.cassette.models import Match, TaskMatch, TaskState
 from mockagent.cassette.regexes import RegexTimeout, bounded
 from mockagent.engine.call import Call
+from mockagent.engine.mismatch import MISSING, Mismatch, show
 from mockagent.vocabulary import MESSAGE_OPERATIONS
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-MISSING: Any = _Missing()
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """One difference between what an interaction expects and what the call has."""
-
-    path: str
-    expected: str
-    actual: Any
-
-    def describe(self) -> str:
-        return f"{self.path}: {self.expected} ≠ {show(self.actual)}"
-
-
-def show(value: Any) -> str:
-    """Short JSON rendering of a value for reports."""
-    if value is MISSING:
-        return "(missing)"
-    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."
-
 
 ParsedPath = tuple[str | int, ...]
 """A dotted path split once, at compile time: keys are str, list indexes int."""

@@ -17,15 +17,16 @@ from mockagent.cassette.models import Interaction, Opening, Reply
 from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
-from mockagent.engine.diagnostics import Candidate, NearMissReport, near_miss
-from mockagent.engine.faults import FaultPart, on_call
+from mockagent.engine.diagnostics import Candidate, NearMissReport
+from mockagent.engine.fault_part import FaultPart
+from mockagent.engine.faults import on_call
 from mockagent.engine.ids import IdFactory
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import Locate, compile_interaction
 from mockagent.engine.journal import JOURNAL_SIZE, Journal, Numbering
 from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
-from mockagent.engine.runtime import RuntimeInteractions
+from mockagent.engine.runtime_interactions import RuntimeInteractions
 from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.store.memory import StoreFactory, Transactions, memory_store
 from mockagent.engine.stream import Stream
@@ -306,7 +307,14 @@ class Engine(RuntimeInteractions):
         ]
         loaded = self.loaded
         raise errors.NoMatch(
-            near_miss(loaded.path, self.record_mode, call, candidates, loaded.missing)
+            NearMissReport(
+                loaded.path,
+                self.record_mode,
+                call.operation,
+                call.summary(),
+                candidates,
+                no_file=loaded.missing,  # the agent stands for a cassette not recorded yet
+            )
         )
 
     # -- answering ----------------------------------------------------------------------------

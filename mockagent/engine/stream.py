@@ -10,7 +10,8 @@ from typing import Any
 
 from mockagent.cassette.models import Fault, Opening
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
-from mockagent.engine.faults import FaultPart, faulty
+from mockagent.engine.fault_part import FaultPart
+from mockagent.engine.faults import faulty
 from mockagent.engine.tasks import Task, held
 
 KEEPALIVE = None

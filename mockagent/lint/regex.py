@@ -18,7 +18,7 @@ from typing import Any
 from mockagent.cassette.models import Match
 from mockagent.cassette.regexes import RegexTimeout, bounded
 from mockagent.cassette.rules import Loc
-from mockagent.cassette.vocabulary import ARGUMENTS
+from mockagent.cassette.text_match import ARGUMENTS
 
 PROBE_LENGTH = 40
 """Characters repeated in a probe: a nested repeat takes about 2**40 steps on them."""

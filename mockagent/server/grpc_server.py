@@ -22,8 +22,8 @@ import grpc
 from mockagent import errors
 from mockagent.dialects.a2a.grpc_aio import aio_handler
 from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
-from mockagent.server.app import Mounts
-from mockagent.server.host import bound
+from mockagent.server.mounts import Mounts
+from mockagent.server.sockets import bound
 
 EXTRA = "mockagent-server[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""

@@ -30,7 +30,8 @@ PACE_WORDS = ("instant", "recorded", "scale=F")
 
 def did_you_mean(value: Any, choices: Collection[str]) -> str:
     """The cassette loader's `did you mean 'x'?` (or `use one of …`) for `value`."""
-    from mockagent.cassette.vocabulary import suggestion  # pydantic: only when a word is wrong
+    # the cassette package loads pydantic: only when a word is wrong
+    from mockagent.cassette.suggestions import suggestion
 
     return suggestion(value, choices)
 

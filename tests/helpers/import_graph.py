@@ -37,18 +37,20 @@ def is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def imported_names(tree: ast.AST, typing_too: bool) -> Iterable[str]:
-    """The dotted names a module imports; with `typing_too` False, skip `if TYPE_CHECKING:` ones."""
+def imported_names(tree: ast.AST, typing_too: bool) -> Iterable[tuple[str, ...]]:
+    """What a module imports, each import as the dotted names it may be, first choice first; with
+    `typing_too` False, skip `if TYPE_CHECKING:` ones."""
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, ast.If) and is_type_checking(node.test) and not typing_too:
             yield from (name for child in node.orelse for name in imported_names(child, False))
             continue
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name,) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            yield node.module
-            # `from mockagent.engine import store` imports the submodule store
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+            # `from mockagent.engine import store` imports the submodule store (the package
+            # runs as its parent, as for any submodule); `from mockagent.engine import Engine`
+            # takes a name the package itself binds
+            yield from ((f"{node.module}.{alias.name}", node.module) for alias in node.names)
         yield from imported_names(node, typing_too)
 
 
@@ -57,10 +59,11 @@ def graph(root: Path = ROOT, typing_too: bool = True) -> Graph:
     found = modules(root)
     edges: Graph = {name: set() for name in found}
     for name, path in found.items():
-        for imported in imported_names(ast.parse(path.read_text(encoding="utf-8")), typing_too):
+        for choices in imported_names(ast.parse(path.read_text(encoding="utf-8")), typing_too):
             # the parent packages an import also runs are left out: every submodule would
             # otherwise make a circle with a package __init__ that re-exports it
-            if imported in found and imported != name:
+            imported = next((choice for choice in choices if choice in found), None)
+            if imported is not None and imported != name:
                 edges[name].add(imported)
     return edges
 
@@ -111,8 +114,9 @@ def circles(edges: Graph) -> list[list[str]]:
     return sorted(found)
 
 
-def depth(edges: Graph) -> int:
-    """Levels of the graph: modules on its longest import chain, each circle counted as one."""
+def longest_chain(edges: Graph) -> list[str]:
+    """The longest import chain, importer first, each circle counted as one (named by its first
+    member): the modules to look at to make the graph shallower."""
     component = {node: node for node in edges}
     for members in circles(edges):
         for member in members:
@@ -122,15 +126,21 @@ def depth(edges: Graph) -> int:
         collapsed[component[node]].update(
             component[t] for t in targets if component[t] != component[node]
         )
-    levels: dict[str, int] = {}
+    chains: dict[str, list[str]] = {}
 
-    def level(node: str) -> int:
-        if node not in levels:
-            levels[node] = 1 + max((level(t) for t in collapsed[node]), default=0)
-        return levels[node]
+    def chain(node: str) -> list[str]:
+        if node not in chains:
+            below = max((chain(t) for t in sorted(collapsed[node])), key=len, default=[])
+            chains[node] = [node, *below]
+        return chains[node]
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(collapsed)))
-    return max((level(node) for node in collapsed), default=0)
+    return max((chain(node) for node in sorted(collapsed)), key=len, default=[])
+
+
+def depth(edges: Graph) -> int:
+    """Levels of the graph: modules on its longest import chain, each circle counted as one."""
+    return len(longest_chain(edges))
 
 
 def top_modules(root: Path = ROOT) -> list[str]:
@@ -145,6 +155,7 @@ def report(root: Path = ROOT) -> str:
         f"modules: {len(full)}; at the top of mockagent/: {len(top_modules(root))} "
         f"({', '.join(top_modules(root))})",
         f"import depth: {depth(full)} levels ({depth(runtime)} without TYPE_CHECKING imports)",
+        f"  longest chain: {' > '.join(longest_chain(full))}",
     ]
     for label, edges in (("", full), (" without TYPE_CHECKING imports", runtime)):
         found = circles(edges)

@@ -10,14 +10,8 @@ import pytest
 
 from mockagent import errors
 from mockagent.engine import Engine
-from mockagent.engine.codec import (
-    StepTable,
-    compact_json,
-    dump_entry,
-    dump_task,
-    load_entry,
-    load_task,
-)
+from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
+from mockagent.engine.compact_json import compact_json
 from tests.helpers.engine_calls import send
 
 INTERACTIONS = """

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mockagent.engine.call import Call
-from mockagent.engine.faults import FaultPart
+from mockagent.engine.fault_part import FaultPart
 from mockagent.engine.journal import Journal
 
 

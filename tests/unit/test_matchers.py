@@ -8,19 +8,17 @@ import pytest
 
 from mockagent.cassette.models import Match, TaskState
 from mockagent.engine import Call
-from mockagent.engine.diagnostics import SHOWN, Candidate, NearMissReport, near_miss
+from mockagent.engine.diagnostics import SHOWN, Candidate, NearMissReport
 from mockagent.engine.matchers import (
-    MISSING,
     PREDICATES,
     CompiledMatch,
-    Mismatch,
     TaskFacts,
     compile_element,
     compile_predicate,
     is_subset,
     resolve,
-    show,
 )
+from mockagent.engine.mismatch import MISSING, Mismatch, show
 from tests.helpers.engine_calls import send_call
 
 
@@ -514,7 +512,9 @@ def test_report_text_is_pinned() -> None:
         ),
         Candidate("once", 20, [], used_up=True, uses=2),
     ]
-    report = near_miss("cassettes/reviewer.yaml", "once", call, candidates)
+    report = NearMissReport(
+        "cassettes/reviewer.yaml", "once", call.operation, call.summary(), candidates
+    )
     assert report.text() == "\n".join(
         [
             "No interaction in cassettes/reviewer.yaml matches this SendMessage call "
@@ -536,10 +536,12 @@ def test_report_text_is_pinned() -> None:
 
 
 def test_report_as_detail() -> None:
-    report = near_miss(
+    call = send_call("Please review")
+    report = NearMissReport(
         "c.yaml",
         "none",
-        send_call("Please review"),
+        call.operation,
+        call.summary(),
         [
             Candidate(
                 "languages",

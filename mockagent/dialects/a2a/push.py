@@ -12,7 +12,7 @@ from typing import Any
 from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.a2a.wire import render_event, render_task
 from mockagent.engine.call import TaskEvent
-from mockagent.engine.codec import compact_json
+from mockagent.engine.compact_json import compact_json
 from mockagent.engine.delivery import Deliverer, Delivery
 from mockagent.engine.journal import Journal
 from mockagent.engine.replay import Engine

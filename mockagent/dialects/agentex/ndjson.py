@@ -19,7 +19,7 @@ from mockagent.dialects.agentex import wire
 from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import WRITE_BYTES, HttpResponse
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
-from mockagent.engine.codec import compact_json
+from mockagent.engine.compact_json import compact_json
 from mockagent.engine.stream import KEEPALIVE, Stream
 
 HEADERS = {

@@ -114,12 +114,12 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, Flask, Response, request
 
 from mockagent.dialects.http import parse_json
-from mockagent.server.admin import control, inspector, runtime
+from mockagent.server.admin import control, inspector, interaction_ops
 from mockagent.server.admin.control import ControlError, shown
 from mockagent.vocabulary import HTTP_METHODS
 
 if TYPE_CHECKING:
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
 
 PREFIX = "/_mockagent"
 Handler = Callable[..., "dict[str, Any] | tuple[dict[str, Any], int] | Response"]
@@ -241,17 +241,17 @@ def routes(mounts: Mounts) -> list[tuple[str, re.Pattern[str], Handler]]:
         return control.load(mounts, body["path"], body.get("agent"))
 
     def add() -> tuple[dict[str, Any], int]:
-        items, line_of = runtime.body_items(request.get_data(cache=True), request.mimetype)
-        return runtime.add(mounts, items, _agent_arg(), line_of), 201
+        items, line_of = interaction_ops.body_items(request.get_data(cache=True), request.mimetype)
+        return interaction_ops.add(mounts, items, _agent_arg(), line_of), 201
 
     def one(name: str) -> dict[str, Any]:
-        return {"interaction": runtime.interaction_view(mounts, name, _agent_arg())}
+        return {"interaction": interaction_ops.interaction_view(mounts, name, _agent_arg())}
 
     def remove(name: str) -> dict[str, Any]:
-        return runtime.remove(mounts, name, _agent_arg())
+        return interaction_ops.remove(mounts, name, _agent_arg())
 
     def cassette() -> Response:
-        text = runtime.cassette_text(mounts, _agent_arg())
+        text = interaction_ops.cassette_text(mounts, _agent_arg())
         return Response(text, mimetype="application/yaml", content_type=YAML)
 
     plain: list[tuple[str, str, Handler]] = [

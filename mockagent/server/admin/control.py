@@ -20,12 +20,12 @@ from mockagent.cassette.store import load_cassette
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
-from mockagent.engine.runtime import Used
+from mockagent.engine.runtime_interactions import Used
 from mockagent.engine.tasks import Task
 from mockagent.errors import CassetteError
 
 if TYPE_CHECKING:
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
 
 MAX_POLLS = 10_000  # one request must not spin the engine's lock for long
 # One URL path segment. fullmatch: `$` would also match before a trailing newline ("a\n").
