@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from mockagent.dialects import sse
 from mockagent.verify.compare import Event, Exchange
 
 # HTTP+JSON routes, by method and the end of the path (a tenant or /v1 prefix may come first).
@@ -51,24 +52,7 @@ def parse_json(raw: bytes) -> Any:
 
 def parse_sse(raw: bytes) -> tuple[Event, ...]:
     """The events of a text/event-stream body; comments (`: ping`) are not events."""
-    events: list[Event] = []
-    name = "message"
-    data: list[str] = []
-    for line in raw.decode("utf-8", errors="replace").splitlines() + [""]:
-        if not line:
-            if data:
-                events.append(Event(name, parse_json("\n".join(data).encode())))
-            name, data = "message", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
-    return tuple(events)
+    return tuple(Event(e.name, parse_json(e.data.encode())) for e in sse.events_of(raw))
 
 
 def parse_ndjson(raw: bytes) -> tuple[Event, ...]:
