@@ -76,35 +76,41 @@ _BOOLS = ("includeArtifacts",)
 
 
 def route(request: HttpRequest) -> Route | None:
-    """The route of a request; None when no route has this path.
+    """The route of a request below the agent's root (`classify`, with its `A2A-Version`)."""
+    return classify(request.method, request.path, requested_version(request))
 
-    A path that exists with another verb raises MethodNotFound with status 405.
-    """
+
+def classify(method: str, path: str, version: str = "") -> Route | None:
+    """The route of `method path` below an agent's root, the one table of the HTTP+JSON binding:
+    a v1.0 route after any tenant prefix, or `/v1` + a v0.3 route when `version` (the request's
+    `A2A-Version`) is missing or 0.3. None when no route has this path; a path routed for other
+    verbs only raises MethodNotFound with status 405."""
     path_known = False
-    if v0_3.accepts_version(requested_version(request)):
+    if _speaks_v0_3(version):
         for verbs, pattern, operation in _V03_COMPILED:
-            found = pattern.match(request.path)
+            found = pattern.match(path)
             if found:
-                if request.method in verbs:
+                if method in verbs:
                     return Route(operation, found.groupdict(), v0_3=True)
                 path_known = True
         if path_known:
-            raise errors.MethodNotFound(
-                f"{request.method} is not allowed on {request.path}", http_status=405
-            )
+            raise errors.MethodNotFound(f"{method} is not allowed on {path}", http_status=405)
     for verbs, pattern, operation in _COMPILED:
-        found = pattern.match(request.path)
+        found = pattern.match(path)
         if found:
-            if request.method in verbs:
+            if method in verbs:
                 return Route(
                     operation, {k: v for k, v in found.groupdict().items() if v is not None}
                 )
             path_known = True
     if path_known:
-        raise errors.MethodNotFound(
-            f"{request.method} is not allowed on {request.path}", http_status=405
-        )
+        raise errors.MethodNotFound(f"{method} is not allowed on {path}", http_status=405)
     return None
+
+
+def _speaks_v0_3(version: str) -> bool:
+    """Whether a request with this `A2A-Version` may be v0.3: none, or a 0.3 one."""
+    return not version or version.split(".")[:2] == ["0", "3"]
 
 
 def _query_params(request: HttpRequest) -> dict[str, Any]:

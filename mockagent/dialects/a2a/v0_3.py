@@ -38,11 +38,6 @@ V03_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32007, -3
 """v0.3 knew only these; newer A2A codes go to v0.3 callers as -32603."""
 
 
-def accepts_version(version: str) -> bool:
-    """A v0.3 method is served with no version header or a 0.3 one."""
-    return not version or version.split(".")[:2] == ["0", "3"]
-
-
 # --- requests: v0.3 → v1.0 -------------------------------------------------------------------
 
 
