@@ -3,21 +3,23 @@
 v0.3's binding lives under `/v1` (`/v1/message:send`, `/v1/card`), which collides with a tenant
 `v1`: a path that is exactly `/v1` + a v0.3 route is v0.3 when `A2A-Version` is missing or 0.3
 (a2a-sdk 1.x's compat transport sends `a2a-version: 0.3`); with `A2A-Version: 1.x` it stays a
-v1.0 call with tenant `v1`, and longer prefixes (`/v1/projects/p/...`) are always tenants.
+v1.0 call with tenant `v1`, and longer prefixes (`/v1/projects/p/...`) are always tenants. A v0.3
+call is translated at the edge (`v0_3_rest.RestEdge`); a v1.0 call never runs v0.3 code.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from mockagent import errors
 from mockagent.cassette.header import ErrorTable
 from mockagent.dialects.a2a import v0_3, v0_3_rest
 from mockagent.dialects.a2a.error_table import rest_error
-from mockagent.dialects.a2a.respond import fault_response, stream_response
+from mockagent.dialects.a2a.respond import Edge, fault_response, stream_response
 from mockagent.dialects.a2a.service import A2AService, requested_version
-from mockagent.dialects.a2a.wire import camel, normalise
+from mockagent.dialects.a2a.wire import camel
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
@@ -158,25 +160,52 @@ def request_params(
     return params, tenant
 
 
+@dataclass(frozen=True)
+class V1Edge:
+    """A v1.0 call: params and answers as they are, errors as `google.rpc.Status` by the agent's
+    error table."""
+
+    operation: str
+    table: ErrorTable = "1.0.1"
+    legacy: bool = False
+
+    def request(self, params: Any) -> dict[str, Any]:
+        return params
+
+    def answer(self, result: Any) -> Any:
+        return {} if result is None else result  # a deleted config: {}
+
+    def event(self, event: Any) -> Any:
+        return event
+
+    def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
+        return rest_error(exc, self.table)[0]
+
+    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
+        return error_response(exc, self.table)
+
+
 def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResponse:
-    """Answer one routed REST request; errors as `google.rpc.Status` JSON."""
-    operation, path_params = routed.operation, routed.path_params
-    if routed.v0_3:
-        return _handle_v0_3(service, request, operation, path_params)
-    table = service.agent.errorTable
+    """Answer one routed REST request through its edge (v1.0's, or v0.3's under `/v1`)."""
+    edge: Edge = (
+        v0_3_rest.RestEdge(routed.operation, v0_3.wire_of(service.agent))
+        if routed.v0_3
+        else V1Edge(routed.operation, service.agent.errorTable)
+    )
     try:
-        params, tenant = request_params(request, path_params)
-        answer = service.call(operation, params, request, BINDING, tenant=tenant)
+        params, tenant = request_params(request, routed.path_params)
+        params = edge.request(params)
+        answer = service.call(
+            edge.operation, params, request, BINDING, tenant=tenant, legacy=edge.legacy
+        )
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return error_response(exc, table)
+        return edge.refusal(exc)
     if answer.stream is not None:
-        return stream_response(
-            answer.stream, lambda result: result, lambda exc: rest_error(exc, table)[0]
-        )
+        return stream_response(answer.stream, edge.event, edge.stream_error)
     delay(answer.fault)
-    return HttpResponse.json({} if answer.result is None else answer.result)  # a deleted config: {}
+    return HttpResponse.json(edge.answer(answer.result))
 
 
 def refusal(request: HttpRequest) -> HttpResponse | None:
@@ -192,7 +221,7 @@ def refusal(request: HttpRequest) -> HttpResponse | None:
     try:
         request_params(request, routed.path_params)
     except errors.ProtocolError as exc:
-        return _v03_error_response(exc) if routed.v0_3 else error_response(exc)
+        return v0_3_rest.rest_error_response(exc) if routed.v0_3 else error_response(exc)
     return None
 
 
@@ -201,39 +230,3 @@ def error_response(exc: errors.ProtocolError, table: ErrorTable = "1.0.1") -> Ht
     specification `table` (the agent's `errorTable`; an error before any agent: 1.0.1's)."""
     body, status = rest_error(exc, table)
     return HttpResponse.json(body, status)
-
-
-def _handle_v0_3(
-    service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]
-) -> HttpResponse:
-    """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`
-    (or as `google.rpc.Status`, where the cassette's agent answered so: `agent.v03`)."""
-    wire = v0_3.wire_of(service.agent)
-    status_errors = wire.restErrors == "status"
-    try:
-        params, _ = request_params(request, path_params)
-        params = v0_3_rest.rest_params_in(
-            operation, normalise(params)
-        )  # proto field names → camelCase
-        answer = service.call(operation, params, request, BINDING, legacy=True)
-    except errors.HttpFault as exc:
-        return fault_response(exc.fault)
-    except errors.ProtocolError as exc:
-        return _v03_error_response(exc, status_errors)
-    if answer.stream is not None:
-        close_on_interrupt = operation == "SendStreamingMessage" and wire.interruptedFinal
-        return stream_response(
-            answer.stream,
-            lambda result: v0_3_rest.rest_event_out(result, close_on_interrupt=close_on_interrupt),
-            (lambda exc: rest_error(exc)[0]) if status_errors else v0_3_rest.rest_error_out,
-        )
-    delay(answer.fault)
-    result = v0_3_rest.rest_result_out(operation, answer.result)  # a card has its v0.3 fields
-    return HttpResponse.json(result)
-
-
-def _v03_error_response(exc: errors.ProtocolError, status_errors: bool = False) -> HttpResponse:
-    if status_errors:
-        return error_response(exc)
-    _, status = rest_error(exc)
-    return HttpResponse.json(v0_3_rest.rest_error_out(exc), status)

@@ -2,18 +2,22 @@
 
 The engine and the v1.0 renderer stay as they are: v0.3 params are turned into v1.0 params
 before the engine sees them (so matchers work the same), and the rendered v1.0 JSON is turned
-into v0.3 JSON on the way out. Never mixed: a v0.3 method gets v0.3 shapes only.
+into v0.3 JSON on the way out, all in `JsonRpcEdge`, the one place the JSON-RPC binding meets
+v0.3. Never mixed: a v0.3 method gets v0.3 shapes only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.header import Agent, V03Wire
+from mockagent.dialects import sse
 from mockagent.dialects.a2a.error_table import jsonrpc_error
-from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE
+from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE, normalise
+from mockagent.dialects.http import HttpResponse
 
 VERSION = "0.3"
 
@@ -36,6 +40,41 @@ TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 INTERRUPTED = frozenset({"input-required", "auth-required"})
 V03_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32007, -32000)})
 """v0.3 knew only these; newer A2A codes go to v0.3 callers as -32603."""
+
+
+@dataclass(frozen=True)
+class JsonRpcEdge:
+    """A v0.3 JSON-RPC call at the edge of the v1.0 binding (`respond.Edge`): v0.3 params in,
+    v0.3 shapes out, errors with v0.3's codes."""
+
+    method: str
+    request_id: Any
+    wire: V03Wire
+    legacy: bool = True
+
+    @property
+    def operation(self) -> str:
+        return OPERATION_OF_METHOD[self.method]
+
+    def request(self, params: Any) -> dict[str, Any]:
+        return params_in(self.method, normalise(check_params(params)))
+
+    def answer(self, result: Any) -> Any:
+        return result_out(self.method, result)  # the extended card has its v0.3 fields already
+
+    def event(self, event: Any) -> Any:
+        close = self.method == "message/stream" and self.wire.interruptedFinal
+        return stream_event_out(event, close_on_interrupt=close)
+
+    def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
+        return error_out(exc, self.request_id)
+
+    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
+        """A streaming method's refusal is SSE too: a2a-sdk 0.3 reads streams with httpx-sse."""
+        if self.method in STREAMING_METHODS:
+            return HttpResponse(200, iter([sse.frame(self.stream_error(exc))]), dict(sse.HEADERS))
+        null_data = self.wire.errorData == "null"
+        return HttpResponse.json(error_out(exc, self.request_id, null_data=null_data))
 
 
 # --- requests: v0.3 → v1.0 -------------------------------------------------------------------
