@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from mockagent import errors
-from mockagent.dialects import sse
+from mockagent.dialects import sse_read
 from mockagent.dialects.a2a import A2AAgent, jsonrpc, rest
 from mockagent.dialects.a2a.card import jwks_response
 from mockagent.dialects.a2a.error_table import jsonrpc_error
@@ -449,7 +449,7 @@ class RecordingProxy:
         teed = TeedStream(self.session, recording)
 
         def on_block(block: bytes) -> None:
-            event = sse.json_event(block)
+            event = sse_read.json_event(block)
             if event is None or call is None:
                 return
             name, payload = event

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import httpx
 from flask import Flask
 
-from mockagent.dialects import sse
+from mockagent.dialects import sse_read
 from mockagent.verify.compare import Event, Exchange, differences
 from mockagent.verify.observe import exchange_from_http
 from mockagent.verify.progress import on_its_way, result_of, task_view
@@ -222,7 +222,7 @@ class _TaskWatch:
 
     def __init__(self, side: Side, count: int, opened: list[threading.Thread]) -> None:
         self.side, self.count, self.opened = side, count, opened
-        self.reader = sse.Reader()
+        self.reader = sse_read.Reader()
         self.done = False
 
     def __call__(self, chunk: bytes) -> None:

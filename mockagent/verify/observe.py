@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from mockagent import errors
-from mockagent.dialects import sse
-from mockagent.dialects.a2a import rest
+from mockagent.dialects import sse_read
+from mockagent.dialects.a2a.routes import Route, classify
 from mockagent.verify.compare import Event, Exchange
 from mockagent.vocabulary import CARD_PATH
 
@@ -32,7 +32,7 @@ def parse_json(raw: bytes) -> Any:
 
 def parse_sse(raw: bytes) -> tuple[Event, ...]:
     """The events of a text/event-stream body; comments (`: ping`) are not events."""
-    return tuple(Event(e.name, parse_json(e.data.encode())) for e in sse.events_of(raw))
+    return tuple(Event(e.name, parse_json(e.data.encode())) for e in sse_read.events_of(raw))
 
 
 def parse_ndjson(raw: bytes) -> tuple[Event, ...]:
@@ -62,14 +62,14 @@ def operation_of(method: str, path: str, body: Any) -> str:
     return found.operation if found is not None else f"{method.upper()} {path or '/'}"
 
 
-def _route(method: str, path: str) -> rest.Route | None:
+def _route(method: str, path: str) -> Route | None:
     """The HTTP+JSON route of a path seen on the wire. The agent's root may be anywhere above it
     (a mount, an upstream's base path), so each tail of the path is tried, the longest first:
     `/agents/a/v1/card` is v0.3's `/v1/card` below `/agents/a`."""
     segments = path.split("/")[1:]
     for start in range(len(segments)):
         try:
-            found = rest.classify(method, "/" + "/".join(segments[start:]))
+            found = classify(method, "/" + "/".join(segments[start:]))
         except errors.ProtocolError:  # a route's path with another verb: no operation of ours
             found = None
         if found is not None:

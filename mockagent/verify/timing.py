@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from mockagent.dialects import sse
+from mockagent.dialects import sse_read
 
 MS_FAR = 1000  # an `ms` gate further off than this (and than twice itself) follows the agent
 
@@ -51,7 +51,7 @@ class Arrivals:
     def __init__(self) -> None:
         self.start = time.monotonic()
         self.offsets: list[float] = []
-        self._reader = sse.Reader()
+        self._reader = sse_read.Reader()
 
     def __call__(self, chunk: bytes) -> None:
         now = (time.monotonic() - self.start) * 1000

@@ -13,7 +13,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.a2a.error_table import jsonrpc_error
-from mockagent.dialects.a2a.respond import Edge, fault_response, stream_response
+from mockagent.dialects.a2a.respond import Edge, fault_response, refused, stream_response
 from mockagent.dialects.a2a.service import A2AService
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
@@ -67,6 +67,7 @@ class V1Edge:
     operation: str
     request_id: Any
     legacy: bool = False
+    refuses_in_sse: bool = False
 
     def request(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
@@ -82,8 +83,8 @@ class V1Edge:
     def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
         return jsonrpc_error(exc, self.request_id)
 
-    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
-        return HttpResponse.json(jsonrpc_error(exc, self.request_id))
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        return jsonrpc_error(exc, self.request_id), 200  # JSON-RPC errors travel in HTTP 200
 
 
 def _edge(service: A2AService, method: str, request_id: Any) -> Edge:
@@ -132,7 +133,7 @@ def _through(
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return edge.refusal(exc)
+        return refused(edge, exc)
 
     def wrap(result: Any) -> dict[str, Any]:  # every event of a stream is a whole response too
         return {"jsonrpc": "2.0", "id": request_id, "result": result}

@@ -49,8 +49,21 @@ class Edge(Protocol):
     def stream_error(self, exc: errors.ProtocolError) -> Any:
         """The error event that ends a stream."""
 
-    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
-        """The answer to a call refused before the service answered it."""
+    @property
+    def refuses_in_sse(self) -> bool:
+        """Whether a refusal goes out as a stream of one error event (a2a-sdk 0.3 reads the
+        answer of a v0.3 streaming method only so)."""
+
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        """The error body and HTTP status of a call refused before the service answered it."""
+
+
+def refused(edge: Edge, exc: errors.ProtocolError) -> HttpResponse:
+    """The answer to a call refused at its edge: JSON, or one SSE event where the edge says so."""
+    body, status = edge.refusal(exc)
+    if edge.refuses_in_sse:
+        return HttpResponse(status, iter([sse.frame(body)]), dict(sse.HEADERS))
+    return HttpResponse.json(body, status)
 
 
 def fault_response(fault: Fault) -> HttpResponse:

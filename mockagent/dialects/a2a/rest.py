@@ -1,118 +1,34 @@
-"""The A2A HTTP+JSON binding: a route table, every route also under a `/{tenant}` prefix.
+"""The A2A HTTP+JSON binding: requests routed by `routes`, answered through their edge.
 
-v0.3's binding lives under `/v1` (`/v1/message:send`, `/v1/card`), which collides with a tenant
-`v1`: a path that is exactly `/v1` + a v0.3 route is v0.3 when `A2A-Version` is missing or 0.3
-(a2a-sdk 1.x's compat transport sends `a2a-version: 0.3`); with `A2A-Version: 1.x` it stays a
-v1.0 call with tenant `v1`, and longer prefixes (`/v1/projects/p/...`) are always tenants. A v0.3
-call is translated at the edge (`v0_3_rest.RestEdge`); a v1.0 call never runs v0.3 code.
+A v0.3 call (a v0.3 route below `/v1`) is translated at the edge (`v0_3_rest.RestEdge`); a v1.0
+call never runs v0.3 code.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.header import ErrorTable
 from mockagent.dialects.a2a import v0_3, v0_3_rest
 from mockagent.dialects.a2a.error_table import rest_error
-from mockagent.dialects.a2a.respond import Edge, fault_response, stream_response
+from mockagent.dialects.a2a.respond import Edge, fault_response, refused, stream_response
+from mockagent.dialects.a2a.routes import Route, classify
 from mockagent.dialects.a2a.service import A2AService, requested_version
 from mockagent.dialects.a2a.wire import camel
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
 BINDING = "HTTP+JSON"
-_ID = r"[^/:]+"
-
-# (verbs, path pattern, operation). Path groups become params; the tenant prefix may hold
-# slashes (Google CES: /v1/projects/p/locations/l/apps/a/message:send).
-ROUTES: list[tuple[frozenset[str], str, str]] = [
-    (frozenset({"POST"}), r"/message:send", "SendMessage"),
-    (frozenset({"POST"}), r"/message:stream", "SendStreamingMessage"),
-    (frozenset({"GET"}), r"/tasks", "ListTasks"),
-    (frozenset({"GET"}), rf"/tasks/(?P<id>{_ID})", "GetTask"),
-    (frozenset({"POST"}), rf"/tasks/(?P<id>{_ID}):cancel", "CancelTask"),
-    (frozenset({"GET", "POST"}), rf"/tasks/(?P<id>{_ID}):subscribe", "SubscribeToTask"),
-    (
-        frozenset({"POST"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs",
-        "CreateTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"GET"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs",
-        "ListTaskPushNotificationConfigs",
-    ),
-    (
-        frozenset({"GET"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
-        "GetTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"DELETE"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
-        "DeleteTaskPushNotificationConfig",
-    ),
-    (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
-]
-_COMPILED = [
-    (verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}\Z"), op) for verbs, path, op in ROUTES
-]
-_V03_COMPILED = [
-    (verbs, re.compile(rf"^/v1{path}\Z"), op) for verbs, path, op in v0_3_rest.REST_ROUTES
-]
-
-
-class Route(NamedTuple):
-    """A routed REST request: its operation, its path params, and whether it is v0.3 (`/v1/…`)."""
-
-    operation: str
-    path_params: dict[str, str]
-    v0_3: bool = False
-
-
 _INTS = ("historyLength", "pageSize")
 _BOOLS = ("includeArtifacts",)
 
 
 def route(request: HttpRequest) -> Route | None:
-    """The route of a request below the agent's root (`classify`, with its `A2A-Version`)."""
+    """The route of a request below the agent's root (`routes.classify`, with its
+    `A2A-Version`); MethodNotFound (405) for a path routed for other verbs only."""
     return classify(request.method, request.path, requested_version(request))
-
-
-def classify(method: str, path: str, version: str = "") -> Route | None:
-    """The route of `method path` below an agent's root, the one table of the HTTP+JSON binding:
-    a v1.0 route after any tenant prefix, or `/v1` + a v0.3 route when `version` (the request's
-    `A2A-Version`) is missing or 0.3. None when no route has this path; a path routed for other
-    verbs only raises MethodNotFound with status 405."""
-    path_known = False
-    if _speaks_v0_3(version):
-        for verbs, pattern, operation in _V03_COMPILED:
-            found = pattern.match(path)
-            if found:
-                if method in verbs:
-                    return Route(operation, found.groupdict(), v0_3=True)
-                path_known = True
-        if path_known:
-            raise errors.MethodNotFound(f"{method} is not allowed on {path}", http_status=405)
-    for verbs, pattern, operation in _COMPILED:
-        found = pattern.match(path)
-        if found:
-            if method in verbs:
-                return Route(
-                    operation, {k: v for k, v in found.groupdict().items() if v is not None}
-                )
-            path_known = True
-    if path_known:
-        raise errors.MethodNotFound(f"{method} is not allowed on {path}", http_status=405)
-    return None
-
-
-def _speaks_v0_3(version: str) -> bool:
-    """Whether a request with this `A2A-Version` may be v0.3: none, or a 0.3 one."""
-    return not version or version.split(".")[:2] == ["0", "3"]
 
 
 def _query_params(request: HttpRequest) -> dict[str, Any]:
@@ -168,6 +84,7 @@ class V1Edge:
     operation: str
     table: ErrorTable = "1.0.1"
     legacy: bool = False
+    refuses_in_sse: bool = False
 
     def request(self, params: Any) -> dict[str, Any]:
         return params
@@ -181,8 +98,8 @@ class V1Edge:
     def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
         return rest_error(exc, self.table)[0]
 
-    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
-        return error_response(exc, self.table)
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        return rest_error(exc, self.table)
 
 
 def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResponse:
@@ -201,7 +118,7 @@ def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResp
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return edge.refusal(exc)
+        return refused(edge, exc)
     if answer.stream is not None:
         return stream_response(answer.stream, edge.event, edge.stream_error)
     delay(answer.fault)
@@ -221,7 +138,9 @@ def refusal(request: HttpRequest) -> HttpResponse | None:
     try:
         request_params(request, routed.path_params)
     except errors.ProtocolError as exc:
-        return v0_3_rest.rest_error_response(exc) if routed.v0_3 else error_response(exc)
+        return (
+            HttpResponse.json(*v0_3_rest.rest_refusal(exc)) if routed.v0_3 else error_response(exc)
+        )
     return None
 
 

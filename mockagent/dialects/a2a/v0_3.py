@@ -14,10 +14,8 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.header import Agent, V03Wire
-from mockagent.dialects import sse
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE, normalise
-from mockagent.dialects.http import HttpResponse
 
 VERSION = "0.3"
 
@@ -69,12 +67,14 @@ class JsonRpcEdge:
     def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
         return error_out(exc, self.request_id)
 
-    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
+    @property
+    def refuses_in_sse(self) -> bool:
         """A streaming method's refusal is SSE too: a2a-sdk 0.3 reads streams with httpx-sse."""
-        if self.method in STREAMING_METHODS:
-            return HttpResponse(200, iter([sse.frame(self.stream_error(exc))]), dict(sse.HEADERS))
-        null_data = self.wire.errorData == "null"
-        return HttpResponse.json(error_out(exc, self.request_id, null_data=null_data))
+        return self.method in STREAMING_METHODS
+
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        null_data = not self.refuses_in_sse and self.wire.errorData == "null"
+        return error_out(exc, self.request_id, null_data=null_data), 200
 
 
 # --- requests: v0.3 → v1.0 -------------------------------------------------------------------

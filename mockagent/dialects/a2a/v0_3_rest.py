@@ -27,39 +27,8 @@ from mockagent.dialects.a2a.v0_3 import (
     task_fields,
 )
 from mockagent.dialects.a2a.wire import V1_ROLE, normalise
-from mockagent.dialects.http import HttpResponse
 
 REST_RAW, REST_URL = "fileWithBytes", "fileWithUri"  # the proto's names for a file's content
-
-REST_ROUTES: list[tuple[frozenset[str], str, str]] = [
-    (frozenset({"POST"}), r"/message:send", "SendMessage"),
-    (frozenset({"POST"}), r"/message:stream", "SendStreamingMessage"),
-    (frozenset({"GET"}), r"/tasks/(?P<id>[^/:]+)", "GetTask"),
-    (frozenset({"POST"}), r"/tasks/(?P<id>[^/:]+):cancel", "CancelTask"),
-    (frozenset({"GET", "POST"}), r"/tasks/(?P<id>[^/:]+):subscribe", "SubscribeToTask"),
-    (
-        frozenset({"POST"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs",
-        "CreateTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"GET"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs",
-        "ListTaskPushNotificationConfigs",
-    ),
-    (
-        frozenset({"GET"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
-        "GetTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"DELETE"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
-        "DeleteTaskPushNotificationConfig",
-    ),
-    (frozenset({"GET"}), r"/card", "GetExtendedAgentCard"),
-]
-"""(verbs, path below `/v1`, operation) of the v0.3 REST binding."""
 
 REST_STATES_OUT = {"TASK_STATE_CANCELED": "TASK_STATE_CANCELLED"}
 REST_STATES_IN = {"TASK_STATE_CANCELLED": "TASK_STATE_CANCELED"}
@@ -91,6 +60,7 @@ class RestEdge:
     operation: str
     wire: V03Wire
     legacy: bool = True
+    refuses_in_sse: bool = False
 
     def request(self, params: Any) -> dict[str, Any]:
         return rest_params_in(self.operation, normalise(params))  # proto names → camelCase
@@ -105,15 +75,15 @@ class RestEdge:
     def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
         return rest_error(exc)[0] if self.wire.restErrors == "status" else rest_error_out(exc)
 
-    def refusal(self, exc: errors.ProtocolError) -> HttpResponse:
-        return rest_error_response(exc, status_errors=self.wire.restErrors == "status")
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        return rest_refusal(exc, status_errors=self.wire.restErrors == "status")
 
 
-def rest_error_response(exc: errors.ProtocolError, status_errors: bool = False) -> HttpResponse:
-    """A v0.3 REST error answer with its HTTP status: `{message, type}`, or `google.rpc.Status`
+def rest_refusal(exc: errors.ProtocolError, status_errors: bool = False) -> tuple[Any, int]:
+    """A v0.3 REST error body and its HTTP status: `{message, type}`, or `google.rpc.Status`
     (`status_errors`)."""
     body, status = rest_error(exc)
-    return HttpResponse.json(body if status_errors else rest_error_out(exc), status)
+    return body if status_errors else rest_error_out(exc), status
 
 
 def rest_part_in(part: Any) -> Any:
