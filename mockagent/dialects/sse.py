@@ -1,4 +1,4 @@
-"""Server-Sent Events framing: one `data:` line of compact JSON per event."""
+"""Server-Sent Events framing: one `data:` line of compact JSON per event. `sse_read` reads them."""
 
 from __future__ import annotations
 

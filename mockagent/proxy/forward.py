@@ -3,7 +3,6 @@ answer unchanged (streams teed event by event, never buffered), and records it."
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -12,6 +11,7 @@ from typing import Any
 import httpx
 
 from mockagent import errors
+from mockagent.dialects import sse_read
 from mockagent.dialects.a2a import A2AAgent, jsonrpc, rest
 from mockagent.dialects.a2a.card import jwks_response
 from mockagent.dialects.a2a.error_table import jsonrpc_error
@@ -449,7 +449,7 @@ class RecordingProxy:
         teed = TeedStream(self.session, recording)
 
         def on_block(block: bytes) -> None:
-            event = _sse_event(block)
+            event = sse_read.json_event(block)
             if event is None or call is None:
                 return
             name, payload = event
@@ -505,22 +505,6 @@ def _checked(call: Classified, params: Any) -> Classified:
     except errors.ProtocolError as exc:
         return replace(call, refused=exc)
     return call
-
-
-def _sse_event(block: bytes) -> tuple[str, Any] | None:
-    """(event name, JSON data) of one SSE block; None for comments or data that is not JSON."""
-    name, data = "message", []
-    for line in block.decode("utf-8", "replace").split("\n"):
-        if line.startswith("event:"):
-            name = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if not data:
-        return None
-    try:
-        return name, json.loads("\n".join(data))
-    except ValueError:
-        return None
 
 
 def _listed(value: Any) -> list[Any]:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import httpx
 from flask import Flask
 
+from mockagent.dialects import sse_read
 from mockagent.verify.compare import Event, Exchange, differences
 from mockagent.verify.observe import exchange_from_http
 from mockagent.verify.progress import on_its_way, result_of, task_view
@@ -221,20 +222,15 @@ class _TaskWatch:
 
     def __init__(self, side: Side, count: int, opened: list[threading.Thread]) -> None:
         self.side, self.count, self.opened = side, count, opened
-        self.seen = b""
+        self.reader = sse_read.Reader()
         self.done = False
 
     def __call__(self, chunk: bytes) -> None:
         if self.done:
             return
-        self.seen += chunk
-        *events, _ = self.seen.replace(b"\r\n", b"\n").split(b"\n\n")
-        for raw in events:
-            data = b"".join(
-                line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")
-            )
+        for event in self.reader.feed(chunk):
             try:
-                payload = json.loads(data) if data else None
+                payload = json.loads(event.data)
             except ValueError:
                 continue
             events_so_far = (Event("message", payload),)

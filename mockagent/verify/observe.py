@@ -10,31 +10,12 @@ import json
 import re
 from typing import Any
 
+from mockagent import errors
+from mockagent.dialects import sse_read
+from mockagent.dialects.a2a.routes import Route, classify
 from mockagent.verify.compare import Event, Exchange
+from mockagent.vocabulary import CARD_PATH
 
-# HTTP+JSON routes, by method and the end of the path (a tenant or /v1 prefix may come first).
-REST_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
-    (method, re.compile(pattern), operation)
-    for method, pattern, operation in (
-        ("POST", r"/message:send$", "SendMessage"),
-        ("POST", r"/message:stream$", "SendStreamingMessage"),
-        ("POST", r"/tasks/[^/]+:cancel$", "CancelTask"),
-        ("GET", r"/tasks/[^/]+:subscribe$", "SubscribeToTask"),
-        ("POST", r"/tasks/[^/]+:subscribe$", "SubscribeToTask"),
-        ("POST", r"/tasks/[^/]+/pushNotificationConfigs$", "CreateTaskPushNotificationConfig"),
-        ("GET", r"/tasks/[^/]+/pushNotificationConfigs$", "ListTaskPushNotificationConfigs"),
-        ("GET", r"/tasks/[^/]+/pushNotificationConfigs/[^/]+$", "GetTaskPushNotificationConfig"),
-        (
-            "DELETE",
-            r"/tasks/[^/]+/pushNotificationConfigs/[^/]+$",
-            "DeleteTaskPushNotificationConfig",
-        ),
-        ("GET", r"/tasks/[^/:]+$", "GetTask"),
-        ("GET", r"/tasks$", "ListTasks"),
-        ("GET", r"/(extendedAgentCard|card)$", "GetExtendedAgentCard"),
-        ("GET", r"/agent-card\.json$", "AgentCard"),
-    )
-)
 # Agentex: the RPC endpoint of an agent, by id or by name; its operation is the RPC method.
 AGENTEX_RPC = re.compile(r"/agents/(name/)?[^/]+/rpc/?$")
 AGENTEX = "Agentex"
@@ -51,24 +32,7 @@ def parse_json(raw: bytes) -> Any:
 
 def parse_sse(raw: bytes) -> tuple[Event, ...]:
     """The events of a text/event-stream body; comments (`: ping`) are not events."""
-    events: list[Event] = []
-    name = "message"
-    data: list[str] = []
-    for line in raw.decode("utf-8", errors="replace").splitlines() + [""]:
-        if not line:
-            if data:
-                events.append(Event(name, parse_json("\n".join(data).encode())))
-            name, data = "message", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
-    return tuple(events)
+    return tuple(Event(e.name, parse_json(e.data.encode())) for e in sse_read.events_of(raw))
 
 
 def parse_ndjson(raw: bytes) -> tuple[Event, ...]:
@@ -92,10 +56,25 @@ def operation_of(method: str, path: str, body: Any) -> str:
     if binding_of(method, body, path) in ("JSONRPC", AGENTEX):
         return str(body.get("method") if isinstance(body, dict) else None)
     path = path.split("?", 1)[0].rstrip("/")
-    for verb, pattern, operation in REST_ROUTES:
-        if verb == method.upper() and pattern.search(path):
-            return operation
-    return f"{method.upper()} {path or '/'}"
+    if path.endswith(CARD_PATH):
+        return "AgentCard"
+    found = _route(method.upper(), path)
+    return found.operation if found is not None else f"{method.upper()} {path or '/'}"
+
+
+def _route(method: str, path: str) -> Route | None:
+    """The HTTP+JSON route of a path seen on the wire. The agent's root may be anywhere above it
+    (a mount, an upstream's base path), so each tail of the path is tried, the longest first:
+    `/agents/a/v1/card` is v0.3's `/v1/card` below `/agents/a`."""
+    segments = path.split("/")[1:]
+    for start in range(len(segments)):
+        try:
+            found = classify(method, "/" + "/".join(segments[start:]))
+        except errors.ProtocolError:  # a route's path with another verb: no operation of ours
+            found = None
+        if found is not None:
+            return found
+    return None
 
 
 def exchange_from_http(

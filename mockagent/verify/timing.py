@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import time
 
+from mockagent.dialects import sse_read
+
 MS_FAR = 1000  # an `ms` gate further off than this (and than twice itself) follows the agent
 
 
@@ -49,15 +51,11 @@ class Arrivals:
     def __init__(self) -> None:
         self.start = time.monotonic()
         self.offsets: list[float] = []
-        self._seen = b""
+        self._reader = sse_read.Reader()
 
     def __call__(self, chunk: bytes) -> None:
         now = (time.monotonic() - self.start) * 1000
-        self._seen += chunk.replace(b"\r", b"")
-        *blocks, self._seen = self._seen.split(b"\n\n")
-        for block in blocks:
-            if any(line.startswith(b"data:") for line in block.split(b"\n")):
-                self.offsets.append(now)
+        self.offsets.extend(now for _ in self._reader.feed(chunk))
 
 
 def gate_drift(gates: list[int | None], offsets: list[float]) -> list[str]:

@@ -1,16 +1,20 @@
-"""The A2A JSON-RPC 2.0 binding: one POST endpoint; errors in HTTP 200 with typed details."""
+"""The A2A JSON-RPC 2.0 binding: one POST endpoint; errors in HTTP 200 with typed details.
+
+A v1.0 method is served as it comes. A v0.3 method (`message/send`) is translated at the edge
+(`v0_3.JsonRpcEdge`): its params to v1.0's on the way in, its answer, events and errors to v0.3's
+on the way out. In between the call is v1.0's, and a v1.0 call never runs v0.3 code.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mockagent import errors
-from mockagent.dialects import sse
 from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.a2a.error_table import jsonrpc_error
-from mockagent.dialects.a2a.respond import fault_response, stream_response
+from mockagent.dialects.a2a.respond import Edge, fault_response, refused, stream_response
 from mockagent.dialects.a2a.service import A2AService
-from mockagent.dialects.a2a.wire import normalise
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 from mockagent.vocabulary import A2A_OPERATIONS
@@ -56,6 +60,42 @@ def _payload(request: HttpRequest) -> Any:
         raise errors.ParseError(f"Invalid JSON payload: {exc}") from None
 
 
+@dataclass(frozen=True)
+class V1Edge:
+    """A v1.0 call: params and answers as they are, errors as JSON-RPC error objects."""
+
+    operation: str
+    request_id: Any
+    legacy: bool = False
+    refuses_in_sse: bool = False
+
+    def request(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise errors.InvalidParams("params must be an object")
+        return params
+
+    def answer(self, result: Any) -> Any:
+        return result
+
+    def event(self, event: Any) -> Any:
+        return event
+
+    def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
+        return jsonrpc_error(exc, self.request_id)
+
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        return jsonrpc_error(exc, self.request_id), 200  # JSON-RPC errors travel in HTTP 200
+
+
+def _edge(service: A2AService, method: str, request_id: Any) -> Edge:
+    """The edge a method's call passes: v1.0's, v0.3's, or MethodNotFound."""
+    if method in A2A_OPERATIONS:
+        return V1Edge(method, request_id)
+    if method in v0_3.OPERATION_OF_METHOD:
+        return v0_3.JsonRpcEdge(method, request_id, v0_3.wire_of(service.agent))
+    raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
+
+
 def refusal(request: HttpRequest) -> HttpResponse | None:
     """The error `handle` answers a POST with whose body is no JSON-RPC request (another
     Content-Type, no JSON, NaN, not a request object), or None for a well-formed request: the
@@ -77,57 +117,28 @@ def handle(service: A2AService, request: HttpRequest) -> HttpResponse:
         payload = _payload(request)
         request_id = _echo_id(payload)
         method, params = _envelope(payload)
-        if method in v0_3.OPERATION_OF_METHOD:
-            return _handle_v0_3(service, request, method, params, request_id)
-        if method not in A2A_OPERATIONS:
-            raise errors.MethodNotFound(f"Method {method!r} not found", metadata={"method": method})
-        if not isinstance(params, dict):
-            raise errors.InvalidParams("params must be an object")
-        answer = service.call(method, params, request, BINDING)
+        edge = _edge(service, method, request_id)
+    except errors.ProtocolError as exc:  # before the method is known, errors are v1.0's
+        return HttpResponse.json(jsonrpc_error(exc, request_id))
+    return _through(service, request, edge, params, request_id)
+
+
+def _through(
+    service: A2AService, request: HttpRequest, edge: Edge, params: Any, request_id: Any
+) -> HttpResponse:
+    """The call through its edge: its params in; its answer, events or refusal out."""
+    try:
+        params = edge.request(params)
+        answer = service.call(edge.operation, params, request, BINDING, legacy=edge.legacy)
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return HttpResponse.json(jsonrpc_error(exc, request_id))
+        return refused(edge, exc)
 
     def wrap(result: Any) -> dict[str, Any]:  # every event of a stream is a whole response too
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     if answer.stream is not None:
-        return stream_response(answer.stream, wrap, lambda exc: jsonrpc_error(exc, request_id))
+        return stream_response(answer.stream, lambda e: wrap(edge.event(e)), edge.stream_error)
     delay(answer.fault)
-    return HttpResponse.json(wrap(answer.result))
-
-
-def _handle_v0_3(
-    service: A2AService, request: HttpRequest, method: str, params: Any, request_id: Any
-) -> HttpResponse:
-    """A v0.3 method: v0.3 params in, v0.3 shapes out; streams answer in SSE even when refused."""
-    streaming = method in v0_3.STREAMING_METHODS
-    wire = v0_3.wire_of(service.agent)
-    try:
-        params = v0_3.params_in(method, normalise(v0_3.check_params(params)))
-        answer = service.call(
-            v0_3.OPERATION_OF_METHOD[method], params, request, BINDING, legacy=True
-        )
-    except errors.HttpFault as exc:
-        return fault_response(exc.fault)
-    except errors.ProtocolError as exc:
-        if streaming:  # a2a-sdk 0.3 reads streams with httpx-sse: an error must be SSE too
-            return HttpResponse(
-                200, iter([sse.frame(v0_3.error_out(exc, request_id))]), dict(sse.HEADERS)
-            )
-        return HttpResponse.json(
-            v0_3.error_out(exc, request_id, null_data=wire.errorData == "null")
-        )
-
-    if answer.stream is not None:
-        close_on_interrupt = method == "message/stream" and wire.interruptedFinal
-
-        def wrap(result: Any) -> dict[str, Any]:
-            event = v0_3.stream_event_out(result, close_on_interrupt=close_on_interrupt)
-            return {"jsonrpc": "2.0", "id": request_id, "result": event}
-
-        return stream_response(answer.stream, wrap, lambda exc: v0_3.error_out(exc, request_id))
-    delay(answer.fault)
-    result = v0_3.result_out(method, answer.result)  # the extended card has its v0.3 fields
-    return HttpResponse.json({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return HttpResponse.json(wrap(edge.answer(answer.result)))

@@ -1,110 +1,34 @@
-"""The A2A HTTP+JSON binding: a route table, every route also under a `/{tenant}` prefix.
+"""The A2A HTTP+JSON binding: requests routed by `routes`, answered through their edge.
 
-v0.3's binding lives under `/v1` (`/v1/message:send`, `/v1/card`), which collides with a tenant
-`v1`: a path that is exactly `/v1` + a v0.3 route is v0.3 when `A2A-Version` is missing or 0.3
-(a2a-sdk 1.x's compat transport sends `a2a-version: 0.3`); with `A2A-Version: 1.x` it stays a
-v1.0 call with tenant `v1`, and longer prefixes (`/v1/projects/p/...`) are always tenants.
+A v0.3 call (a v0.3 route below `/v1`) is translated at the edge (`v0_3_rest.RestEdge`); a v1.0
+call never runs v0.3 code.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.header import ErrorTable
 from mockagent.dialects.a2a import v0_3, v0_3_rest
 from mockagent.dialects.a2a.error_table import rest_error
-from mockagent.dialects.a2a.respond import fault_response, stream_response
+from mockagent.dialects.a2a.respond import Edge, fault_response, refused, stream_response
+from mockagent.dialects.a2a.routes import Route, classify
 from mockagent.dialects.a2a.service import A2AService, requested_version
-from mockagent.dialects.a2a.wire import camel, normalise
+from mockagent.dialects.a2a.wire import camel
 from mockagent.dialects.faults import delay
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 
 BINDING = "HTTP+JSON"
-_ID = r"[^/:]+"
-
-# (verbs, path pattern, operation). Path groups become params; the tenant prefix may hold
-# slashes (Google CES: /v1/projects/p/locations/l/apps/a/message:send).
-ROUTES: list[tuple[frozenset[str], str, str]] = [
-    (frozenset({"POST"}), r"/message:send", "SendMessage"),
-    (frozenset({"POST"}), r"/message:stream", "SendStreamingMessage"),
-    (frozenset({"GET"}), r"/tasks", "ListTasks"),
-    (frozenset({"GET"}), rf"/tasks/(?P<id>{_ID})", "GetTask"),
-    (frozenset({"POST"}), rf"/tasks/(?P<id>{_ID}):cancel", "CancelTask"),
-    (frozenset({"GET", "POST"}), rf"/tasks/(?P<id>{_ID}):subscribe", "SubscribeToTask"),
-    (
-        frozenset({"POST"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs",
-        "CreateTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"GET"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs",
-        "ListTaskPushNotificationConfigs",
-    ),
-    (
-        frozenset({"GET"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
-        "GetTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"DELETE"}),
-        rf"/tasks/(?P<taskId>{_ID})/pushNotificationConfigs/(?P<id>{_ID})",
-        "DeleteTaskPushNotificationConfig",
-    ),
-    (frozenset({"GET"}), r"/extendedAgentCard", "GetExtendedAgentCard"),
-]
-_COMPILED = [
-    (verbs, re.compile(rf"^(?:/(?P<tenant>.+?))?{path}\Z"), op) for verbs, path, op in ROUTES
-]
-_V03_COMPILED = [
-    (verbs, re.compile(rf"^/v1{path}\Z"), op) for verbs, path, op in v0_3_rest.REST_ROUTES
-]
-
-
-class Route(NamedTuple):
-    """A routed REST request: its operation, its path params, and whether it is v0.3 (`/v1/…`)."""
-
-    operation: str
-    path_params: dict[str, str]
-    v0_3: bool = False
-
-
 _INTS = ("historyLength", "pageSize")
 _BOOLS = ("includeArtifacts",)
 
 
 def route(request: HttpRequest) -> Route | None:
-    """The route of a request; None when no route has this path.
-
-    A path that exists with another verb raises MethodNotFound with status 405.
-    """
-    path_known = False
-    if v0_3.accepts_version(requested_version(request)):
-        for verbs, pattern, operation in _V03_COMPILED:
-            found = pattern.match(request.path)
-            if found:
-                if request.method in verbs:
-                    return Route(operation, found.groupdict(), v0_3=True)
-                path_known = True
-        if path_known:
-            raise errors.MethodNotFound(
-                f"{request.method} is not allowed on {request.path}", http_status=405
-            )
-    for verbs, pattern, operation in _COMPILED:
-        found = pattern.match(request.path)
-        if found:
-            if request.method in verbs:
-                return Route(
-                    operation, {k: v for k, v in found.groupdict().items() if v is not None}
-                )
-            path_known = True
-    if path_known:
-        raise errors.MethodNotFound(
-            f"{request.method} is not allowed on {request.path}", http_status=405
-        )
-    return None
+    """The route of a request below the agent's root (`routes.classify`, with its
+    `A2A-Version`); MethodNotFound (405) for a path routed for other verbs only."""
+    return classify(request.method, request.path, requested_version(request))
 
 
 def _query_params(request: HttpRequest) -> dict[str, Any]:
@@ -152,25 +76,53 @@ def request_params(
     return params, tenant
 
 
+@dataclass(frozen=True)
+class V1Edge:
+    """A v1.0 call: params and answers as they are, errors as `google.rpc.Status` by the agent's
+    error table."""
+
+    operation: str
+    table: ErrorTable = "1.0.1"
+    legacy: bool = False
+    refuses_in_sse: bool = False
+
+    def request(self, params: Any) -> dict[str, Any]:
+        return params
+
+    def answer(self, result: Any) -> Any:
+        return {} if result is None else result  # a deleted config: {}
+
+    def event(self, event: Any) -> Any:
+        return event
+
+    def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
+        return rest_error(exc, self.table)[0]
+
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        return rest_error(exc, self.table)
+
+
 def handle(service: A2AService, request: HttpRequest, routed: Route) -> HttpResponse:
-    """Answer one routed REST request; errors as `google.rpc.Status` JSON."""
-    operation, path_params = routed.operation, routed.path_params
-    if routed.v0_3:
-        return _handle_v0_3(service, request, operation, path_params)
-    table = service.agent.errorTable
+    """Answer one routed REST request through its edge (v1.0's, or v0.3's under `/v1`)."""
+    edge: Edge = (
+        v0_3_rest.RestEdge(routed.operation, v0_3.wire_of(service.agent))
+        if routed.v0_3
+        else V1Edge(routed.operation, service.agent.errorTable)
+    )
     try:
-        params, tenant = request_params(request, path_params)
-        answer = service.call(operation, params, request, BINDING, tenant=tenant)
+        params, tenant = request_params(request, routed.path_params)
+        params = edge.request(params)
+        answer = service.call(
+            edge.operation, params, request, BINDING, tenant=tenant, legacy=edge.legacy
+        )
     except errors.HttpFault as exc:
         return fault_response(exc.fault)
     except errors.ProtocolError as exc:
-        return error_response(exc, table)
+        return refused(edge, exc)
     if answer.stream is not None:
-        return stream_response(
-            answer.stream, lambda result: result, lambda exc: rest_error(exc, table)[0]
-        )
+        return stream_response(answer.stream, edge.event, edge.stream_error)
     delay(answer.fault)
-    return HttpResponse.json({} if answer.result is None else answer.result)  # a deleted config: {}
+    return HttpResponse.json(edge.answer(answer.result))
 
 
 def refusal(request: HttpRequest) -> HttpResponse | None:
@@ -186,7 +138,9 @@ def refusal(request: HttpRequest) -> HttpResponse | None:
     try:
         request_params(request, routed.path_params)
     except errors.ProtocolError as exc:
-        return _v03_error_response(exc) if routed.v0_3 else error_response(exc)
+        return (
+            HttpResponse.json(*v0_3_rest.rest_refusal(exc)) if routed.v0_3 else error_response(exc)
+        )
     return None
 
 
@@ -195,39 +149,3 @@ def error_response(exc: errors.ProtocolError, table: ErrorTable = "1.0.1") -> Ht
     specification `table` (the agent's `errorTable`; an error before any agent: 1.0.1's)."""
     body, status = rest_error(exc, table)
     return HttpResponse.json(body, status)
-
-
-def _handle_v0_3(
-    service: A2AService, request: HttpRequest, operation: str, path_params: dict[str, str]
-) -> HttpResponse:
-    """A v0.3 REST call under `/v1`: v0.3 proto JSON in and out; errors as `{message, type}`
-    (or as `google.rpc.Status`, where the cassette's agent answered so: `agent.v03`)."""
-    wire = v0_3.wire_of(service.agent)
-    status_errors = wire.restErrors == "status"
-    try:
-        params, _ = request_params(request, path_params)
-        params = v0_3_rest.rest_params_in(
-            operation, normalise(params)
-        )  # proto field names → camelCase
-        answer = service.call(operation, params, request, BINDING, legacy=True)
-    except errors.HttpFault as exc:
-        return fault_response(exc.fault)
-    except errors.ProtocolError as exc:
-        return _v03_error_response(exc, status_errors)
-    if answer.stream is not None:
-        close_on_interrupt = operation == "SendStreamingMessage" and wire.interruptedFinal
-        return stream_response(
-            answer.stream,
-            lambda result: v0_3_rest.rest_event_out(result, close_on_interrupt=close_on_interrupt),
-            (lambda exc: rest_error(exc)[0]) if status_errors else v0_3_rest.rest_error_out,
-        )
-    delay(answer.fault)
-    result = v0_3_rest.rest_result_out(operation, answer.result)  # a card has its v0.3 fields
-    return HttpResponse.json(result)
-
-
-def _v03_error_response(exc: errors.ProtocolError, status_errors: bool = False) -> HttpResponse:
-    if status_errors:
-        return error_response(exc)
-    _, status = rest_error(exc)
-    return HttpResponse.json(v0_3_rest.rest_error_out(exc), status)

@@ -2,18 +2,20 @@
 
 The engine and the v1.0 renderer stay as they are: v0.3 params are turned into v1.0 params
 before the engine sees them (so matchers work the same), and the rendered v1.0 JSON is turned
-into v0.3 JSON on the way out. Never mixed: a v0.3 method gets v0.3 shapes only.
+into v0.3 JSON on the way out, all in `JsonRpcEdge`, the one place the JSON-RPC binding meets
+v0.3. Never mixed: a v0.3 method gets v0.3 shapes only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.header import Agent, V03Wire
 from mockagent.dialects.a2a.error_table import jsonrpc_error
-from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE
+from mockagent.dialects.a2a.wire import NEUTRAL_ROLE, V1_ROLE, normalise
 
 VERSION = "0.3"
 
@@ -38,9 +40,41 @@ V03_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32007, -3
 """v0.3 knew only these; newer A2A codes go to v0.3 callers as -32603."""
 
 
-def accepts_version(version: str) -> bool:
-    """A v0.3 method is served with no version header or a 0.3 one."""
-    return not version or version.split(".")[:2] == ["0", "3"]
+@dataclass(frozen=True)
+class JsonRpcEdge:
+    """A v0.3 JSON-RPC call at the edge of the v1.0 binding (`respond.Edge`): v0.3 params in,
+    v0.3 shapes out, errors with v0.3's codes."""
+
+    method: str
+    request_id: Any
+    wire: V03Wire
+    legacy: bool = True
+
+    @property
+    def operation(self) -> str:
+        return OPERATION_OF_METHOD[self.method]
+
+    def request(self, params: Any) -> dict[str, Any]:
+        return params_in(self.method, normalise(check_params(params)))
+
+    def answer(self, result: Any) -> Any:
+        return result_out(self.method, result)  # the extended card has its v0.3 fields already
+
+    def event(self, event: Any) -> Any:
+        close = self.method == "message/stream" and self.wire.interruptedFinal
+        return stream_event_out(event, close_on_interrupt=close)
+
+    def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
+        return error_out(exc, self.request_id)
+
+    @property
+    def refuses_in_sse(self) -> bool:
+        """A streaming method's refusal is SSE too: a2a-sdk 0.3 reads streams with httpx-sse."""
+        return self.method in STREAMING_METHODS
+
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        null_data = not self.refuses_in_sse and self.wire.errorData == "null"
+        return error_out(exc, self.request_id, null_data=null_data), 200
 
 
 # --- requests: v0.3 → v1.0 -------------------------------------------------------------------

@@ -4,14 +4,18 @@ Unlike v0.3 JSON-RPC, the REST binding spoke the v0.3 proto's JSON (a2a.v1 packa
 carry `content` (not `parts`), enums stay `TASK_STATE_*`/`ROLE_*` with `TASK_STATE_CANCELLED`,
 parts are `{text}`/`{file{fileWithUri|fileWithBytes,mimeType,name}}`/`{data{data}}`, and a
 status update has `final`. a2a-sdk 1.x's CompatRestTransport sends proto field names
-(`request`, `content`, `push_notification`); params arrive here already camelCased.
+(`request`, `content`, `push_notification`); params arrive here already camelCased. `RestEdge`
+is the one place the REST binding meets v0.3.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mockagent import errors
+from mockagent.cassette.header import V03Wire
+from mockagent.dialects.a2a.error_table import rest_error
 from mockagent.dialects.a2a.v0_3 import (
     INTERRUPTED,
     TERMINAL,
@@ -22,39 +26,9 @@ from mockagent.dialects.a2a.v0_3 import (
     state_out,
     task_fields,
 )
-from mockagent.dialects.a2a.wire import V1_ROLE
+from mockagent.dialects.a2a.wire import V1_ROLE, normalise
 
 REST_RAW, REST_URL = "fileWithBytes", "fileWithUri"  # the proto's names for a file's content
-
-REST_ROUTES: list[tuple[frozenset[str], str, str]] = [
-    (frozenset({"POST"}), r"/message:send", "SendMessage"),
-    (frozenset({"POST"}), r"/message:stream", "SendStreamingMessage"),
-    (frozenset({"GET"}), r"/tasks/(?P<id>[^/:]+)", "GetTask"),
-    (frozenset({"POST"}), r"/tasks/(?P<id>[^/:]+):cancel", "CancelTask"),
-    (frozenset({"GET", "POST"}), r"/tasks/(?P<id>[^/:]+):subscribe", "SubscribeToTask"),
-    (
-        frozenset({"POST"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs",
-        "CreateTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"GET"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs",
-        "ListTaskPushNotificationConfigs",
-    ),
-    (
-        frozenset({"GET"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
-        "GetTaskPushNotificationConfig",
-    ),
-    (
-        frozenset({"DELETE"}),
-        r"/tasks/(?P<taskId>[^/:]+)/pushNotificationConfigs/(?P<id>[^/:]+)",
-        "DeleteTaskPushNotificationConfig",
-    ),
-    (frozenset({"GET"}), r"/card", "GetExtendedAgentCard"),
-]
-"""(verbs, path below `/v1`, operation) of the v0.3 REST binding."""
 
 REST_STATES_OUT = {"TASK_STATE_CANCELED": "TASK_STATE_CANCELLED"}
 REST_STATES_IN = {"TASK_STATE_CANCELLED": "TASK_STATE_CANCELED"}
@@ -75,6 +49,41 @@ REST_ERROR_TYPES = {
     "ExtendedAgentCardNotConfigured": "ExtendedAgentCardNotConfiguredError",
     "NoMatch": "UnsupportedOperationError",
 }
+
+
+@dataclass(frozen=True)
+class RestEdge:
+    """A v0.3 REST call under `/v1` at the edge of the v1.0 binding (`respond.Edge`): v0.3 proto
+    JSON in and out; errors as `{message, type}`, or as `google.rpc.Status` where the cassette's
+    agent answered so (`agent.v03.restErrors: status`)."""
+
+    operation: str
+    wire: V03Wire
+    legacy: bool = True
+    refuses_in_sse: bool = False
+
+    def request(self, params: Any) -> dict[str, Any]:
+        return rest_params_in(self.operation, normalise(params))  # proto names → camelCase
+
+    def answer(self, result: Any) -> Any:
+        return rest_result_out(self.operation, result)  # a card has its v0.3 fields already
+
+    def event(self, event: Any) -> Any:
+        close = self.operation == "SendStreamingMessage" and self.wire.interruptedFinal
+        return rest_event_out(event, close_on_interrupt=close)
+
+    def stream_error(self, exc: errors.ProtocolError) -> dict[str, Any]:
+        return rest_error(exc)[0] if self.wire.restErrors == "status" else rest_error_out(exc)
+
+    def refusal(self, exc: errors.ProtocolError) -> tuple[Any, int]:
+        return rest_refusal(exc, status_errors=self.wire.restErrors == "status")
+
+
+def rest_refusal(exc: errors.ProtocolError, status_errors: bool = False) -> tuple[Any, int]:
+    """A v0.3 REST error body and its HTTP status: `{message, type}`, or `google.rpc.Status`
+    (`status_errors`)."""
+    body, status = rest_error(exc)
+    return body if status_errors else rest_error_out(exc), status
 
 
 def rest_part_in(part: Any) -> Any:
