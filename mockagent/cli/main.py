@@ -18,7 +18,7 @@ import httpx
 from flask import Flask
 
 from mockagent.cassette import json_schema
-from mockagent.cassette.redact import Redactor, mask_line
+from mockagent.cassette.secrets.redact import Redactor, mask_line
 from mockagent.cli.serve import READY, allow_host_option, listening, serve
 from mockagent.cli.size import cassette_size
 from mockagent.errors import CassetteError

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask, Response, request
 
-from mockagent.cassette.redact import Redactor
+from mockagent.cassette.secrets.redact import Redactor
 from mockagent.cassette.store import load_cassette
 from mockagent.dialects.a2a import A2AAgent, rest
 from mockagent.dialects.a2a.error_table import jsonrpc_error

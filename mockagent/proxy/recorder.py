@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mockagent.cassette.merge import merge_interactions, origin_of
-from mockagent.cassette.redact import Redactor
+from mockagent.cassette.secrets.redact import Redactor
 from mockagent.proxy.status_history import StatusHistory
 from mockagent.proxy.v0_3_wire import V03Seen
 

@@ -29,7 +29,7 @@ from mockagent.cassette.locks import (
     written_since,
 )
 from mockagent.cassette.models import Cassette
-from mockagent.cassette.redact import Redactor
+from mockagent.cassette.secrets.redact import Redactor
 from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import ITEM, notes_of, with_notes

@@ -145,7 +145,7 @@ CHECKS: dict[str, Callable[[Any], str]] = {
     "grpc": _flag,
     "webhook_allow": _webhook_allow,
     "journal_size": _journal_size,  # the calls each agent's journal keeps (serve --journal-size)
-    # the recording's redaction settings (mockagent.cassette.redact_settings.SETTINGS)
+    # the recording's redaction settings (mockagent.cassette.secrets.redact_settings.SETTINGS)
     "redact_names": _strings,
     "redact_patterns": _strings,
     "allow_values": _strings,

@@ -243,13 +243,13 @@ def _hooks(setting: Any) -> Any:
     return RecordHooks(**{name: setting(name) for name in names})
 
 
-# -- secrets: the recording's redaction settings (mockagent.cassette.redact_settings) ----------
+# -- secrets: the recording's redaction settings (mockagent.cassette.secrets.redact_settings) --
 
 
 def _redactor(setting: Any) -> Any:
     """More secret names and value patterns, and values that are not secrets (the keys are
     redact_settings.SETTINGS); each redaction by shape is a warning the test run shows."""
-    from mockagent.cassette.redact_settings import SETTINGS, redactor_from_settings
+    from mockagent.cassette.secrets.redact_settings import SETTINGS, redactor_from_settings
 
     settings = {key: setting(key) for key in SETTINGS}
     return redactor_from_settings(settings, lambda text: warnings.warn(text, stacklevel=1))

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from mockagent.cassette.models import Cassette
-from mockagent.cassette.redact import Redactor, stderr
+from mockagent.cassette.secrets.redact import Redactor, stderr
 from mockagent.cassette.store import (
     LoadedCassette,
     load_cassette,

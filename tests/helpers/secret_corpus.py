@@ -94,7 +94,7 @@ def corpus(seed: int = 25) -> dict[str, str]:
 
 
 def _prefixed(pick: Any) -> dict[str, str]:
-    """Tokens of services detect-secrets has no detector for (`mockagent.cassette.prefixes`)."""
+    """Tokens of services detect-secrets has no detector for (`cassette.secrets.prefixes`)."""
     return {
         "digitalocean": "do" + "p_v1_" + pick(64, HEX),
         "shopify": "shp" + "at_" + pick(32, HEX),

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.cassette.redact import Redactor
-from mockagent.cassette.secret_names import SecretNames
+from mockagent.cassette.secrets.redact import Redactor
+from mockagent.cassette.secrets.secret_names import SecretNames
 from tests.helpers.paths import ROOT
 from tests.helpers.recording import HTTP, message, recording, upstream_agent
 from tests.helpers.secret_corpus import corpus, plain_upstream
@@ -294,7 +294,7 @@ def test_a_signed_cards_signatures_are_kept() -> None:
 def test_a_lowercase_hf_name_is_no_token() -> None:
     """Hugging Face mints `hf_` and 34 mixed-case letters; a lowercase name after `hf_` (a
     variable, a repository) has no capital and no digit, and stays."""
-    from mockagent.cassette.prefixes import find_prefixed
+    from mockagent.cassette.secrets.prefixes import find_prefixed
 
     assert list(find_prefixed("load it with hf_transformersdocumentationbuilder")) == []
     assert [kind for *_, kind in find_prefixed("hf_" + "Ab" * 17)] == ["huggingface-token"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.cassette.redact import Redactor
+from mockagent.cassette.secrets.redact import Redactor
 from tests.helpers.recording import A2A, message, recording, upstream_agent
 from tests.helpers.secret_corpus import corpus, extra_shapes, plain_upstream
 

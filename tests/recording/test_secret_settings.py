@@ -147,7 +147,7 @@ def test_the_detector_leaves_the_process_warnings_alone() -> None:
     code = (
         "import warnings\n"
         "before = warnings.showwarning\n"
-        "from mockagent.cassette.redact import Redactor\n"
+        "from mockagent.cassette.secrets.redact import Redactor\n"
         "assert Redactor().redact_shapes('x')[1] == []\n"
         "assert warnings.showwarning is before, warnings.showwarning\n"
     )

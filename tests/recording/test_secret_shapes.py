@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.cassette.redact import Redactor
+from mockagent.cassette.secrets.redact import Redactor
 from tests.helpers.paths import ROOT
 from tests.helpers.recording import HTTP, message, recording, upstream_agent
 from tests.helpers.secret_corpus import corpus, pieces

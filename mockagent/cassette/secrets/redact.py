@@ -21,14 +21,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, unquote_plus, urlsplit, urlunsplit
 
-from mockagent.cassette.free_text import in_place, redact_free_text
-from mockagent.cassette.leak_scan import LeakScan
-from mockagent.cassette.placeholder import PLACEHOLDER, placeholder
-from mockagent.cassette.secret_names import SecretNames, folded
-from mockagent.cassette.spellings import mask, spellings
+from mockagent.cassette.secrets.free_text import in_place, redact_free_text
+from mockagent.cassette.secrets.leak_scan import LeakScan
+from mockagent.cassette.secrets.placeholder import PLACEHOLDER, placeholder
+from mockagent.cassette.secrets.secret_names import SecretNames, folded
+from mockagent.cassette.secrets.spellings import mask, spellings
 
 if TYPE_CHECKING:  # detect-secrets is imported when the first value is scanned, not before
-    from mockagent.cassette.shapes import Shapes
+    from mockagent.cassette.secrets.shapes import Shapes
 
 MIN_SECRET = 4  # shorter values would match everywhere; they are redacted but not scanned for
 _WORDS = re.compile(r"[A-Za-z]{1,12}(?:[ _-][A-Za-z]{1,12})*")  # plain words, no secret to scan
@@ -73,7 +73,7 @@ class Redactor:
     @cached_property
     def shapes(self) -> Shapes:
         before = warnings.showwarning
-        from mockagent.cassette.shapes import Shapes
+        from mockagent.cassette.secrets.shapes import Shapes
 
         # Importing detect-secrets sends every warning of the process to logging from then on
         # (its logger calls logging.captureWarnings); pytest's warnings summary would lose them.

@@ -16,9 +16,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from mockagent.cassette.chunks import redact_streams
-from mockagent.cassette.placeholder import PLACEHOLDER, placeholder
-from mockagent.cassette.secret_names import words
+from mockagent.cassette.secrets.chunks import redact_streams
+from mockagent.cassette.secrets.placeholder import PLACEHOLDER, placeholder
+from mockagent.cassette.secrets.secret_names import words
 
 # Fields whose strings are encoded content (file bytes in base64) or public proofs (a signed
 # card's JWS), random by nature: only the named shapes are looked for there, not random strings.

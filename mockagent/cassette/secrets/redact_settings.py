@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mockagent.cassette.redact import Redactor, stderr
+from mockagent.cassette.secrets.redact import Redactor, stderr
 
 SETTINGS = ("redact_names", "redact_patterns", "allow_values")  # the pytest plugin's keys
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mockagent.cassette.placeholder import placeholder
+from mockagent.cassette.secrets.placeholder import placeholder
 
 Spans = Callable[[str], list[tuple[int, int, str]]]  # a text → its secrets (start, end, kind)
 Told = Callable[[str, str], None]  # (field, kind): where a secret was redacted

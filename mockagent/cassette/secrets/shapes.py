@@ -42,8 +42,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from mockagent.cassette.placeholder import PLACEHOLDER
-from mockagent.cassette.prefixes import find_prefixed
+from mockagent.cassette.secrets.placeholder import PLACEHOLDER
+from mockagent.cassette.secrets.prefixes import find_prefixed
 
 # Left out: BasicAuthDetector (redact.py handles user:password@ in URLs), the public-IP one (an
 # address is not a secret), and the IBM, Cloudant and SoftLayer ones (a keyword then any 40
