@@ -30,7 +30,7 @@ from mockagent.proxy.app import (
     finish_recording,
     upstream_problem,
 )
-from mockagent.server.host import root_url
+from mockagent.server.sockets import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify.run import verify_cassette
 from mockagent.verify.update import update_cassette

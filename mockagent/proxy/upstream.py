@@ -207,7 +207,8 @@ def tee(
 ) -> Iterator[bytes]:
     """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
     frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, before
-    the chunk is passed on, an unterminated last line of NDJSON too. `on_close` runs when the stream ends, however."""
+    the chunk is passed on, an unterminated last line of NDJSON too. `on_close` runs when the
+    stream ends, however."""
     pending = b""
     chunks = response.iter_raw()
     try:

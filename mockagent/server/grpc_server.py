@@ -10,9 +10,7 @@ the mount path does over HTTP, and the card's GRPC interface carries it. Needs
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
-import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -23,18 +21,13 @@ from mockagent import errors
 from mockagent.dialects.a2a.grpc_aio import aio_handler
 from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
 from mockagent.server.app import Mounts
-from mockagent.server.host import bound
+from mockagent.server.sockets import target_of
 
 EXTRA = "mockagent-server[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
 T = TypeVar("T")
 STOP_GRACE_S = 1.0
 """How long a stop waits for calls under way (open streams have already been ended)."""
-
-
-def target_of(host: str, port: int) -> str:
-    """`host:port` as a gRPC target (an IPv6 address in brackets)."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class GrpcServer:
@@ -160,23 +153,3 @@ class _Loop:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
-
-
-def reserve(host: str, port: int) -> socket.socket:
-    """A socket bound to `host`:`port` with SO_REUSEPORT, not listening: it holds the port (the
-    real one of port 0) for `serve`'s workers, whose gRPC servers bind it too. Connections go to
-    listening sockets only, so it never takes one. OSError when the port is taken."""
-    return bound(host, port, (socket.SOL_SOCKET, socket.SO_REUSEPORT))
-
-
-def wait_listening(host: str, port: int, timeout_s: float) -> bool:
-    """Whether something accepts connections on `host`:`port` within `timeout_s` (polled)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            socket.create_connection((host, port), timeout=0.5).close()
-            return True
-        except OSError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)

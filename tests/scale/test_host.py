@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from mockagent.cli.main import READY
-from mockagent.server.host import listen
+from mockagent.server.sockets import listen
 from tests.helpers.http_checks import (
     V1,
     check_body_over_the_limit,
