@@ -265,7 +265,6 @@ KNOWN_CIRCLES = [
         }
     ),
     frozenset({"proxy.agentex.recording", "proxy.agentex.tasks", "proxy.forward"}),
-    frozenset({"proxy.subscriptions", "proxy.turns"}),
 ]
 
 
