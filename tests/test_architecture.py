@@ -264,7 +264,6 @@ KNOWN_CIRCLES = [
             "cassette.spellings",
         }
     ),
-    frozenset({"proxy.agentex.recording", "proxy.agentex.tasks", "proxy.forward"}),
 ]
 
 

@@ -203,7 +203,7 @@ def tee(
     response: httpx.Response,
     separator: bytes,
     on_frame: Callable[[bytes], None],
-    on_close: Callable[[], None],
+    on_close: Callable[[], object],
 ) -> Iterator[bytes]:
     """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
     frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, before

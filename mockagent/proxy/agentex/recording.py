@@ -23,55 +23,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from mockagent import errors
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent, rpc
-from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse, parse_json
+from mockagent.proxy.agentex.known import AgentexTask, KnownTasks
 from mockagent.proxy.agentex.tasks import record_cancel, record_create, state_step, untouched
+from mockagent.proxy.error_shapes import render
 from mockagent.proxy.hooks import HookError
+from mockagent.proxy.link import UpstreamLink
 from mockagent.proxy.recorder import RecordedTask
-from mockagent.proxy.upstream import (
-    Refused,
-    UpstreamUnreachable,
-    failure,
-    forwardable,
-    now_ms,
-    read,
-    tee,
-)
+from mockagent.proxy.upstream import UpstreamUnreachable, forwardable, now_ms, tee
 
-if TYPE_CHECKING:
-    from mockagent.proxy.forward import RecordingProxy
-
+RpcCall = tuple[str | None, str, dict[str, Any], Any]
+"""(agent name, method, params, request id) of an RPC call."""
 AGENTS_PATH = "/agents"
 AGENT_FIELDS = ("id", "name", "description", "acp_type")
 TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?\Z")
 # What a string `say` step stands for (cassette.models.Step): no other field, not even `style`.
 PLAIN_TEXT_SAY = {"type": "text", "author": "agent", "format": "plain"}
-
-
-@dataclass
-class AgentexTask:
-    """One upstream task: its recorded script (if a message or event created one) and what the
-    client has seen of it."""
-
-    record: RecordedTask | None = None  # None until a recorded turn runs on it
-    created: RecordedTask | None = None  # the script of the CreateTask interaction that makes it
-    # A named task the replay's store makes by itself: the CreateTask interaction to write (after
-    # the interaction it followed) should a get-or-create find it moved on (agentex.tasks).
-    unwritten: dict[str, Any] | None = None
-    from_message: bool = False  # created by a recorded message/send: follow-ups match `task.from`
-    seen: set[str] = field(default_factory=set)  # message ids the client has seen
-    state: str = "RUNNING"
-    reason: str | None = None  # its `status_reason`, as the client last saw it
-    scripted: bool = True  # polls still add to the script (not after a cancel)
-    origin: str = ""  # the interaction that creates it on replay ("": the task store)
-    turn: dict[str, Any] | None = None  # the interaction of its latest user turn
 
 
 def say(content: dict[str, Any]) -> Any:
@@ -110,18 +83,14 @@ def turn_match(
     ) or "event"
 
 
-class AgentexRecording:
-    """The Agentex side of a recording proxy (it shares the proxy's upstream and session)."""
+class AgentexRecording(KnownTasks):
+    """The Agentex side of a recording proxy: it shares the proxy's upstream, session, hooks and
+    replay (`link`)."""
 
-    def __init__(self, proxy: RecordingProxy) -> None:
-        self.proxy = proxy
+    def __init__(self, link: UpstreamLink) -> None:
+        super().__init__(link.session)
+        self.link = link
         self.agents: dict[str, dict[str, Any]] = {}  # id → agent as the cassette writes it
-        self.tasks: dict[str, AgentexTask] = {}  # upstream task id → what we know
-        self.names: dict[str, str] = {}  # task name → upstream task id
-
-    @property
-    def session(self) -> Any:
-        return self.proxy.session
 
     # -- forwarding ---------------------------------------------------------------------------
 
@@ -129,11 +98,10 @@ class AgentexRecording:
         self, request: HttpRequest, query: str, recorded: HttpRequest | None = None
     ) -> HttpResponse:
         """Forward `request`; record `recorded` (what the request hook made of it) and its
-        answer."""
+        answer. A call that fails gets the platform's error, HTTP 502 (`error_shapes`): an RPC
+        error for an RPC call, else its REST error."""
         recorded = request if recorded is None else recorded
-        replay = (
-            self.proxy.replay
-        )  # new_episodes: what the cassette already has is answered from it
+        replay = self.link.replay  # new_episodes: what the cassette already has answers from it
         if isinstance(replay, AgentexAgent) and replay.would_answer(request):
             return replay.handle(request)
         if not self.agents and not (
@@ -142,35 +110,28 @@ class AgentexRecording:
             self._fetch_agents(request.headers)
         call = self._rpc_call(recorded)
         try:
-            response = self.proxy.open(request, query)
-        except UpstreamUnreachable as exc:
-            return self._error(call, str(self.proxy.unreachable(exc)))
+            return self._forward(request, query, recorded, call)
+        except errors.ProtocolError as exc:
+            failed = errors.InternalError(exc.message, http_status=502)
+            if call is None:
+                return render("AGENTEX", failed)
+            return render("AGENTEX-RPC", failed, call[3])
+
+    def _forward(
+        self, request: HttpRequest, query: str, recorded: HttpRequest, call: RpcCall | None
+    ) -> HttpResponse:
+        response = self.link.open(request, query)
         headers = forwardable(dict(response.headers))
         if "application/x-ndjson" in response.headers.get("content-type", ""):
-            try:
-                kept = self.proxy.hooks.response(response.status_code, dict(response.headers), None)
-            except HookError as exc:  # the test's hook failed: an error instead of the answer
-                response.close()
-                return self._error(call, str(exc))
-            turn = (
-                StreamTurn(self, call)
-                if call is not None and call[1] == "message/send" and kept is not None
-                else None
-            )
-            if turn is None:
+            kept = self._hooked(response, None)
+            if call is None or call[1] != "message/send" or kept is None:
                 lines = tee(response, b"\n", lambda _: None, self.session.save_partial)
                 return HttpResponse(response.status_code, lines, headers)
+            turn = StreamTurn(self, call)
             lines = tee(response, b"\n", turn.line, lambda: None)
             return HttpResponse(response.status_code, turn.watched(lines), headers)
-        try:
-            body = read(response)
-        except httpx.HTTPError as exc:
-            reason = f"upstream {self.proxy.upstream.url} broke off ({failure(exc)})"
-            return self._error(call, str(self.proxy.unreachable(reason)))
-        try:
-            answer = self.proxy.hooks.response(response.status_code, dict(response.headers), body)
-        except HookError as exc:
-            return self._error(call, str(exc))
+        body = self.link.read(response)
+        answer = self._hooked(response, body)
         if answer is not None and 200 <= answer[0] < 300:
             try:
                 payload = parse_json(answer[1] or b"")
@@ -181,15 +142,15 @@ class AgentexRecording:
             self.session.save_partial()
         return HttpResponse(response.status_code, body, headers)
 
-    @staticmethod
-    def _error(
-        call: tuple[str | None, str, dict[str, Any], Any] | None, message: str
-    ) -> HttpResponse:
-        exc = errors.InternalError(message, http_status=502)
-        if call is not None:
-            return HttpResponse.json(rpc_error(exc, call[3]))
-        answer = HttpResponse.json({"message": message, "code": 502, "data": None}, status=502)
-        return Refused.of(answer, message)
+    def _hooked(
+        self, response: httpx.Response, body: bytes | None
+    ) -> tuple[int, bytes | None] | None:
+        """What the response hook keeps of the answer (None: nothing is recorded of it)."""
+        try:
+            return self.link.hooks.response(response.status_code, dict(response.headers), body)
+        except HookError as exc:  # the test's hook failed: an error instead of the answer
+            response.close()
+            raise errors.InternalError(str(exc)) from None
 
     @staticmethod
     def malformed(request: HttpRequest) -> HttpResponse | None:
@@ -200,7 +161,7 @@ class AgentexRecording:
 
     def _fetch_agents(self, headers: dict[str, str]) -> None:
         try:
-            agents = self.proxy.upstream.get_json(AGENTS_PATH, headers)
+            agents = self.link.upstream.get_json(AGENTS_PATH, headers)
         except (UpstreamUnreachable, ValueError):
             return
         with self.session.lock:
@@ -216,7 +177,7 @@ class AgentexRecording:
                 }
         self.session.recorder.agents = list(self.agents.values())
 
-    def _rpc_call(self, request: HttpRequest) -> tuple[str | None, str, dict[str, Any], Any] | None:
+    def _rpc_call(self, request: HttpRequest) -> RpcCall | None:
         """(agent name, method, params, request id) of an RPC POST; None for anything else."""
         if request.method != "POST":
             return None
@@ -244,7 +205,7 @@ class AgentexRecording:
     def _record(
         self,
         request: HttpRequest,
-        call: tuple[str | None, str, dict[str, Any], Any] | None,
+        call: RpcCall | None,
         payload: Any,
     ) -> None:
         path = request.path.rstrip("/")
@@ -290,13 +251,6 @@ class AgentexRecording:
                 self.close_turn(turn)
         elif method == "event/send" and isinstance(result, dict):
             self.open_turn(agent, params, "SendEvent", str(result.get("task_id") or ""))
-
-    def task(self, task_id: str, name: Any = None) -> AgentexTask:
-        """What the recording knows of the upstream task `task_id` (known by `name` too)."""
-        task = self.tasks.setdefault(task_id, AgentexTask())
-        if isinstance(name, str) and name:
-            self.names[name] = task_id
-        return task
 
     def open_turn(
         self, agent: str | None, params: dict[str, Any], operation: str | None, task_id: str
@@ -383,9 +337,7 @@ class AgentexRecording:
 class StreamTurn:
     """A streamed `message/send`: one `say` per `index`, recorded line by line as it is teed."""
 
-    def __init__(
-        self, owner: AgentexRecording, call: tuple[str | None, str, dict[str, Any], Any]
-    ) -> None:
+    def __init__(self, owner: AgentexRecording, call: RpcCall) -> None:
         self.owner = owner
         self.call = call
         self.start_ms = now_ms()
