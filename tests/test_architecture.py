@@ -237,6 +237,8 @@ KNOWN_CIRCLES = [
             "server.admin.runtime",
             "server.app",
             "server.grpc_server",
+            "server.mounts",
+            "server.refusals",
             "server.thread",
             "server.wsgi",
             "testing.expect",

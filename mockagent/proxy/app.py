@@ -23,9 +23,10 @@ from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.partials import left_behind
 from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
-from mockagent.server.app import ACCESS, MAX_BODY, create_app, flask_response, request_id_of
+from mockagent.server.app import ACCESS, MAX_BODY, create_app
 from mockagent.server.deadline import BodyTimeout
 from mockagent.server.guard import Access, Refusal, agent_refusal
+from mockagent.server.refusals import flask_response, request_id_of
 from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body, seen_of
 from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
 

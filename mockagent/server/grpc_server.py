@@ -20,7 +20,7 @@ import grpc
 from mockagent import errors
 from mockagent.dialects.a2a.grpc_aio import aio_handler
 from mockagent.dialects.a2a.grpc_binding import Target
-from mockagent.server.app import Mounts
+from mockagent.server.mounts import Mounts
 from mockagent.server.sockets import target_of
 
 EXTRA = "mockagent-server[grpc]"

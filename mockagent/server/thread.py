@@ -21,7 +21,8 @@ from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine
-from mockagent.server.app import Mounts, create_app, served_on
+from mockagent.server.app import create_app, served_on
+from mockagent.server.mounts import Mounts
 from mockagent.vocabulary import CARD_PATH
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from mockagent.vocabulary import CARD_PATH
 if TYPE_CHECKING:
     from mockagent.engine.journal import JournalEntry
     from mockagent.engine.replay import Engine
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
     from mockagent.server.thread import ServerThread
     from mockagent.testing.expect import Expectation
 

@@ -116,7 +116,7 @@ from mockagent.server.admin.control import ControlError, shown
 from mockagent.vocabulary import HTTP_METHODS
 
 if TYPE_CHECKING:
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
 
 PREFIX = "/_mockagent"
 Handler = Callable[..., "dict[str, Any] | tuple[dict[str, Any], int] | Response"]

@@ -25,7 +25,7 @@ from mockagent.engine.tasks import Task
 from mockagent.errors import CassetteError
 
 if TYPE_CHECKING:
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
 
 MAX_POLLS = 10_000  # one request must not spin the engine's lock for long
 # One URL path segment. fullmatch: `$` would also match before a trailing newline ("a\n").

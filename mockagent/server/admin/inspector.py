@@ -36,7 +36,7 @@ from mockagent.dialects.a2a.card import build_card
 from mockagent.server.admin import control
 
 if TYPE_CHECKING:
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
 
 TEMPLATE = "inspector.html"
 SHOWN_CALLS = 500

@@ -15,7 +15,7 @@ from mockagent.engine.replay import Engine
 from mockagent.server.admin.control import ControlError, call_view, engines, interaction_summary
 
 if TYPE_CHECKING:
-    from mockagent.server.app import Mounts
+    from mockagent.server.mounts import Mounts
 
 STATUS: dict[type[errors.MockagentError], int] = {
     errors.UnknownInteraction: 404,
