@@ -36,16 +36,8 @@ from mockagent.cassette.states import TaskState
 from mockagent.dialects.agentex.errors import INVALID_PARAMS
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_name
-from mockagent.proxy.agentex.known import AgentexTask, KnownTasks
+from mockagent.proxy.agentex.known import AgentexTask, KnownTasks, state_step
 from mockagent.proxy.recorder import MINTED, RecordedTask
-
-
-def state_step(status: str, reason: Any) -> dict[str, Any]:
-    """A state step as the platform showed the task: its status, and its `status_reason`."""
-    step: dict[str, Any] = {"state": status}
-    if isinstance(reason, str):
-        step["statusReason"] = reason
-    return step
 
 
 def record_create(owner: KnownTasks, agent: str | None, result: dict[str, Any]) -> None:
