@@ -30,7 +30,16 @@ SHAPES: dict[str | None, Shape] = {
 """Binding → the error's answer in its shape, given the error and the request's id."""
 
 
-def render(binding: str | None, exc: errors.ProtocolError, request_id: Any = None) -> HttpResponse:
-    """`exc` as the proxy answers it to a call of `binding` (see SHAPES)."""
+RPC = frozenset({"JSONRPC", "AGENTEX-RPC"})
+"""The bindings whose errors travel in the body, with HTTP 200 unless `render` is told."""
+
+
+def render(
+    binding: str | None, exc: errors.ProtocolError, request_id: Any = None, status: int = 200
+) -> HttpResponse:
+    """`exc` as the proxy answers it to a call of `binding` (see SHAPES); an RPC error with HTTP
+    `status` (a refused body: 413, 408 …), any other with the status `exc` names."""
     answer = SHAPES[binding](exc, request_id)
+    if binding in RPC:
+        answer.status = status
     return Refused.of(answer, str(exc)) if answer.status == 502 else answer
