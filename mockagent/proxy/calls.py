@@ -8,12 +8,19 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.a2a import rest
+from mockagent.dialects.a2a.error_table import TABLE
 from mockagent.dialects.a2a.service import check_params
 from mockagent.dialects.http import HttpRequest, parse_json
-from mockagent.proxy.stream_faults import KIND_BY_CODE, KIND_BY_REASON
 from mockagent.proxy.v0_3 import request_in, rest_request_in
 from mockagent.proxy.v0_3_wire import rest_error_kind
 from mockagent.vocabulary import A2A_OPERATIONS
+
+KIND_BY_CODE = {row.code: kind for kind, row in reversed(TABLE.items()) if kind != "NoMatch"}
+"""JSON-RPC code → error kind; where two kinds share a code, the first in the table (Internal,
+not Unavailable, for -32603)."""
+KIND_BY_REASON = {
+    row.reason: kind for kind, row in TABLE.items() if row.reason and kind != "NoMatch"
+}
 
 
 @dataclass(frozen=True)

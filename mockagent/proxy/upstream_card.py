@@ -11,9 +11,8 @@ from typing import Any
 from mockagent import errors
 from mockagent.dialects.a2a.signing import CardSigner, SigningUnavailable
 from mockagent.dialects.http import HttpRequest, HttpResponse
-from mockagent.proxy.agentex.recording import AGENTS_PATH
 from mockagent.proxy.link import UpstreamLink
-from mockagent.proxy.upstream import UpstreamUnreachable
+from mockagent.proxy.upstream import AGENTS_PATH, UpstreamUnreachable
 from mockagent.vocabulary import CARD_PATH
 
 log = logging.getLogger("mockagent")
