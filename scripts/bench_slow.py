@@ -158,9 +158,16 @@ server from 194 MB to 1.9 GB (875 MB still held after they left).
 - **Agentex NDJSON streams** use the same bounded writes. **gRPC** (`--grpc-port`; measured once
   by hand, not a row): with 300 gRPC streams open, fresh unary gRPC calls took at most 6 ms
   (3 ms with `--threads 128`: in memory, grpc.aio's server holds no thread for a waiting
-  stream). On a shared `--store`, grpcio's thread-pool server holds one of the `--threads` threads
-  per open stream, 1024 by default. HTTP/2 flow control bounds what a stream buffers for a
-  client that does not read, and grpcio hands a call to a thread only once its request arrived.
+  stream). On a shared `--store`, the same server holds one of the `--threads` threads per open
+  stream, 1024 by default. HTTP/2 flow control bounds what a stream buffers for a
+  client that does not read, and a call takes a thread only once its request arrived.
+- **One gRPC server.** grpc.aio serves gRPC on a shared `--store` too (each call's engine work on
+  one of `--threads`), where grpcio's thread-pool server did. Measured by hand on 2026-12-07 (the
+  gRPC bench's calls and h2load, `--workers 2` on Redis, 3 interleaved rounds × 3 s, load
+  average ~4 from other work), thread-pool → aio at 16 connections, the Targets rows' column:
+  direct reply 2,177 → 2,071 calls/s, blocking task 1,577 → 1,595, GetTask 2,080 → 2,199,
+  9-event stream 638 → 749 (p99 69.6 → 38.0 ms); at 1 connection aio is 10-25% slower (one
+  more thread handoff a call). Within the noise where the targets are measured, so one server.
 
 """
 

@@ -196,15 +196,6 @@ def other_modules(tree: ast.Module) -> set[str]:
     }
 
 
-# No import circle, type-only imports included (tests/helpers/import_graph.py): a module that
-# needs a name of another that needs it back moves the shared part down a layer. The two circles
-# left are in mockagent/proxy/, whose helper (issue 27) removes them; then this list is empty.
-KNOWN_CIRCLES = [
-    frozenset({"proxy.agentex.recording", "proxy.agentex.tasks", "proxy.forward"}),
-    frozenset({"proxy.subscriptions", "proxy.turns"}),
-]
-
-
 def test_a_submodule_imported_from_its_package_is_an_edge_to_it_alone(tmp_path):
     # `from mockagent import errors` imports the module errors; the package runs as its parent,
     # as it does for any submodule. Counted as an edge to the package, every module that names
@@ -224,11 +215,7 @@ def test_a_submodule_imported_from_its_package_is_an_edge_to_it_alone(tmp_path):
 
 
 def test_no_import_circle():
-    found = [
-        frozenset(name.removeprefix("mockagent.") for name in members)
-        for members in circles(graph())
-    ]
-    new = [sorted(members) for members in found if members not in KNOWN_CIRCLES]
-    assert new == [], f"an import circle; break it: {new}"
-    gone = [sorted(members) for members in KNOWN_CIRCLES if members not in found]
-    assert gone == [], f"a known circle changed or is gone: update KNOWN_CIRCLES to {found}"
+    # Type-only imports included (tests/helpers/import_graph.py): a module that needs a name of
+    # another that needs it back moves the shared part down a layer.
+    found = [sorted(name.removeprefix("mockagent.") for name in c) for c in circles(graph())]
+    assert found == [], f"an import circle; break it: {found}"

@@ -332,7 +332,7 @@ def _with_grpc_lines(
 
 def _reserve_grpc(host: str, port: int) -> tuple[socket.socket, Callable[[int], str]]:
     """The socket holding the gRPC port for the workers, or exit 1 saying why there is none."""
-    from mockagent.server.grpc_server import reserve, target_of
+    from mockagent.server.sockets import reserve, target_of
 
     try:
         return reserve(host, port), lambda real: target_of(host, real)
@@ -346,7 +346,7 @@ def _reserve_grpc(host: str, port: int) -> tuple[socket.socket, Callable[[int], 
 def _when_listening(host: str, port: int, announce: Callable[[], None]) -> Callable[[], None]:
     """`announce` once a worker's gRPC server accepts connections (a gRPC client that finds no
     listener fails at once, where an HTTP one waits in the socket's backlog)."""
-    from mockagent.server.grpc_server import wait_listening
+    from mockagent.server.sockets import wait_listening
 
     def wait_then_announce() -> None:
         if wait_listening(host, port, GRPC_READY_S):

@@ -10,22 +10,22 @@ from flask import Flask, Response, request
 
 from mockagent.cassette.secrets.redact import Redactor
 from mockagent.cassette.store import load_cassette
-from mockagent.dialects.a2a import A2AAgent, rest
-from mockagent.dialects.a2a.error_table import jsonrpc_error
+from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
-from mockagent.dialects.agentex.errors import rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, ContentTypeNotSupported, InvalidRequest, ProtocolError
+from mockagent.proxy.error_shapes import render
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.hooks import RecordHooks
 from mockagent.proxy.partials import left_behind
 from mockagent.proxy.session import Session, to_stderr
 from mockagent.proxy.upstream import Refused, Upstream, status_reason
-from mockagent.server.app import ACCESS, MAX_BODY, create_app, flask_response, request_id_of
+from mockagent.server.app import ACCESS, MAX_BODY, create_app
 from mockagent.server.deadline import BodyTimeout
 from mockagent.server.guard import Access, Refusal, agent_refusal
+from mockagent.server.refusals import flask_response, request_id_of
 from mockagent.server.wsgi import TooLarge, UnreadableBody, read_body, seen_of
 from mockagent.vocabulary import CARD_PATH, HTTP_METHODS, RECORD_MODES
 
@@ -188,11 +188,11 @@ def refused(
 ) -> HttpResponse:
     """HTTP `status` with `exc` in the shape of the call (see `body_refused`)."""
     if method == "POST" and any(pattern.match(path) for pattern in RPC_ROUTES):
-        return HttpResponse.json(rpc_error(exc, request_id), status)
+        return render("AGENTEX-RPC", exc, request_id, status)
     if method == "POST" and path == "/":
-        return HttpResponse.json(jsonrpc_error(exc, request_id), status)
+        return render("JSONRPC", exc, request_id, status)
     exc.http_status = 415 if isinstance(exc, ContentTypeNotSupported) else status
-    return rest.error_response(exc)
+    return render("HTTP+JSON", exc)
 
 
 def local_engine(app: Flask, create: bool = True, **engine_options: Any) -> Engine | None:

@@ -14,17 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mockagent.dialects.a2a.error_table import TABLE
+from mockagent.proxy.calls import KIND_BY_CODE, KIND_BY_REASON
 from mockagent.proxy.recorder import INTERRUPTED, TERMINAL
 from mockagent.proxy.session import Session
 from mockagent.proxy.turns import StreamRecording
-
-KIND_BY_CODE = {row.code: kind for kind, row in reversed(TABLE.items()) if kind != "NoMatch"}
-"""JSON-RPC code → error kind; where two kinds share a code, the first in the table (Internal,
-not Unavailable, for -32603)."""
-KIND_BY_REASON = {
-    row.reason: kind for kind, row in TABLE.items() if row.reason and kind != "NoMatch"
-}
 
 
 def stream_error(binding: str, name: str, payload: Any) -> tuple[str, str | None] | None:

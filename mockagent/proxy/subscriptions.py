@@ -36,28 +36,20 @@ interaction matches with the Task as it is instead of refusing it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mockagent.engine.task_ops import not_subscribable
 from mockagent.proxy.cancel import replay_refusal, unknown_refused
 from mockagent.proxy.recorder import TERMINAL, RecordedTask, Recorder
 
-if TYPE_CHECKING:
-    from mockagent.proxy.turns import StreamRecording
-
 Place = tuple[list[dict[str, Any]], int]  # a script, and the index of the next step not seen
 
 
-def merge(recording: StreamRecording, place: Place, payload: dict[str, Any], at_ms: float) -> None:
-    """A subscription's event when steps it has not seen are recorded already (see above)."""
+def merge(recorder: Recorder, place: Place, step: dict[str, Any], after: dict[str, Any]) -> Place:
+    """A subscription's event, as `step` (see `step_of`), when steps it has not seen are recorded
+    already (see above); `after` is its gap since the stream's last event. The stream's place
+    after it."""
     script, at = place
-    recorder = recording.recorder
-    step = step_of(recorder, payload)
-    if step is None:  # a Task resent mid-stream changes nothing a step could say
-        return
-    after = recording.after(at_ms - recording.last_ms)
-    recording.last_ms = at_ms
-    recording.seen = step.get("state", recording.seen)
     found = _said(script, at, step)
     if found is None:  # a change the snapshots never showed: where the subscription saw it
         step["after"] = after
@@ -76,7 +68,7 @@ def merge(recording: StreamRecording, place: Place, payload: dict[str, Any], at_
         known.update(step)
         known.setdefault("after", after)
         script.insert(at, known)
-    recording.place = (script, at + 1)
+    return script, at + 1
 
 
 def step_of(recorder: Recorder, payload: dict[str, Any]) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from mockagent.proxy.subscriptions import (
     Place,
     ended_answer,
     merge,
+    step_of,
     subscription_fault,
     subscription_refused,
 )
@@ -229,7 +230,7 @@ class StreamRecording:
             return
         behind = self._behind(task)
         if behind is not None:  # others saw this task further already: merge, do not append
-            merge(self, behind, payload, at_ms)
+            self._merge(behind, payload, at_ms)
             return
         if "statusUpdate" in payload:
             update = payload["statusUpdate"]
@@ -252,6 +253,16 @@ class StreamRecording:
         self.last_ms = at_ms
         if self.place is not None:
             self.place = (task.steps, len(task.steps))
+
+    def _merge(self, place: Place, payload: dict[str, Any], at_ms: float) -> None:
+        """An event merged into steps others saw first (`subscriptions.merge`)."""
+        step = step_of(self.recorder, payload)
+        if step is None:  # a Task resent mid-stream changes nothing a step could say
+            return
+        after = self.after(at_ms - self.last_ms)
+        self.last_ms = at_ms
+        self.seen = step.get("state", self.seen)
+        self.place = merge(self.recorder, place, step, after)
 
     def _behind(self, task: RecordedTask) -> Place | None:
         """A subscription's place when steps it has not seen are recorded already, else None.

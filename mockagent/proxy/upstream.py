@@ -38,6 +38,8 @@ PROBE_S = 2.0
 """How long the upstream's card (or an Agentex platform's agent list) may take to answer, to
 connect and to read: these GETs answer at once, and a client (a2a-sdk's httpx: 5 s) must get
 `upstream … did not answer in time` well before its own timeout."""
+AGENTS_PATH = "/agents"
+"""An Agentex platform's agent list: what tells it from an A2A agent, which serves a card."""
 CALL_S = 60.0  # a forwarded call: an agent may think for a while before it answers
 CONNECT_S = 3.0  # any connection to the upstream
 
@@ -203,7 +205,7 @@ def tee(
     response: httpx.Response,
     separator: bytes,
     on_frame: Callable[[bytes], None],
-    on_close: Callable[[], None],
+    on_close: Callable[[], object],
 ) -> Iterator[bytes]:
     """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
     frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, before

@@ -10,9 +10,7 @@ the mount path does over HTTP, and the card's GRPC interface carries it. Needs
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
-import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -21,9 +19,9 @@ import grpc
 
 from mockagent import errors
 from mockagent.dialects.a2a.grpc_aio import aio_handler
-from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
+from mockagent.dialects.a2a.grpc_binding import Target
 from mockagent.server.mounts import Mounts
-from mockagent.server.sockets import bound
+from mockagent.server.sockets import target_of
 
 EXTRA = "mockagent-server[grpc]"
 """What to install for gRPC (grpcio and the a2a-sdk's generated stubs)."""
@@ -32,22 +30,15 @@ STOP_GRACE_S = 1.0
 """How long a stop waits for calls under way (open streams have already been ended)."""
 
 
-def target_of(host: str, port: int) -> str:
-    """`host:port` as a gRPC target (an IPv6 address in brackets)."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 class GrpcServer:
-    """grpcio's server for the agents in `mounts`, listening from construction on (call
-    `start()`). `http_root` is the HTTP server's root URL: the cards' other interfaces.
+    """grpc.aio's server for the agents in `mounts`, listening from construction on (call
+    `start()`), on an event loop in a thread of its own. `http_root` is the HTTP server's root
+    URL: the cards' other interfaces.
 
-    In memory, grpc.aio's server on an event loop in a thread of its own answers: a call that
-    does not wait is answered where it arrives, where grpcio's thread-pool server hands each
-    call between its polling thread and a pool thread several times (a GIL handoff each). On a
-    shared store every call waits for the store, and the thread-pool server, which runs each
-    call whole in one of `threads`, answers those faster than a loop handing them to threads.
-    A stream holds one of `threads` while it waits for its next event (on the thread-pool
-    server, from start to end)."""
+    In memory a call that does not wait is answered on the loop where it arrives (no thread
+    handoff, which is most of what a call costs on grpcio's thread-pool server). On a shared
+    store every call waits for the store, and runs on one of `threads`; a stream holds one of
+    them while it waits for its next event (see `dialects.a2a.grpc_aio`)."""
 
     def __init__(
         self,
@@ -64,27 +55,20 @@ class GrpcServer:
         # SO_REUSEPORT only where `serve` asks for it (its workers share the port it reserved);
         # elsewhere a port in use must be an error, not a second server on it.
         options = [("grpc.so_reuseport", 1 if reuse_port else 0)]
-        self._sync: grpc.Server | None = None
-        self._aio: grpc.aio.Server | None = None
-        self._loop: _Loop | None = None
-        if any(engine.tasks.shared for engine in mounts.agents.values()):
-            handler = generic_handler(self.resolve)
-            self._sync = grpc.server(self._threads, handlers=[handler], options=options)
-            self.port = _add_port(self._sync, host, port)
-        else:
-            self._loop = _Loop()
-            try:
-                self._aio, self.port = self._loop.run(self._bind(host, port, options))
-            except BaseException:
-                self._loop.end()
-                raise
+        waits = any(engine.tasks.shared for engine in mounts.agents.values())
+        self._loop = _Loop()
+        try:
+            self._aio, self.port = self._loop.run(self._bind(host, port, options, waits))
+        except BaseException:
+            self._loop.end()
+            raise
         self.host = host
         self.target = target_of(host, self.port)
 
     async def _bind(
-        self, host: str, port: int, options: list[tuple[str, Any]]
+        self, host: str, port: int, options: list[tuple[str, Any]], waits: bool
     ) -> tuple[grpc.aio.Server, int]:
-        handler = aio_handler(self.resolve, self._threads)
+        handler = aio_handler(self.resolve, self._threads, waits)
         server = grpc.aio.server(handlers=[handler], options=options)
         return server, _add_port(server, host, port)
 
@@ -108,19 +92,14 @@ class GrpcServer:
 
     def start(self) -> GrpcServer:
         """Take calls, and list the GRPC interface in the agents' cards."""
-        if self._loop is not None and self._aio is not None:
-            self._loop.run(self._aio.start())
-        elif self._sync is not None:
-            self._sync.start()
+        self._loop.run(self._aio.start())
         self.mounts.serve_grpc(self.target)
         return self
 
     def stop(self) -> None:
         """Stop taking calls; return once the calls under way have ended (the caller ends the
         open streams first, with `mounts.close()`), at most STOP_GRACE_S."""
-        if self._sync is not None:
-            self._sync.stop(STOP_GRACE_S).wait()
-        elif self._loop is not None and self._aio is not None and not self._loop.ended:
+        if not self._loop.ended:
             try:
                 self._loop.run(self._aio.stop(STOP_GRACE_S))
             finally:
@@ -128,7 +107,7 @@ class GrpcServer:
         self._threads.shutdown(wait=False, cancel_futures=True)
 
 
-def _add_port(server: grpc.Server | grpc.aio.Server, host: str, port: int) -> int:
+def _add_port(server: grpc.aio.Server, host: str, port: int) -> int:
     """Bind `server` to `host`:`port`; the port bound (the real one of port 0)."""
     try:
         bound = server.add_insecure_port(target_of(host, port))
@@ -160,23 +139,3 @@ class _Loop:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
-
-
-def reserve(host: str, port: int) -> socket.socket:
-    """A socket bound to `host`:`port` with SO_REUSEPORT, not listening: it holds the port (the
-    real one of port 0) for `serve`'s workers, whose gRPC servers bind it too. Connections go to
-    listening sockets only, so it never takes one. OSError when the port is taken."""
-    return bound(host, port, (socket.SOL_SOCKET, socket.SO_REUSEPORT))
-
-
-def wait_listening(host: str, port: int, timeout_s: float) -> bool:
-    """Whether something accepts connections on `host`:`port` within `timeout_s` (polled)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            socket.create_connection((host, port), timeout=0.5).close()
-            return True
-        except OSError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)

@@ -1,5 +1,6 @@
-"""The agents one server answers for, by mount: one cassette at `/`, or a folder's cassettes
-each at `/NAME/`; the admin API loads and resets them at runtime, the app and gRPC serve them."""
+"""The agents a server serves, by mount name: one cassette at `/`, or a folder's at `/NAME/`;
+each cassette's engine and its dialect's handler (A2A or Agentex), runtime loads, resets, and
+the GRPC interface their cards list while gRPC serves them."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import httpx
 
 from mockagent.errors import MockagentError
-from mockagent.proxy.agentex.recording import AGENTS_PATH
+from mockagent.proxy.upstream import AGENTS_PATH
 from mockagent.verify.compare import Exchange
 from mockagent.vocabulary import CARD_PATH
 

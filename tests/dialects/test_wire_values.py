@@ -4,7 +4,9 @@ INVALID_ARGUMENT saying what, naming no Python class. Real HTTP and a raw gRPC c
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,7 +15,8 @@ import httpx
 import pytest
 from a2a.types import a2a_pb2
 
-from mockagent.dialects.a2a.grpc_binding import Target, generic_handler
+from mockagent.dialects.a2a.grpc_aio import aio_handler
+from mockagent.dialects.a2a.grpc_binding import Target
 from mockagent.dialects.a2a.grpc_wire import METHODS
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.grpc_calls import SERVICE, VERSION, send_request
@@ -117,30 +120,41 @@ def _raw(channel: grpc.Channel, name: str) -> object:
 
 
 @pytest.fixture(scope="module")
-def thread_pool() -> Iterator[str]:
-    """grpcio's thread-pool server with the binding's handlers (what a shared store serves
-    with); a malformed request never reaches an agent, so none is resolved."""
+def waiting() -> Iterator[str]:
+    """grpc.aio's server with the binding's handlers as a shared store has them (every call on
+    a thread); a malformed request never reaches an agent, so none is resolved."""
 
     def no_agent(tenant: str) -> Target:
         raise AssertionError(f"a malformed request reached an agent ({tenant!r})")
 
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    run = lambda work: asyncio.run_coroutine_threadsafe(work, loop).result()  # noqa: E731
+
+    async def bind(threads: ThreadPoolExecutor) -> tuple[grpc.aio.Server, int]:
+        server = grpc.aio.server(handlers=[aio_handler(no_agent, threads, waits=True)])
+        return server, server.add_insecure_port("127.0.0.1:0")
+
     with ThreadPoolExecutor(max_workers=4) as threads:
-        server = grpc.server(threads, handlers=[generic_handler(no_agent)])
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
+        server, port = run(bind(threads))
+        run(server.start())
         try:
             yield f"127.0.0.1:{port}"
         finally:
-            server.stop(None)
+            run(server.stop(None))
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
 
 
-@pytest.mark.parametrize("server", ["aio", "thread-pool"])
+@pytest.mark.parametrize("server", ["in memory", "waiting"])
 @pytest.mark.parametrize("name", sorted(METHODS))
 @pytest.mark.parametrize(
     "garbage", [b"\xff\xff\xff", b"\x0a\x05ab", b"\x08" + b"\xff" * 11, b"\x00"]
 )
-def test_malformed_protobuf_is_invalid_argument(kit, thread_pool, server, name, garbage):
-    target = kit.grpc_target if server == "aio" else thread_pool
+def test_malformed_protobuf_is_invalid_argument(kit, waiting, server, name, garbage):
+    target = kit.grpc_target if server == "in memory" else waiting
     with grpc.insecure_channel(target) as channel:
         with pytest.raises(grpc.RpcError) as refused:
             answer = _raw(channel, name)(garbage, metadata=VERSION, timeout=10)

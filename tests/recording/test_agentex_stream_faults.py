@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from mockagent.proxy.agentex.recording import StreamTurn
+from mockagent.proxy.agentex.stream_turn import StreamTurn
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.proxy.forward import RecordingProxy
 from mockagent.proxy.session import Session

@@ -205,6 +205,15 @@ def test_an_upstream_that_answers_garbage_gives_invalid_agent_response_and_recor
     assert [d.get("reason") for d in error["details"]] == ["INVALID_AGENT_RESPONSE"]
 
 
+def test_an_upstream_without_a_card_says_why_in_the_status_line_too(tmp_path: Path) -> None:
+    with raw_http_server(b"no", status=404) as (url, _), recording(url, tmp_path / "r.yaml") as rec:
+        card = HTTP.get(rec.url + CARD)
+    reason = f"upstream card: GET {CARD} answered HTTP 404"
+    # Before, only the body said so: every 502 of the proxy is rendered by one table now.
+    assert (card.status_code, card.reason_phrase) == (502, reason)
+    assert card.json()["error"]["message"] == reason
+
+
 # -- the proxy talks to its upstream only ---------------------------------------------------------
 
 

@@ -1,19 +1,22 @@
-"""The A2A gRPC binding's handlers for grpc.aio's server: the method table, the service and the
-errors of `grpc_binding`, answered on an event loop.
+"""The A2A gRPC binding's handlers for grpc.aio's server (the one gRPC server): the method
+table, the service and the errors of `grpc_binding`, answered on an event loop.
 
 The engine in memory answers without waiting (it holds its lock only briefly), so a call runs on
 the loop where it arrives: no thread handoff, which is most of what a call costs on grpcio's
-thread-pool server. A stream's next event runs on the loop when it is there already (the first
-answer, the rest of a batch) and on one of `threads` when it may have to wait (a paced gap, a
-subscription waiting for news). A scripted delay is an asyncio sleep.
+thread-pool server. On a shared store every call waits for the store, so it runs on one of
+`threads` (`waits`), and the loop goes on with other calls meanwhile. A stream's next event runs
+on the loop when it is there already (the first answer, the rest of a batch) and on one of
+`threads` when it may have to wait (a paced gap, a subscription waiting for news, a shared
+store). A scripted delay is an asyncio sleep.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from itertools import chain
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import grpc
 from google.protobuf import json_format
@@ -42,21 +45,37 @@ from mockagent.engine.stream import KEEPALIVE
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
-def aio_handler(resolve: Resolve, threads: Executor) -> grpc.GenericRpcHandler:
+def aio_handler(resolve: Resolve, threads: Executor, waits: bool = False) -> grpc.GenericRpcHandler:
     """The whole service for grpc.aio's server; `threads` read streams whose next event may
-    have to wait."""
+    have to wait, and answer every call when `waits` says each may (a shared store)."""
+    calls = _Calls(resolve, threads, waits)
     return service_handler(
-        lambda name, response: _unary(name, response, resolve),
-        lambda name: _streaming(name, resolve, threads),
+        lambda name, response: _unary(name, response, calls),
+        lambda name: _streaming(name, calls),
     )
 
 
+class _Calls(NamedTuple):
+    """Where calls are answered: `resolve` finds the agent, on one of `threads` if `waits`."""
+
+    resolve: Resolve
+    threads: Executor
+    waits: bool
+
+
 async def _answer(
-    name: str, resolve: Resolve, request: Message, context: Context
+    name: str, calls: _Calls, request: Message, context: Context
 ) -> tuple[Answer, ErrorTable]:
     """The service's answer to one call and the agent's error table, or the call ended with the
     error's status."""
-    found, table = outcome(name, resolve, request, headers_of(context))
+    headers = headers_of(context)
+    if calls.waits:
+        loop = asyncio.get_running_loop()
+        found, table = await loop.run_in_executor(
+            calls.threads, outcome, name, calls.resolve, request, headers
+        )
+    else:
+        found, table = outcome(name, calls.resolve, request, headers)
     if isinstance(found, Answer):
         return found, table
     if isinstance(found, errors.HttpFault):
@@ -66,29 +85,29 @@ async def _answer(
 
 
 def _unary(
-    name: str, response: type[Message], resolve: Resolve
+    name: str, response: type[Message], calls: _Calls
 ) -> Callable[[Message, Context], Awaitable[Message]]:
     async def behaviour(request: Message, context: Context) -> Message:
-        answer, _ = await _answer(name, resolve, request, context)
+        answer, _ = await _answer(name, calls, request, context)
         await adelay(answer.fault)
         return await _message(context, answer.result, response)
 
     return behaviour
 
 
-def _streaming(
-    name: str, resolve: Resolve, threads: Executor
-) -> Callable[[Message, Context], Awaitable[None]]:
+def _streaming(name: str, calls: _Calls) -> Callable[[Message, Context], Awaitable[None]]:
     response = METHODS[name].response
 
     async def behaviour(request: Message, context: Context) -> None:
-        answer, table = await _answer(name, resolve, request, context)
+        answer, table = await _answer(name, calls, request, context)
         stream = answer.stream
         assert stream is not None  # a streaming operation's answer
         first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
         items = stream.faulted(chain(first, stream.events()))
-        # A fault's delay and counting may wait at any item: all of them in a thread then.
-        reader = Reader(items, stream, len(first), threads, waits=stream.fault is not None)
+        # A fault's delay and counting, or a shared store, may wait at any item: all of them in
+        # a thread then.
+        waits = calls.waits or stream.fault is not None
+        reader = Reader(items, stream, len(first), calls.threads, waits=waits)
         try:
             while (item := await reader.next()) is not END:
                 if isinstance(item, errors.ProtocolError):

@@ -5,19 +5,16 @@ JSON bindings use; streams paced by the same Stream objects; errors as gRPC stat
 Service parameters come as lowercase metadata (`a2a-version`, `a2a-extensions`), which the
 service reads as it reads HTTP headers. Needs `mockagent-server[grpc]`.
 
-Two servers take the same method table: grpcio's thread-pool server with the handlers here, and
-grpc.aio's with those of `grpc_aio` (see mockagent.server.grpc_server for which serves when).
+The handlers that answer with this on grpc.aio's server are in `grpc_aio`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from itertools import chain
-from typing import Any, NamedTuple, NoReturn
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import grpc
-from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from mockagent import errors
@@ -27,18 +24,13 @@ from mockagent.dialects.a2a.error_table import CODE_OF_HTTP, rest_error
 from mockagent.dialects.a2a.grpc_wire import (
     METHODS,
     SERVICE,
-    message_of,
     params_of,
     reader,
     serialize,
     status_of,
 )
 from mockagent.dialects.a2a.service import A2AService, Answer
-from mockagent.dialects.a2a.wire import render_event, render_result
-from mockagent.dialects.faults import delay
 from mockagent.dialects.http import HttpRequest
-from mockagent.engine.call import TaskEvent
-from mockagent.engine.stream import KEEPALIVE
 
 log = logging.getLogger("mockagent")
 BINDING = "GRPC"
@@ -68,7 +60,7 @@ def service_handler(
     unary: Callable[[str, type[Message]], Any], streaming: Callable[[str], Any]
 ) -> grpc.GenericRpcHandler:
     """The whole service as one grpcio handler, from the method table: `unary(name, response)`
-    and `streaming(name)` give each method's behaviour (the thread-pool server's or grpc.aio's)."""
+    and `streaming(name)` give each method's behaviour."""
     handlers = {}
     for name, method in METHODS.items():
         if method.streaming:
@@ -86,19 +78,11 @@ def service_handler(
     return grpc.method_handlers_generic_handler(SERVICE, handlers)
 
 
-def generic_handler(resolve: Resolve) -> grpc.GenericRpcHandler:
-    """The whole service for grpcio's thread-pool server."""
-    return service_handler(
-        lambda name, response: _unary(name, response, resolve),
-        lambda name: _streaming(name, resolve),
-    )
-
-
 Headers = dict[str, str]
 Failure = errors.ProtocolError | errors.HttpFault
 
 
-def headers_of(context: grpc.ServicerContext | grpc.aio.ServicerContext[Any, Any]) -> Headers:
+def headers_of(context: grpc.aio.ServicerContext[Any, Any]) -> Headers:
     """The call's metadata as the service reads HTTP headers (binary `-bin` entries left out)."""
     return {
         key.lower(): value
@@ -127,72 +111,6 @@ def outcome(
         return errors.InternalError(f"mockagent failed: {type(exc).__name__}"), table
 
 
-def _answer(
-    name: str, resolve: Resolve, request: Message, context: grpc.ServicerContext
-) -> tuple[Answer, ErrorTable]:
-    """The service's answer to one call and the agent's error table, or the call ended with the
-    error's status."""
-    found, table = outcome(name, resolve, request, headers_of(context))
-    if isinstance(found, Answer):
-        return found, table
-    # Outside `outcome`'s `try`: context.abort raises, and nothing there may catch that.
-    if isinstance(found, errors.HttpFault):
-        _abort_fault(context, found.fault)
-    abort(context, found, table)
-
-
-def _unary(
-    name: str, response: type[Message], resolve: Resolve
-) -> Callable[[Message, grpc.ServicerContext], Message]:
-    def behaviour(request: Message, context: grpc.ServicerContext) -> Message:
-        answer, _ = _answer(name, resolve, request, context)
-        delay(answer.fault)
-        return _message(context, answer.result, response)
-
-    return behaviour
-
-
-def _streaming(
-    name: str, resolve: Resolve
-) -> Callable[[Message, grpc.ServicerContext], Iterator[Message]]:
-    response = METHODS[name].response
-
-    def behaviour(request: Message, context: grpc.ServicerContext) -> Iterator[Message]:
-        answer, table = _answer(name, resolve, request, context)
-        stream = answer.stream
-        assert stream is not None  # a streaming operation's answer
-        first = [] if stream.opening == "update" else [render_result(STREAMING, stream.first)]
-        try:
-            for item in stream.faulted(chain(first, stream.events())):
-                if item is KEEPALIVE:  # nothing to send: end the stream if the client left
-                    if not context.is_active():
-                        return
-                elif isinstance(item, errors.ProtocolError):
-                    abort(context, item, table)  # errorAfter: the mapped status ends the call
-                else:
-                    event = render_event(item) if isinstance(item, TaskEvent) else item
-                    yield _message(context, event, response)
-        except errors.DropConnection as exc:
-            context.abort(grpc.StatusCode.UNAVAILABLE, f"mockagent: {exc}")
-
-    return behaviour
-
-
-def _message(context: grpc.ServicerContext, result: Any, response: type[Message]) -> Message:
-    """The answer as `response`; a cassette's answer that protobuf cannot hold (a `raw` part that
-    is not base64, say) ends the call as InvalidAgentResponse, saying what, not UNKNOWN (INTERNAL
-    by either error table)."""
-    try:
-        return message_of(result, response)
-    except json_format.ParseError as exc:
-        abort(
-            context,
-            errors.InvalidAgentResponseError(
-                f"The cassette's answer cannot be sent over gRPC as {response.__name__}: {exc}"
-            ),
-        )
-
-
 def code_of(
     exc: errors.ProtocolError, table: ErrorTable = "1.0.1"
 ) -> tuple[grpc.StatusCode, dict[str, Any]]:
@@ -217,22 +135,6 @@ def status_details(
         info = [d for d in error["details"] if str(d.get("@type", "")).endswith(".ErrorInfo")]
         details = serialize(status_of(number, message, info))
     return code, message, details
-
-
-def abort(
-    context: grpc.ServicerContext, exc: errors.ProtocolError, table: ErrorTable = "1.0.1"
-) -> NoReturn:
-    """End the call with the error's status (by the agent's error `table`), its message and its
-    details."""
-    code, message, details = status_details(exc, table)
-    context.set_trailing_metadata(((STATUS_DETAILS, details),))
-    context.abort(code, message)
-
-
-def _abort_fault(context: grpc.ServicerContext, fault: Fault) -> NoReturn:
-    """A scripted HTTP status as the gRPC code it stands for."""
-    delay(fault)
-    context.abort(*fault_status(fault))
 
 
 def fault_status(fault: Fault) -> tuple[grpc.StatusCode, str]:

@@ -29,28 +29,18 @@ strict: true}` (`untouched`); a store-made task with no name is then given its i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.states import TaskState
 from mockagent.dialects.agentex.errors import INVALID_PARAMS
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_name
+from mockagent.proxy.agentex.known import AgentexTask, KnownTasks, state_step
 from mockagent.proxy.recorder import MINTED, RecordedTask
 
-if TYPE_CHECKING:
-    from mockagent.proxy.agentex.recording import AgentexRecording, AgentexTask
 
-
-def state_step(status: str, reason: Any) -> dict[str, Any]:
-    """A state step as the platform showed the task: its status, and its `status_reason`."""
-    step: dict[str, Any] = {"state": status}
-    if isinstance(reason, str):
-        step["statusReason"] = reason
-    return step
-
-
-def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, Any]) -> None:
+def record_create(owner: KnownTasks, agent: str | None, result: dict[str, Any]) -> None:
     """An answered task/create: a new task the store would show otherwise is an interaction."""
     task_id = str(result.get("id", ""))
     new = task_id not in owner.tasks
@@ -80,7 +70,7 @@ def record_create(owner: AgentexRecording, agent: str | None, result: dict[str, 
 
 
 def _leave_unwritten(
-    owner: AgentexRecording, task: AgentexTask, agent: str | None, name: str | None
+    owner: KnownTasks, task: AgentexTask, agent: str | None, name: str | None
 ) -> None:
     """A task the store makes alike: no interaction yet, but the one that would make it (matched
     by its name, as only a get-or-create can find it, or by having none) is kept with where it
@@ -96,7 +86,7 @@ def _leave_unwritten(
     task.created = RecordedTask("", [state_step("RUNNING", None)])
 
 
-def _write_creation(owner: AgentexRecording, task: AgentexTask, unwritten: dict[str, Any]) -> None:
+def _write_creation(owner: KnownTasks, task: AgentexTask, unwritten: dict[str, Any]) -> None:
     """The CreateTask interaction of a store-made task a get-or-create found moved on: written
     where its task/create came (right after the interaction before it), so that no interaction
     recorded later takes that task/create on replay; from now on it is the task's origin."""
@@ -119,7 +109,7 @@ def _write_creation(owner: AgentexRecording, task: AgentexTask, unwritten: dict[
     task.unwritten = None
 
 
-def untouched(owner: AgentexRecording, task: AgentexTask, first: dict[str, Any]) -> None:
+def untouched(owner: KnownTasks, task: AgentexTask, first: dict[str, Any]) -> None:
     """A poll showed a task no turn has run on changed: its CreateTask interaction's script
     (a named one the store made is given it now) takes what it showed, the first step `strict`.
     The replay plays a CreateTask script through its plain polls gates as it creates the task,
@@ -137,7 +127,7 @@ def untouched(owner: AgentexRecording, task: AgentexTask, first: dict[str, Any])
     _write_creation(owner, task, task.unwritten)
 
 
-def _seen_again(owner: AgentexRecording, task: AgentexTask, status: str, reason: Any) -> None:
+def _seen_again(owner: KnownTasks, task: AgentexTask, status: str, reason: Any) -> None:
     """A get-or-create that found `task`. The replay's store answers it with the task as its
     script has it and counts it (Runner.find), so a state the platform reached unseen (no poll
     showed it) becomes a step of the script gated by the get-or-creates since its last step:
@@ -163,7 +153,7 @@ def _seen_again(owner: AgentexRecording, task: AgentexTask, status: str, reason:
 
 
 def record_cancel(
-    owner: AgentexRecording, agent: str | None, params: dict[str, Any], payload: Any
+    owner: KnownTasks, agent: str | None, params: dict[str, Any], payload: Any
 ) -> None:
     """An answered task/cancel (`payload`: its envelope, a result or an error) on a task the
     recording knows, or refused on one it never saw."""
@@ -193,7 +183,7 @@ def record_cancel(
 
 
 def _add(
-    owner: AgentexRecording,
+    owner: KnownTasks,
     agent: str | None,
     task: AgentexTask,
     reply: dict[str, Any],
@@ -215,7 +205,7 @@ def _add(
 
 
 def _unknown_refused(
-    owner: AgentexRecording, agent: str | None, ref_id: Any, ref_name: Any, error: dict[str, Any]
+    owner: KnownTasks, agent: str | None, ref_id: Any, ref_name: Any, error: dict[str, Any]
 ) -> None:
     """A cancel of a task the recording never saw (an id or a name the client made up), refused
     by the platform: an interaction on `task: {known: false}` with its refusal, unless the
