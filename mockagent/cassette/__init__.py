@@ -1,7 +1,8 @@
-"""Cassettes: the format (models), reading and writing (store)."""
+"""Cassettes: the format (models), reading and writing (loader), and the secrets kept out of
+what is written (secrets)."""
 
+from mockagent.cassette.loader import LoadedCassette, json_schema, load_cassette, load_folder
 from mockagent.cassette.models import Cassette, Interaction, TaskState
-from mockagent.cassette.store import LoadedCassette, json_schema, load_cassette, load_folder
 
 __all__ = [
     "Cassette",

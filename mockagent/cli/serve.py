@@ -12,7 +12,7 @@ from typing import Any
 import click
 from flask import Flask
 
-from mockagent.cli.store import resolve_store_url, store_options
+from mockagent.cli.store_option import resolve_store_url, store_options
 from mockagent.engine.journal import JOURNAL_SIZE
 from mockagent.engine.player import Pace
 from mockagent.engine.store.eviction import TASK_CAP

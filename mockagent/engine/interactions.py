@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from mockagent import errors
+from mockagent.cassette.loader import LoadedCassette, describe, dump_cassette, schema_comment
 from mockagent.cassette.models import Cassette, Interaction
 from mockagent.cassette.problems import every_problem
-from mockagent.cassette.store import LoadedCassette, describe, dump_cassette, schema_comment
 from mockagent.cassette.yaml_keys import duplicate_keys
 from mockagent.cassette.yaml_reader import (
     Loc,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mockagent.cassette.store import LoadedCassette
+    from mockagent.cassette.loader import LoadedCassette
 
 DEFAULT_AGENT: dict[str, Any] = {
     "name": "mockagent",
@@ -42,9 +42,9 @@ def agent_without_cassette(path: Path, agent: dict[str, Any] | None) -> LoadedCa
     is, so a wrong field fails the same way. Raises CassetteError."""
     from pydantic import ValidationError
 
+    from mockagent.cassette.loader import LoadedCassette, describe
     from mockagent.cassette.models import Cassette
     from mockagent.cassette.problems import every_problem
-    from mockagent.cassette.store import LoadedCassette, describe
     from mockagent.errors import CassetteError, Problem
 
     if agent is not None and not isinstance(agent, dict):

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from mockagent import errors
+from mockagent.cassette.loader import LoadedCassette, collector_paused
 from mockagent.cassette.models import Interaction, Opening, Reply
-from mockagent.cassette.store import LoadedCassette, collector_paused
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskEvent, TaskResult
 from mockagent.engine.clock import Clock
 from mockagent.engine.diagnostics import Candidate, NearMissReport

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockagent import errors
+from mockagent.cassette.loader import LoadedCassette, Loc, collector_paused
 from mockagent.cassette.models import Cassette, Interaction
-from mockagent.cassette.store import LoadedCassette, Loc, collector_paused
 from mockagent.engine.index import InteractionIndex
 from mockagent.engine.interactions import LineOf, exported, followers, validated
 from mockagent.engine.journal import Journal, JournalEntry

@@ -48,8 +48,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mockagent.cassette.loader import Loc, load_cassette
 from mockagent.cassette.models import Cassette, Interaction, TaskState
-from mockagent.cassette.store import Loc, load_cassette
 from mockagent.errors import CassetteError
 from mockagent.lint.faults import fault_findings
 from mockagent.lint.reach import reachable, unreached

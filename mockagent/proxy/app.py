@@ -8,8 +8,8 @@ from typing import Any
 
 from flask import Flask, Response, request
 
+from mockagent.cassette.loader import load_cassette
 from mockagent.cassette.secrets.redact import Redactor
-from mockagent.cassette.store import load_cassette
 from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse

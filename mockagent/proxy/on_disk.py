@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mockagent.cassette.loader import parse_yaml
 from mockagent.cassette.locks import WAIT_S, file_lock
 from mockagent.cassette.merge import merge_interactions, with_origins
-from mockagent.cassette.store import parse_yaml
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import notes_of
 

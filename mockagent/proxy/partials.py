@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mockagent.cassette.loader import parse_yaml
 from mockagent.cassette.locks import FileLock, Timeout, file_lock
-from mockagent.cassette.store import parse_yaml
 from mockagent.errors import CassetteError
 
 MAX_SLOTS = 1000  # recordings of one cassette running at once: far more than any machine runs

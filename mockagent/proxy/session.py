@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mockagent.cassette.loader import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.cassette.locks import (
     WAIT_S,
     Timeout,
@@ -30,7 +31,6 @@ from mockagent.cassette.locks import (
 )
 from mockagent.cassette.models import Cassette
 from mockagent.cassette.secrets.redact import Redactor
-from mockagent.cassette.store import dump_cassette, parse_yaml, schema_comment, write_atomic
 from mockagent.errors import CassetteError
 from mockagent.proxy.notes import ITEM, notes_of, with_notes
 from mockagent.proxy.on_disk import aside, locked, merged_onto, text_of, why

@@ -14,7 +14,7 @@ from typing import Any
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from mockagent.cassette.store import LoadedCassette
+from mockagent.cassette.loader import LoadedCassette
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.http import HttpResponse
 from mockagent.engine.journal import JOURNAL_SIZE

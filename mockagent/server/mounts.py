@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mockagent.cassette.store import LoadedCassette, load_cassette, load_folder
+from mockagent.cassette.loader import LoadedCassette, load_cassette, load_folder
 from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.a2a.card import GrpcInterface
 from mockagent.dialects.a2a.service import A2AService

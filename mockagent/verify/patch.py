@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from mockagent.cassette.store import dump_cassette
+from mockagent.cassette.loader import dump_cassette
 
 
 class Unpatchable(Exception):

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from mockagent.cassette.store import LoadedCassette, dump_cassette, schema_comment
+from mockagent.cassette.loader import LoadedCassette, dump_cassette, schema_comment
 from mockagent.cassette.yaml_reader import parse
 from mockagent.errors import CassetteError
 from mockagent.proxy.session import ITEM, with_notes

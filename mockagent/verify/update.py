@@ -23,14 +23,14 @@ from typing import Any
 
 import httpx
 
-from mockagent.cassette.models import Cassette
-from mockagent.cassette.secrets.redact import Redactor, stderr
-from mockagent.cassette.store import (
+from mockagent.cassette.loader import (
     LoadedCassette,
     load_cassette,
     parse_yaml,
     write_atomic,
 )
+from mockagent.cassette.models import Cassette
+from mockagent.cassette.secrets.redact import Redactor, stderr
 from mockagent.errors import CassetteError
 from mockagent.proxy.app import RECORDING, create_recording_app
 from mockagent.verify.calls import wsgi_sender

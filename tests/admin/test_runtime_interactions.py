@@ -15,7 +15,7 @@ from a2a.client import ClientConfig, create_client
 from a2a.helpers import new_text_message
 from a2a.types import Role, SendMessageRequest, TaskState
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.cassette_text import HEADER
 

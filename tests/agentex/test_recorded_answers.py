@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.errors import CassetteError
 from mockagent.server.app import create_app
 from tests.helpers.agentex import error, result, stream, text

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from tests.helpers.docs import README_URL, ROOT, Served, block, local_env
 
 needs_curl = pytest.mark.skipif(

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from agentex import Agentex
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.proxy.app import create_recording_app, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from mockagent.cassette.store import SCHEMA_FILE, load_cassette
+from mockagent.cassette.loader import SCHEMA_FILE, load_cassette
 from mockagent.proxy.session import partial_path
 from mockagent.proxy.upstream import Upstream
 from tests.helpers.recording import (

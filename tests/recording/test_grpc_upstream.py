@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from click.testing import CliRunner
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.cli.main import main
 from mockagent.server.thread import serve_in_thread
 from tests.helpers.paths import KIT

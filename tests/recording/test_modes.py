@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.errors import CassetteError
 from mockagent.proxy.app import RECORDING, create_app_for_mode, finish_recording
 from mockagent.server.thread import ServerThread, serve_in_thread

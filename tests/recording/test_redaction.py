@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from mockagent.cassette.loader import load_cassette
 from mockagent.cassette.secrets.redact import Redactor
-from mockagent.cassette.store import load_cassette
 from mockagent.proxy.session import LeakError, partial_path
 from tests.helpers.recording import (
     HTTP,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.errors import CassetteError
 from mockagent.proxy import session as session_module
 from mockagent.proxy.session import partial_path

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.cli.main import main
 from mockagent.lint.run import Finding, check, lint
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.lint.run import check, lint
 from tests.helpers.cassette_text import cassette, line_of
 

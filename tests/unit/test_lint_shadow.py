@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from mockagent.cassette.loader import load_cassette
 from mockagent.cassette.models import Cassette
-from mockagent.cassette.store import load_cassette
 from mockagent.engine.matchers import compile_predicate
 from mockagent.lint.run import check, lint
 from mockagent.lint.shadow import ANY_TEXT, covers, text_covers

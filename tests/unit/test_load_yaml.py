@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockagent.cassette import yaml_reader
-from mockagent.cassette.store import load_cassette, parse_yaml
+from mockagent.cassette.loader import load_cassette, parse_yaml
 from mockagent.errors import CassetteError
 from tests.helpers.cassette_text import HEADER, cassette
 from tests.helpers.yaml_fuzz import YAML_TEXT

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mockagent.cassette import TaskState
-from mockagent.cassette.store import LoadedCassette
+from mockagent.cassette.loader import LoadedCassette
 from mockagent.engine import Engine, TaskResult, TaskView
 from tests.helpers.cassette_text import cassette
 from tests.helpers.engine_calls import get_task, send, send_call, texts

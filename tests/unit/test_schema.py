@@ -23,9 +23,9 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from mockagent.cassette import json_schema, load_cassette
+from mockagent.cassette.loader import SCHEMA_FILE
 from mockagent.cassette.predicates import ARGUMENTS
 from mockagent.cassette.schema import NOT_IN_SCHEMA
-from mockagent.cassette.store import SCHEMA_FILE
 from mockagent.cli.main import main
 from mockagent.engine.matchers import PREDICATES
 from mockagent.errors import CassetteError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mockagent.cassette.store import SCHEMA_FILE, schema_comment, write_atomic
+from mockagent.cassette.loader import SCHEMA_FILE, schema_comment, write_atomic
 
 
 def _umask() -> int:

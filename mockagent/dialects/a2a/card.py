@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any, NamedTuple
 
+from mockagent.cassette.loader import LoadedCassette
 from mockagent.cassette.models import Agent
-from mockagent.cassette.store import LoadedCassette
 from mockagent.dialects.a2a.signing import CardSigner, SigningUnavailable, signs
 from mockagent.dialects.a2a.signing_v0_3 import V03Unreadable
 from mockagent.dialects.http import HttpRequest, HttpResponse

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from mockagent.cassette.files import irregular
-from mockagent.cassette.store import load_cassette
+from mockagent.cassette.loader import load_cassette
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.journal import JournalEntry
 from mockagent.engine.replay import Engine

@@ -1,4 +1,5 @@
-"""Reading cassettes: safe YAML only, validated by the models, errors located by file and line."""
+"""Reading and writing cassettes: safe YAML only, validated by the models, errors located by file
+and line; the YAML a recording writes, its schema line, and atomic writes."""
 
 from __future__ import annotations
 
