@@ -95,3 +95,6 @@ TASK_OPERATIONS = (
     | PUSH_OPERATIONS
 )
 """Operations on tasks the engine answers by itself, without an interaction."""
+
+ADMIN_PREFIX = "/_mockagent"
+"""Where the admin API, the inspector and the journal are served, beside every agent."""

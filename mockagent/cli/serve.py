@@ -20,13 +20,12 @@ from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
-from mockagent.server.admin.api import PREFIX as ADMIN_PREFIX
 from mockagent.server.app import MAX_BODY, create_app
 from mockagent.server.deadline import BODY_TIMEOUT_S
 from mockagent.server.guard import allow_host_problem
 from mockagent.server.host import serve_on
 from mockagent.server.sockets import listen, root_url
-from mockagent.vocabulary import CARD_PATH
+from mockagent.vocabulary import ADMIN_PREFIX, CARD_PATH
 
 THREADS = 1024
 """Default --threads: one a connection granian takes at once (it takes 1024 a worker, its

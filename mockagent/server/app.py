@@ -24,7 +24,6 @@ from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.store.memory import StoreFactory
 from mockagent.engine.webhook_policy import WebhookPolicy
 from mockagent.errors import InternalError
-from mockagent.server.admin.api import PREFIX as ADMIN_PREFIX
 from mockagent.server.admin.api import register_admin
 from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout
 from mockagent.server.guard import (
@@ -56,6 +55,7 @@ from mockagent.server.wsgi import (
     respond,
     seen_of,
 )
+from mockagent.vocabulary import ADMIN_PREFIX
 
 ACCESS = "mockagent.access"
 """The app's `guard.Access` in `app.extensions` (`served_on` updates it)."""

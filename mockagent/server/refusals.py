@@ -18,11 +18,10 @@ from mockagent.dialects.agentex import RPC_ROUTES
 from mockagent.dialects.agentex.errors import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.errors import ContentTypeNotSupported, InvalidRequest, ProtocolError
-from mockagent.server.admin.api import PREFIX as ADMIN_PREFIX
 from mockagent.server.guard import Refusal
 from mockagent.server.mounts import Mounts
 from mockagent.server.wsgi import droppable, headers_of, path_of
-from mockagent.vocabulary import HTTP_METHODS
+from mockagent.vocabulary import ADMIN_PREFIX, HTTP_METHODS
 
 
 def flask_response(answer: HttpResponse) -> Response:

@@ -116,12 +116,12 @@ from flask import Blueprint, Flask, Response, request
 from mockagent.dialects.http import parse_json
 from mockagent.server.admin import control, inspector, interaction_ops
 from mockagent.server.admin.control import ControlError, shown
-from mockagent.vocabulary import HTTP_METHODS
+from mockagent.vocabulary import ADMIN_PREFIX, HTTP_METHODS
 
 if TYPE_CHECKING:
     from mockagent.server.mounts import Mounts
 
-PREFIX = "/_mockagent"
+PREFIX = ADMIN_PREFIX
 Handler = Callable[..., "dict[str, Any] | tuple[dict[str, Any], int] | Response"]
 YAML = "application/yaml; charset=utf-8"
 
