@@ -1,8 +1,10 @@
-"""The matching and error examples of docs/cassettes.md answer as the page says: `where` sees the
-call as mockagent normalises it (the journal shows those values), and both forms of `error:`."""
+"""docs/cassettes.md's claims about calls, as the page makes them: `where` sees the call as
+mockagent normalises it (the journal shows those values), both forms of `error:`, and the same
+bytes from a fresh start or after a reset (Determinism, and the README)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ import pytest
 
 from mockagent.server.thread import ServerThread, serve_in_thread
 from tests.helpers.cassette_text import cassette
-from tests.helpers.docs import block
+from tests.helpers.docs import ROOT, block, page
 
 HTTP = httpx.Client(timeout=10.0, trust_env=False)
 V1 = {"A2A-Version": "1.0"}
@@ -96,3 +98,33 @@ def test_the_short_and_the_long_error_form(errors: ServerThread) -> None:
             "NOT_FOUND",
             message,
         )
+
+
+def test_same_bytes_from_a_fresh_start_or_after_a_reset_not_twice_in_one_run(
+    tmp_path: Path,
+) -> None:
+    """What Determinism (and the README) say: a second identical call gets new ids; a reset
+    brings back the first answer, byte for byte."""
+    said = " ".join(page("docs/cassettes.md").text.split())
+    assert "after `POST /_mockagent/reset`" in said and "gets new ids" in said
+    path = tmp_path / "runner.yaml"
+    shutil.copyfile(ROOT / "cassettes" / "kit" / "test-runner.yaml", path)
+    params = {
+        "message": {
+            "messageId": "m",
+            "role": "ROLE_USER",
+            "parts": [{"text": "Run the tests at 9f3c2e1"}],
+        }
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+
+    def answer(url: str) -> bytes:
+        return HTTP.post(url, headers=V1, json=body).content
+
+    with serve_in_thread(path, pace="instant") as server:
+        first, second = answer(server.agent_url()), answer(server.agent_url())
+        assert second != first
+        assert HTTP.post(server.url + "/_mockagent/reset").status_code == 200
+        assert answer(server.agent_url()) == first
+    with serve_in_thread(path, pace="instant") as fresh:
+        assert answer(fresh.agent_url()) == first
