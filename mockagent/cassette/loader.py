@@ -212,15 +212,34 @@ def dump_cassette(data: dict[str, Any]) -> str:
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 """The cassette JSON Schema installed with mockagent (`mockagent schema` prints the same)."""
 
+PROJECT_MARKERS = (".git", "pyproject.toml")
+"""A folder holding one of these is a project's root: the search for a `schema.json` stops there."""
+
 
 def schema_comment(cassette: str | Path) -> str:
-    """The first line of a cassette mockagent writes: it points YAML editors at the installed
-    JSON Schema, by a path relative to the cassette, as the bundled cassettes do."""
-    try:
-        where = Path(os.path.relpath(SCHEMA_FILE, Path(cassette).resolve().parent)).as_posix()
-    except ValueError:  # on another drive (Windows): only an absolute URI reaches it
-        where = SCHEMA_FILE.as_uri()
-    return f"# yaml-language-server: $schema={where}\n"
+    """The first line of a cassette mockagent writes: it points YAML editors at the `schema.json`
+    beside the cassette or in a folder above it, up to the project's root, by a relative path
+    (`mockagent schema > cassettes/schema.json` puts one there). "" when there is none: a path
+    into this machine's installed package would break for a teammate and change with every venv.
+    """
+    folder = Path(cassette).resolve().parent
+    schema = _shared_schema(folder)
+    if schema is None:
+        return ""
+    return f"# yaml-language-server: $schema={Path(os.path.relpath(schema, folder)).as_posix()}\n"
+
+
+def _shared_schema(folder: Path) -> Path | None:
+    """The nearest `schema.json` from `folder` up to its project's root; beside it only when no
+    folder above is a project's root (a file in /tmp or a home folder may be anyone's)."""
+    above = (folder, *folder.parents)
+    root = next((i for i, f in enumerate(above) if _is_project_root(f)), 0)
+    found = [f / "schema.json" for f in above[: root + 1] if (f / "schema.json").is_file()]
+    return found[0] if found else None
+
+
+def _is_project_root(folder: Path) -> bool:
+    return any((folder / marker).exists() for marker in PROJECT_MARKERS)
 
 
 def write_atomic(path: str | Path, text: str) -> None:

@@ -29,6 +29,7 @@ from mockagent.proxy.app import (
     finish_recording,
     upstream_problem,
 )
+from mockagent.proxy.upstream import unreachable
 from mockagent.server.sockets import root_url
 from mockagent.server.thread import ServerThread
 from mockagent.verify.run import verify_cassette
@@ -246,8 +247,13 @@ def verify(cassette: Path, upstream: str, binding: str, update: bool, allow_skip
             verdicts = result.verdicts
         else:
             verdicts = verify_cassette(cassette, upstream, binding)
-    except (CassetteError, UpstreamError, httpx.HTTPError) as exc:
+    except (CassetteError, UpstreamError) as exc:
         click.echo(f"mockagent: {exc}", err=True)
+        raise SystemExit(1) from None
+    except httpx.HTTPError as exc:  # in record's words: `upstream … refused the connection`
+        click.echo(
+            f"mockagent: {unreachable(upstream, exc)}; nothing was compared or changed", err=True
+        )
         raise SystemExit(1) from None
     masked = Redactor(notify=lambda _: None)  # a live answer's secrets never reach a CI log
     for verdict in verdicts:

@@ -61,9 +61,11 @@ class NearMissReport:
             return "The cassette has no interactions: add one whose `match` fits this call."
         best = closest[0]
         if best.used_up:
-            return (
+            return (  # a test that replays twice may only have missed the reset between
                 f"Interaction {best.name!r} matches but was already used {best.uses} time"
-                f"{'s' if best.uses != 1 else ''}: raise its `times` or add another interaction."
+                f"{'s' if best.uses != 1 else ''}: raise its `times`, add another interaction, or "
+                "start the count again with `POST /_mockagent/reset` (in pytest, "
+                "`mockagent.reset()`)."
             )
         if all(any(m.path == "operation" for m in c.mismatches) for c in closest):
             operation = self.operation

@@ -62,6 +62,12 @@ class UpstreamUnreachable(Exception):
     `upstream http://127.0.0.1:9 refused the connection`."""
 
 
+def unreachable(url: str, exc: httpx.HTTPError) -> str:
+    """Why the upstream at `url` did not answer, as record and verify say it:
+    `upstream http://127.0.0.1:9 refused the connection`."""
+    return f"upstream {url.rstrip('/')} {failure(exc)}"
+
+
 def failure(exc: httpx.HTTPError) -> str:
     """How a request to the upstream failed, in words (the cause's own text in brackets)."""
     cause: BaseException | None = exc
@@ -126,7 +132,7 @@ class Upstream:
         try:
             return self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise UpstreamUnreachable(f"upstream {self.url} {failure(exc)}") from None
+            raise UpstreamUnreachable(unreachable(self.url, exc)) from None
 
     def get_json(self, path: str, headers: dict[str, str] | None = None) -> Any:
         """GET a JSON document (the card, the agent list), which must answer within PROBE_S;
@@ -135,7 +141,7 @@ class Upstream:
         try:
             response.read()
         except httpx.HTTPError as exc:
-            raise UpstreamUnreachable(f"upstream {self.url} {failure(exc)}") from None
+            raise UpstreamUnreachable(unreachable(self.url, exc)) from None
         finally:
             response.close()
         if response.status_code != 200:
@@ -149,7 +155,7 @@ class Upstream:
         try:
             self._client.send(request, stream=True).close()
         except httpx.HTTPError as exc:
-            return f"upstream {self.url} {failure(exc)}"
+            return unreachable(self.url, exc)
         return None
 
     def rewrite_card(self, card: dict[str, Any], proxy_url: str) -> dict[str, Any]:

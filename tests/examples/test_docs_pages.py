@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ import pytest
 import yaml
 
 from mockagent.cassette import json_schema, load_cassette
+from mockagent.cassette.loader import schema_comment
 from tests.helpers.cassette_text import HEADER
-from tests.helpers.docs import ROOT, Block, block, blocks, page, pages
+from tests.helpers.docs import ROOT, Block, block, blocks, mockagent_command, page, pages
 
 OUTPUT_ONLY = {
     ("docs/recording.md", "text", "ok what-time-is-it"): (
@@ -207,6 +209,25 @@ def test_the_schema_page_includes_the_installed_schema() -> None:
     )
     included = ROOT / shlex.split(shown.text.removeprefix("--8<--"))[0]
     assert included.read_text(encoding="utf-8") == json_schema()
+
+
+def test_the_schema_command_gives_a_project_the_line_its_recordings_get(tmp_path: Path) -> None:
+    """The schema page's command, run in a project: a cassette written in a folder under it points
+    at that copy by the line the page shows (not at the installed package's)."""
+    shown = block(
+        "docs/reference/cassette-schema.md", "sh", "mockagent schema > cassettes/schema.json"
+    )
+    argv = shlex.split(shown.text, comments=True)
+    assert argv == ["mockagent", "schema", ">", "cassettes/schema.json"]
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "cassettes").mkdir()
+    printed = subprocess.run(
+        [mockagent_command(), "schema"], capture_output=True, text=True, check=True
+    ).stdout
+    (tmp_path / argv[3]).write_text(printed, encoding="utf-8")
+    assert printed == json_schema()
+    line = block("docs/reference/cassette-schema.md", "yaml", "$schema=../schema.json").text
+    assert schema_comment(tmp_path / "cassettes" / "kit" / "my-agent.yaml") == line
 
 
 def test_the_hostile_input_commands_name_tests_that_exist() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -17,7 +16,16 @@ import httpx
 import pytest
 import yaml
 
-from tests.helpers.docs import README_URL, ROOT, Served, block, local_env, mockagent_command, start
+from tests.helpers.docs import (
+    README_URL,
+    ROOT,
+    Served,
+    block,
+    local_env,
+    mockagent_command,
+    page,
+    start,
+)
 
 RECORDER_URL = "http://127.0.0.1:8001"  # the recipe's recording proxy (and its replay)
 HTTP = httpx.Client(timeout=10.0, trust_env=False)
@@ -66,12 +74,24 @@ def test_the_stand_in_recipe_prints_what_it_says(runner: Served) -> None:
     assert done.stdout.splitlines() == said
 
 
+def test_the_stand_in_recipe_says_where_its_client_comes_from() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(re.match(r"a2a-sdk\b", dep) for dep in project["optional-dependencies"]["test"])
+    said = " ".join(page("README.md").text.split())
+    assert "`pip install a2a-sdk` (it is in the `test` extra" in said
+
+
 def test_the_pytest_recipe_passes(pytester: pytest.Pytester) -> None:
     example = block("README.md", "python", "def test_a_failed_deploy_is_reported").text
     assert "def test_the_reviewer_names_its_languages" in example
-    target = pytester.path / "cassettes" / "kit" / "code-reviewer.yaml"
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(ROOT / "cassettes" / "kit" / "code-reviewer.yaml", target)
+    # the recipe's commands, in a fresh project: pytest is installed here already; the copy runs
+    install, copy, run = block("README.md", "sh", "cassettes/kit cassettes/kit").text.splitlines()
+    assert (shlex.split(install), shlex.split(run)) == (["pip", "install", "pytest"], ["pytest"])
+    clone = shlex.quote(str(ROOT))
+    subprocess.run(
+        ["bash", "-c", copy.replace("path/to/mockagent", clone)], cwd=pytester.path, check=True
+    )
+    assert (pytester.path / "cassettes" / "kit" / "code-reviewer.yaml").is_file()
     pytester.makeini("[pytest]\n")
     (pytester.path / "test_recipe.py").write_text(example)
     result = pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider")

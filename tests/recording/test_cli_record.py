@@ -180,3 +180,21 @@ def test_redact_header_reaches_the_leak_scan(tmp_path: Path) -> None:
     assert "secret" in err and "hdr-7788-custom" not in err
     assert not path.exists()
     assert "hdr-7788-custom" not in partial_path(path).read_text()
+
+
+def test_the_recording_points_at_the_projects_schema_by_a_relative_path(tmp_path: Path) -> None:
+    """`mockagent schema > cassettes/schema.json` once: every recording's first line points at
+    it, the same on every machine (before, at the installed package's schema.json in a venv)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "schema.json").write_text("{}")
+    path = tmp_path / "cassettes" / "agents" / "rec.yaml"
+    with (
+        upstream_agent() as upstream,
+        record_process("--upstream", upstream.url, "--cassette", str(path)) as recorder,
+    ):
+        HTTP.get(recorder.url + CARD)
+        rpc(recorder.url, "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
+        recorder.proc.send_signal(signal.SIGTERM)
+        assert recorder.proc.wait(timeout=10) == 0
+    assert path.read_text().startswith("# yaml-language-server: $schema=../schema.json\nversion:")

@@ -153,8 +153,13 @@ def test_an_edited_cassette_drifts_and_the_diff_names_the_field(cassette, agent,
 @pytest.mark.parametrize("options", [(), ("--update",)])
 def test_an_agent_that_is_not_there_is_an_error(cassette, tmp_path, options):
     before = cassette.read_text()
-    code, output = verify(cassette, f"http://127.0.0.1:{closed_port()}", *options)
-    assert code == 1 and output.startswith("mockagent:")
+    upstream = f"http://127.0.0.1:{closed_port()}"
+    code, output = verify(cassette, upstream, *options)
+    assert code == 1
+    # in record's words (before: `mockagent: [Errno 111] Connection refused`)
+    assert output.splitlines() == [
+        f"mockagent: upstream {upstream} refused the connection; nothing was compared or changed"
+    ]
     assert cassette.read_text() == before
 
 

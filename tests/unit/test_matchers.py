@@ -474,8 +474,9 @@ def test_hint_when_the_cassette_is_empty() -> None:
 
 def test_hint_for_a_used_up_interaction() -> None:
     assert report_of(Candidate("once", 1, [], used_up=True, uses=1)).hint() == (
-        "Interaction 'once' matches but was already used 1 time: raise its `times` or add another "
-        "interaction."
+        "Interaction 'once' matches but was already used 1 time: raise its `times`, add another "
+        "interaction, or start the count again with `POST /_mockagent/reset` (in pytest, "
+        "`mockagent.reset()`)."
     )
     assert "used 2 times:" in report_of(Candidate("twice", 1, [], used_up=True, uses=2)).hint()
 
@@ -528,7 +529,8 @@ def test_report_text_is_pinned() -> None:
             "  3. review",
             "       operation: in ['GetTask'] ≠ \"SendMessage\"",
             "Hint: Interaction 'once' matches but was already used 2 times: "
-            "raise its `times` or add another interaction.",
+            "raise its `times`, add another interaction, or start the count again with "
+            "`POST /_mockagent/reset` (in pytest, `mockagent.reset()`).",
             "Record mode once records only a cassette that is not there yet: record the calls "
             "it lacks with new_episodes, or all of them anew with all.",
         ]

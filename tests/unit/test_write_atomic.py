@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mockagent.cassette.loader import SCHEMA_FILE, schema_comment, write_atomic
+from mockagent.cassette.loader import schema_comment, write_atomic
+from tests.helpers.paths import ROOT
 
 
 def _umask() -> int:
@@ -25,10 +26,35 @@ def test_a_new_file_gets_the_umask_mode_and_a_rewritten_one_keeps_its_own(tmp_pa
     assert [p.name for p in tmp_path.iterdir()] == ["new.yaml"]  # no temporary left behind
 
 
-def test_the_schema_comment_points_at_the_installed_schema_from_where_the_cassette_is(
+def test_the_schema_comment_points_at_the_nearest_schema_up_to_the_project_root(
     tmp_path: Path,
 ) -> None:
-    for folder in (tmp_path, tmp_path / "deep" / "er"):
-        line = schema_comment(folder / "c.yaml")
-        assert line.startswith("# yaml-language-server: $schema=") and line.endswith("\n")
-        assert (folder / line.strip().split("=", 1)[1]).resolve() == SCHEMA_FILE.resolve()
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "schema.json").write_text("{}")
+    deep = tmp_path / "cassettes" / "kit" / "more"
+    assert schema_comment(deep / "c.yaml") == "# yaml-language-server: $schema=../../schema.json\n"
+    assert schema_comment(tmp_path / "cassettes" / "c.yaml") == (
+        "# yaml-language-server: $schema=schema.json\n"
+    )
+    (deep / "schema.json").parent.mkdir(parents=True)
+    (deep / "schema.json").write_text("{}")  # the nearest wins
+    assert schema_comment(deep / "c.yaml") == "# yaml-language-server: $schema=schema.json\n"
+
+
+def test_no_schema_line_without_a_schema_in_the_project_nor_one_above_its_root(
+    tmp_path: Path,
+) -> None:
+    """Never the installed package's schema.json: a path into a venv breaks for a teammate."""
+    (tmp_path / "schema.json").write_text("{}")  # above the project: someone else's
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)  # a worktree's .git is a file: both count
+    assert schema_comment(project / "cassettes" / "c.yaml") == ""
+    assert schema_comment(tmp_path / "loose" / "c.yaml") == ""  # no root: beside it only
+
+
+def test_the_bundled_cassettes_keep_their_schema_line() -> None:
+    for cassette in sorted((ROOT / "cassettes").glob("*/*.yaml")):
+        first = cassette.read_text(encoding="utf-8").splitlines(keepends=True)[0]
+        assert first == "# yaml-language-server: $schema=../schema.json\n"
+        assert schema_comment(cassette) == first

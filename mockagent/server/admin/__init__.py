@@ -1,2 +1,3 @@
 """The admin API under `/_mockagent/` (api), its framework-free views and actions (control,
-runtime) and the inspector page (inspector, templates/). Importing the package imports nothing."""
+interaction_ops) and the inspector page (inspector, templates/). Importing the package imports
+nothing."""
