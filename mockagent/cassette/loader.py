@@ -212,6 +212,7 @@ def dump_cassette(data: dict[str, Any]) -> str:
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 """The cassette JSON Schema installed with mockagent (`mockagent schema` prints the same)."""
 
+SCHEMA_LINE = "# yaml-language-server: $schema="
 PROJECT_MARKERS = (".git", "pyproject.toml")
 """A folder holding one of these is a project's root: the search for a `schema.json` stops there."""
 
@@ -221,12 +222,16 @@ def schema_comment(cassette: str | Path) -> str:
     beside the cassette or in a folder above it, up to the project's root, by a relative path
     (`mockagent schema > cassettes/schema.json` puts one there). "" when there is none: a path
     into this machine's installed package would break for a teammate and change with every venv.
+    A cassette that exists and opens with such a line keeps it.
     """
+    kept = _schema_line_of(Path(cassette))
+    if kept:  # the user's own (a URL, say): rewriting the cassette keeps it
+        return kept
     folder = Path(cassette).resolve().parent
     schema = _shared_schema(folder)
     if schema is None:
         return ""
-    return f"# yaml-language-server: $schema={Path(os.path.relpath(schema, folder)).as_posix()}\n"
+    return f"{SCHEMA_LINE}{Path(os.path.relpath(schema, folder)).as_posix()}\n"
 
 
 def _shared_schema(folder: Path) -> Path | None:
@@ -236,6 +241,27 @@ def _shared_schema(folder: Path) -> Path | None:
     root = next((i for i, f in enumerate(above) if _is_project_root(f)), 0)
     found = [f / "schema.json" for f in above[: root + 1] if (f / "schema.json").is_file()]
     return found[0] if found else None
+
+
+def _schema_line_of(cassette: Path) -> str:
+    """The `# yaml-language-server: $schema=…` line the regular file `cassette` opens with, if it
+    does and the line is not one that pointed into the installed package (written before)."""
+    try:
+        if not cassette.is_file():  # a FIFO would block the read
+            return ""
+        with cassette.open("rb") as file:
+            first = file.readline(4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    if not first.startswith(SCHEMA_LINE) or not first.endswith("\n"):
+        return ""
+    target = first[len(SCHEMA_LINE) :].strip()
+    installed = (
+        target == SCHEMA_FILE.as_uri()
+        or "://" not in target
+        and ((cassette.resolve().parent / target).resolve() == SCHEMA_FILE.resolve())
+    )
+    return "" if installed else first
 
 
 def _is_project_root(folder: Path) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mockagent.cassette.loader import schema_comment, write_atomic
+from mockagent.cassette.loader import SCHEMA_FILE, schema_comment, write_atomic
 from tests.helpers.paths import ROOT
 
 
@@ -58,3 +58,25 @@ def test_the_bundled_cassettes_keep_their_schema_line() -> None:
         first = cassette.read_text(encoding="utf-8").splitlines(keepends=True)[0]
         assert first == "# yaml-language-server: $schema=../schema.json\n"
         assert schema_comment(cassette) == first
+
+
+def test_a_cassette_rewritten_keeps_its_own_schema_line_but_not_one_into_the_package(
+    tmp_path: Path,
+) -> None:
+    """`verify --update` or a new recording over a cassette keeps the line its user wrote (a URL,
+    say); a line an older mockagent wrote into the installed package is written anew."""
+    cassette = tmp_path / "c.yaml"
+    own = "# yaml-language-server: $schema=https://example.com/mockagent.schema.json\n"
+    cassette.write_text(own + "interactions: []\n")
+    assert schema_comment(cassette) == own
+    into_package = os.path.relpath(SCHEMA_FILE, tmp_path)
+    cassette.write_text(f"# yaml-language-server: $schema={into_package}\ninteractions: []\n")
+    assert schema_comment(cassette) == ""
+    cassette.write_text(f"# yaml-language-server: $schema={SCHEMA_FILE.as_uri()}\n")
+    assert schema_comment(cassette) == ""
+
+
+def test_a_fifo_where_the_cassette_goes_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "c.yaml"
+    os.mkfifo(fifo)
+    assert schema_comment(fifo) == ""  # returns: opening a FIFO to read would wait for a writer
