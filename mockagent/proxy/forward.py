@@ -63,7 +63,8 @@ class Exchange:
 
 
 class RecordingProxy(UpstreamLink):
-    """One upstream agent behind the proxy's root; `replay` answers what the cassette knows."""
+    """The link that forwards each call upstream and records its answer, with the card and the
+    Agentex side it keeps beside it."""
 
     def __init__(
         self,
