@@ -89,7 +89,8 @@ def allow_host_option(help_text: str) -> Callable[[Callable[..., Any]], Callable
 @click.option(
     "--admin/--no-admin",
     default=None,
-    help="Serve the admin API under /_mockagent/ (default: only on a loopback --host).",
+    help="Serve the admin API under /_mockagent/ (default: only on a loopback --host). "
+    "/_mockagent/health, for probes, is served either way.",
 )
 @allow_host_option(
     "Also answer the admin API and the inspector when the Host header (or a request's "

@@ -33,6 +33,7 @@ from mockagent.server.guard import (
     allow_host_problem,
     serves_loopback,
 )
+from mockagent.server.health import HEALTH_PATH, health_answer
 from mockagent.server.mounts import Mounts
 from mockagent.server.refusals import (
     admin_http_error,
@@ -91,7 +92,7 @@ def create_app(
     `clock.pace` and `clock.paceCapMs` for streams; a quiet stream sends a keep-alive comment
     every `keepalive_s` seconds. `record_mode` is what near-miss reports name. `admin` serves the
     admin API under `/_mockagent/` (see mockagent.server.admin.api); off, that path is like any
-    other.
+    other but `/_mockagent/health`, served either way (mockagent.server.health).
     A request body over `max_body` bytes (None: no limit) is answered 413 in the protocol's shape.
     `store` makes each cassette's task store (default: in memory; see `store_from_url`).
     `allow_repeats` lets every interaction answer as often as it matches, whatever its `times`.
@@ -193,8 +194,19 @@ def create_app(
     loopback = served_host is not None and serves_loopback(served_host)
     app.extensions[ACCESS] = Access.of(allow_hosts, admin_token, agent_hosts=loopback)
 
+    def health(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        seen = seen_of(environ)
+        if seen.method not in ("GET", "HEAD"):  # read a body before refusing it (keep-alive)
+            body = body_of(environ)
+            if isinstance(body, HttpResponse):
+                return respond(body, start_response, seen.method)
+        answer = health_answer(mounts, seen, app.extensions[ACCESS])
+        return respond(answer, start_response, seen.method)
+
     def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
+        if path == HEALTH_PATH:  # with the admin API or without (probes: server.health)
+            return health(environ, start_response)
         is_admin = admin and (path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"))
         seen, access = seen_of(environ), app.extensions[ACCESS]
         refusal = admin_refusal(seen, access) if is_admin else agent_refusal(seen, access)

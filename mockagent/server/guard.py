@@ -290,6 +290,18 @@ def admin_refusal(seen: Seen, access: Access) -> Refusal | None:
     )
 
 
+def probe_refusal(seen: Seen, access: Access) -> Refusal | None:
+    """Why the health route (`mockagent.server.health`) does not answer `seen` (None: it
+    answers): the Hosts agents answer (an IP address, a pod's, always), no page on another site
+    or of a foreign Origin; no token, since probes (Docker's, the kubelet's, a load balancer's)
+    send none and it tells nothing of the agents."""
+    return (
+        (host_refusal(seen.host, access) if access.agent_hosts else None)
+        or site_refusal(seen, access)
+        or origin_refusal(seen.origin, seen.host, access)
+    )
+
+
 def agent_refusal(seen: Seen, access: Access) -> Refusal | None:
     """Why an agent does not take `seen` (None: it does): a Host not this server's when it
     serves loopback only (`access.agent_hosts`), a page on another site; past those, reads are

@@ -14,9 +14,11 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from mockagent.errors import StoreError
 from mockagent.server.admin import api
 from mockagent.server.app import create_app
-from mockagent.server.thread import serve_in_thread
+from mockagent.server.health import HEALTH_PATH
+from mockagent.server.thread import ServerThread, serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = ROOT / "docs" / "reference" / "admin-openapi.yaml"
@@ -105,8 +107,14 @@ def test_the_bearer_token_is_optional(document: dict[str, Any]) -> None:
 
 
 def test_every_operation_documents_the_guard_refusals(document: dict[str, Any]) -> None:
+    """403 everywhere; 401 wherever the admin token is asked for, which is all but the health
+    probe (`security: []`)."""
     for method, path, operation, _ in operations(document):
-        assert {"401", "403"} <= operation["responses"].keys(), f"{method} {path}"
+        refusals = {"403"} if operation.get("security") == [] else {"401", "403"}
+        assert refusals <= operation["responses"].keys(), f"{method} {path}"
+    assert [path for _, path, op, _ in operations(document) if op.get("security") == []] == [
+        HEALTH_PATH
+    ]
 
 
 # -- the document against the code -----------------------------------------------------------
@@ -114,8 +122,9 @@ def test_every_operation_documents_the_guard_refusals(document: dict[str, Any]) 
 
 def served_routes() -> set[tuple[str, str]]:
     """(METHOD, path template) of every route the admin API answers: its route table, with each
-    named group as an OpenAPI {parameter}, and the inspector page at both of its paths."""
-    out = {("GET", api.PREFIX), ("GET", f"{api.PREFIX}/")}
+    named group as an OpenAPI {parameter}, the inspector page at both of its paths, and the
+    health probe (served before the admin API, on or off: mockagent.server.health)."""
+    out = {("GET", api.PREFIX), ("GET", f"{api.PREFIX}/"), ("GET", HEALTH_PATH)}
     for method, pattern, _ in api.routes(None):  # type: ignore[arg-type]  # only closes over it
         template = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern.pattern)
         out.add((method, f"{api.PREFIX}/" + re.sub(r"\\(.)", r"\1", template)))  # unescaped
@@ -221,6 +230,8 @@ def test_served_answers_meet_the_documented_schemas(
     advance = served.post(f"{prefix}/clock/advance", json={"ms": 10})
     check(document, "POST", f"{prefix}/clock/advance", advance)
     check(document, "GET", f"{prefix}/", served.get(f"{prefix}/"))
+    health = check(document, "GET", HEALTH_PATH, served.get(HEALTH_PATH))
+    assert health == {"status": "ok", "store": {"kind": "memory", "reachable": True}}
 
 
 def test_served_errors_meet_the_documented_schemas(
@@ -238,6 +249,35 @@ def test_served_errors_meet_the_documented_schemas(
     assert bad["error"]["code"] == 400
     foreign = served.get(f"{prefix}/agents", headers={"Host": "attacker.example"})
     assert check(document, "GET", f"{prefix}/agents", foreign)["error"]["code"] == 403
+    page = served.get(HEALTH_PATH, headers={"Origin": "https://attacker.example"})
+    assert check(document, "GET", HEALTH_PATH, page)["error"]["code"] == 403
+    posted = served.post(HEALTH_PATH)
+    assert posted.status_code == 405 and posted.headers["Allow"] == "GET, HEAD"
+    assert Draft202012Validator(
+        {"$ref": "#/components/schemas/Error", "components": document["components"]}
+    ).is_valid(posted.json())
+
+
+def test_an_unreachable_store_meets_the_documented_503(
+    document: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that does not answer (the shared store's PING failing) is the documented 503."""
+    (tmp_path / "documented.yaml").write_text(CASSETTE, encoding="utf-8")
+    app = create_app(tmp_path, admin=False)
+    mounts = app.extensions["mockagent"]
+
+    def gone(timeout_s: float) -> None:
+        raise StoreError("the store at redis://***@10.0.0.5:6379/0 did not answer: refused")
+
+    monkeypatch.setattr(mounts.agents["documented"].tasks, "ping", gone)
+    server = ServerThread(app).start()
+    try:
+        answer = httpx.get(server.url + HEALTH_PATH)
+    finally:
+        server.stop()
+        mounts.close()
+    body = check(document, "GET", HEALTH_PATH, answer)
+    assert answer.status_code == 503 and body["status"] == "unavailable"
 
 
 def test_a_missing_admin_token_meets_the_documented_401(

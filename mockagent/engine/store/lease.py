@@ -179,6 +179,22 @@ class Client:
             connection.disconnect()
             raise StoreError(f"cannot use the store at {self.shown}: {exc}") from None
 
+    def ping(self, timeout_s: float) -> None:
+        """PING on a connection of its own, made for it and closed after, that waits `timeout_s`
+        at most to connect and as long for the reply: a probe never hangs on a stopped server nor
+        on a socket a restart broke. StoreError when Redis does not answer."""
+        pool = self._pool
+        kwargs = {**pool.connection_kwargs, "socket_timeout": timeout_s}
+        kwargs["socket_connect_timeout"] = timeout_s
+        connection = pool.connection_class(**kwargs)
+        try:
+            connection.send_command("PING")
+            connection.read_response()
+        except redis.exceptions.RedisError as exc:  # an error reply too (NOAUTH: no password)
+            raise StoreError(f"the store at {self.shown} did not answer: {exc}") from None
+        finally:
+            connection.disconnect()
+
     def close(self) -> None:
         """Close this thread's connection."""
         connection = getattr(self._local, "connection", None)

@@ -37,6 +37,8 @@ class TaskStore:
     """Tasks by id in creation order, the journal and use counts: in this process's memory."""
 
     shared = False
+    kind = "memory"
+    """What `GET /_mockagent/health` calls the store: `memory` or `redis`."""
     poll_s: float | None = None
     """How often a stream looks again for events made elsewhere (None: it is told of every one)."""
     wait_s: float = 0.0
@@ -149,6 +151,10 @@ class TaskStore:
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+    def ping(self, timeout_s: float) -> None:
+        """Whether the store answers, within `timeout_s`: StoreError when it does not (a
+        shared store whose server is gone). This process's memory always does."""
 
     def close(self) -> None:
         """Let go of connections (a shared store)."""

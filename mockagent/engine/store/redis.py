@@ -36,6 +36,7 @@ class RedisStore(TaskStore):
     interaction name); and the lock's own (see `Lease`). Finished tasks are not evicted."""
 
     shared = True
+    kind = "redis"
     poll_s = POLL_S
 
     def __init__(
@@ -212,6 +213,9 @@ class RedisStore(TaskStore):
     def _order(self) -> list[str]:
         """Ids of the tasks saved so far, oldest first."""
         return list(self._redis.call("LRANGE", self._k("order"), 0, -1))
+
+    def ping(self, timeout_s: float) -> None:
+        self._redis.ping(timeout_s)
 
     def close(self) -> None:
         self._redis.close()

@@ -97,6 +97,9 @@ single cassette); without it, every agent in mount order. Each item names its `a
 
 Errors: {"error": {"code": 400|404|405|409|422, "message": text}} with that status.
 
+`GET /_mockagent/health` is not in this table: it is served before it, with the admin API on or
+off, and without the token (mockagent.server.health).
+
 Before any of this, `mockagent.server.guard` refuses (403, in the same shape) a Host that is not
 this server's (DNS rebinding), a foreign Origin, a request the browser marks
 `Sec-Fetch-Site: cross-site` and a POST body a web page could send (text/plain, form, multipart,
