@@ -1,5 +1,6 @@
-"""The layering DESIGN.md asks for: imports flow cassette ← engine ← dialects ← server ← proxy,
-and the jobs beside them (cli, verify, lint, testing): no layer imports a job that calls it."""
+"""The layering the project's design asks for: imports flow cassette ← engine ← dialects ←
+server ← proxy, and the jobs beside them (cli, verify, lint, testing): no layer imports a job
+that calls it."""
 
 from __future__ import annotations
 

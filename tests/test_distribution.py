@@ -22,10 +22,11 @@ TAKEN = {"mockagent"}
 THIRD_PARTY = {
     # installed beside mockagent by a command in the repository (the README's, with pytest)
     "pytest",
+    "a2a-sdk",  # the official A2A client of the README's first recipe
 }
 """Packages of other projects that a `pip install` in the repository may name."""
 
-INSTALL = re.compile(r"pip[ ]install\b([^`\"#;|)\n]*)")  # [ ]: this line is no install
+INSTALL = re.compile(r"pip[ ]install\b([^`\"#;|&)\n]*)")  # [ ]: this line is no install
 """A `pip install` and its arguments, up to what ends a command in prose, shell or a string."""
 
 EXTRA = re.compile(

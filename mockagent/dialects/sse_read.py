@@ -39,8 +39,11 @@ def event_of(block: bytes) -> Event | None:
 def json_event(block: bytes) -> tuple[str, Any] | None:
     """(name, JSON data) of one block; None for a comment or data that is not JSON."""
     event = event_of(block)
-    if event is None:
-        return None
+    return None if event is None else json_data(event)
+
+
+def json_data(event: Event) -> tuple[str, Any] | None:
+    """(name, JSON data) of an event; None for data that is not JSON."""
     try:
         return event.name, json.loads(event.data)
     except ValueError:
@@ -64,10 +67,15 @@ class Reader:
         self._pending = rest + held
         return [event for event in map(event_of, blocks) if event is not None]
 
-    def end(self) -> list[Event]:
-        """The event of a last block the stream ended without its blank line, if any."""
-        last, self._pending = event_of(self._pending), b""
-        return [] if last is None else [last]
+    def end(self, unterminated: bool = True) -> list[Event]:
+        """The events left when the stream ends: a block a held CR completes, and (unless
+        `unterminated` is False, as the SSE specification would have it) the last block the
+        stream ended without its blank line."""
+        data, self._pending = self._pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n"), b""
+        *blocks, last = data.split(b"\n\n")
+        events = [event for event in map(event_of, blocks) if event is not None]
+        tail = event_of(last) if unterminated else None
+        return events if tail is None else [*events, tail]
 
 
 def events_of(body: bytes) -> list[Event]:

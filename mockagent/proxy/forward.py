@@ -31,7 +31,7 @@ from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import TeedStream, stream_error
 from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
-from mockagent.proxy.upstream import Upstream, forwardable, now_ms, tee
+from mockagent.proxy.upstream import Lines, SseEvents, Upstream, forwardable, now_ms, tee
 from mockagent.proxy.upstream_card import UpstreamCard
 from mockagent.proxy.v0_3 import result_in
 from mockagent.vocabulary import CARD_PATH
@@ -165,7 +165,7 @@ class RecordingProxy(UpstreamLink):
         headers = forwardable(dict(response.headers))
         content_type = response.headers.get("content-type", "")
         if "text/event-stream" in content_type or "ndjson" in content_type:
-            passed = tee(response, b"\n", lambda _: None, lambda: None)
+            passed = tee(response, Lines(), lambda _: None, lambda: None)
             return HttpResponse(response.status_code, passed, headers)
         return HttpResponse(response.status_code, self.read(response), headers)
 
@@ -211,8 +211,8 @@ class RecordingProxy(UpstreamLink):
         stream cut off or broken by an error event as that fault."""
         teed = TeedStream(self.session, recording)
 
-        def on_block(block: bytes) -> None:
-            event = sse_read.json_event(block)
+        def on_event(sse: sse_read.Event) -> None:
+            event = sse_read.json_data(sse)
             if event is None or call is None:
                 return
             name, payload = event
@@ -239,7 +239,7 @@ class RecordingProxy(UpstreamLink):
                     (recording.first if teed.sent == 0 else recording.event)(result, now_ms())
                 teed.sent += 1
 
-        return self.watched(tee(response, b"\n\n", on_block, lambda: None), teed)
+        return self.watched(tee(response, SseEvents(), on_event, lambda: None), teed)
 
     def watched(self, chunks: Iterator[bytes], teed: TeedStream) -> Iterator[bytes]:
         """The teed chunks; how the stream ended decides how its answer is recorded."""

@@ -7,11 +7,12 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
+from mockagent.dialects import sse_read
 from mockagent.dialects.http import HttpResponse
 
 # Hop-by-hop headers, and those httpx sets itself: never forwarded in either direction.
@@ -207,30 +208,61 @@ def read(response: httpx.Response) -> bytes:
         response.close()
 
 
+Frame = TypeVar("Frame")
+
+
+class Frames(Protocol[Frame]):
+    """Splits a stream's chunks into frames as they complete (`feed`), and says what is left
+    when the stream ends (`end`)."""
+
+    def feed(self, chunk: bytes) -> list[Frame]: ...
+
+    def end(self) -> list[Frame]: ...
+
+
+class SseEvents(sse_read.Reader):
+    """A text/event-stream's events, read by the one SSE reader (CRLF, LF or CR line ends, a CRLF
+    split across chunks). An event the stream never ended with its blank line is not recorded:
+    the client's reader does not dispatch it either (the SSE specification discards it)."""
+
+    def end(self, unterminated: bool = False) -> list[sse_read.Event]:
+        return super().end(unterminated)
+
+
+class Lines:
+    """NDJSON: each line as it completes, without its line end; an unterminated last line when
+    the stream ends."""
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        return [line.removesuffix(b"\r") for line in lines]
+
+    def end(self) -> list[bytes]:
+        last, self._pending = self._pending.removesuffix(b"\r"), b""
+        return [last] if last.strip() else []
+
+
 def tee(
     response: httpx.Response,
-    separator: bytes,
-    on_frame: Callable[[bytes], None],
+    frames: Frames[Frame],
+    on_frame: Callable[[Frame], None],
     on_close: Callable[[], object],
 ) -> Iterator[bytes]:
-    """Pass each chunk of a streamed response on as it arrives, never buffered; each complete
-    frame (SSE: up to a blank line; NDJSON: a line) goes to `on_frame` as it completes, before
-    the chunk is passed on (whatever the client does on seeing it comes after), an unterminated
-    last line of NDJSON too. `on_close` runs when the stream ends, however."""
-    pending = b""
+    """Pass each chunk of a streamed response on as it arrives, never buffered; each frame it
+    completes (an SSE event, an NDJSON line) goes to `on_frame` before the chunk is passed on, so
+    whatever the client does on seeing it comes after. `on_close` runs when the stream ends,
+    however."""
     chunks = response.iter_raw()
     try:
-        while True:
-            chunk = next(chunks, None)
-            if chunk is None:
-                break
-            pending += chunk.replace(b"\r\n", b"\n")
-            while separator in pending:
-                frame, pending = pending.split(separator, 1)
+        for chunk in chunks:
+            for frame in frames.feed(chunk):
                 on_frame(frame)
             yield chunk
-        if separator == b"\n" and pending.strip():
-            on_frame(pending)
+        for frame in frames.end():
+            on_frame(frame)
     finally:
         response.close()
         on_close()

@@ -85,6 +85,21 @@ def test_every_code_block_is_claimed_by_a_test() -> None:
     )
 
 
+ANY_FENCE = re.compile(r"^ *(```|~~~)")
+
+
+def test_every_fence_is_one_the_block_reader_sees() -> None:
+    """A `~~~` fence or a fence with attributes (`title=`) would hide its block from the claim
+    check above: the pages use plain backtick fences with a language tag only."""
+    hidden = [
+        f"{where}:{number}: {line.strip()}"
+        for where in pages()
+        for number, line in enumerate((ROOT / where).read_text().splitlines(), start=1)
+        if ANY_FENCE.match(line) and not re.match(r"^ *```\S*\s*$", line)
+    ]
+    assert hidden == []
+
+
 def test_every_output_only_block_exists() -> None:
     for (where, lang, line), reason in OUTPUT_ONLY.items():
         assert page(where).block(lang, line) and reason

@@ -78,7 +78,7 @@ def test_the_stand_in_recipe_says_where_its_client_comes_from() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert any(re.match(r"a2a-sdk\b", dep) for dep in project["optional-dependencies"]["test"])
     said = " ".join(page("README.md").text.split())
-    assert "`pip install a2a-sdk` (it is in the `test` extra" in said
+    assert "`pip install a2a-sdk` first; it is in the `test` extra" in said
 
 
 def test_the_pytest_recipe_passes(pytester: pytest.Pytester) -> None:

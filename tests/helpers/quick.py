@@ -17,6 +17,8 @@ QUICK = (
     "tests/unit/test_lint.py",
     "tests/unit/test_guard.py",
     "tests/examples/test_readme.py",
+    "tests/examples/test_docs_pages.py",  # every block claimed, every link resolves
+    "tests/test_architecture.py",  # the layers, no import circle
 )
 """`scripts/test --quick` (`-m quick`): a representative subset, one or two modules a part, that
 runs in about 20 s here. tests/test_suite_layout.py checks that each one still exists."""

@@ -34,7 +34,7 @@ from mockagent.proxy.agentex.tasks import record_cancel, record_create, untouche
 from mockagent.proxy.error_shapes import render
 from mockagent.proxy.hooks import HookError
 from mockagent.proxy.link import UpstreamLink
-from mockagent.proxy.upstream import AGENTS_PATH, UpstreamUnreachable, forwardable, tee
+from mockagent.proxy.upstream import AGENTS_PATH, Lines, UpstreamUnreachable, forwardable, tee
 
 AGENT_FIELDS = ("id", "name", "description", "acp_type")
 TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?\Z")
@@ -82,10 +82,10 @@ class AgentexRecording(KnownTasks):
         if "application/x-ndjson" in response.headers.get("content-type", ""):
             kept = self._hooked(response, None)
             if call is None or call[1] != "message/send" or kept is None:
-                lines = tee(response, b"\n", lambda _: None, self.session.save_partial)
+                lines = tee(response, Lines(), lambda _: None, self.session.save_partial)
                 return HttpResponse(response.status_code, lines, headers)
             turn = StreamTurn(self, call)
-            lines = tee(response, b"\n", turn.line, lambda: None)
+            lines = tee(response, Lines(), turn.line, lambda: None)
             return HttpResponse(response.status_code, turn.watched(lines), headers)
         body = self.link.read(response)
         answer = self._hooked(response, body)
