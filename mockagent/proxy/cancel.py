@@ -33,7 +33,7 @@ from mockagent.engine.ids import MINTED
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found
 from mockagent.proxy.recorder import RecordedTask, Recorder
-from mockagent.proxy.v0_3_wire import rest_error_body
+from mockagent.proxy.v0_3_seen import rest_error_body
 
 CANCELED = "TASK_STATE_CANCELED"
 

@@ -19,7 +19,7 @@ from mockagent.cassette.merge import merge_interactions, origin_of
 from mockagent.cassette.secrets.redact import Redactor
 from mockagent.engine.ids import MINTED
 from mockagent.proxy.status_history import StatusHistory
-from mockagent.proxy.v0_3_wire import V03Seen
+from mockagent.proxy.v0_3_seen import V03Seen
 
 AGENT_FIELDS = ("name", "description", "version", "provider", "documentationUrl", "iconUrl")
 SKILL_FIELDS = ("id", "name", "description", "tags", "examples", "inputModes", "outputModes")

@@ -33,7 +33,7 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.states import TaskState
-from mockagent.dialects.agentex.errors import INVALID_PARAMS
+from mockagent.dialects.agentex.error_table import INVALID_PARAMS
 from mockagent.engine.ids import MINTED
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_name
