@@ -6,6 +6,9 @@ from __future__ import annotations
 CARD_PATH = "/.well-known/agent-card.json"
 """Where an A2A agent's public card is served, below the agent's URL."""
 
+AGENTS_PATH = "/agents"
+"""An Agentex platform's agent list: what tells it from an A2A agent, which serves a card."""
+
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 """VCR.py's record modes: replay only, record when missing, record what is new, record anew."""
 

@@ -74,6 +74,16 @@ def test_layer_imports_flow_one_way(layer):
     assert offenders == []
 
 
+# verify's comparison judges two answers; it records nothing, so the recording proxy is no part of
+# it (verify/update.py and rewrite.py, which record with --update, may use the proxy). What both
+# share, the shape of a minted id, lives in the engine (MINTED in mockagent/engine/ids.py).
+COMPARISON = PACKAGE / "verify" / "compare.py"
+
+
+def test_the_comparison_imports_no_proxy_module():
+    assert sorted(n for n in imports_of(COMPARISON) if n.startswith("mockagent.proxy")) == []
+
+
 def test_top_level_is_exactly_the_agreed_layout():
     tracked = subprocess.run(
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True

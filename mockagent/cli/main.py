@@ -32,9 +32,9 @@ from mockagent.proxy.app import (
 from mockagent.proxy.upstream import unreachable
 from mockagent.server.sockets import root_url
 from mockagent.server.thread import ServerThread
+from mockagent.verify.agent_probe import UpstreamError
 from mockagent.verify.run import verify_cassette
 from mockagent.verify.update import update_cassette
-from mockagent.verify.upstream import UpstreamError
 from mockagent.verify.verdict import summary, verified_none
 from mockagent.vocabulary import CARD_PATH, RECORDING_MODES
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
+
+MINTED = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}|[0-9a-fA-F]{16,}")
+"""What looks like a minted id (a uuid, a long hex): an agent's own, which a recording re-mints
+and a comparison does not count as a difference."""
 
 
 class IdFactory:

@@ -8,16 +8,16 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.dialects.http import parse_json
-from mockagent.proxy.calls import Classified, outcome
 from mockagent.proxy.cancel import record_cancel, recorded_error
-from mockagent.proxy.push import PushCalls
+from mockagent.proxy.classified import Classified, outcome
+from mockagent.proxy.push_calls import PushCalls
 from mockagent.proxy.recorder import Recorder
 from mockagent.proxy.session import Session
 from mockagent.proxy.status_history import requested_length
 from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording
 from mockagent.proxy.upstream import now_ms
-from mockagent.proxy.v0_3 import result_in
+from mockagent.proxy.v0_3_recording import result_in
 from mockagent.vocabulary import PUSH_OPERATIONS
 
 

@@ -29,10 +29,11 @@ from mockagent import errors
 from mockagent.cassette.states import TaskState
 from mockagent.dialects.a2a.error_table import TABLE, jsonrpc_error
 from mockagent.dialects.a2a.v0_3_rest import REST_ERROR_TYPES
+from mockagent.engine.ids import MINTED
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found
-from mockagent.proxy.recorder import MINTED, RecordedTask, Recorder
-from mockagent.proxy.v0_3_wire import rest_error_body
+from mockagent.proxy.recorder import RecordedTask, Recorder
+from mockagent.proxy.v0_3_seen import rest_error_body
 
 CANCELED = "TASK_STATE_CANCELED"
 

@@ -14,7 +14,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.dialects.a2a import rest
 from mockagent.dialects.a2a.error_table import jsonrpc_error
-from mockagent.dialects.agentex.errors import platform_error, rpc_error
+from mockagent.dialects.agentex.error_table import platform_error, rpc_error
 from mockagent.dialects.http import HttpResponse
 from mockagent.proxy.upstream import Refused
 

@@ -21,19 +21,19 @@ from mockagent.dialects.agentex import AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.proxy.agentex.recording import AgentexRecording
 from mockagent.proxy.answers import record_answer
-from mockagent.proxy.calls import Classified, classify, outcome
 from mockagent.proxy.cancel import recorded_error
+from mockagent.proxy.classified import Classified, classify, outcome
 from mockagent.proxy.error_shapes import render
 from mockagent.proxy.hooks import HookError, RecordHooks
 from mockagent.proxy.link import UpstreamLink
-from mockagent.proxy.push import PushCalls
+from mockagent.proxy.push_calls import PushCalls
 from mockagent.proxy.session import Session
 from mockagent.proxy.stream_faults import TeedStream, stream_error
 from mockagent.proxy.subscriptions import refused_unopened
 from mockagent.proxy.turns import StreamRecording, open_subscription, open_turn
 from mockagent.proxy.upstream import Lines, SseEvents, Upstream, forwardable, now_ms, tee
 from mockagent.proxy.upstream_card import UpstreamCard
-from mockagent.proxy.v0_3 import result_in
+from mockagent.proxy.v0_3_recording import result_in
 from mockagent.vocabulary import CARD_PATH
 
 

@@ -17,13 +17,13 @@ from typing import Any
 
 from mockagent.cassette.merge import merge_interactions, origin_of
 from mockagent.cassette.secrets.redact import Redactor
+from mockagent.engine.ids import MINTED
 from mockagent.proxy.status_history import StatusHistory
-from mockagent.proxy.v0_3_wire import V03Seen
+from mockagent.proxy.v0_3_seen import V03Seen
 
 AGENT_FIELDS = ("name", "description", "version", "provider", "documentationUrl", "iconUrl")
 SKILL_FIELDS = ("id", "name", "description", "tags", "examples", "inputModes", "outputModes")
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard", "extensions")
-MINTED = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}|[0-9a-fA-F]{16,}")
 INTERRUPTED = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
 TERMINAL = (
     "TASK_STATE_COMPLETED",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mockagent.proxy.calls import KIND_BY_CODE, KIND_BY_REASON
+from mockagent.proxy.classified import KIND_BY_CODE, KIND_BY_REASON
 from mockagent.proxy.recorder import INTERRUPTED, TERMINAL
 from mockagent.proxy.session import Session
 from mockagent.proxy.turns import StreamRecording

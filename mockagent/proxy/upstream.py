@@ -39,8 +39,6 @@ PROBE_S = 2.0
 """How long the upstream's card (or an Agentex platform's agent list) may take to answer, to
 connect and to read: these GETs answer at once, and a client (a2a-sdk's httpx: 5 s) must get
 `upstream … did not answer in time` well before its own timeout."""
-AGENTS_PATH = "/agents"
-"""An Agentex platform's agent list: what tells it from an A2A agent, which serves a card."""
 CALL_S = 60.0  # a forwarded call: an agent may think for a while before it answers
 CONNECT_S = 3.0  # any connection to the upstream
 

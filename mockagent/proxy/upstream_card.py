@@ -12,8 +12,8 @@ from mockagent import errors
 from mockagent.dialects.a2a.signing import CardSigner, SigningUnavailable
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.proxy.link import UpstreamLink
-from mockagent.proxy.upstream import AGENTS_PATH, UpstreamUnreachable
-from mockagent.vocabulary import CARD_PATH
+from mockagent.proxy.upstream import UpstreamUnreachable
+from mockagent.vocabulary import AGENTS_PATH, CARD_PATH
 
 log = logging.getLogger("mockagent")
 

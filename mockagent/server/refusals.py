@@ -15,7 +15,7 @@ from mockagent.dialects.a2a import rest, v0_3_rest
 from mockagent.dialects.a2a.error_table import jsonrpc_error
 from mockagent.dialects.a2a.rest import error_response
 from mockagent.dialects.agentex import RPC_ROUTES
-from mockagent.dialects.agentex.errors import platform_error, rpc_error
+from mockagent.dialects.agentex.error_table import platform_error, rpc_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.errors import ContentTypeNotSupported, InvalidRequest, ProtocolError
 from mockagent.server.guard import Refusal

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mockagent.proxy.recorder import MINTED  # what the recorder takes for an id it must re-mint
+from mockagent.engine.ids import MINTED  # what the recorder takes for an id it must re-mint
 
 # A recording names a minted artifact id `artifact-N` (the replay cannot mint the agent's uuids),
 # so that form is an id too.

@@ -30,11 +30,12 @@ import httpx
 from mockagent.cassette import Interaction, load_cassette
 from mockagent.cassette.models import Step
 from mockagent.server.app import create_app
-from mockagent.verify.agentex import AgentexSide, Watch, own_differences, verify_agentex
+from mockagent.verify.agent_probe import check_upstream, routed
+from mockagent.verify.agentex.calls import AgentexSide
+from mockagent.verify.agentex.run import Watch, own_differences, verify_agentex
 from mockagent.verify.calls import Send, Side, example, http_sender, wsgi_sender
 from mockagent.verify.compare import differences
 from mockagent.verify.timing import fewer_polls, gate_drift
-from mockagent.verify.upstream import check_upstream, routed
 from mockagent.verify.verdict import Verdict
 
 TIMEOUT = 60.0

@@ -3,7 +3,7 @@
 The live side's calls go through a recording proxy (`mockagent.proxy`), so what the agent answers
 now is recorded as `mockagent record` records it. An interaction that drifted gets the recorded
 reply (and fault, with its `# recorded:` note); its name, matchers and `times` stay, and so do
-its written steps and gates where the agent shows the same things (`merge`). Every other
+its written steps and gates where the agent shows the same things (`update_merge`). Every other
 interaction stays as written, comments included, and only the lines that changed are rewritten
 (`rewrite`), each listed (`Update.changed`). A follow-up of a re-recorded interaction
 whose `task.state` is not where the new script stops for a follow-up gets that state
@@ -33,14 +33,14 @@ from mockagent.cassette.models import Cassette
 from mockagent.cassette.secrets.redact import Redactor, stderr
 from mockagent.errors import CassetteError
 from mockagent.proxy.app import RECORDING, create_recording_app
+from mockagent.verify.agent_probe import check_upstream
 from mockagent.verify.calls import wsgi_sender
 from mockagent.verify.follow_ups import moves
 from mockagent.verify.listing import changed_lines
-from mockagent.verify.merge import merged_reply
 from mockagent.verify.patch import apply
 from mockagent.verify.rewrite import lines_of, rewrite_edits
 from mockagent.verify.run import TIMEOUT, run
-from mockagent.verify.upstream import check_upstream
+from mockagent.verify.update_merge import merged_reply
 from mockagent.verify.verdict import Verdict
 
 

@@ -22,8 +22,12 @@ def _sample(pattern: str) -> str:
     return GROUP.sub(lambda m: m.group(1), pattern)
 
 
-V1_ROUTES = [(verb, _sample(path), op) for verbs, path, op in routes.ROUTES for verb in verbs]
-V03_ROUTES = [(verb, _sample(path), op) for verbs, path, op in routes.V0_3_ROUTES for verb in verbs]
+V1_ROUTES = [
+    (verb, _sample(path), op) for verbs, path, op in routes.ROUTES for verb in sorted(verbs)
+]
+V03_ROUTES = [
+    (verb, _sample(path), op) for verbs, path, op in routes.V0_3_ROUTES for verb in sorted(verbs)
+]
 
 
 @pytest.mark.parametrize(("verb", "path", "operation"), V1_ROUTES)

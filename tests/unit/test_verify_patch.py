@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from mockagent.cassette.yaml_reader import parse
 from mockagent.verify.listing import changed_lines
-from mockagent.verify.merge import atoms, merged_reply, merged_steps
 from mockagent.verify.patch import apply, edits
+from mockagent.verify.update_merge import atoms, merged_reply, merged_steps
 
 TEXT = """\
 steps:

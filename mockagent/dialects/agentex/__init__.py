@@ -12,7 +12,7 @@ import re
 
 from mockagent import errors
 from mockagent.dialects.agentex import rest, rpc
-from mockagent.dialects.agentex.errors import platform_error
+from mockagent.dialects.agentex.error_table import platform_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.clock import format_timestamp
 from mockagent.engine.replay import Engine

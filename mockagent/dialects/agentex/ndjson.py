@@ -16,7 +16,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import TaskState
 from mockagent.dialects.agentex import wire
-from mockagent.dialects.agentex.errors import rpc_error
+from mockagent.dialects.agentex.error_table import rpc_error
 from mockagent.dialects.http import WRITE_BYTES, HttpResponse
 from mockagent.engine.call import MessageResult, TaskEvent, TaskResult
 from mockagent.engine.compact_json import compact_json

@@ -16,7 +16,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import AgentexAgent
 from mockagent.dialects.agentex import query, task_stream, wire
-from mockagent.dialects.agentex.errors import delay, fault_response, platform_error
+from mockagent.dialects.agentex.error_table import delay, fault_response, platform_error
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.call import TaskResult
 from mockagent.engine.replay import Engine

@@ -18,7 +18,7 @@ from typing import Any
 from mockagent import errors
 from mockagent.cassette.models import AgentexAgent, TaskState
 from mockagent.dialects.agentex import ndjson, query, wire
-from mockagent.dialects.agentex.errors import delay, fault_response, rpc_error
+from mockagent.dialects.agentex.error_table import delay, fault_response, rpc_error
 from mockagent.dialects.http import JSON_TYPES, HttpRequest, HttpResponse, parse_json
 from mockagent.engine.call import Call, MessageResult, Outcome, TaskResult, TaskView
 from mockagent.engine.replay import Engine

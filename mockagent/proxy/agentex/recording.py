@@ -34,7 +34,8 @@ from mockagent.proxy.agentex.tasks import record_cancel, record_create, untouche
 from mockagent.proxy.error_shapes import render
 from mockagent.proxy.hooks import HookError
 from mockagent.proxy.link import UpstreamLink
-from mockagent.proxy.upstream import AGENTS_PATH, Lines, UpstreamUnreachable, forwardable, tee
+from mockagent.proxy.upstream import Lines, UpstreamUnreachable, forwardable, tee
+from mockagent.vocabulary import AGENTS_PATH
 
 AGENT_FIELDS = ("id", "name", "description", "acp_type")
 TASK_PATH = re.compile(r"^/tasks/(?P<id>[^/]+)/?\Z")

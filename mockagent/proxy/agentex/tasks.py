@@ -33,11 +33,12 @@ from typing import Any
 
 from mockagent import errors
 from mockagent.cassette.states import TaskState
-from mockagent.dialects.agentex.errors import INVALID_PARAMS
+from mockagent.dialects.agentex.error_table import INVALID_PARAMS
+from mockagent.engine.ids import MINTED
 from mockagent.engine.replay import TASK_ID
 from mockagent.engine.task_ops import not_cancelable, not_found, not_found_by_name
 from mockagent.proxy.agentex.known import AgentexTask, KnownTasks, state_step
-from mockagent.proxy.recorder import MINTED, RecordedTask
+from mockagent.proxy.recorder import RecordedTask
 
 
 def record_create(owner: KnownTasks, agent: str | None, result: dict[str, Any]) -> None:

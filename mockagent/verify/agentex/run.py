@@ -16,7 +16,7 @@ platform and to the cassette, and compared as for A2A (everything but ids and ti
   interaction names it, else by its id. A refusal recorded on a CANCELED task whose cancel the
   store answered (no interaction) is preceded by that cancel, not compared.
 
-The gates of a script are then opened as the recorded client did (`agentex_gates`): the
+The gates of a script are then opened as the recorded client did (`gates`): the
 call that passes a gate is compared. Skipped, saying why: a turn whose content is not text (the
 recording keeps its type only), and a cancel of a task the recording never saw (`task: {known:
 false}`: the made-up id or name the client sent is not recorded).
@@ -28,8 +28,8 @@ import re
 from typing import Any, Protocol
 
 from mockagent.cassette import Interaction
-from mockagent.verify.agentex_calls import AgentexSide, task_id_of, task_of
-from mockagent.verify.agentex_gates import ENDED, Gates, open_gates
+from mockagent.verify.agentex.calls import AgentexSide, task_id_of, task_of
+from mockagent.verify.agentex.gates import ENDED, Gates, open_gates
 from mockagent.verify.calls import example
 from mockagent.verify.compare import Exchange, differences
 from mockagent.verify.follow_ups import same_state

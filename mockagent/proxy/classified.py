@@ -11,8 +11,8 @@ from mockagent.dialects.a2a import rest
 from mockagent.dialects.a2a.error_table import TABLE
 from mockagent.dialects.a2a.service import check_params
 from mockagent.dialects.http import HttpRequest, parse_json
-from mockagent.proxy.v0_3 import request_in, rest_request_in
-from mockagent.proxy.v0_3_wire import rest_error_kind
+from mockagent.proxy.v0_3_recording import request_in, rest_request_in
+from mockagent.proxy.v0_3_seen import rest_error_kind
 from mockagent.vocabulary import A2A_OPERATIONS
 
 KIND_BY_CODE = {row.code: kind for kind, row in reversed(TABLE.items()) if kind != "NoMatch"}

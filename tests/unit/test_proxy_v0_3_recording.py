@@ -1,8 +1,9 @@
-"""`mockagent.proxy.v0_3`: what a v0.3 agent answered, as the v1.0 result the recorder reads."""
+"""`mockagent.proxy.v0_3_recording`: what a v0.3 agent answered, as the v1.0 result the
+recorder reads."""
 
 from __future__ import annotations
 
-from mockagent.proxy.v0_3 import request_in, rest_request_in, result_in
+from mockagent.proxy.v0_3_recording import request_in, rest_request_in, result_in
 
 
 def test_a_v0_3_json_rpc_request_is_its_v1_0_operation_and_params():

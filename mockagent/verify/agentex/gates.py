@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mockagent.verify.agentex_calls import AgentexSide, task_of
+from mockagent.verify.agentex.calls import AgentexSide, task_of
 from mockagent.verify.calls import POLL_GAP_S, POLL_TIMEOUT_S
 from mockagent.verify.compare import Exchange, differences, untimed
 from mockagent.verify.follow_ups import same_state

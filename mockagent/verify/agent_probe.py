@@ -13,9 +13,8 @@ from __future__ import annotations
 import httpx
 
 from mockagent.errors import MockagentError
-from mockagent.proxy.upstream import AGENTS_PATH
 from mockagent.verify.compare import Exchange
-from mockagent.vocabulary import CARD_PATH
+from mockagent.vocabulary import AGENTS_PATH, CARD_PATH
 
 METHOD_NOT_FOUND = -32601
 # the recording proxy's answer (`--update`) when the upstream's is not A2A: a page, say
