@@ -19,7 +19,16 @@ os.environ.pop("MOCKAGENT_STORE", None)
 import grpc  # noqa: E402, F401  (the same goes for its C extension)
 import yaml  # noqa: E402, F401
 
+from hypothesis import settings  # noqa: E402
+
 import mockagent.server.app  # noqa: E402, F401
+
+# Property tests draw the same examples every run, so a red run means a change broke something,
+# never that the draw found an old difference (the regex test once did, in CI).
+# MOCKAGENT_HYPOTHESIS=explore draws new ones; a difference found so goes into a test's list.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("MOCKAGENT_HYPOTHESIS", "repeatable"))
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]

@@ -88,11 +88,11 @@ def for_regex(pattern: str) -> str:
     verbose = _verbose(pattern)
     while i < n:
         char = pattern[i]
-        if verbose and char == "#" and not in_set:  # a comment, to the end of its line
-            end = pattern.find("\n", i)
-            end = n if end == -1 else end
-            out.append(pattern[i:end])
-            i = end
+        if verbose and char == "#" and not in_set:  # a comment, to the end of its line, left
+            end = i  # out: `re` reads a backslash in it with the character after, so a newline
+            while end < n and pattern[end] != "\n":  # escaped does not end it, where it
+                end += 2 if pattern[end] == "\\" else 1  # would end `regex`'s comment
+            i = min(end, n)
             continue
         if char == "\\":
             end = _escape_end(pattern, i)

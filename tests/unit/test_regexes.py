@@ -164,6 +164,7 @@ def test_every_pattern_re_accepts_finds_what_re_finds(pattern):
         "[^]a]",
         r"\N{DIGIT ONE}{2}",
         "(?x) a{e<=1} # a comment with a [ and a {e<=1}\n b",
+        "(?x)#\\\na",  # `re`: the escaped newline goes on with the comment; `regex`: it ends it
         "a{}",
         "a{,}",
         "a{ 1}",
