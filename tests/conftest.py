@@ -18,7 +18,6 @@ os.environ.pop("MOCKAGENT_STORE", None)
 # itself (it is lazy), so the suite does.
 import grpc  # noqa: E402, F401  (the same goes for its C extension)
 import yaml  # noqa: E402, F401
-
 from hypothesis import settings  # noqa: E402
 
 import mockagent.server.app  # noqa: E402, F401
