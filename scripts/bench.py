@@ -1,6 +1,7 @@
 """mockagent's benchmark (not a test): replay throughput against other servers, matching cost by
 cassette size, fixture start/stop, cassette load time, memory and stream pacing, the same four
-calls over gRPC (scripts/bench_grpc.py), and the same app on each candidate production server
+calls over gRPC (scripts/bench_grpc.py), what a shared Redis store costs per call
+(scripts/bench_store.py), and the same app on each candidate production server
 (scripts/bench_servers.py).
 
 Run through `scripts/bench` (it prepares .venv, wrk and the npm packages). Writes bench/README.md,
@@ -22,6 +23,7 @@ import bench_local
 import bench_report
 import bench_servers
 import bench_slow
+import bench_store
 import bench_targets as targets
 import bench_wrk
 from bench_report import Row
@@ -122,7 +124,7 @@ def http_rows(best: dict, workers: bool) -> list[Row]:
                     missing,
                 )
             )
-    return rows
+    return rows + bench_store.ratio_rows(best)
 
 
 def servers(args: argparse.Namespace) -> str:
@@ -211,6 +213,11 @@ def main() -> None:
         help="only the gRPC part: replaces its section and rows in bench/README.md",
     )
     which.add_argument(
+        "--store-only",
+        action="store_true",
+        help="only the shared store's rows (issue 28): replaces them in bench/README.md",
+    )
+    which.add_argument(
         "--no-servers",
         action="store_true",
         help="leave the server comparison out (bench/README.md keeps the last one)",
@@ -236,6 +243,15 @@ def main() -> None:
         readme.write_text(bench_grpc_section.replace_rows(text, found))
         log("wrote the gRPC section and rows in bench/README.md")
         return
+    if args.store_only:
+        found, run, notes = bench_store.measure(CASSETTE, rounds, seconds, log)
+        readme.write_text(bench_store.place(bench_grpc_section.replace_rows(old, found), run))
+        for row in found:
+            log(f"| {row.name} | {row.value} | {row.target} | {row.verdict} |")
+        for note in notes:
+            log(f"note: {note}")
+        log("wrote the shared store's rows in bench/README.md")
+        return
     started = time.monotonic()
     load_before = (
         bench_report.loadavg()
@@ -255,18 +271,25 @@ def main() -> None:
         rows, inproc_notes = bench_local.rows(CASSETTE, args.quick, log)
         notes += inproc_notes
     running: dict[str, targets.Target] = {}
+    loaded: dict[str, bench_store.Cost] = {}
     try:
         log("HTTP: starting targets")
         running = start_all(labels, notes)
         scripts = bench_wrk.prepare(running, notes)
         log(f"HTTP: {rounds} round(s) of {seconds:g} s per cell")
         best = bench_wrk.rounds(running, scripts, rounds, seconds, log)
+        if "mockagent-w2" in running:
+            loaded = bench_store.loaded_costs(running["mockagent-w2"], scripts, seconds, log)
     finally:
         for target in running.values():
             target.stop()
     grpc_rows, grpc_section = grpc(seconds, rounds, bool(labels["mockagent-w2"]))
     section = bench_choice.previous(old) if args.no_servers else servers(args)
-    rows = http_rows(best, bool(labels["mockagent-w2"])) + grpc_rows + rows
+    store_rows = []
+    if labels["mockagent-w2"]:
+        log("store: Redis cost per call, one worker")
+        store_rows = bench_store.cost_rows(bench_store.costs(CASSETTE, log), loaded)
+    rows = http_rows(best, bool(labels["mockagent-w2"])) + store_rows + grpc_rows + rows
     for name, label in labels.items():
         if not label:
             continue
@@ -292,6 +315,7 @@ def main() -> None:
     text = bench_choice.splice(text, section) if section else text
     text = bench_grpc_section.place(text, grpc_section)
     text = bench_slow.place(text)
+    text = bench_store.place(text)
     history = bench_choice.previous(old, bench_choice.HISTORY)
     readme.write_text(bench_choice.splice(text, history, bench_choice.HISTORY) if history else text)
     bench_report.chart(OUT / "chart.png", {k: v for k, v in labels.items() if v}, best)

@@ -103,7 +103,8 @@ def measure(
 
 def rows(best: dict, workers: bool, why: str | None = None) -> list[Row]:
     """Per call: mockagent ÷ the a2a-sdk gRPC server at 16 connections, one process and
-    `--workers 2`, each against TARGET; and, for information, one process ÷ the floor."""
+    `--workers 2`, each against TARGET; and, for information, `--workers 2` ÷ one process and
+    one process ÷ the floor."""
     missing = f"n/a ({why})" if why else "n/a (not measured)"
     found = []
     for s, title in TITLES.items():
@@ -123,6 +124,15 @@ def rows(best: dict, workers: bool, why: str | None = None) -> list[Row]:
                 best.get(("grpc-mockagent-w2", s, 16)),
                 sdk,
                 TARGET,
+                missing if workers else "n/a (not available)",
+            )
+        )
+        found.append(
+            ratio_row(
+                f"{title} over gRPC: --workers 2 on Redis ÷ one in-memory process (16 conns)",
+                best.get(("grpc-mockagent-w2", s, 16)),
+                best.get(("grpc-mockagent", s, 16)),
+                None,  # issue 28's targets are the HTTP rows'; over gRPC, for information
                 missing if workers else "n/a (not available)",
             )
         )

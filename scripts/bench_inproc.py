@@ -65,9 +65,9 @@ NOTES: list[str] = []  # findings the report prints under the table
 
 def load_big(path: Path):
     """load_cassette (a plain cassette has no aliases, so the alias-bomb guard never stops it)."""
-    from mockagent.cassette import store
+    from mockagent.cassette.loader import load_cassette
 
-    return store.load_cassette(path)
+    return load_cassette(path)
 
 
 def _call(text: str, operation: str = "SendMessage"):
