@@ -17,7 +17,7 @@ from mockagent.engine.journal import JOURNAL_SIZE
 from mockagent.engine.player import Pace
 from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.store.factory import store_from_url
-from mockagent.engine.webhook_policy import WebhookPolicy
+from mockagent.engine.webhooks.policy import WebhookPolicy
 from mockagent.errors import CassetteError, StoreError
 from mockagent.proxy.partials import left_behind
 from mockagent.server.app import MAX_BODY, create_app

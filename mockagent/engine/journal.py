@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockagent.engine.call import Call
-from mockagent.engine.delivery_log import DeliveryLog
 from mockagent.engine.diagnostics import NearMissReport
 from mockagent.engine.fault_part import FaultPart
 from mockagent.engine.journal_cut import cut, entry_size, kept_report
+from mockagent.engine.webhooks.delivery_log import DeliveryLog
 
 
 @dataclass(frozen=True)

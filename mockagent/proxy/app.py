@@ -14,7 +14,7 @@ from mockagent.dialects.a2a import A2AAgent
 from mockagent.dialects.agentex import RPC_ROUTES, AgentexAgent
 from mockagent.dialects.http import HttpRequest, HttpResponse
 from mockagent.engine.replay import Engine
-from mockagent.engine.webhook_policy import WebhookPolicy
+from mockagent.engine.webhooks.policy import WebhookPolicy
 from mockagent.errors import CassetteError, ContentTypeNotSupported, InvalidRequest, ProtocolError
 from mockagent.proxy.error_shapes import render
 from mockagent.proxy.forward import RecordingProxy

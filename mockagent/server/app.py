@@ -22,7 +22,7 @@ from mockagent.engine.player import Pace
 from mockagent.engine.replay import KEEPALIVE_S
 from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.store.memory import StoreFactory
-from mockagent.engine.webhook_policy import WebhookPolicy
+from mockagent.engine.webhooks.policy import WebhookPolicy
 from mockagent.errors import InternalError
 from mockagent.server.admin.api import register_admin
 from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout

@@ -282,7 +282,7 @@ def test_a_webhook_to_a_host_not_allowed_is_refused_in_the_journal(
 
 
 def test_deliveries_keep_the_last_thousand_and_count_the_rest(client: FlaskClient) -> None:
-    from mockagent.engine.delivery import Delivery
+    from mockagent.engine.webhooks.delivery import Delivery
 
     engine = client.application.extensions["mockagent"].agents["alpha"]
     for seq in range(1, 1006):

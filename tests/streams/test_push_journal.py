@@ -8,7 +8,7 @@ from pathlib import Path
 from mockagent.cassette import load_cassette
 from mockagent.dialects.a2a.push import PushNotifier, webhook_headers
 from mockagent.engine import Call, Engine
-from mockagent.engine.delivery import Deliverer
+from mockagent.engine.webhooks.delivery import Deliverer
 
 CASSETTE = """\
 version: 1

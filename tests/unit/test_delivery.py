@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from mockagent.engine.delivery import CLOSED, THREAD_PREFIX, Deliverer, Delivery
+from mockagent.engine.webhooks.delivery import CLOSED, THREAD_PREFIX, Deliverer, Delivery
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mockagent.engine.delivery import Deliverer, Delivery, DeliveryLog
+from mockagent.engine.webhooks.delivery import Deliverer, Delivery, DeliveryLog
 
 CUT = "no complete reply within {:g} s: cut at the delivery deadline"
 

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from mockagent.cassette import load_cassette
 from mockagent.cassette.webhooks import parse_rule
 from mockagent.cli.main import main
-from mockagent.engine.delivery import Deliverer
-from mockagent.engine.webhook_policy import SOURCES, WebhookPolicy
+from mockagent.engine.webhooks.delivery import Deliverer
+from mockagent.engine.webhooks.policy import SOURCES, WebhookPolicy
 from mockagent.errors import CassetteError
 
 REFUSED = f"is not loopback and not allowed by {SOURCES}"

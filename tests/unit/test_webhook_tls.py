@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mockagent.engine import webhook_send
-from mockagent.engine.webhook_policy import WebhookPolicy
+from mockagent.engine.webhooks import send as webhook_send
+from mockagent.engine.webhooks.policy import WebhookPolicy
 
 x509 = pytest.importorskip("cryptography.x509")
 from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402

@@ -13,11 +13,11 @@ from mockagent.dialects.a2a import v0_3
 from mockagent.dialects.a2a.wire import render_event, render_task
 from mockagent.engine.call import TaskEvent
 from mockagent.engine.compact_json import compact_json
-from mockagent.engine.delivery import Deliverer, Delivery
 from mockagent.engine.journal import Journal
 from mockagent.engine.replay import Engine
 from mockagent.engine.tasks import Task
-from mockagent.engine.webhook_policy import WebhookPolicy
+from mockagent.engine.webhooks.delivery import Deliverer, Delivery
+from mockagent.engine.webhooks.policy import WebhookPolicy
 
 
 def webhook_headers(config: dict[str, Any]) -> dict[str, str]:

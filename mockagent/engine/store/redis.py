@@ -17,11 +17,11 @@ from typing import Any
 
 from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
-from mockagent.engine.delivery_log import DeliveryLog
 from mockagent.engine.journal import Journal, JournalEntry, kept
 from mockagent.engine.store.lease import NUMBERED, Client, Command, Lease, settings
 from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
 from mockagent.engine.tasks import Task
+from mockagent.engine.webhooks.delivery_log import DeliveryLog
 
 log = logging.getLogger("mockagent")
 POLL_S = 0.02  # streams look for events made by other processes this often

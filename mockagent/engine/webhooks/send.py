@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from mockagent.engine.webhook_policy import Refused, Resolver, WebhookPolicy, system_resolver
+from mockagent.engine.webhooks.policy import Refused, Resolver, WebhookPolicy, system_resolver
 
 _OPENED = ("connection.connect_tcp.complete", "connection.start_tls.complete")
 

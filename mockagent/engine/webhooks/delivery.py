@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from mockagent.engine import webhook_send
-from mockagent.engine.delivery_log import RESULTS_KEPT, Bodies, Delivery, DeliveryLog
-from mockagent.engine.webhook_policy import Resolver, WebhookPolicy, system_resolver
+from mockagent.engine.webhooks import send as webhook_send
+from mockagent.engine.webhooks.delivery_log import RESULTS_KEPT, Bodies, Delivery, DeliveryLog
+from mockagent.engine.webhooks.policy import Resolver, WebhookPolicy, system_resolver
 
 log = logging.getLogger(__name__)
 
