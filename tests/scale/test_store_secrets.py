@@ -32,7 +32,11 @@ def descendants(pid: int) -> list[int]:
 
 
 def argv_of(pid: int) -> bytes:
-    return Path(f"/proc/{pid}/cmdline").read_bytes()
+    """`pid`'s command line as `ps` shows it; empty for a process that has ended."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def send(port: int) -> dict[str, object]:
@@ -68,11 +72,15 @@ def test_the_password_from_a_store_file_is_in_no_argv(tmp_path: Path) -> None:
         port = int(line.split()[3].rsplit(":", 1)[1])
         assert "result" in send(port)  # the workers reach the store with the file's password
         deadline = time.monotonic() + 10
-        while len(processes := [server.pid, *descendants(server.pid)]) < 3:  # serve, 2 workers
+        # serve and its 2 workers, each read while it runs: a process that has ended but is
+        # not reaped yet shows an empty command line, so read again until none does
+        while True:
+            processes = [server.pid, *descendants(server.pid)]
+            argvs = {pid: argv for pid in processes if (argv := argv_of(pid))}
+            if len(argvs) >= 3 and len(argvs) == len(processes):
+                break
             assert time.monotonic() < deadline, f"the server's processes are {processes}"
             time.sleep(0.01)
-        argvs = {pid: argv_of(pid) for pid in processes}
-        assert all(argvs.values())  # read while they run (a zombie's cmdline is empty)
         assert [pid for pid, argv in argvs.items() if PASSWORD.encode() in argv] == []
         assert str(store_file).encode() in argvs[server.pid]  # what `ps` shows: the file's name
     finally:
