@@ -17,6 +17,7 @@ from flask.testing import FlaskClient
 from mockagent.cli.main import main
 from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.store.lease import Client
+from mockagent.engine.store.redis import RedisStore
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
 from tests.helpers.engine_calls import send_call
@@ -221,10 +222,10 @@ def test_a_call_is_one_round_trip_to_lock_and_load_and_one_to_save_and_unlock(re
     ]["task"]
     waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The lock (a script), the counters and the task in one round trip; the save (a poll
-    # counted) and the unlock in a script whose answer is waited for: a save refused (the lease
-    # lost) is an error.
-    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET"], ["EVALSHA"]]
+    # The lock (a script), the counters, the task and its version in one round trip; the save
+    # (a poll counted) and the unlock in a script whose answer is waited for: a save refused
+    # (the lease lost, the task written meanwhile) is an error.
+    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET", "HGET"], ["EVALSHA"]]
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
     assert waited == [["EVALSHA", "HGETALL", "LLEN"], ["EVALSHA"]]  # a new task: no task read
@@ -338,3 +339,47 @@ def test_runtime_interactions_are_refused_on_a_shared_store(redis_url):
     assert "hello" not in names and "run-deadbee" in names
     saved = shared.get("/_mockagent/cassette?agent=test-runner")
     assert saved.status_code == 200 and "name: run-deadbee" in saved.get_data(as_text=True)
+
+
+def behind_the_stores_back(monkeypatch: pytest.MonkeyPatch, url: str, *command: Any) -> None:
+    """Another client sends `command` to Redis once, as this process's next commit is about to
+    go: what the commit carries was read before it."""
+    commit = RedisStore.commit
+    pending = [command]
+
+    def meddled(self: RedisStore, counters: Any) -> None:
+        if pending:
+            with redis.Redis.from_url(url) as other:
+                other.execute_command(*pending.pop())
+        commit(self, counters)
+
+    monkeypatch.setattr(RedisStore, "commit", meddled)
+
+
+def stored(url: str) -> dict[bytes, Any]:
+    """Every data key of the store but task versions, serialized (the lock's keys aside)."""
+    mine = (b":lock", b":fence", b":wake", b":versions")
+    with redis.Redis.from_url(url) as r:
+        return {key: r.dump(key) for key in r.keys("mockagent:*") if not key.endswith(mine)}
+
+
+RUNNER = "mockagent:test-runner:test-runner:"
+
+
+def test_a_task_changed_behind_the_stores_back_refuses_the_commit_that_carries_it(
+    redis_url, monkeypatch
+):
+    c = client(store_from_url(redis_url))
+    immediate = {"returnImmediately": True}
+    params = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
+    task = rpc(c, "test-runner", "SendMessage", params)["result"]["task"]
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", RUNNER + "versions", task["id"], 1)
+    before = stored(redis_url)
+    answer = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # counts a poll: writes the task
+    assert answer["error"]["code"] == -32603  # Unavailable: try again
+    assert "a task of this call was changed in the store" in answer["error"]["message"]
+    assert stored(redis_url) == before  # nothing written: not the task, the journal, the counters
+    again = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # read afresh, so written
+    assert again["result"]["id"] == task["id"] and stored(redis_url) != before
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hget(RUNNER + "versions", task["id"]) == b"3"  # made, moved behind, polled
