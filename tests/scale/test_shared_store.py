@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import redis
@@ -180,24 +181,54 @@ def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
     assert "hunter2" not in result.output and "Traceback" not in result.output
 
 
+ONCE = (
+    "version: 1\nprotocol: a2a\nagent:\n  name: once\n  description: d\n  version: '1'\n"
+    "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
+    "interactions:\n"
+    "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
+    "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n"
+)
+
+
+def said(c: FlaskClient) -> str:
+    answer = rpc(c, "", "SendMessage", {"message": message("hi")})
+    return answer["result"]["message"]["parts"][0]["text"] if "result" in answer else answer
+
+
 def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     cassette = tmp_path / "once.yaml"
-    cassette.write_text(
-        "version: 1\nprotocol: a2a\nagent:\n  name: once\n  description: d\n  version: '1'\n"
-        "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
-        "interactions:\n"
-        "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
-        "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n"
-    )
+    cassette.write_text(ONCE)
     a = client(store_from_url(redis_url), cassette)
     b = client(store_from_url(redis_url, join=True), cassette)
-    answers = [
-        rpc(server, "", "SendMessage", {"message": message("hi")})["result"]["message"]["parts"][0][
-            "text"
-        ]
-        for server in (a, b, a)
-    ]
+    answers = [said(server) for server in (a, b, a)]
     assert answers == ["first answer", "later answer", "later answer"]
+
+
+def test_a_use_past_times_behind_the_stores_back_refuses_the_commit(
+    redis_url, tmp_path, monkeypatch
+):
+    cassette = tmp_path / "once.yaml"
+    cassette.write_text(ONCE)
+    c = client(store_from_url(redis_url), cassette)
+    # Used up by another client after this call read its count (0) and matched `first`.
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", "mockagent:once:once:uses", 0, 1)
+    before = stored(redis_url)
+    refused = rpc(c, "", "SendMessage", {"message": message("hi")})
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hgetall("mockagent:once:once:uses") == {b"0": b"1"}  # not 2
+    assert refused["error"]["code"] == -32603  # Unavailable while the lease stands: try again
+    assert "`times` was used up in the store" in refused["error"]["message"]
+    assert stored(redis_url) == {**before, b"mockagent:once:once:uses": ANY}  # nothing written
+    assert said(c) == "later answer"  # the count read afresh: `first` is used up
+
+
+def test_allow_repeats_spends_uses_past_times_on_a_shared_store(redis_url, tmp_path):
+    cassette = tmp_path / "once.yaml"
+    cassette.write_text(ONCE)
+    app = create_app(cassette, store=store_from_url(redis_url), pace="instant", allow_repeats=True)
+    assert [said(app.test_client()) for _ in range(3)] == ["first answer"] * 3
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hgetall("mockagent:once:once:uses") == {b"0": b"3"}
 
 
 @pytest.fixture

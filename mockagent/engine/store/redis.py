@@ -20,7 +20,15 @@ from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
 from mockagent.engine.delivery_log import DeliveryLog
 from mockagent.engine.journal import Journal, JournalEntry, kept
-from mockagent.engine.store.lease import NUMBERED, VERSIONED, Client, Command, Lease, settings
+from mockagent.engine.store.lease import (
+    NUMBERED,
+    SPEND,
+    VERSIONED,
+    Client,
+    Command,
+    Lease,
+    settings,
+)
 from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
 from mockagent.engine.tasks import Task
 
@@ -50,6 +58,9 @@ class RedisStore(TaskStore):
         self._lease = lease
         self.wait_s = lease.wait_s
         self._steps = StepTable(interactions)
+        # Each use of these is spent by the commit script only while below the interaction's
+        # `times`: another process may have used it up since this one read the count.
+        self._limits = {i: it.times for i, it in enumerate(interactions) if it.times is not None}
         self._fresh = fresh
         self._token: str | None = None  # the lock's, while this process holds it
         self._count = 0  # tasks saved before the open transaction
@@ -134,7 +145,7 @@ class RedisStore(TaskStore):
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""
         self._journal = RedisJournal(self._redis, self._k("journal"), self.journal_size)
-        self._uses = RedisUses(self._redis, self._k("uses"), self._size)
+        self._uses = RedisUses(self._redis, self._k("uses"), self._size, self._limits)
         self.journal: Journal = self._journal
         self.uses: Sequence[int] = self._uses
         if self._open:
@@ -154,6 +165,9 @@ class RedisStore(TaskStore):
 
     def use(self, index: int) -> None:
         self._uses.add(index)  # no read: a use count is only read when `times` limits it
+
+    def unlimited(self) -> None:
+        self._limits.clear()
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -244,10 +258,11 @@ def _chunked(command: Command, items: list[Any], size: int) -> list[Command]:
 
 
 class RedisUses(Sequence[int]):
-    """Use counts, read from Redis as needed and added to it when the transaction ends."""
+    """Use counts, read from Redis as needed and added to it when the transaction ends; those of
+    the interactions in `limits` (index → `times`) only while they stay within it."""
 
-    def __init__(self, client: Client, key: str, size: int) -> None:
-        self._redis, self._key, self._size = client, key, size
+    def __init__(self, client: Client, key: str, size: int, limits: dict[int, int]) -> None:
+        self._redis, self._key, self._size, self._limits = client, key, size, limits
         self._seen: dict[int, int] = {}
         self._added: dict[int, int] = {}
 
@@ -278,9 +293,13 @@ class RedisUses(Sequence[int]):
         return self._size
 
     def flush(self) -> list[Command]:
+        limits = self._limits
         commands: list[Command] = [
-            ("HINCRBY", self._key, str(i), n) for i, n in self._added.items()
+            ("HINCRBY", self._key, str(i), n) for i, n in self._added.items() if i not in limits
         ]
+        spent = [f for i, n in self._added.items() if i in limits for f in (str(i), n, limits[i])]
+        if spent:  # refused, with nothing written, if one would go past its `times`
+            commands.append((SPEND, self._key, *spent))
         self.begin()
         return commands
 
