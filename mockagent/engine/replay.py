@@ -94,6 +94,8 @@ class Engine(RuntimeInteractions):
         self.player: Player | None = None
         key = f"{Path(loaded.path).stem}:{self.cassette.name}"
         self.tasks = (store or memory_store)(key, self.interactions)
+        if allow_repeats:
+            self.tasks.unlimited()
         self.tasks.bound(journal_size, task_cap)  # a long run's memory stays bounded
         self.locked = Transactions(self._lock, self.tasks, self)
         """`with engine.locked():` a transaction; never wait on `changed` in one."""

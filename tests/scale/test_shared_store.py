@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import redis
@@ -17,6 +18,7 @@ from flask.testing import FlaskClient
 from mockagent.cli.main import main
 from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.store.lease import Client
+from mockagent.engine.store.redis import RedisStore
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
 from tests.helpers.engine_calls import send_call
@@ -179,24 +181,54 @@ def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
     assert "hunter2" not in result.output and "Traceback" not in result.output
 
 
+ONCE = (
+    "version: 1\nprotocol: a2a\nagent:\n  name: once\n  description: d\n  version: '1'\n"
+    "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
+    "interactions:\n"
+    "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
+    "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n"
+)
+
+
+def said(c: FlaskClient) -> str:
+    answer = rpc(c, "", "SendMessage", {"message": message("hi")})
+    return answer["result"]["message"]["parts"][0]["text"] if "result" in answer else answer
+
+
 def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     cassette = tmp_path / "once.yaml"
-    cassette.write_text(
-        "version: 1\nprotocol: a2a\nagent:\n  name: once\n  description: d\n  version: '1'\n"
-        "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
-        "interactions:\n"
-        "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
-        "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n"
-    )
+    cassette.write_text(ONCE)
     a = client(store_from_url(redis_url), cassette)
     b = client(store_from_url(redis_url, join=True), cassette)
-    answers = [
-        rpc(server, "", "SendMessage", {"message": message("hi")})["result"]["message"]["parts"][0][
-            "text"
-        ]
-        for server in (a, b, a)
-    ]
+    answers = [said(server) for server in (a, b, a)]
     assert answers == ["first answer", "later answer", "later answer"]
+
+
+def test_a_use_past_times_behind_the_stores_back_refuses_the_commit(
+    redis_url, tmp_path, monkeypatch
+):
+    cassette = tmp_path / "once.yaml"
+    cassette.write_text(ONCE)
+    c = client(store_from_url(redis_url), cassette)
+    # Used up by another client after this call read its count (0) and matched `first`.
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", "mockagent:once:once:uses", 0, 1)
+    before = stored(redis_url)
+    refused = rpc(c, "", "SendMessage", {"message": message("hi")})
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hgetall("mockagent:once:once:uses") == {b"0": b"1"}  # not 2
+    assert refused["error"]["code"] == -32603  # Unavailable while the lease stands: try again
+    assert "`times` was used up in the store" in refused["error"]["message"]
+    assert stored(redis_url) == {**before, b"mockagent:once:once:uses": ANY}  # nothing written
+    assert said(c) == "later answer"  # the count read afresh: `first` is used up
+
+
+def test_allow_repeats_spends_uses_past_times_on_a_shared_store(redis_url, tmp_path):
+    cassette = tmp_path / "once.yaml"
+    cassette.write_text(ONCE)
+    app = create_app(cassette, store=store_from_url(redis_url), pace="instant", allow_repeats=True)
+    assert [said(app.test_client()) for _ in range(3)] == ["first answer"] * 3
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hgetall("mockagent:once:once:uses") == {b"0": b"3"}
 
 
 @pytest.fixture
@@ -221,10 +253,10 @@ def test_a_call_is_one_round_trip_to_lock_and_load_and_one_to_save_and_unlock(re
     ]["task"]
     waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The lock (a script), the counters and the task in one round trip; the save (a poll
-    # counted) and the unlock in a script whose answer is waited for: a save refused (the lease
-    # lost) is an error.
-    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET"], ["EVALSHA"]]
+    # The lock (a script), the counters, the task and its version in one round trip; the save
+    # (a poll counted) and the unlock in a script whose answer is waited for: a save refused
+    # (the lease lost, the task written meanwhile) is an error.
+    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET", "HGET"], ["EVALSHA"]]
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
     assert waited == [["EVALSHA", "HGETALL", "LLEN"], ["EVALSHA"]]  # a new task: no task read
@@ -338,3 +370,47 @@ def test_runtime_interactions_are_refused_on_a_shared_store(redis_url):
     assert "hello" not in names and "run-deadbee" in names
     saved = shared.get("/_mockagent/cassette?agent=test-runner")
     assert saved.status_code == 200 and "name: run-deadbee" in saved.get_data(as_text=True)
+
+
+def behind_the_stores_back(monkeypatch: pytest.MonkeyPatch, url: str, *command: Any) -> None:
+    """Another client sends `command` to Redis once, as this process's next commit is about to
+    go: what the commit carries was read before it."""
+    commit = RedisStore.commit
+    pending = [command]
+
+    def meddled(self: RedisStore, counters: Any) -> None:
+        if pending:
+            with redis.Redis.from_url(url) as other:
+                other.execute_command(*pending.pop())
+        commit(self, counters)
+
+    monkeypatch.setattr(RedisStore, "commit", meddled)
+
+
+def stored(url: str) -> dict[bytes, Any]:
+    """Every data key of the store but task versions, serialized (the lock's keys aside)."""
+    mine = (b":lock", b":fence", b":wake", b":versions")
+    with redis.Redis.from_url(url) as r:
+        return {key: r.dump(key) for key in r.keys("mockagent:*") if not key.endswith(mine)}
+
+
+RUNNER = "mockagent:test-runner:test-runner:"
+
+
+def test_a_task_changed_behind_the_stores_back_refuses_the_commit_that_carries_it(
+    redis_url, monkeypatch
+):
+    c = client(store_from_url(redis_url))
+    immediate = {"returnImmediately": True}
+    params = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
+    task = rpc(c, "test-runner", "SendMessage", params)["result"]["task"]
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", RUNNER + "versions", task["id"], 1)
+    before = stored(redis_url)
+    answer = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # counts a poll: writes the task
+    assert answer["error"]["code"] == -32603  # Unavailable: try again
+    assert "a task of this call was changed in the store" in answer["error"]["message"]
+    assert stored(redis_url) == before  # nothing written: not the task, the journal, the counters
+    again = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # read afresh, so written
+    assert again["result"]["id"] == task["id"] and stored(redis_url) != before
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hget(RUNNER + "versions", task["id"]) == b"3"  # made, moved behind, polled

@@ -41,6 +41,7 @@ interactions:
     reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
 """
 LOCK = "mockagent:jobs:jobs:lock"  # the store's lock: mockagent:<file stem>:<agent name>:lock
+EVERY = {"limit": 1_000_000}  # the listing shows the newest 1,000 tasks by default
 SEND = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -210,7 +211,9 @@ def test_a_host_stopped_holding_the_store_loses_its_lease_and_nothing_else(redis
         twice = len(calls.ids) - len(set(calls.ids))
         assert twice == 0, f"{twice} task ids minted twice"
         with httpx.Client(base_url=b.url, timeout=60) as admin:
-            listed = [task["id"] for task in admin.get("/_mockagent/tasks").json()["tasks"]]
+            listed = [
+                task["id"] for task in admin.get("/_mockagent/tasks", params=EVERY).json()["tasks"]
+            ]
             (job,) = admin.get("/_mockagent/interactions").json()["interactions"]
         assert sorted(listed) == sorted(calls.ids)  # every task answered is kept, no other
         assert job["uses"] == len(calls.ids)  # and each use counted once
@@ -237,7 +240,9 @@ def test_a_host_killed_holding_the_store_holds_up_the_other_for_one_lease(redis_
         assert len(calls.ids) == before + 20 and len(calls.unexpected) == cut_off
         assert len(calls.ids) == len(set(calls.ids))
         with httpx.Client(base_url=b.url, timeout=60) as admin:
-            listed = [task["id"] for task in admin.get("/_mockagent/tasks").json()["tasks"]]
+            listed = [
+                task["id"] for task in admin.get("/_mockagent/tasks", params=EVERY).json()["tasks"]
+            ]
         assert len(listed) == len(set(listed)) and set(calls.ids) <= set(listed)
         # Every task answered is kept; any other is a cut-off call's, saved before a died, so
         # before every task of b's calls (tasks are listed oldest first).

@@ -36,6 +36,15 @@ Command = tuple[Any, ...]
 NUMBERED = "NUMBERED"
 """A pseudo-command for the scripts: `(NUMBERED, list, counter, *entries)` appends each entry to
 `list` as "<n> <entry>", with n taken from `counter` (INCRBY), in one step on the server."""
+VERSIONED = "VERSIONED"
+"""A pseudo-command: `(VERSIONED, hash, versions, *(field, version, value))` sets each field of
+`hash` to its value and adds one to its version in `versions`, if every version is still the one
+given (none: 0); otherwise the whole commit is refused."""
+SPEND = "SPEND"
+"""A pseudo-command: `(SPEND, hash, *(field, n, limit))` adds n to each count in `hash` if none
+goes past its limit; otherwise the whole commit is refused."""
+CHANGED, USED_UP = -1, -2
+"""What the commit script answers when a VERSIONED or a SPEND check refuses it."""
 
 # KEYS: lock, fence. ARGV: lease ms. {token} when taken, {0, ms the lock is held for} otherwise.
 # The reads a transaction starts with follow in the same round trip as plain commands: a writer
@@ -48,17 +57,44 @@ return {token}
 """
 
 # KEYS: lock, wake. ARGV: token, ms to keep the lock for (0: release it), then the writes packed
-# by `_pack`. 1 when written, 0 when the lock is not ours (any more): nothing written.
+# by `_pack`. 1 when written; 0 when the lock is not ours (any more); CHANGED or USED_UP when a
+# check refused the writes. Only 1 writes anything; all but 0 release or renew the lock.
 _COMMIT = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local answer = 1
 local i = 3
-while i <= #ARGV do
+while i <= #ARGV and answer == 1 do  -- every check before any write
+  local n = tonumber(ARGV[i])
+  if ARGV[i + 1] == 'VERSIONED' then
+    for j = i + 4, i + n, 3 do
+      local now = tonumber(redis.call('HGET', ARGV[i + 3], ARGV[j])) or 0
+      if now ~= tonumber(ARGV[j + 1]) then answer = -1 end
+    end
+  elseif ARGV[i + 1] == 'SPEND' then
+    for j = i + 3, i + n, 3 do
+      local now = tonumber(redis.call('HGET', ARGV[i + 2], ARGV[j])) or 0
+      if now + tonumber(ARGV[j + 1]) > tonumber(ARGV[j + 2]) then answer = -2 end
+    end
+  end
+  i = i + n + 1
+end
+i = 3
+while i <= #ARGV and answer == 1 do
   local n = tonumber(ARGV[i])
   if ARGV[i + 1] == 'NUMBERED' then
     local count = n - 3
     local last = redis.call('INCRBY', ARGV[i + 3], count) - count
     for j = 1, count do
       redis.call('RPUSH', ARGV[i + 2], (last + j) .. ' ' .. ARGV[i + 3 + j])
+    end
+  elseif ARGV[i + 1] == 'VERSIONED' then
+    for j = i + 4, i + n, 3 do
+      redis.call('HSET', ARGV[i + 2], ARGV[j], ARGV[j + 2])
+      redis.call('HINCRBY', ARGV[i + 3], ARGV[j], 1)
+    end
+  elseif ARGV[i + 1] == 'SPEND' then
+    for j = i + 3, i + n, 3 do
+      redis.call('HINCRBY', ARGV[i + 2], ARGV[j], ARGV[j + 1])
     end
   else
     redis.call(unpack(ARGV, i + 1, i + n))
@@ -72,7 +108,7 @@ if ARGV[2] == '0' then
 else
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-return 1
+return answer
 """
 
 
@@ -235,16 +271,24 @@ class Lease:
             self.client.call("BLPOP", self._wake, f"{max(wait_ms, 1) / 1000:.3f}")
 
     def commit(self, token: str, writes: Sequence[Command], keep: bool) -> None:
-        """Run `writes` if the lock is still `token`'s, then release it, or renew the lease when
-        `keep`. StoreError, with nothing written, when the lease was lost."""
+        """Run `writes` if the lock is still `token`'s and their checks hold (VERSIONED, SPEND),
+        then release it, or renew the lease when `keep`. StoreError, with nothing written, when
+        the lease was lost or a check refused them."""
         args = [token, self.lease_ms if keep else 0, *_pack(writes)]
         (written,) = self.client.run(self._commit, [self._keys[0], self._wake], args)
-        if not written:
-            raise StoreError(
-                f"lost the lock of the store at {self.client.shown}: this process held it for "
-                f"longer than its lease ({self.lease_ms} ms), so another may have changed the "
-                "store meanwhile; nothing of this call was saved, try again"
+        if written == 1:
+            return
+        where = f"the store at {self.client.shown}"
+        if written == CHANGED:
+            why = f"a task of this call was changed in {where} since this process read it"
+        elif written == USED_UP:
+            why = f"an interaction's `times` was used up in {where} since this process read it"
+        else:
+            why = (
+                f"lost the lock of {where}: this process held it for longer than its lease "
+                f"({self.lease_ms} ms), so another may have changed the store meanwhile"
             )
+        raise StoreError(f"{why}; nothing of this call was saved, try again")
 
     def drop(self) -> None:
         """Take the lock from whoever holds it (a fresh start: nobody else serves yet)."""

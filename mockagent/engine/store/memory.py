@@ -71,6 +71,9 @@ class TaskStore:
         """Count one use of interaction `index`."""
         self._counts[index] += 1
 
+    def unlimited(self) -> None:
+        """Uses go past `times` (the engine's allow_repeats): a shared store stops checking."""
+
     def renumber(self, kept: Sequence[int | None]) -> None:
         """The engine's interactions changed while it serves: interaction i is the one that was
         at `kept[i]` (None: a new one, unused). Only an in-process store allows it."""

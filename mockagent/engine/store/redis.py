@@ -3,8 +3,9 @@
 A transaction takes the store's lock (`lease.Lease`) and, in the same round trip, loads the
 engine's counters (clock, ids, reset generation) and the task the call names; it loads other
 tasks as it needs them and writes everything back in one round trip as it ends, refused if its
-lease ran out meanwhile. So worker processes and hosts answer one after another as a single agent
-would, poll counters and the journal included.
+lease ran out meanwhile or a task it writes was written since it read it (each task's version).
+So worker processes and hosts answer one after another as a single agent would, poll counters and
+the journal included.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from typing import Any
 from mockagent.engine.call import Call
 from mockagent.engine.codec import StepTable, dump_entry, dump_task, load_entry, load_task
 from mockagent.engine.journal import Journal, JournalEntry, kept
-from mockagent.engine.store.lease import NUMBERED, Client, Command, Lease, settings
+from mockagent.engine.store.lease import (
+    NUMBERED,
+    SPEND,
+    VERSIONED,
+    Client,
+    Command,
+    Lease,
+    settings,
+)
 from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
 from mockagent.engine.tasks import Task
 from mockagent.engine.webhooks.delivery_log import DeliveryLog
@@ -26,14 +35,16 @@ from mockagent.engine.webhooks.delivery_log import DeliveryLog
 log = logging.getLogger("mockagent")
 POLL_S = 0.02  # streams look for events made by other processes this often
 CHUNK = 500  # fields per write command: a script's commands have a bounded number of arguments
-DATA = ("head", "tasks", "order", "names", "uses", "journal", "calls", "answered")
+DATA = ("head", "tasks", "versions", "order", "names", "uses", "journal", "calls", "answered")
 
 
 class RedisStore(TaskStore):
     """Keys under `mockagent:<key>:`: head (the counters, a hash), tasks (each task's JSON by id),
-    order (task ids, oldest first), names (task id by name), uses (count by interaction index),
-    journal (a list of the last calls), calls (how many calls, kept or not), answered (calls by
-    interaction name); and the lock's own (see `Lease`). Finished tasks are not evicted."""
+    versions (each task's version by id: how often it was written, checked as it is written
+    again), order (task ids, oldest first), names (task id by name), uses (count by interaction
+    index), journal (a list of the last calls), calls (how many calls, kept or not), answered
+    (calls by interaction name); and the lock's own (see `Lease`). Finished tasks are not
+    evicted."""
 
     shared = True
     kind = "redis"
@@ -47,12 +58,16 @@ class RedisStore(TaskStore):
         self._lease = lease
         self.wait_s = lease.wait_s
         self._steps = StepTable(interactions)
+        # Each use of these is spent by the commit script only while below the interaction's
+        # `times`: another process may have used it up since this one read the count.
+        self._limits = {i: it.times for i, it in enumerate(interactions) if it.times is not None}
         self._fresh = fresh
         self._token: str | None = None  # the lock's, while this process holds it
         self._count = 0  # tasks saved before the open transaction
         self._loaded: dict[str, Task] = {}
         self._saved: dict[str, str] = {}  # each loaded task as saved
-        self._fetched: dict[str, str | None] = {}  # read with the lock, not loaded yet
+        self._versions: dict[str, int] = {}  # each loaded task's version as read
+        self._fetched: dict[str, list[str | None]] = {}  # read with the lock, not loaded yet
         self._created: list[Task] = []
         super().__init__(len(interactions))
 
@@ -82,13 +97,13 @@ class RedisStore(TaskStore):
         reads: list[Command] = [("HGETALL", self._k("head")), ("LLEN", self._k("order"))]
         named = task_id if isinstance(task_id, str) else None
         if named is not None:
-            reads.append(("HGET", self._k("tasks"), named))
+            reads += [("HGET", self._k("tasks"), named), ("HGET", self._k("versions"), named)]
         if deadline is None:
             deadline = time.monotonic() + self.wait_s
         self._token, (head, count, *task) = self._lease.acquire(reads, deadline)
         self._count = int(count)  # tasks saved before this transaction: no round trip per new task
-        self._loaded, self._saved, self._created = {}, {}, []
-        self._fetched = {named: task[0]} if named is not None else {}  # loaded when asked for
+        self._loaded, self._saved, self._versions, self._created = {}, {}, {}, []
+        self._fetched = {named: task} if named is not None else {}  # loaded when asked for
         self._journal.begin()
         self._uses.begin()
         if head:
@@ -104,12 +119,13 @@ class RedisStore(TaskStore):
         head = ("offset", repr(offset), "advanced", repr(advanced), "origin", repr(origin))
         counts = ("ids", counters.ids.count, "generation", counters.generation)
         writes: list[Command] = [("HSET", self._k("head"), *head, *counts)]
-        fields: list[str] = []
+        fields: list[Any] = []  # each changed task with the version it was read at (new: 0)
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
             if text != self._saved.get(task_id):
-                fields += (task_id, text)
-        writes += _chunked(("HSET", self._k("tasks")), fields, 2)
+                fields += (task_id, self._versions.get(task_id, 0), text)
+        if fields:  # refused, with nothing written, if any of them was written meanwhile
+            writes.append((VERSIONED, self._k("tasks"), self._k("versions"), *fields))
         writes += _chunked(("RPUSH", self._k("order")), [task.id for task in self._created], 1)
         named = [f for t in self._created if t.name is not None for f in (t.name, t.id)]
         writes += _chunked(("HSET", self._k("names")), named, 2)
@@ -123,12 +139,13 @@ class RedisStore(TaskStore):
             self._forget()
 
     def _forget(self) -> None:
-        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
+        self._loaded, self._saved, self._versions, self._fetched = {}, {}, {}, {}
+        self._created = []
 
     def clear(self) -> None:
         """Forget everything; in Redis only inside a transaction (the engine's reset)."""
         self._journal = RedisJournal(self._redis, self._k("journal"), self.journal_size)
-        self._uses = RedisUses(self._redis, self._k("uses"), self._size)
+        self._uses = RedisUses(self._redis, self._k("uses"), self._size, self._limits)
         self.journal: Journal = self._journal
         self.uses: Sequence[int] = self._uses
         if self._open:
@@ -148,6 +165,9 @@ class RedisStore(TaskStore):
 
     def use(self, index: int) -> None:
         self._uses.add(index)  # no read: a use count is only read when `times` limits it
+
+    def unlimited(self) -> None:
+        self._limits.clear()
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -173,17 +193,20 @@ class RedisStore(TaskStore):
             return None
         if task_id not in self._loaded:
             if task_id in self._fetched:  # read as the transaction began
-                text = self._fetched.pop(task_id)
+                text, version = self._fetched.pop(task_id)
             else:
-                text = self._redis.call("HGET", self._k("tasks"), task_id)
+                text, version = self._redis.pipeline(
+                    ("HGET", self._k("tasks"), task_id), ("HGET", self._k("versions"), task_id)
+                )
             if text is None:
                 return None
-            self._keep(task_id, text)
+            self._keep(task_id, text, version)
         return self._loaded[task_id]
 
-    def _keep(self, task_id: str, text: str) -> None:
+    def _keep(self, task_id: str, text: str, version: str | None) -> None:
         self._loaded[task_id] = load_task(text, self._steps)
         self._saved[task_id] = text
+        self._versions[task_id] = int(version or 0)
 
     def peek(self, task_id: str) -> Task | None:
         # As saved: not what a call of this lease changed, whose batch may yet be refused.
@@ -200,10 +223,16 @@ class RedisStore(TaskStore):
     def all(self) -> list[Task]:
         ids = self._order()
         missing = [i for i in ids if i not in self._loaded]
-        texts = self._redis.call("HMGET", self._k("tasks"), *missing) if missing else []
-        for task_id, text in zip(missing, texts, strict=True):
+        texts, versions = (
+            self._redis.pipeline(
+                ("HMGET", self._k("tasks"), *missing), ("HMGET", self._k("versions"), *missing)
+            )
+            if missing
+            else ([], [])
+        )
+        for task_id, text, version in zip(missing, texts, versions, strict=True):
             if text is not None:
-                self._keep(task_id, text)
+                self._keep(task_id, text, version)
         return [self._loaded[i] for i in ids if i in self._loaded] + self._created
 
     def __len__(self) -> int:
@@ -229,10 +258,11 @@ def _chunked(command: Command, items: list[Any], size: int) -> list[Command]:
 
 
 class RedisUses(Sequence[int]):
-    """Use counts, read from Redis as needed and added to it when the transaction ends."""
+    """Use counts, read from Redis as needed and added to it when the transaction ends; those of
+    the interactions in `limits` (index → `times`) only while they stay within it."""
 
-    def __init__(self, client: Client, key: str, size: int) -> None:
-        self._redis, self._key, self._size = client, key, size
+    def __init__(self, client: Client, key: str, size: int, limits: dict[int, int]) -> None:
+        self._redis, self._key, self._size, self._limits = client, key, size, limits
         self._seen: dict[int, int] = {}
         self._added: dict[int, int] = {}
 
@@ -263,9 +293,13 @@ class RedisUses(Sequence[int]):
         return self._size
 
     def flush(self) -> list[Command]:
+        limits = self._limits
         commands: list[Command] = [
-            ("HINCRBY", self._key, str(i), n) for i, n in self._added.items()
+            ("HINCRBY", self._key, str(i), n) for i, n in self._added.items() if i not in limits
         ]
+        spent = [f for i, n in self._added.items() if i in limits for f in (str(i), n, limits[i])]
+        if spent:  # refused, with nothing written, if one would go past its `times`
+            commands.append((SPEND, self._key, *spent))
         self.begin()
         return commands
 
