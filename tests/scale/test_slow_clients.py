@@ -105,19 +105,29 @@ def stalled_uploads(
     return socks
 
 
-def open_streams(port: int, count: int) -> list[socket.socket]:
-    """`count` SSE streams that stay open, each once its answer has begun."""
-    request = body("SendStreamingMessage", "hold")
-    socks = []
-    for _ in range(count):
-        sock = socket.create_connection(("127.0.0.1", port))
-        sock.sendall(HEAD.format(length=len(request)).encode() + request)
-        socks.append(sock)
-    for sock in socks:
-        # Generous: 500 threads start on a loaded machine (a CI run beside another test process
-        # once took over 20 s); what this test asserts is the fresh call after.
-        sock.settimeout(OPEN_TIMEOUT_S)
-        assert sock.recv(64).startswith(b"HTTP/1.1 200")
+def open_streams(port: int, count: int, batch: int = 50) -> list[socket.socket]:
+    """`count` SSE streams that stay open, each once its answer has begun; opened `batch` at a
+    time (each batch answered before the next is sent), as clients arrive, not in one burst."""
+    request = HEAD.format(length=len(body("SendStreamingMessage", "hold"))).encode()
+    request += body("SendStreamingMessage", "hold")
+    socks: list[socket.socket] = []
+    while len(socks) < count:
+        opened = [
+            socket.create_connection(("127.0.0.1", port))
+            for _ in range(min(batch, count - len(socks)))
+        ]
+        for sock in opened:
+            sock.sendall(request)
+        for sock in opened:
+            # Generous: threads start slowly on a loaded machine; what this test asserts is the
+            # fresh call after.
+            sock.settimeout(OPEN_TIMEOUT_S)
+            try:
+                began = sock.recv(64)
+            except TimeoutError:
+                raise AssertionError(f"stream {len(socks) + 1} of {count} never began") from None
+            assert began.startswith(b"HTTP/1.1 200"), began
+            socks.append(sock)
     return socks
 
 
