@@ -100,6 +100,10 @@ def is_scripted_drop(message: str) -> bool:
     return last.startswith(f"{ScriptedDrop.__name__}: ")
 
 
+def _set_elsewhere(event: threading.Event) -> None:
+    threading.Thread(target=event.set, name="mockagent-interrupt", daemon=True).start()
+
+
 class _OnOurSocket(MPServer):
     """granian's process server, serving on a socket that is already listening."""
 
@@ -117,6 +121,19 @@ class _OnOurSocket(MPServer):
 
     def _drop_shared_socket(self) -> None:
         pass  # ours to close
+
+    def signal_handler_interrupt(self, *args: Any, **kwargs: Any) -> None:
+        """granian's sets its main loop's Event in the signal handler, which runs on the main
+        thread: a SIGTERM that came as that thread entered the Event's wait (holding the Event's
+        lock) deadlocked the stop, and `serve` never ended (seen right after its ready line).
+        Another thread sets it, waiting for the lock like any other."""
+        self.interrupt_signal = True
+        _set_elsewhere(self.main_loop_interrupt)
+
+    def signal_handler_reload(self, *args: Any, **kwargs: Any) -> None:
+        """As `signal_handler_interrupt`, for granian's reload signal."""
+        self.reload_signal = True
+        _set_elsewhere(self.main_loop_interrupt)
 
     def _stop_workers(self) -> None:
         """granian's, but a worker has stopped when its sentinel says so (ready once the process
