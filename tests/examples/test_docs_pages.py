@@ -18,7 +18,7 @@ import yaml
 from mockagent.cassette import json_schema, load_cassette
 from mockagent.cassette.loader import schema_comment
 from tests.helpers.cassette_text import HEADER
-from tests.helpers.docs import ROOT, Block, block, blocks, mockagent_command, page, pages
+from tests.helpers.docs import FENCE, ROOT, Block, block, blocks, mockagent_command, page, pages
 
 OUTPUT_ONLY = {
     ("docs/recording.md", "text", "ok what-time-is-it"): (
@@ -95,7 +95,7 @@ def test_every_fence_is_one_the_block_reader_sees() -> None:
         f"{where}:{number}: {line.strip()}"
         for where in pages()
         for number, line in enumerate((ROOT / where).read_text().splitlines(), start=1)
-        if ANY_FENCE.match(line) and not re.match(r"^ *```\S*\s*$", line)
+        if ANY_FENCE.match(line) and not FENCE.match(line)
     ]
     assert hidden == []
 

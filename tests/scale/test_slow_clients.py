@@ -108,8 +108,8 @@ def stalled_uploads(
 def open_streams(port: int, count: int, batch: int = 50) -> list[socket.socket]:
     """`count` SSE streams that stay open, each once its answer has begun; opened `batch` at a
     time (each batch answered before the next is sent), as clients arrive, not in one burst."""
-    request = HEAD.format(length=len(body("SendStreamingMessage", "hold"))).encode()
-    request += body("SendStreamingMessage", "hold")
+    payload = body("SendStreamingMessage", "hold")
+    request = HEAD.format(length=len(payload)).encode() + payload
     socks: list[socket.socket] = []
     while len(socks) < count:
         opened = [
