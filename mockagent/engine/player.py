@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from mockagent.cassette.base import MAX_SCALE
@@ -77,7 +76,7 @@ class Player:
     def __init__(
         self,
         condition: threading.Condition,
-        transaction: Callable[[], AbstractContextManager[None]],
+        transaction: Callable[[Callable[[], float | None]], float | None],
         tasks: TaskStore,
         clock: Clock,
         runner: Runner,
@@ -133,9 +132,8 @@ class Player:
                 if not self._playing:  # woken by another task's event: nothing to load or lock
                     self._clock.wait(self._condition, None)
                     continue
-                try:
-                    with self._transaction():
-                        timeout = self._play_due()
+                try:  # on a shared store, computed again as long as another process wrote first
+                    timeout = self._transaction(self._play_due)
                 except StoreError as exc:  # the step is not saved: played again from the store
                     logging.getLogger("mockagent").warning("mockagent: %s", exc)
                     timeout = STORE_RETRY_S

@@ -5,10 +5,10 @@ The engine speaks in `Call`s and outcomes; it never imports Flask or a dialect.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,8 @@ from mockagent.engine.matchers import TaskFacts
 from mockagent.engine.player import Pace, Player
 from mockagent.engine.runtime_interactions import RuntimeInteractions
 from mockagent.engine.store.eviction import TASK_CAP
-from mockagent.engine.store.memory import StoreFactory, Transactions, memory_store
+from mockagent.engine.store.memory import StoreFactory, memory_store
+from mockagent.engine.store.transactions import Transactions
 from mockagent.engine.stream import Stream
 from mockagent.engine.stuck import AgentFacts, never_finishes
 from mockagent.engine.task_ops import (
@@ -121,7 +122,7 @@ class Engine(RuntimeInteractions):
         self.ops = TaskOperations(self.tasks, self.runner)
         self.player = Player(
             self.changed,
-            self.locked,
+            self.locked.run,
             self.tasks,
             self.clock,
             self.runner,
@@ -162,12 +163,6 @@ class Engine(RuntimeInteractions):
             self.changed.notify_all()
             if self.player is not None:
                 self.player.stop()
-            try:
-                self.locked.release()  # a lease ends with the process
-            except errors.StoreError as exc:  # the store is gone: there is nothing to save to
-                logging.getLogger("mockagent").warning(
-                    "mockagent: closing without the store: %s", exc
-                )
         if self.player is not None:
             self.player.join()
 
@@ -179,8 +174,8 @@ class Engine(RuntimeInteractions):
         self.changed.notify_all()
         if event.state is not None and event.state.terminal:
             self.tasks.finished(task)  # past the cap, the oldest finished task is evicted
-        for listener in self.listeners:
-            listener(task, event)
+        for listener in self.listeners:  # once the store keeps the event (a shared store's
+            self.locked.defer(partial(listener, task, event))  # call may be computed again)
 
     def handle(self, call: Call) -> Outcome:
         """Answer one call or raise a ProtocolError; either way the journal gets an entry."""
@@ -215,33 +210,36 @@ class Engine(RuntimeInteractions):
 
     def record(self, call: Call, exc: errors.ProtocolError | None = None) -> None:
         """Journal a call its dialect settled alone: refused (version, capability) or a card."""
-        with self.locked():
-            self._record(call, error=None if exc is None else exc.kind)
+        self.locked.run(lambda: self._record(call, error=None if exc is None else exc.kind))
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
-        with self.locked(self._task_id(call), group=True):
-            name = index = None
-            try:
-                task = self._referenced_task(call)
-                index = self._find(call)
-                name = None if index is None else self.interactions[index].name
-                result = answer(call, index, task)
-            except errors.ProtocolError as exc:
-                report = exc.report if isinstance(exc, errors.NoMatch) else None
-                faults = self._faults(call, index, "error", exc.kind)
-                self._record(call, interaction=name, error=exc.kind, report=report, faults=faults)
-                if report is not None and self.on_miss is not None:
-                    self.on_miss(report)
-                raise
-            except errors.HttpFault:
-                faults = self._faults(call, index, "status")
-                self._record(call, interaction=name, error="HttpFault", faults=faults)
-                raise
-            faults = self._faults(call, index, result)
-            if isinstance(result, Stream):
-                result.faults = faults  # its parts fire as it is read
-            self._record(call, interaction=name, faults=faults)
-            return result
+        return self.locked.run(lambda: self._journal_once(call, answer), self._task_id(call))
+
+    def _journal_once(
+        self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]
+    ) -> Any:
+        name = index = None
+        try:
+            task = self._referenced_task(call)
+            index = self._find(call)
+            name = None if index is None else self.interactions[index].name
+            result = answer(call, index, task)
+        except errors.ProtocolError as exc:
+            report = exc.report if isinstance(exc, errors.NoMatch) else None
+            faults = self._faults(call, index, "error", exc.kind)
+            self._record(call, interaction=name, error=exc.kind, report=report, faults=faults)
+            if report is not None and self.on_miss is not None:
+                self.locked.defer(partial(self.on_miss, report))
+            raise
+        except errors.HttpFault:
+            faults = self._faults(call, index, "status")
+            self._record(call, interaction=name, error="HttpFault", faults=faults)
+            raise
+        faults = self._faults(call, index, result)
+        if isinstance(result, Stream):
+            result.faults = faults  # its parts fire as it is read
+        self._record(call, interaction=name, faults=faults)
+        return result
 
     def _faults(
         self, call: Call, index: int | None, answer: Any, error: str = ""

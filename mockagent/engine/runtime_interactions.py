@@ -35,7 +35,8 @@ from mockagent.engine.matchers import CompiledMatch
 from mockagent.lint.run import Finding, check
 
 if TYPE_CHECKING:
-    from mockagent.engine.store.memory import TaskStore, Transactions
+    from mockagent.engine.store.memory import TaskStore
+    from mockagent.engine.store.transactions import Transactions
 
 
 @dataclass(frozen=True)

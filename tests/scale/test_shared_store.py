@@ -4,36 +4,21 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-from unittest.mock import ANY
 
 import pytest
 import redis
 from click.testing import CliRunner
-from flask.testing import FlaskClient
 
 from mockagent.cli.main import main
+from mockagent.engine.store.client import Client
 from mockagent.engine.store.factory import store_from_url
-from mockagent.engine.store.lease import Client
-from mockagent.engine.store.redis import RedisStore
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
-from tests.helpers.engine_calls import send_call
-from tests.helpers.kit_conversation import HEADERS, conversation, message
+from tests.helpers.kit_conversation import conversation, message
 from tests.helpers.paths import KIT
 from tests.helpers.redis_server import start_redis
-
-
-def client(store: Any, source: Path = KIT) -> FlaskClient:
-    return create_app(source, store=store, pace="instant").test_client()
-
-
-def rpc(c: FlaskClient, agent: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return c.post(f"/{agent}/" if agent else "/", json=body, headers=HEADERS).get_json()
+from tests.helpers.shared_store import ONCE, client, rpc, said
 
 
 def test_replay_through_redis_is_byte_identical_to_memory(redis_url):
@@ -172,27 +157,14 @@ def test_an_unknown_store_url_is_refused():
 @pytest.mark.parametrize("scheme", ["redis", "rediss", "unix"])
 def test_without_redis_py_serve_names_the_extra_to_install(monkeypatch, scheme):
     monkeypatch.setitem(sys.modules, "redis", None)  # as if not installed: importing it fails
-    for module in ("mockagent.engine.store.redis", "mockagent.engine.store.lease"):
+    for module in ("redis", "client", "commit", "redis_records"):
+        module = f"mockagent.engine.store.{module}"
         monkeypatch.delitem(sys.modules, module, raising=False)
     url = f"{scheme}://:hunter2@127.0.0.1:6379/0"
     result = CliRunner().invoke(main, ["serve", str(KIT), "--store", url])
     assert result.exit_code == 2  # a usage error, before anything is served
     assert "pip install 'mockagent-server[redis]'" in result.output and "--store" in result.output
     assert "hunter2" not in result.output and "Traceback" not in result.output
-
-
-ONCE = (
-    "version: 1\nprotocol: a2a\nagent:\n  name: once\n  description: d\n  version: '1'\n"
-    "  skills: [{id: s, name: s, description: d, tags: [t]}]\n"
-    "interactions:\n"
-    "  - name: first\n    times: 1\n    match: {text: hi}\n    reply: {message: first answer}\n"
-    "  - name: later\n    match: {text: hi}\n    reply: {message: later answer}\n"
-)
-
-
-def said(c: FlaskClient) -> str:
-    answer = rpc(c, "", "SendMessage", {"message": message("hi")})
-    return answer["result"]["message"]["parts"][0]["text"] if "result" in answer else answer
 
 
 def test_times_counts_uses_on_every_server(redis_url, tmp_path):
@@ -204,24 +176,6 @@ def test_times_counts_uses_on_every_server(redis_url, tmp_path):
     assert answers == ["first answer", "later answer", "later answer"]
 
 
-def test_a_use_past_times_behind_the_stores_back_refuses_the_commit(
-    redis_url, tmp_path, monkeypatch
-):
-    cassette = tmp_path / "once.yaml"
-    cassette.write_text(ONCE)
-    c = client(store_from_url(redis_url), cassette)
-    # Used up by another client after this call read its count (0) and matched `first`.
-    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", "mockagent:once:once:uses", 0, 1)
-    before = stored(redis_url)
-    refused = rpc(c, "", "SendMessage", {"message": message("hi")})
-    with redis.Redis.from_url(redis_url) as r:
-        assert r.hgetall("mockagent:once:once:uses") == {b"0": b"1"}  # not 2
-    assert refused["error"]["code"] == -32603  # Unavailable while the lease stands: try again
-    assert "`times` was used up in the store" in refused["error"]["message"]
-    assert stored(redis_url) == {**before, b"mockagent:once:once:uses": ANY}  # nothing written
-    assert said(c) == "later answer"  # the count read afresh: `first` is used up
-
-
 def test_allow_repeats_spends_uses_past_times_on_a_shared_store(redis_url, tmp_path):
     cassette = tmp_path / "once.yaml"
     cassette.write_text(ONCE)
@@ -229,102 +183,6 @@ def test_allow_repeats_spends_uses_past_times_on_a_shared_store(redis_url, tmp_p
     assert [said(app.test_client()) for _ in range(3)] == ["first answer"] * 3
     with redis.Redis.from_url(redis_url) as r:
         assert r.hgetall("mockagent:once:once:uses") == {b"0": b"3"}
-
-
-@pytest.fixture
-def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The names of the commands of each round trip to Redis from now on (a script, with every
-    command it runs on the server, is one command)."""
-    sent: list[list[str]] = []
-    send = Client._send
-
-    def counted(self: Client, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
-        sent.append([str(command[0]) for command in commands])
-        return send(self, commands)
-
-    monkeypatch.setattr(Client, "_send", counted)
-    return sent
-
-
-def test_a_call_is_one_round_trip_to_lock_and_load_and_one_to_save_and_unlock(redis_url, waited):
-    c = client(store_from_url(redis_url))
-    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})[
-        "result"
-    ]["task"]
-    waited.clear()
-    assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The lock (a script), the counters, the task and its version in one round trip; the save
-    # (a poll counted) and the unlock in a script whose answer is waited for: a save refused
-    # (the lease lost, the task written meanwhile) is an error.
-    assert waited == [["EVALSHA", "HGETALL", "LLEN", "HGET", "HGET"], ["EVALSHA"]]
-    waited.clear()
-    rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
-    assert waited == [["EVALSHA", "HGETALL", "LLEN"], ["EVALSHA"]]  # a new task: no task read
-
-
-def test_a_stream_whose_events_are_all_there_reads_no_task_back(redis_url, waited):
-    c = client(store_from_url(redis_url))
-    streamed = c.post(
-        "/test-runner/",
-        headers=HEADERS,
-        json={
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "SendStreamingMessage",
-            "params": {"message": message("Run the tests at 9f3c2e1")},
-        },
-    ).data
-    assert streamed.count(b"data: ") == 9
-    assert ["HGET"] not in waited  # the stream had every event in hand: no fresh copy of its task
-
-
-RUNNER_LOCK = "mockagent:test-runner:test-runner:lock"  # mockagent:<file stem>:<agent>:lock
-
-
-def test_a_call_that_cannot_get_the_lock_waits_asleep_then_is_unavailable(
-    redis_url, monkeypatch, waited
-):
-    monkeypatch.setenv("MOCKAGENT_STORE_WAIT_MS", "300")
-    c = client(store_from_url(redis_url))
-    with redis.Redis.from_url(redis_url) as other:
-        other.set(RUNNER_LOCK, "another holder", px=60_000)  # it never lets go in time
-        waited.clear()
-        started = time.monotonic()
-        answer = rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})
-        took = time.monotonic() - started
-    assert answer["error"]["code"] == -32603  # Unavailable in JSON-RPC: try again
-    assert "stayed locked by another process for 0.3 s" in answer["error"]["message"]
-    assert 0.3 <= took < 3
-    # Asleep in between (a try, a wait as long as the bound, another try), never polling.
-    tries = [commands[0] for commands in waited]
-    assert tries[:3] == ["EVALSHA", "BLPOP", "EVALSHA"] and len(tries) <= 5
-
-
-def test_a_transaction_that_outlived_its_lease_saves_nothing(redis_url, monkeypatch):
-    monkeypatch.setenv("MOCKAGENT_STORE_LEASE_MS", "100")
-    engine = (
-        create_app(KIT, store=store_from_url(redis_url), pace="instant")
-        .extensions["mockagent"]
-        .agents["test-runner"]
-    )
-    other = client(store_from_url(redis_url, join=True))
-    send = send_call("Run the suite")
-    with redis.Redis.from_url(redis_url) as monitor:
-        with pytest.raises(StoreError, match="lost the lock of the store"):
-            with engine.locked():  # holds the store while a stalled process would
-                mine = engine.handle(send).task.id
-                while monitor.exists(RUNNER_LOCK):  # poll: the lease runs out
-                    pass
-                theirs = rpc(other, "test-runner", "SendMessage", {"message": message("Run")})
-    assert theirs["result"]["task"]["id"] == mine  # the same id: so only one may be kept
-    listed = rpc(other, "test-runner", "ListTasks", {})["result"]
-    assert [task["id"] for task in listed["tasks"]] == [mine]  # theirs, not overwritten
-    assert listed["tasks"][0]["history"][0]["parts"] == [{"text": "Run"}]
-    with engine.locked():  # and the engine goes on from what the store has
-        assert [entry.operation for entry in engine.journal.entries] == [
-            "SendMessage",
-            "ListTasks",
-        ]
 
 
 def test_threads_that_come_and_go_each_get_a_connection(redis_url):
@@ -370,47 +228,3 @@ def test_runtime_interactions_are_refused_on_a_shared_store(redis_url):
     assert "hello" not in names and "run-deadbee" in names
     saved = shared.get("/_mockagent/cassette?agent=test-runner")
     assert saved.status_code == 200 and "name: run-deadbee" in saved.get_data(as_text=True)
-
-
-def behind_the_stores_back(monkeypatch: pytest.MonkeyPatch, url: str, *command: Any) -> None:
-    """Another client sends `command` to Redis once, as this process's next commit is about to
-    go: what the commit carries was read before it."""
-    commit = RedisStore.commit
-    pending = [command]
-
-    def meddled(self: RedisStore, counters: Any) -> None:
-        if pending:
-            with redis.Redis.from_url(url) as other:
-                other.execute_command(*pending.pop())
-        commit(self, counters)
-
-    monkeypatch.setattr(RedisStore, "commit", meddled)
-
-
-def stored(url: str) -> dict[bytes, Any]:
-    """Every data key of the store but task versions, serialized (the lock's keys aside)."""
-    mine = (b":lock", b":fence", b":wake", b":versions")
-    with redis.Redis.from_url(url) as r:
-        return {key: r.dump(key) for key in r.keys("mockagent:*") if not key.endswith(mine)}
-
-
-RUNNER = "mockagent:test-runner:test-runner:"
-
-
-def test_a_task_changed_behind_the_stores_back_refuses_the_commit_that_carries_it(
-    redis_url, monkeypatch
-):
-    c = client(store_from_url(redis_url))
-    immediate = {"returnImmediately": True}
-    params = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
-    task = rpc(c, "test-runner", "SendMessage", params)["result"]["task"]
-    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", RUNNER + "versions", task["id"], 1)
-    before = stored(redis_url)
-    answer = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # counts a poll: writes the task
-    assert answer["error"]["code"] == -32603  # Unavailable: try again
-    assert "a task of this call was changed in the store" in answer["error"]["message"]
-    assert stored(redis_url) == before  # nothing written: not the task, the journal, the counters
-    again = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # read afresh, so written
-    assert again["result"]["id"] == task["id"] and stored(redis_url) != before
-    with redis.Redis.from_url(redis_url) as r:
-        assert r.hget(RUNNER + "versions", task["id"]) == b"3"  # made, moved behind, polled

@@ -2,17 +2,15 @@
 
 Tasks, the journal, the use counts of interactions, and the counters behind the clock and the id
 factory. `TaskStore` keeps them in this process (the default). A shared store
-(`mockagent.engine.store.redis.RedisStore`) loads them when a transaction begins and writes them
-back when it ends, under a lock all processes honour, so `serve --workers N` and several hosts
-behind a load balancer answer as one agent.
+(`mockagent.engine.store.redis.RedisStore`) reads what a call needs as it begins and writes what it
+changed as it ends, refused when another process changed it meanwhile (see
+`engine/store/transactions.py`), so `serve --workers N` and several hosts behind a load balancer
+answer as one agent.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from mockagent import errors
@@ -42,7 +40,7 @@ class TaskStore:
     poll_s: float | None = None
     """How often a stream looks again for events made elsewhere (None: it is told of every one)."""
     wait_s: float = 0.0
-    """A shared store: how long a call may wait for the store's lock before it is Unavailable."""
+    """A shared store: how long a call may take to be written before it is Unavailable."""
 
     def __init__(self, interactions: int) -> None:
         self._size = interactions
@@ -85,14 +83,13 @@ class TaskStore:
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
 
-    def begin(self, counters: Counters, task_id: Any = None, deadline: float | None = None) -> None:
-        """A transaction begins (the engine's lock is held): a shared store locks and loads, and
-        reads the task the call names (`task_id`, if any) in the same round trip. It waits for
-        its lock until `deadline` (time.monotonic()) at most, StoreError then."""
+    def begin(self, counters: Counters, task_id: Any = None) -> None:
+        """A transaction begins (the engine's lock is held): a shared store reads what the call
+        needs, the task it names (`task_id`, if any) among it, into `counters` and its copies."""
 
     def commit(self, counters: Counters) -> None:
-        """The transactions of a lease end, also after an error: a shared store writes back and
-        unlocks. StoreError, with nothing written, when a shared store lost its lock meanwhile."""
+        """The transaction ends, also after an error: a shared store writes what it changed.
+        `transactions.Again` when it refused (nothing written): the call is computed again."""
 
     def add(self, task: Task) -> None:
         """Keep `task`: past the cap, the task that finished longest ago is evicted, or when
@@ -161,128 +158,6 @@ class TaskStore:
 
     def close(self) -> None:
         """Let go of connections (a shared store)."""
-
-
-LEASE_CALLS = 16
-"""Calls one process may answer in a row under a shared store's lock while more of its own wait."""
-
-
-class _Batch:
-    """Calls that ended under one lease and wait for its one write: `error` if it was refused."""
-
-    def __init__(self) -> None:
-        self.written = threading.Event()
-        self.error: StoreError | None = None
-
-
-class Transactions:
-    """`with transactions():` — the engine's lock held and the store's state loaded, nesting.
-
-    With a shared store, no answer goes out that the store may not keep: a call returns once its
-    changes are written and the write confirmed. A process whose threads queue for the engine
-    keeps the store's lock for them (at most LEASE_CALLS calls in a row) and group-commits: a
-    client's call (`group=True`) that ends while others are in line leaves its changes to the
-    batch and waits; the next transaction to end with nobody in line (or any other kind of
-    transaction) writes them all in one round trip and unlocks, and a refused write fails every
-    call of the batch. So the load and the write are paid once per batch. Waiting, for the
-    engine's lock and the store's together, ends after the store's `wait_s` with StoreError (the
-    client gets Unavailable), never in going on without them.
-    """
-
-    def __init__(self, lock: threading.RLock, store: TaskStore, counters: Counters) -> None:
-        self._lock = lock
-        self._store = store
-        self._counters = counters
-        self._depth = 0
-        self._leased = False  # the store's state is loaded (and its lock held)
-        self._calls = 0  # transactions in this lease
-        self._batch: _Batch | None = None  # the calls of this lease that wait for its write
-        self._queue = 0  # threads waiting for `lock` to begin one
-        self._queue_lock = threading.Lock()
-
-    @contextmanager
-    def __call__(self, task_id: Any = None, group: bool = False) -> Iterator[None]:
-        """`task_id`: the task the call names, if any (see `TaskStore.begin`). `group`: the
-        transaction may wait for its write outside the engine's lock, which the caller must not
-        hold around it (a client's call; the player holds it across its own)."""
-        shared = self._store.shared  # only a shared store locks, and keeps a lease for a batch
-        deadline = None
-        batch: _Batch | None = None
-        if shared:
-            deadline = time.monotonic() + self._store.wait_s
-            with self._queue_lock:
-                self._queue += 1
-            try:
-                if not self._lock.acquire(timeout=self._store.wait_s):
-                    raise StoreError(
-                        f"waited {self._store.wait_s:g} s for the shared store behind this "
-                        "process's other calls; try again"
-                    )
-            finally:
-                with self._queue_lock:
-                    self._queue -= 1
-        else:
-            self._lock.acquire()
-        try:
-            try:
-                self._depth += 1
-                try:
-                    if not self._leased:
-                        self._store.begin(self._counters, task_id, deadline)
-                        self._leased, self._calls = True, 0
-                    yield
-                finally:
-                    self._depth -= 1
-                    if self._depth == 0 and self._leased:
-                        self._calls += 1
-                        batch = self._end(shared and group)
-            finally:
-                self._lock.release()
-        finally:
-            if batch is not None:  # outside the lock: the next in line goes on under the lease
-                self._wait_for(batch)
-
-    def _end(self, group: bool) -> _Batch | None:
-        """A transaction ended: the batch to wait for when the next in line goes on under the
-        lease; otherwise the batch's changes are written now and the lock let go."""
-        if group and self._calls < LEASE_CALLS:
-            with self._queue_lock:
-                waiting = self._queue > 0
-            if waiting:
-                if self._batch is None:
-                    self._batch = _Batch()
-                return self._batch
-        self._write()
-        return None
-
-    def _write(self) -> None:
-        """Write what the lease's calls changed and unlock: StoreError when refused (then the
-        lock is let go here, and the next call locks afresh)."""
-        batch, self._batch = self._batch, None
-        self._leased = False
-        try:
-            self._store.commit(self._counters)
-        except StoreError as exc:
-            if batch is not None:
-                batch.error = exc
-            raise
-        finally:
-            if batch is not None:
-                batch.written.set()
-
-    def _wait_for(self, batch: _Batch) -> None:
-        if not batch.written.wait(self._store.wait_s):
-            # Nobody in line ended the lease (each gave up waiting for the engine): end it here.
-            with self._lock:
-                if self._batch is batch and self._depth == 0 and self._leased:
-                    self._write()
-        if batch.error is not None:
-            raise StoreError(str(batch.error))
-
-    def release(self) -> None:
-        """Write and unlock the store now (call with the lock held, outside any transaction)."""
-        if self._leased:
-            self._write()
 
 
 StoreFactory = Callable[[str, Any], TaskStore]

@@ -339,17 +339,20 @@ def add_polls(mounts: Mounts, task_id: str, polls: Any, agent: str | None = None
             400, f"polls must be a whole number from 1 to {MAX_POLLS}, got {shown(polls)}"
         )
     for name, engine in engines(mounts, agent):
-        with engine.locked():
+
+        def poll(engine: Any = engine, name: str = name) -> dict[str, Any] | None:
             task = engine.tasks.get(task_id)
             if task is None:
-                continue
+                return None
             for _ in range(polls):
                 engine.runner.poll(task)
-            if (
-                engine.player is not None and task.due_ms is None
-            ):  # go on from a passed gate, as GetTask does
-                engine.player.play(task, streamed=False)
+            if engine.player is not None and task.due_ms is None:  # on from a passed gate,
+                engine.player.play(task, streamed=False)  # as GetTask does
             return task_view(name, task, engine.stuck(task))
+
+        view = engine.locked.run(poll, task_id)  # computed again if another process wrote first
+        if view is not None:
+            return view
     raise ControlError(404, f"no task {task_id!r}")
 
 

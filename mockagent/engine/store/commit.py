@@ -1,0 +1,128 @@
+"""How a call's changes reach the shared store: one Lua script that checks what the call assumed
+and writes only the keys it touches, or refuses and writes nothing.
+
+Redis runs a script atomically (no other command runs while it does), so a script that checks and
+then writes is a compare-and-set. Before any write, the script checks that
+
+- the reset generation is the one the call computed with (else RESET: a reset came between);
+- each task the call writes still has the version it read (`VERSIONED`, else CHANGED);
+- each use the call spends of an interaction with `times` stays within it (`SPEND`, else USED_UP);
+- in `cas` mode, the counters (ids minted, the clock's offset, tasks made) are where the call
+  found them. Then it moves them to where the call left them. Otherwise it reserves as much as
+  the call used, from where they are now, and answers with those bases (MOVED), writing nothing
+  else: the process computes the call again from the bases and writes in `reserved` mode, which
+  leaves the counters alone. So a call never waits on the counters: two calls that race for them
+  get different ranges, and one that is refused later leaves a gap, never a duplicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mockagent.engine.store.client import Client, Command, Script
+
+NUMBERED = "NUMBERED"
+"""A pseudo-command: `(NUMBERED, list, counter, *entries)` appends each entry to `list` as
+"<n> <entry>", with n taken from `counter` (INCRBY), in one step on the server."""
+VERSIONED = "VERSIONED"
+"""A pseudo-command: `(VERSIONED, hash, versions, *(field, version, value))` sets each field of
+`hash` to its value and adds one to its version in `versions`, if every version is still the one
+given (none: 0); otherwise nothing is written."""
+SPEND = "SPEND"
+"""A pseudo-command: `(SPEND, hash, *(field, n, limit))` adds n to each count in `hash` if none
+goes past its limit; otherwise nothing is written."""
+WRITTEN, CHANGED, USED_UP, RESET, MOVED = 1, -1, -2, -3, -4
+"""What the script answers: written, or why it wrote nothing."""
+
+# KEYS[1]: head. ARGV: mode (cas, reserved), generation, then the counters as the call found and
+# left them (ids, ids', offset, offset', made, made'), how far the clock was advanced (ms), then
+# the writes packed by `_pack`. {WRITTEN}, {MOVED, ids, offset, made}, or {CHANGED and the like}.
+_COMMIT = """
+local head = KEYS[1]
+if redis.call('HGET', head, 'generation') ~= ARGV[2] then return {-3} end
+local i = 10
+while i <= #ARGV do  -- every check before any write
+  local n = tonumber(ARGV[i])
+  if ARGV[i + 1] == 'VERSIONED' then
+    for j = i + 4, i + n, 3 do
+      local now = tonumber(redis.call('HGET', ARGV[i + 3], ARGV[j])) or 0
+      if now ~= tonumber(ARGV[j + 1]) then return {-1} end
+    end
+  elseif ARGV[i + 1] == 'SPEND' then
+    for j = i + 3, i + n, 3 do
+      local now = tonumber(redis.call('HGET', ARGV[i + 2], ARGV[j])) or 0
+      if now + tonumber(ARGV[j + 1]) > tonumber(ARGV[j + 2]) then return {-2} end
+    end
+  end
+  i = i + n + 1
+end
+local function text(x) return string.format('%.17g', x) end
+if ARGV[1] == 'cas' then
+  local now = redis.call('HMGET', head, 'ids', 'offset', 'made')
+  local ids, offset, made = tonumber(now[1]), tonumber(now[2]), tonumber(now[3] or '0')
+  if ids ~= tonumber(ARGV[3]) or offset ~= tonumber(ARGV[5]) or made ~= tonumber(ARGV[7]) then
+    redis.call('HSET', head, 'ids', text(ids + ARGV[4] - ARGV[3]),
+      'offset', text(offset + (ARGV[6] - ARGV[5])), 'made', text(made + ARGV[8] - ARGV[7]))
+    return {-4, now[1], now[2], text(made)}
+  end
+  redis.call('HSET', head, 'ids', ARGV[4], 'offset', ARGV[6], 'made', ARGV[8])
+end
+if tonumber(ARGV[9]) ~= 0 then redis.call('HINCRBYFLOAT', head, 'advanced', ARGV[9]) end
+i = 10
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  if ARGV[i + 1] == 'NUMBERED' then
+    local count = n - 3
+    local last = redis.call('INCRBY', ARGV[i + 3], count) - count
+    for j = 1, count do
+      redis.call('RPUSH', ARGV[i + 2], (last + j) .. ' ' .. ARGV[i + 3 + j])
+    end
+  elseif ARGV[i + 1] == 'VERSIONED' then
+    for j = i + 4, i + n, 3 do
+      redis.call('HSET', ARGV[i + 2], ARGV[j], ARGV[j + 2])
+      redis.call('HINCRBY', ARGV[i + 3], ARGV[j], 1)
+    end
+  elseif ARGV[i + 1] == 'SPEND' then
+    for j = i + 3, i + n, 3 do
+      redis.call('HINCRBY', ARGV[i + 2], ARGV[j], ARGV[j + 1])
+    end
+  else
+    redis.call(unpack(ARGV, i + 1, i + n))
+  end
+  i = i + n + 1
+end
+return {1}
+"""
+SCRIPT = Script(_COMMIT)
+
+Counts = tuple[int, float, int]
+"""The counters a call consumes: ids minted, the clock's offset (ms), tasks made."""
+
+
+def write(
+    client: Client,
+    head: str,
+    generation: int,
+    found: Counts,
+    left: Counts | None,
+    advanced_ms: float,
+    writes: Sequence[Command],
+) -> tuple[int, Counts | None]:
+    """Run the script: `left` None for `reserved` mode (the counters were reserved already).
+    (WRITTEN, None), (MOVED, the bases reserved), or (why nothing was written, None)."""
+    mode = "reserved" if left is None else "cas"
+    moved = found if left is None else left
+    counters = [found[0], moved[0], repr(found[1]), repr(moved[1]), found[2], moved[2]]
+    args = [mode, generation, *counters, repr(advanced_ms), *_pack(writes)]
+    (answer, *bases) = client.run(SCRIPT, [head], args)[0]
+    if answer == MOVED:
+        return MOVED, (int(bases[0]), float(bases[1]), int(bases[2]))
+    return int(answer), None
+
+
+def _pack(commands: Sequence[Command]) -> list[Any]:
+    packed: list[Any] = []
+    for command in commands:
+        packed += (len(command), *command)
+    return packed

@@ -1,0 +1,235 @@
+"""The shared store without a lock: a call reads what it names, is computed in its process and is
+written by one script that refuses it when another process changed what it assumed (a task's
+version, a use past `times`, the counters, a reset). A refused call is computed again; past the
+wait bound it is Unavailable; a stalled call never overwrites what another process wrote."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from mockagent.engine.store.client import Client
+from mockagent.engine.store.factory import store_from_url
+from mockagent.engine.store.redis import RedisStore
+from mockagent.errors import StoreError
+from mockagent.server.app import create_app
+from mockagent.server.thread import ServerThread
+from tests.helpers.engine_calls import send_call
+from tests.helpers.kit_conversation import HEADERS, message
+from tests.helpers.paths import KIT
+from tests.helpers.shared_store import ONCE, client, rpc, said
+
+RUNNER = "mockagent:test-runner:test-runner:"
+
+
+def behind_the_stores_back(
+    monkeypatch: pytest.MonkeyPatch, url: str, *command: Any, every: bool = False
+) -> None:
+    """Another client sends `command` to Redis as this process's next write (`every`: each write)
+    is about to go: what the write carries was read before it."""
+    commit = RedisStore.commit
+    pending = [command]
+
+    def meddled(self: RedisStore, counters: Any) -> None:
+        if pending:
+            with redis.Redis.from_url(url) as other:
+                other.execute_command(*(pending[0] if every else pending.pop()))
+        commit(self, counters)
+
+    monkeypatch.setattr(RedisStore, "commit", meddled)
+
+
+def stored(url: str) -> dict[bytes, Any]:
+    """Every data key of the store but task versions, serialized."""
+    with redis.Redis.from_url(url) as r:
+        return {key: r.dump(key) for key in r.keys("mockagent:*") if not key.endswith(b"versions")}
+
+
+@pytest.fixture
+def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The names of the commands of each round trip to Redis from now on (a script, with every
+    command it runs on the server, is one command)."""
+    sent: list[list[str]] = []
+    send = Client._send
+
+    def counted(self: Client, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        sent.append([str(command[0]) for command in commands])
+        return send(self, commands)
+
+    monkeypatch.setattr(Client, "_send", counted)
+    return sent
+
+
+def test_a_call_reads_the_task_it_names_and_is_written_by_one_script(redis_url, waited):
+    c = client(store_from_url(redis_url))
+    task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})[
+        "result"
+    ]["task"]
+    waited.clear()
+    assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
+    # The counters, the task and its version in one round trip; the write (a poll counted, the
+    # call journaled) in one script, whose answer is waited for: a refused write is computed again.
+    assert waited == [["HGETALL", "HGET", "HGET"], ["EVALSHA"]]
+    waited.clear()
+    rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
+    assert waited == [["EVALSHA"]]  # a new task: nothing to read, the counters as last written
+
+
+def test_a_use_past_times_behind_the_stores_back_is_matched_again(redis_url, tmp_path, monkeypatch):
+    cassette = tmp_path / "once.yaml"
+    cassette.write_text(ONCE)
+    c = client(store_from_url(redis_url), cassette)
+    # Used up by another client after this call read its count (0) and matched `first`.
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", "mockagent:once:once:uses", 0, 1)
+    assert said(c) == "later answer"  # the script refused `first`: matched again, as one agent
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hgetall("mockagent:once:once:uses") == {b"0": b"1", b"1": b"1"}  # `first` not 2
+        assert r.llen("mockagent:once:once:journal") == 1  # the refused try left no entry
+
+
+def test_a_task_changed_behind_the_stores_back_is_read_again(redis_url, monkeypatch):
+    c = client(store_from_url(redis_url))
+    immediate = {"returnImmediately": True}
+    params = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
+    task = rpc(c, "test-runner", "SendMessage", params)["result"]["task"]
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", RUNNER + "versions", task["id"], 1)
+    answer = rpc(c, "test-runner", "GetTask", {"id": task["id"]})  # counts a poll: writes the task
+    assert answer["result"]["id"] == task["id"]
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hget(RUNNER + "versions", task["id"]) == b"3"  # made, moved behind, polled
+        assert r.llen(RUNNER + "journal") == 2  # the SendMessage and one GetTask
+
+
+def test_a_call_refused_until_the_wait_bound_is_unavailable_and_saves_nothing(
+    redis_url, monkeypatch
+):
+    monkeypatch.setenv("MOCKAGENT_STORE_WAIT_MS", "300")
+    c = client(store_from_url(redis_url))
+    immediate = {"returnImmediately": True}
+    params = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
+    task = rpc(c, "test-runner", "SendMessage", params)["result"]["task"]
+    versions = (RUNNER + "versions", task["id"], 1)
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", *versions, every=True)
+    before = stored(redis_url)
+    started = time.monotonic()
+    answer = rpc(c, "test-runner", "GetTask", {"id": task["id"]})
+    assert answer["error"]["code"] == -32603  # Unavailable in JSON-RPC: try again
+    assert "a task of this call was changed in the store" in answer["error"]["message"]
+    assert time.monotonic() - started >= 0.3  # computed again and again until the bound
+    assert stored(redis_url) == before  # nothing written: not the task, the journal, the counters
+
+
+def test_a_stalled_call_never_overwrites_what_another_process_wrote(redis_url):
+    engine = (
+        create_app(KIT, store=store_from_url(redis_url), pace="instant")
+        .extensions["mockagent"]
+        .agents["test-runner"]
+    )
+    other = client(store_from_url(redis_url, join=True))
+    with pytest.raises(StoreError, match="a task of this call was changed in the store"):
+        with engine.locked():  # computed, then stalled before its write while another wrote
+            mine = engine.handle(send_call("Run the suite")).task.id
+            theirs = rpc(other, "test-runner", "SendMessage", {"message": message("Run")})
+    assert theirs["result"]["task"]["id"] == mine  # the same id: so only one may be kept
+    listed = rpc(other, "test-runner", "ListTasks", {})["result"]
+    assert [task["id"] for task in listed["tasks"]] == [mine]  # theirs, not overwritten
+    assert listed["tasks"][0]["history"][0]["parts"] == [{"text": "Run"}]
+    with engine.locked():  # and the engine goes on from what the store has
+        assert [entry.operation for entry in engine.journal.entries] == [
+            "SendMessage",
+            "ListTasks",
+        ]
+    again = engine.handle(send_call("Run the suite")).task.id  # a fresh id past the gap
+    assert again not in (mine, theirs["result"]["task"]["id"])
+
+
+def test_counters_that_moved_are_reserved_and_the_call_computed_again_from_them(redis_url):
+    """Two servers in turn: each finds the counters moved by the other, so the script reserves
+    from where they are and the call is rendered again with those bases: the ids and timestamps
+    are those one agent would give (`test_two_servers_on_one_store_answer_as_one` compares the
+    whole conversation); here, the reservation and the journal."""
+    a = client(store_from_url(redis_url))
+    b = client(store_from_url(redis_url, join=True))
+    ids = []
+    for server in (a, b, a, b):
+        sent = rpc(server, "test-runner", "SendMessage", {"message": message("Run the suite")})
+        ids.append(sent["result"]["task"]["id"])
+    assert len(set(ids)) == 4
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.llen(RUNNER + "order") == 4 and r.llen(RUNNER + "journal") == 4
+        assert int(r.hget(RUNNER + "head", "made")) == 4
+
+
+def test_a_write_refused_by_a_reset_is_computed_after_it(redis_url, monkeypatch):
+    c = client(store_from_url(redis_url))
+    rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})
+    behind_the_stores_back(monkeypatch, redis_url, "HINCRBY", RUNNER + "head", "generation", 1)
+    sent = rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})
+    assert sent["result"]["task"]["id"]
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hget(RUNNER + "head", "generation") == b"2"  # read again: not written back as 1
+        assert r.llen(RUNNER + "journal") == 2  # the refused try left no entry
+
+
+FIFTY = """\
+version: 1
+protocol: a2a
+agent:
+  name: fifty
+  description: d
+  version: '1'
+  skills: [{id: s, name: s, description: d, tags: [t]}]
+interactions:
+  - name: first fifty
+    times: 50
+    match: {text: go}
+    reply: {task: {steps: [{state: TASK_STATE_COMPLETED}]}}
+  - name: the rest
+    match: {text: go}
+    reply: {message: used up}
+"""
+
+
+def test_exact_times_and_one_journal_sequence_from_two_servers_at_once(redis_url, tmp_path):
+    """100 calls from 8 threads on two servers (engines of their own, as two hosts): exactly 50
+    answered by the `times: 50` interaction, task ids never twice, the journal numbered without a
+    gap or a duplicate."""
+    cassette = tmp_path / "fifty.yaml"
+    cassette.write_text(FIFTY)
+    apps = [create_app(cassette, store=store_from_url(redis_url, join=i > 0)) for i in range(2)]
+    servers = [ServerThread(app).start() for app in apps]
+    answers: list[Any] = []
+
+    def calls(port: int, n: int) -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
+            for _ in range(n):
+                body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}
+                body["params"] = {"message": message("go")}
+                answers.append(c.post("/", json=body, headers=HEADERS).json())
+
+    threads = [
+        threading.Thread(target=calls, args=(servers[i % 2].port, 13 if i < 4 else 12))
+        for i in range(8)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert [a for a in answers if "result" not in a] == []
+        tasks = [a["result"]["task"]["id"] for a in answers if "task" in a["result"]]
+        assert len(answers) == 100 and len(tasks) == 50 and len(set(tasks)) == 50
+        with redis.Redis.from_url(redis_url) as r:
+            assert r.hgetall("mockagent:fifty:fifty:uses") == {b"0": b"50", b"1": b"50"}
+            journal = r.lrange("mockagent:fifty:fifty:journal", 0, -1)
+        numbers = sorted(int(entry.split(b" ", 1)[0]) for entry in journal)
+        assert numbers == list(range(1, 101))  # every call once, none lost to a refused try
+    finally:
+        for server in servers:
+            server.stop()
