@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from mockagent.cassette.base import MAX_SCALE
 from mockagent.cassette.models import Step
@@ -82,15 +83,20 @@ class Player:
         runner: Runner,
         pace: Pace,
         name: str,
+        defer: Callable[[Callable[[], None]], None] = lambda effect: effect(),
     ) -> None:
         self._condition = condition
+        self._defer = defer  # what waits for the transaction to be kept (a shared store's)
         self._transaction = transaction
         self._tasks = tasks
         self._clock = clock
         self._runner = runner
         self.pace = pace
         self._name = name
-        self._playing: set[str] = set()  # ids: a shared store gives a fresh Task each transaction
+        # Each played task's deadline as last seen, by id (a shared store gives a fresh Task each
+        # transaction): only a task whose deadline came is read, however often the player wakes.
+        self._playing: dict[str, float] = {}
+        self._seen: dict[str, float | None] = {}  # what this transaction found (None: done)
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -107,9 +113,15 @@ class Player:
             self._runner.apply(task, task.script.popleft())  # due now: no thread, no wait
         if not self._playable(task):
             return
+        due = None
         if task.due_ms is None:
-            task.due_ms = self._clock.elapsed_ms() + self.pace.gap(task.script[0])
-            self._playing.add(task.id)
+            due = task.due_ms = self._clock.elapsed_ms() + self.pace.gap(task.script[0])
+        # Once the call is kept: a call computed again on a shared store may make another task.
+        self._defer(partial(self._follow, task.id, due))
+
+    def _follow(self, task_id: str, due: float | None) -> None:
+        if due is not None:
+            self._playing[task_id] = due
         if self._thread is None and not self._closed:
             self._thread = threading.Thread(
                 target=self._run, name=f"mockagent-player:{self._name}", daemon=True
@@ -134,6 +146,11 @@ class Player:
                     continue
                 try:  # on a shared store, computed again as long as another process wrote first
                     timeout = self._transaction(self._play_due)
+                    for task_id, due in self._seen.items():  # kept: so the deadlines are
+                        if due is None:
+                            self._playing.pop(task_id, None)
+                        else:
+                            self._playing[task_id] = due
                 except StoreError as exc:  # the step is not saved: played again from the store
                     logging.getLogger("mockagent").warning("mockagent: %s", exc)
                     timeout = STORE_RETRY_S
@@ -143,16 +160,16 @@ class Player:
     def _play_due(self) -> float | None:
         """Show every step now due; seconds until the next deadline (0: look again at once)."""
         now = self._clock.elapsed_ms()
-        deadlines = []
-        for task_id in list(self._playing):
+        self._seen = {}
+        for task_id in [i for i, due in self._playing.items() if due <= now]:
             task = self._tasks.get(task_id)
-            if task is None or task.due_ms is None:  # forgotten by a reset, or done elsewhere
-                self._playing.discard(task_id)
-            elif task.due_ms <= now:
-                self._step(task)
-                return 0
-            else:
-                deadlines.append(task.due_ms)
+            if task is None or task.due_ms is None or task.due_ms > now:
+                self._seen[task_id] = None if task is None else task.due_ms  # reset, done or put
+                continue  # off elsewhere
+            self._step(task)
+            return 0
+        seen = [self._seen.get(task_id, due) for task_id, due in self._playing.items()]
+        deadlines = [due for due in seen if due is not None]
         return (min(deadlines) - now) / 1000 if deadlines else None
 
     @staticmethod
@@ -173,8 +190,6 @@ class Player:
             self._runner.apply(task, task.script.popleft())
         if not self._playable(task):
             task.due_ms = None  # done, waiting for a follow-up, or for polls
-            self._playing.discard(task.id)
-        else:
-            task.due_ms = (task.due_ms or 0.0) + self.pace.gap(
-                task.script[0]
-            )  # from the deadline: no drift
+        else:  # from the deadline: no drift
+            task.due_ms = (task.due_ms or 0.0) + self.pace.gap(task.script[0])
+        self._seen[task.id] = task.due_ms

@@ -99,6 +99,7 @@ class Engine(RuntimeInteractions):
             self.tasks.unlimited()
         self.tasks.bound(journal_size, task_cap)  # a long run's memory stays bounded
         self.locked = Transactions(self._lock, self.tasks, self)
+        self._notes = self.tasks.notes(self._woken)  # a shared store's changes made elsewhere
         """`with engine.locked():` a transaction; never wait on `changed` in one."""
         self._start_counters()
         self.tasks.attach(self)
@@ -128,6 +129,7 @@ class Engine(RuntimeInteractions):
             self.runner,
             self.pace,
             self.cassette.name,
+            defer=self.locked.defer,
         )
 
     @property
@@ -165,6 +167,10 @@ class Engine(RuntimeInteractions):
                 self.player.stop()
         if self.player is not None:
             self.player.join()
+
+    def _woken(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
 
     def _closed_since(self, generation: int) -> Callable[[], bool]:
         """For a stream: has the engine closed, or reset (forgetting the stream's task), since?"""
@@ -498,6 +504,7 @@ class Engine(RuntimeInteractions):
             fault=fault,
             closed=self._closed_since(self.generation),
             fetch=self.tasks.peek,
+            notes=self._notes,
             poll_s=self.tasks.poll_s,
         )
 

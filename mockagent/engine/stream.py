@@ -4,6 +4,7 @@ happen."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,10 +41,13 @@ class Stream:
     fault: Fault | None = None
     close_when_idle: bool = False  # a message's stream also ends when its script has run out
     fetch: Callable[[str], Task | None] | None = None  # the task now (from a shared store)
-    poll_s: float | None = None  # a shared store tells no one of events: look this often
+    notes: Callable[[str], int] | None = None  # how often a shared store told of its writes
+    poll_s: float | None = None  # a shared store: read the task at least this often
     opening: Opening = "task"  # the reply's `first`
     faults: list[FaultPart] = field(default_factory=list)  # its journal entry's, told as they fire
     _left: int = -1  # events of the batch being read still to come; -1 before the first read
+    _noted: int = -1  # the task's count of notes when it was last read
+    _read_by: float = 0.0  # when it is read again without a note (time.monotonic())
 
     def faulted(self, items: Iterable[Any]) -> Iterator[Any]:
         """What a binding sends (its rendering of the first answer and the events, in order)
@@ -90,8 +94,12 @@ class Stream:
 
         def news() -> bool:
             nonlocal current
-            if self.fetch is not None and (current is None or self.cursor >= len(current.events)):
-                current = self.fetch(task.id)  # a copy with events still unread needs no fresh one
+            if (
+                self.fetch is not None
+                and (current is None or self.cursor >= len(current.events))
+                and self._stale(task.id)
+            ):  # a copy with events still unread needs no fresh one
+                current = self.fetch(task.id)
             return (
                 current is None
                 or self.cursor < len(current.events)
@@ -108,6 +116,17 @@ class Stream:
         while not self.condition.wait_for(news, self.poll_s) and waited < self.keepalive_s:
             waited += self.poll_s
         return current
+
+    def _stale(self, task_id: str) -> bool:
+        """Whether the task may have changed since it was last read: a note of a write came,
+        or it was not read for `poll_s` (a note may be lost)."""
+        if self.notes is None:
+            return True
+        noted, now = self.notes(task_id), time.monotonic()
+        if noted == self._noted and now < self._read_by:
+            return False
+        self._noted, self._read_by = noted, now + (self.poll_s or 0.0)
+        return True
 
     def _idle(self, task: Task) -> bool:
         """Nothing left to come: the script ran out (or waits for a get-or-create or strict

@@ -70,6 +70,11 @@ class Client:
             raise ValueError(f"store {self.shown!r}: {exc}") from None
         self._local = threading.local()
 
+    @property
+    def pool(self) -> redis.ConnectionPool:
+        """The connection settings, for a subscription of its own (`redis_changes`)."""
+        return self._pool
+
     def _connection(self) -> Any:
         connection = getattr(self._local, "connection", None)
         if connection is None or connection.pid != os.getpid():  # not a forked parent's socket

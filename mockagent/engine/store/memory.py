@@ -136,6 +136,12 @@ class TaskStore:
     def get(self, task_id: Any) -> Task | None:
         return self._tasks.get(task_id) if isinstance(task_id, str) else None
 
+    def notes(self, wake: Callable[[], None]) -> Callable[[str], int] | None:
+        """A shared store: how many times each task was written elsewhere, by id (a stream reads
+        its task again when the count moves), and `wake` called when one was. None here: every
+        change is made in this process, whose streams are told of each event."""
+        return None
+
     def peek(self, task_id: str) -> Task | None:
         """The task as it is now, read outside a transaction (streams and subscriptions)."""
         return self._tasks.get(task_id)

@@ -12,7 +12,7 @@ hosts answer as a single agent would: exact `times`, unique ids, a poll counted 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mockagent.engine.codec import StepTable, dump_task, load_task
@@ -21,11 +21,11 @@ from mockagent.engine.store import commit
 from mockagent.engine.store.client import Client, Command, wait_bound
 from mockagent.engine.store.commit import VERSIONED, Counts
 from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
+from mockagent.engine.store.redis_changes import FALLBACK_S, Changes
 from mockagent.engine.store.redis_records import NUMBERING_KEY, RedisJournal, RedisUses
 from mockagent.engine.store.transactions import Again
 from mockagent.engine.tasks import Task
 
-POLL_S = 0.02  # streams look for events made by other processes this often
 CHUNK = 500  # fields per write command: a script's commands have a bounded number of arguments
 DATA = ("head", "tasks", "versions", "order", "names", "uses", "journal", "calls", "answered")
 WHY = {
@@ -45,7 +45,7 @@ class RedisStore(TaskStore):
 
     shared = True
     kind = "redis"
-    poll_s = POLL_S
+    poll_s = FALLBACK_S  # and at once when the store's channel tells of a change
 
     def __init__(self, client: Client, key: str, interactions: list[Any], fresh: bool) -> None:
         self._redis = client
@@ -67,6 +67,7 @@ class RedisStore(TaskStore):
         self._saved: dict[str, tuple[str, int]] = {}  # each loaded task as read, its version
         self._fetched: dict[str, tuple[str, int]] = {}  # read, not loaded yet
         self._created: list[Task] = []
+        self._changes = Changes(client.pool, self._k("changed"))
         super().__init__(len(interactions))
 
     def _k(self, name: str) -> str:
@@ -211,6 +212,8 @@ class RedisStore(TaskStore):
         writes: list[Command] = []
         if fields:
             writes.append((VERSIONED, self._k("tasks"), self._k("versions"), *fields))
+            # Streams of these tasks, in every process, read them again (`redis_changes`).
+            writes.append(("PUBLISH", self._k("changed"), " ".join(fields[::3])))
         writes += _chunked(("RPUSH", self._k("order")), [task.id for task in self._created], 1)
         named = [f for t in self._created if t.name is not None for f in (t.name, t.id)]
         writes += _chunked(("HSET", self._k("names")), named, 2)
@@ -274,6 +277,10 @@ class RedisStore(TaskStore):
     def _keep(self, task_id: str, read: tuple[str, int]) -> None:
         self._loaded[task_id] = load_task(read[0], self._steps)
         self._saved[task_id] = read
+
+    def notes(self, wake: Callable[[], None]) -> Callable[[str], int]:
+        self._changes.wake = wake
+        return self._changes.count
 
     def peek(self, task_id: str) -> Task | None:
         # As saved: not what an open call changed, whose write may yet be refused.
