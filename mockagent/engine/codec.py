@@ -23,7 +23,10 @@ from mockagent.engine.journal import JournalEntry
 from mockagent.engine.mismatch import Mismatch
 from mockagent.engine.tasks import Task
 
-_TASK_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("state", "script", "events"))
+# A task's polls are kept apart (a poll that shows nothing is an increment, not a new version of
+# the task): see `engine/store/redis.py`.
+_APART = ("state", "script", "events", "polls")
+_TASK_FIELDS = tuple(f.name for f in fields(Task) if f.name not in _APART)
 _task_fields = attrgetter(*_TASK_FIELDS)
 # An event is a list in this order, without the task's ids (its task has them): a task is saved
 # after every call that changed it, so its size is paid in every commit of a shared store.

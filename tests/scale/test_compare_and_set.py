@@ -5,6 +5,7 @@ wait bound it is Unavailable; a stalled call never overwrites what another proce
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Sequence
@@ -68,17 +69,25 @@ def waited(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 def test_a_call_reads_the_task_it_names_and_is_written_by_one_script(redis_url, waited):
     c = client(store_from_url(redis_url))
+    other = client(store_from_url(redis_url, join=True))
     task = rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})[
         "result"
     ]["task"]
     waited.clear()
+    assert rpc(other, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
+    # A process with no copy of the task: the counters, the task, its version and its polls in
+    # one round trip; the write (the poll counted, the call journaled, the task checked) in one
+    # script, whose answer is waited for: a refused write is computed again.
+    assert waited == [["HGETALL", "HGET", "HGET", "HGET"], ["EVALSHA"]]
+    waited.clear()
     assert rpc(c, "test-runner", "GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
-    # The counters, the task and its version in one round trip; the write (a poll counted, the
-    # call journaled) in one script, whose answer is waited for: a refused write is computed again.
-    assert waited == [["HGETALL", "HGET", "HGET"], ["EVALSHA"]]
+    assert waited == [["EVALSHA"]]  # the process that wrote it has a copy: the script checks it
     waited.clear()
     rpc(c, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
     assert waited == [["EVALSHA"]]  # a new task: nothing to read, the counters as last written
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hget(RUNNER + "polls", task["id"]) == b"2"  # a poll on each server
+        assert r.hget(RUNNER + "versions", task["id"]) == b"1"  # a poll is no new version
 
 
 def test_a_use_past_times_behind_the_stores_back_is_matched_again(redis_url, tmp_path, monkeypatch):
@@ -233,3 +242,79 @@ def test_exact_times_and_one_journal_sequence_from_two_servers_at_once(redis_url
     finally:
         for server in servers:
             server.stop()
+
+
+def test_a_stale_copy_is_found_out_by_a_call_that_only_reads_the_task(redis_url):
+    """A process answers a call on a task from its copy, and the script checks the copy's
+    version: another server added a push config meanwhile, so the listing is computed again from
+    the task as it is (from the stale copy, it listed none)."""
+    a = client(store_from_url(redis_url))
+    b = client(store_from_url(redis_url, join=True))
+    immediate = {"returnImmediately": True}
+    params = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
+    task_id = rpc(a, "test-runner", "SendMessage", params)["result"]["task"]["id"]
+    hook = {"taskId": task_id, "url": "http://127.0.0.1:9/hook"}
+    assert "result" in rpc(b, "test-runner", "CreateTaskPushNotificationConfig", hook)
+    listed = rpc(a, "test-runner", "ListTaskPushNotificationConfigs", {"taskId": task_id})
+    assert [config["url"] for config in listed["result"]["configs"]] == [hook["url"]]
+
+
+POLLED = """\
+version: 1
+protocol: a2a
+agent:
+  name: polled
+  description: d
+  version: '1'
+  skills: [{id: s, name: s, description: d, tags: [t]}]
+interactions:
+  - name: slow
+    match: {text: go}
+    reply:
+      task:
+        steps:
+          - {state: TASK_STATE_SUBMITTED}
+""" + "".join(
+    f"          - {{state: TASK_STATE_WORKING, message: step {n}, after: {{polls: 3}}}}\n"
+    for n in range(1, 9)
+)
+
+
+def test_polls_from_two_servers_at_once_advance_the_script_once_per_poll(redis_url, tmp_path):
+    """A task whose steps each wait for 3 polls: 12 GetTasks at once, from 6 threads on two
+    servers, show its 4th step, as 12 polls one after another do, whichever server counted which
+    poll (a poll counted on a count another server had moved meanwhile showed its step late)."""
+    cassette = tmp_path / "polled.yaml"
+    cassette.write_text(POLLED)
+    apps = [create_app(cassette, store=store_from_url(redis_url, join=i > 0)) for i in range(2)]
+    servers = [ServerThread(app).start() for app in apps]
+    try:
+        first = f"http://127.0.0.1:{servers[0].port}/"
+        params = {"message": message("go"), "configuration": {"returnImmediately": True}}
+        sent = httpx.post(first, json=call("SendMessage", params), headers=HEADERS).json()
+        task_id = sent["result"]["task"]["id"]
+
+        def polls(port: int) -> None:
+            with httpx.Client(timeout=60) as c:
+                for _ in range(2):
+                    get = call("GetTask", {"id": task_id})
+                    c.post(f"http://127.0.0.1:{port}/", json=get, headers=HEADERS)
+
+        threads = [threading.Thread(target=polls, args=(servers[i % 2].port,)) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        listed = httpx.get(f"http://127.0.0.1:{servers[1].port}/_mockagent/tasks").json()
+        (task,) = listed["tasks"]
+        assert task["polls"] == 0  # 12 polls: the 4th step just shown
+        with redis.Redis.from_url(redis_url) as r:
+            stored = json.loads(r.hget("mockagent:polled:polled:tasks", task_id))
+        assert stored["status_message"]["parts"] == [{"text": "step 4"}]
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}

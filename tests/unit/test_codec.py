@@ -98,7 +98,7 @@ def test_a_task_stored_before_a_newer_counter_existed_reads_with_its_default(
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (lambda d: d.pop("polls"), "a stored task lacks polls"),
+        (lambda d: d.pop("since_ms"), "a stored task lacks since_ms"),
         (lambda d: d.update(later=1), "a stored task has unknown fields later"),
     ],
 )

@@ -5,7 +5,9 @@ Redis runs a script atomically (no other command runs while it does), so a scrip
 then writes is a compare-and-set. Before any write, the script checks that
 
 - the reset generation is the one the call computed with (else RESET: a reset came between);
-- each task the call writes still has the version it read (`VERSIONED`, else CHANGED);
+- each task the call writes still has the version it read (`VERSIONED`, else CHANGED), and so
+  does each task it read without writing it, and the polls count of a task waiting for polls
+  (`CHECKED`, else CHANGED);
 - each use the call spends of an interaction with `times` stays within it (`SPEND`, else USED_UP);
 - in `cas` mode, the counters (ids minted, the clock's offset, tasks made) are where the call
   found them. Then it moves them to where the call left them. Otherwise it reserves as much as
@@ -29,6 +31,9 @@ VERSIONED = "VERSIONED"
 """A pseudo-command: `(VERSIONED, hash, versions, *(field, version, value))` sets each field of
 `hash` to its value and adds one to its version in `versions`, if every version is still the one
 given (none: 0); otherwise nothing is written."""
+CHECKED = "CHECKED"
+"""A pseudo-command: `(CHECKED, hash, *(field, value))` writes nothing, and refuses the whole
+write unless each field of `hash` still holds its value (none: 0)."""
 SPEND = "SPEND"
 """A pseudo-command: `(SPEND, hash, *(field, n, limit))` adds n to each count in `hash` if none
 goes past its limit; otherwise nothing is written."""
@@ -47,6 +52,11 @@ while i <= #ARGV do  -- every check before any write
   if ARGV[i + 1] == 'VERSIONED' then
     for j = i + 4, i + n, 3 do
       local now = tonumber(redis.call('HGET', ARGV[i + 3], ARGV[j])) or 0
+      if now ~= tonumber(ARGV[j + 1]) then return {-1} end
+    end
+  elseif ARGV[i + 1] == 'CHECKED' then
+    for j = i + 3, i + n, 2 do
+      local now = tonumber(redis.call('HGET', ARGV[i + 2], ARGV[j])) or 0
       if now ~= tonumber(ARGV[j + 1]) then return {-1} end
     end
   elseif ARGV[i + 1] == 'SPEND' then
@@ -87,6 +97,7 @@ while i <= #ARGV do
     for j = i + 3, i + n, 3 do
       redis.call('HINCRBY', ARGV[i + 2], ARGV[j], ARGV[j + 1])
     end
+  elseif ARGV[i + 1] == 'CHECKED' then
   else
     redis.call(unpack(ARGV, i + 1, i + n))
   end

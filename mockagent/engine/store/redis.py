@@ -15,19 +15,22 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mockagent.engine.codec import StepTable, dump_task, load_task
+from mockagent.engine.codec import StepTable
 from mockagent.engine.journal import Journal
 from mockagent.engine.store import commit
-from mockagent.engine.store.client import Client, Command, wait_bound
-from mockagent.engine.store.commit import VERSIONED, Counts
+from mockagent.engine.store.client import Client, wait_bound
+from mockagent.engine.store.commit import Counts
 from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
 from mockagent.engine.store.redis_changes import FALLBACK_S, Changes
 from mockagent.engine.store.redis_records import NUMBERING_KEY, RedisJournal, RedisUses
+from mockagent.engine.store.redis_tasks import TaskTable
 from mockagent.engine.store.transactions import Again
 from mockagent.engine.tasks import Task
 
-CHUNK = 500  # fields per write command: a script's commands have a bounded number of arguments
-DATA = ("head", "tasks", "versions", "order", "names", "uses", "journal", "calls", "answered")
+DATA = (
+    *("head", "tasks", "versions", "polls", "order", "names"),
+    *("uses", "journal", "calls", "answered"),
+)
 WHY = {
     commit.CHANGED: "a task of this call was changed in {} since this process read it",
     commit.USED_UP: "an interaction's `times` was used up in {} since this process read it",
@@ -37,11 +40,10 @@ WHY = {
 
 class RedisStore(TaskStore):
     """Keys under `mockagent:<key>:`: head (the counters: ids, the clock's offset, advanced and
-    origin, tasks made, the reset generation), tasks (each task's JSON by id), versions (each
-    task's version by id: how often it was written, checked as it is written again), order (task
-    ids, oldest first), names (task id by name), uses (count by interaction index), journal (a
-    list of the last calls), calls (how many calls, kept or not), answered (calls by interaction
-    name). Finished tasks are not evicted."""
+    origin, tasks made, the reset generation), the tasks (`redis_tasks.TaskTable`: tasks,
+    versions, polls, order, names), uses (count by interaction index), journal (a list of the
+    last calls), calls (how many calls, kept or not), answered (calls by interaction name), and
+    the channel `changed`. Finished tasks are not evicted."""
 
     shared = True
     kind = "redis"
@@ -51,7 +53,6 @@ class RedisStore(TaskStore):
         self._redis = client
         self._prefix = f"mockagent:{key}:"
         self.wait_s = wait_bound()
-        self._steps = StepTable(interactions)
         # Each use of these is spent by the script only while below the interaction's `times`:
         # another process may have used it up since this one read the count.
         self._limits = {i: it.times for i, it in enumerate(interactions) if it.times is not None}
@@ -62,11 +63,7 @@ class RedisStore(TaskStore):
         self._reserved: Counts | None = None  # where the reserved counters end
         self._generation = self._made = 0
         self._advanced = 0.0
-        self._wipe = False
-        self._loaded: dict[str, Task] = {}
-        self._saved: dict[str, tuple[str, int]] = {}  # each loaded task as read, its version
-        self._fetched: dict[str, tuple[str, int]] = {}  # read, not loaded yet
-        self._created: list[Task] = []
+        self._table = TaskTable(client, self._prefix, StepTable(interactions))
         self._changes = Changes(client.pool, self._k("changed"))
         super().__init__(len(interactions))
 
@@ -121,20 +118,15 @@ class RedisStore(TaskStore):
 
     def begin(self, counters: Counters, task_id: Any = None) -> None:
         named = task_id if isinstance(task_id, str) else None
-        reads: list[Command] = []
-        if self._head is None or named is not None:  # a task is read with the counters
-            reads.append(("HGETALL", self._k("head")))
-        if named is not None:
-            reads += [("HGET", self._k("tasks"), named), ("HGET", self._k("versions"), named)]
-        self._forget()
-        if reads:
-            flat, *task = self._redis.pipeline(*reads)
+        self._table.forget()
+        reads = [] if named is None else self._table.reads(named)  # none: a copy is at hand
+        if self._head is None or reads:  # a task is read with the counters
+            flat, *task = self._redis.pipeline(("HGETALL", self._k("head")), *reads)
             self._head = _fields(flat) or self._read_head(counters)
-            if named is not None and task[0] is not None:
-                self._fetched[named] = (task[0], int(task[1] or 0))
-        assert self._head is not None
+            if named is not None and task:
+                self._table.fetched(named, task)
         self._apply(counters, self._head)
-        self._open, self._reserved, self._wipe = True, None, False
+        self._open, self._reserved = True, None
         self._journal.begin()
         self._uses.begin()
 
@@ -144,19 +136,19 @@ class RedisStore(TaskStore):
         self._open = False
         offset, advanced, _ = counters.clock.state()
         left: Counts = (counters.ids.count, offset, self._made)
-        writes = self._writes()
+        writes = self._table.writes() + self._uses.flush() + self._journal.flush()
         head = {**self._head_after(left), "advanced": repr(advanced)}
-        if self._wipe:  # a reset: every key afresh, the counters as the reset left them
+        if self._table.wiped:  # a reset: every key afresh, the counters as the reset left them
             head = self._head_of(counters, self._made)
             keys = [self._k(name) for name in DATA]
             writes = [("DEL", *keys), ("HSET", self._k("head"), *_flat(head)), *writes]
         moved = left != self._found
-        advance = 0.0 if self._wipe else advanced - self._advanced
+        advance = 0.0 if self._table.wiped else advanced - self._advanced
         if not writes and not moved and not advance:
             return
         if self._reserved is not None and not _same(left, self._reserved):
             raise Again("the call used other counters when computed again", read=True)
-        cas = moved and self._reserved is None and not self._wipe
+        cas = moved and self._reserved is None and not self._table.wiped
         answer, bases = commit.write(
             self._redis,
             self._k("head"),
@@ -168,8 +160,10 @@ class RedisStore(TaskStore):
         )
         if answer == commit.WRITTEN:
             self._head = head
+            self._table.kept()
             return
         if bases is None:
+            self._table.stale(everything=answer == commit.RESET)
             self._head = None  # read again, with the task the call names
             raise Again(WHY[answer].format(f"the store at {self._redis.shown}"), read=True)
         self._again(counters, bases, left)
@@ -189,8 +183,7 @@ class RedisStore(TaskStore):
             bases[2] + left[2] - found[2],
         )
         self._head = self._head_after(self._reserved)
-        self._fetched.update(self._saved)  # loaded again from the same text
-        self._loaded, self._saved, self._created = {}, {}, []
+        self._table.again()
         self._journal.begin()
         self._uses.again()
         _, _, origin = counters.clock.state()
@@ -200,28 +193,6 @@ class RedisStore(TaskStore):
         self._found, self._open = bases, True
         raise Again("the store's counters moved since this process read them", read=False)
 
-    def _writes(self) -> list[Command]:
-        """What the transaction changed: tasks with the versions they were read at (new: 0),
-        the new tasks' order and names, uses and the journal."""
-        fields: list[Any] = []
-        for task_id, task in self._loaded.items():
-            text = dump_task(task, self._steps)
-            saved, version = self._saved.get(task_id, (None, 0))
-            if text != saved:
-                fields += (task_id, version, text)
-        writes: list[Command] = []
-        if fields:
-            writes.append((VERSIONED, self._k("tasks"), self._k("versions"), *fields))
-            # Streams of these tasks, in every process, read them again (`redis_changes`).
-            writes.append(("PUBLISH", self._k("changed"), " ".join(fields[::3])))
-        writes += _chunked(("RPUSH", self._k("order")), [task.id for task in self._created], 1)
-        named = [f for t in self._created if t.name is not None for f in (t.name, t.id)]
-        writes += _chunked(("HSET", self._k("names")), named, 2)
-        return writes + self._uses.flush() + self._journal.flush()
-
-    def _forget(self) -> None:
-        self._loaded, self._saved, self._fetched, self._created = {}, {}, {}, []
-
     def clear(self) -> None:
         """Forget everything; in Redis as the open transaction is written (the engine's reset)."""
         self._journal = RedisJournal(self._redis, self._k("journal"), self.journal_size)
@@ -229,8 +200,8 @@ class RedisStore(TaskStore):
         self.journal: Journal = self._journal
         self.uses: Sequence[int] = self._uses
         if self._open:
-            self._wipe = True
-            self._forget()
+            self._table.forget()
+            self._table.wiped = True
             self._made = 0
 
     def use(self, index: int) -> None:
@@ -242,8 +213,7 @@ class RedisStore(TaskStore):
     # -- tasks --------------------------------------------------------------------------------
 
     def add(self, task: Task) -> None:
-        self._loaded[task.id] = task
-        self._created.append(task)
+        self._table.add(task)
         self._made += 1
 
     def next_seq(self) -> int:
@@ -260,58 +230,23 @@ class RedisStore(TaskStore):
         return None
 
     def get(self, task_id: Any) -> Task | None:
-        if not isinstance(task_id, str):
-            return None
-        if task_id not in self._loaded:
-            read = self._fetched.pop(task_id, None)
-            if read is None and not self._wipe:
-                text, version = self._redis.pipeline(
-                    ("HGET", self._k("tasks"), task_id), ("HGET", self._k("versions"), task_id)
-                )
-                read = None if text is None else (text, int(version or 0))
-            if read is None:
-                return None
-            self._keep(task_id, read)
-        return self._loaded[task_id]
-
-    def _keep(self, task_id: str, read: tuple[str, int]) -> None:
-        self._loaded[task_id] = load_task(read[0], self._steps)
-        self._saved[task_id] = read
+        return self._table.get(task_id)
 
     def notes(self, wake: Callable[[], None]) -> Callable[[str], int]:
         self._changes.wake = wake
         return self._changes.count
 
     def peek(self, task_id: str) -> Task | None:
-        # As saved: not what an open call changed, whose write may yet be refused.
-        text = self._redis.call("HGET", self._k("tasks"), task_id)
-        return None if text is None else load_task(text, self._steps)
+        return self._table.peek(task_id)
 
     def named(self, name: Any) -> Task | None:
-        known = next((t for t in self._created if t.name is not None and t.name == name), None)
-        if known is not None or not isinstance(name, str) or self._wipe:
-            return known
-        task_id = self._redis.call("HGET", self._k("names"), name)
-        return None if task_id is None else self.get(task_id)
+        return self._table.named(name)
 
     def all(self) -> list[Task]:
-        ids = [] if self._wipe else self._redis.call("LRANGE", self._k("order"), 0, -1)
-        missing = [i for i in ids if i not in self._loaded]
-        texts, versions = (
-            self._redis.pipeline(
-                ("HMGET", self._k("tasks"), *missing), ("HMGET", self._k("versions"), *missing)
-            )
-            if missing
-            else ([], [])
-        )
-        for task_id, text, version in zip(missing, texts, versions, strict=True):
-            if text is not None:
-                self._keep(task_id, (text, int(version or 0)))
-        return [self._loaded[i] for i in ids if i in self._loaded] + self._created
+        return self._table.all()
 
     def __len__(self) -> int:
-        saved = 0 if self._wipe else int(self._redis.call("LLEN", self._k("order")))
-        return saved + len(self._created)
+        return self._table.count()
 
     def ping(self, timeout_s: float) -> None:
         self._redis.ping(timeout_s)
@@ -331,13 +266,6 @@ def _flat(fields: dict[str, str]) -> list[str]:
 def _same(left: Counts, reserved: Counts) -> bool:
     """Whether the counters ended where the reservation does (the offset within float error)."""
     return left[0::2] == reserved[0::2] and math.isclose(left[1], reserved[1], abs_tol=1e-6)
-
-
-def _chunked(command: Command, items: list[Any], size: int) -> list[Command]:
-    """`command` with `items` appended, split so that no command has more than CHUNK of them
-    (`size`: items that belong together, such as a field and its value)."""
-    step = CHUNK * size
-    return [command + tuple(items[i : i + step]) for i in range(0, len(items), step)]
 
 
 def redis_store(url: str, fresh: bool = True) -> StoreFactory:
