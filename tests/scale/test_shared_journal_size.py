@@ -42,3 +42,27 @@ def test_redis_keeps_the_last_n_calls_and_counts_the_rest(redis_url: str) -> Non
             assert db.llen("mockagent:code-reviewer:code-reviewer:journal") == 2
     finally:
         app.extensions["mockagent"].close()
+
+
+def test_redis_keeps_the_journal_within_its_bytes(redis_url: str) -> None:
+    """Large calls: the list keeps the newest entries within the budget (64 MB by default, here
+    20 KB), whatever the count allows, and the count of the rest."""
+    app = create_app(CODE_REVIEWER, store=store_from_url(redis_url))
+    engine = app.extensions["mockagent"].agents[""]
+    engine.tasks.journal.budget = 20_000
+    c = app.test_client()
+    try:
+        for i in range(6):
+            answered = ask(c, f"Which languages do you review? {i} " + "x" * 8_000 + "?")
+            assert "result" in answered  # some 8 KB each
+        listed = c.get("/_mockagent/calls").get_json()
+        assert len(listed["calls"]) == 2 and listed["dropped"] == 4
+        assert listed["calls"][-1]["params"]["message"]["parts"][0]["text"].startswith(
+            "Which languages do you review? 5"
+        )
+        key = "mockagent:code-reviewer:code-reviewer:journal"
+        with redis.Redis.from_url(redis_url) as db:
+            kept = db.lrange(key, 0, -1)
+            assert int(db.get(key + "_bytes")) == sum(len(entry) for entry in kept) <= 20_000
+    finally:
+        app.extensions["mockagent"].close()

@@ -25,8 +25,10 @@ from typing import Any
 from mockagent.engine.store.client import Client, Command, Script
 
 NUMBERED = "NUMBERED"
-"""A pseudo-command: `(NUMBERED, list, counter, *entries)` appends each entry to `list` as
-"<n> <entry>", with n taken from `counter` (INCRBY), in one step on the server."""
+"""A pseudo-command: `(NUMBERED, list, counter, bytes, size, budget, *entries)` appends each
+entry to `list` as "<n> <entry>", with n taken from `counter` (INCRBY), then drops the oldest
+while the list is longer than `size` or, but for the newest, its bytes (kept in `bytes`) are past
+`budget`: the last calls, bounded, numbered in one step on the server."""
 VERSIONED = "VERSIONED"
 """A pseudo-command: `(VERSIONED, hash, versions, *(field, version, value))` sets each field of
 `hash` to its value and adds one to its version in `versions`, if every version is still the one
@@ -83,11 +85,22 @@ i = 10
 while i <= #ARGV do
   local n = tonumber(ARGV[i])
   if ARGV[i + 1] == 'NUMBERED' then
-    local count = n - 3
+    local list, bytes = ARGV[i + 2], ARGV[i + 4]
+    local size, budget = tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+    local count = n - 6
     local last = redis.call('INCRBY', ARGV[i + 3], count) - count
+    local total = tonumber(redis.call('GET', bytes) or '0')
     for j = 1, count do
-      redis.call('RPUSH', ARGV[i + 2], (last + j) .. ' ' .. ARGV[i + 3 + j])
+      local entry = (last + j) .. ' ' .. ARGV[i + 6 + j]
+      redis.call('RPUSH', list, entry)
+      total = total + #entry
     end
+    local length = redis.call('LLEN', list)
+    while length > size or (total > budget and length > 1) do
+      total = total - #redis.call('LPOP', list)
+      length = length - 1
+    end
+    redis.call('SET', bytes, total)
   elseif ARGV[i + 1] == 'VERSIONED' then
     for j = i + 4, i + n, 3 do
       redis.call('HSET', ARGV[i + 2], ARGV[j], ARGV[j + 2])

@@ -29,7 +29,7 @@ from mockagent.engine.tasks import Task
 
 DATA = (
     *("head", "tasks", "versions", "polls", "order", "names"),
-    *("uses", "journal", "calls", "answered"),
+    *("uses", "journal", "journal_bytes", "calls", "answered"),
 )
 WHY = {
     commit.CHANGED: "a task of this call was changed in {} since this process read it",

@@ -10,7 +10,7 @@ from typing import Any
 
 from mockagent.engine.call import Call
 from mockagent.engine.codec import dump_entry, load_entry
-from mockagent.engine.journal import Journal, JournalEntry, kept
+from mockagent.engine.journal import JOURNAL_BYTES, Journal, JournalEntry, kept
 from mockagent.engine.store.client import Client, Command
 from mockagent.engine.store.commit import NUMBERED, SPEND
 from mockagent.engine.webhooks.delivery_log import DeliveryLog
@@ -67,15 +67,17 @@ NUMBERING_KEY = "mockagent:journal:seq"
 
 
 class RedisJournal(Journal):
-    """The last `size` journal entries in a Redis list, each with its number in NUMBERING_KEY's
-    sequence, and the counts over every call beside it (`<key>` → `calls`, `answered`); webhook
-    deliveries stay with the process that sent them."""
+    """The last `size` journal entries in a Redis list within about `budget` bytes (`<key>_bytes`
+    counts them), each with its number in NUMBERING_KEY's sequence, and the counts over every call
+    beside it (`<key>` → `calls`, `answered`); webhook deliveries stay with the process that sent
+    them."""
 
-    def __init__(self, client: Client, key: str, size: int) -> None:
+    def __init__(self, client: Client, key: str, size: int, budget: int = JOURNAL_BYTES) -> None:
         self.deliveries = DeliveryLog()  # not Journal.__init__: the entries live in Redis
-        self._redis, self._key, self.size = client, key, size
+        self._redis, self._key, self.size, self.budget = client, key, size, budget
         base = key.removesuffix("journal")
         self._calls_key, self._answered_key = base + "calls", base + "answered"
+        self._bytes_key = key + "_bytes"
         self._pending: list[JournalEntry] = []
 
     def begin(self) -> None:
@@ -123,8 +125,7 @@ class RedisJournal(Journal):
         # Numbered on the server as they are appended, so that the agents of a folder (and every
         # process and host sharing the store) number their calls in one sequence.
         return [
-            (NUMBERED, self._key, NUMBERING_KEY, *entries),
-            ("LTRIM", self._key, -self.size, -1) if self.size else ("DEL", self._key),
+            (NUMBERED, self._key, NUMBERING_KEY, self._bytes_key, self.size, self.budget, *entries),
             ("INCRBY", self._calls_key, len(entries)),
             *[("HINCRBY", self._answered_key, name, n) for name, n in named.items()],
         ]
