@@ -171,7 +171,7 @@ def test_counters_that_moved_are_reserved_and_the_call_computed_again_from_them(
         ids.append(sent["result"]["task"]["id"])
     assert len(set(ids)) == 4
     with redis.Redis.from_url(redis_url) as r:
-        assert r.llen(RUNNER + "order") == 4 and r.llen(RUNNER + "journal") == 4
+        assert r.zcard(RUNNER + "order") == 4 and r.llen(RUNNER + "journal") == 4
         assert int(r.hget(RUNNER + "head", "made")) == 4
 
 
@@ -318,3 +318,27 @@ def test_polls_from_two_servers_at_once_advance_the_script_once_per_poll(redis_u
 
 def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def test_past_the_task_cap_the_task_that_finished_longest_ago_is_evicted(redis_url):
+    """--task-cap holds on a shared store too: Redis keeps at most the cap, evicting the task
+    that finished longest ago (with its version, polls and place in the order), else the oldest."""
+    app = create_app(KIT, store=store_from_url(redis_url), pace="instant", task_cap=2)
+    c = app.test_client()
+    immediate = {"returnImmediately": True}
+    waiting = {"message": message("Run the tests at 9f3c2e1"), "configuration": immediate}
+    first = rpc(c, "test-runner", "SendMessage", waiting)["result"]["task"]["id"]  # unfinished
+    done = [
+        rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})["result"][
+            "task"
+        ]["id"]
+        for _ in range(3)
+    ]
+    listed = [t["id"] for t in rpc(c, "test-runner", "ListTasks", {})["result"]["tasks"]]
+    assert sorted(listed) == sorted([first, done[2]])  # the finished ones went first
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.hlen(RUNNER + "tasks") == r.hlen(RUNNER + "versions") == 2
+        assert r.zrange(RUNNER + "order", 0, -1) == [first.encode(), done[2].encode()]
+        assert r.lrange(RUNNER + "finished", 0, -1) == [done[2].encode()]
+    gone = rpc(c, "test-runner", "GetTask", {"id": done[0]})
+    assert gone["error"]["code"] == -32001  # TaskNotFound

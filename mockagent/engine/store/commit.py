@@ -36,6 +36,11 @@ given (none: 0); otherwise nothing is written."""
 CHECKED = "CHECKED"
 """A pseudo-command: `(CHECKED, hash, *(field, value))` writes nothing, and refuses the whole
 write unless each field of `hash` still holds its value (none: 0)."""
+CAPPED = "CAPPED"
+"""A pseudo-command: `(CAPPED, tasks, versions, polls, names, order, finished, cap)` evicts tasks
+while `tasks` holds more than `cap`: the one that finished longest ago first (`finished` lists
+them in the order they did), else the oldest (`order`, a sorted set by creation number), with
+its version, polls and name."""
 SPEND = "SPEND"
 """A pseudo-command: `(SPEND, hash, *(field, n, limit))` adds n to each count in `hash` if none
 goes past its limit; otherwise nothing is written."""
@@ -111,6 +116,19 @@ while i <= #ARGV do
       redis.call('HINCRBY', ARGV[i + 2], ARGV[j], ARGV[j + 1])
     end
   elseif ARGV[i + 1] == 'CHECKED' then
+  elseif ARGV[i + 1] == 'CAPPED' then
+    local tasks, order, finished = ARGV[i + 2], ARGV[i + 6], ARGV[i + 7]
+    while redis.call('HLEN', tasks) > tonumber(ARGV[i + 8]) do
+      local gone = redis.call('LPOP', finished) or redis.call('ZRANGE', order, 0, 0)[1]
+      if not gone then break end
+      local stored = redis.call('HGET', tasks, gone)
+      if stored then
+        local name = cjson.decode(stored).name
+        if type(name) == 'string' then redis.call('HDEL', ARGV[i + 5], name) end
+        for k = i + 2, i + 4 do redis.call('HDEL', ARGV[k], gone) end
+      end
+      redis.call('ZREM', order, gone)
+    end
   else
     redis.call(unpack(ARGV, i + 1, i + n))
   end

@@ -28,7 +28,7 @@ from mockagent.engine.store.transactions import Again
 from mockagent.engine.tasks import Task
 
 DATA = (
-    *("head", "tasks", "versions", "polls", "order", "names"),
+    *("head", "tasks", "versions", "polls", "order", "finished", "names"),
     *("uses", "journal", "journal_bytes", "calls", "answered"),
 )
 WHY = {
@@ -43,7 +43,9 @@ class RedisStore(TaskStore):
     origin, tasks made, the reset generation), the tasks (`redis_tasks.TaskTable`: tasks,
     versions, polls, order, names), uses (count by interaction index), journal (a list of the
     last calls), calls (how many calls, kept or not), answered (calls by interaction name), and
-    the channel `changed`. Finished tasks are not evicted."""
+    the channel `changed`. Past `--task-cap` tasks, the write script evicts the task that finished
+    longest ago, or when none has, the oldest (`commit.CAPPED`); past the bytes of client messages,
+    none (that budget is the in-memory store's)."""
 
     shared = True
     kind = "redis"
@@ -199,6 +201,7 @@ class RedisStore(TaskStore):
         self._uses = RedisUses(self._redis, self._k("uses"), self._size, self._limits)
         self.journal: Journal = self._journal
         self.uses: Sequence[int] = self._uses
+        self._table.cap = self.task_cap
         if self._open:
             self._table.forget()
             self._table.wiped = True
@@ -220,11 +223,10 @@ class RedisStore(TaskStore):
         return self._made + 1
 
     def finished(self, task: Task) -> None:
-        """Finished tasks are not evicted from a shared store: they live in Redis, not in the
-        memory of the processes that serve them."""
+        """The write script learns it from the task's state (`redis_tasks.TaskTable.writes`)."""
 
     def charge(self, task: Task, sent: Any) -> None:
-        """Nor are tasks evicted for their size."""
+        """Tasks are not evicted for their size from a shared store: only past the cap."""
 
     def not_found(self, task_id: Any) -> None:
         return None

@@ -17,7 +17,8 @@ from typing import Any
 
 from mockagent.engine.codec import StepTable, dump_task, load_task
 from mockagent.engine.store.client import Client, Command
-from mockagent.engine.store.commit import CHECKED, VERSIONED
+from mockagent.engine.store.commit import CAPPED, CHECKED, VERSIONED
+from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.tasks import Task
 
 Read = tuple[str, int, int]
@@ -28,16 +29,18 @@ CHUNK = 500  # fields per write command: a script's commands have a bounded numb
 
 
 class TaskTable:
-    """The tasks under `prefix` (`tasks`, `versions`, `polls`, `order`, `names`) as one call
-    sees them."""
+    """The tasks under `prefix` (`tasks`, `versions`, `polls`, `order`: ids by creation number,
+    `finished`: ids in the order they finished, `names`) as one call sees them."""
 
     def __init__(self, client: Client, prefix: str, steps: StepTable) -> None:
         self._redis = client
-        self._keys = {name: prefix + name for name in ("tasks", "versions", "polls", "order")}
+        names = ("tasks", "versions", "polls", "order", "finished")
+        self._keys = {name: prefix + name for name in names}
         self._names = prefix + "names"
         self._changed = prefix + "changed"
         self._steps = steps
         self._copies: OrderedDict[str, Read] = OrderedDict()
+        self.cap = TASK_CAP  # past it, tasks are evicted, those that finished longest ago first
         self.wiped = False  # a reset in this call: nothing stored counts
         self.forget()
 
@@ -48,6 +51,7 @@ class TaskTable:
         self._fetched: dict[str, Read] = {}  # read, not loaded yet
         self._got: set[str] = set()  # read by id: checked as the call is written
         self._gated: set[str] = set()  # waiting for polls as read: its polls are checked
+        self._ended: set[str] = set()  # finished as read
         self._written: dict[str, Read] = {}
         self.created: list[Task] = []
         self.wiped = False
@@ -93,6 +97,8 @@ class TaskTable:
         task = self._loaded[task_id] = load_task(read[0], self._steps)
         task.polls = read[2]
         self._saved[task_id] = read
+        if task.state.terminal:
+            self._ended.add(task_id)
         after = task.script[0].after if task.script else None
         if after is not None and after.polls:
             self._gated.add(task_id)
@@ -111,7 +117,7 @@ class TaskTable:
     def all(self) -> list[Task]:
         """Every task, oldest first (read as they are: a listing checks none of them)."""
         keys = self._keys
-        ids = [] if self.wiped else self._redis.call("LRANGE", keys["order"], 0, -1)
+        ids = [] if self.wiped else self._redis.call("ZRANGE", keys["order"], 0, -1)
         missing = [i for i in ids if i not in self._loaded]
         if missing:
             texts, versions, polls = self._redis.pipeline(
@@ -123,7 +129,7 @@ class TaskTable:
         return [self._loaded[i] for i in ids if i in self._loaded] + self.created
 
     def count(self) -> int:
-        saved = 0 if self.wiped else int(self._redis.call("LLEN", self._keys["order"]))
+        saved = 0 if self.wiped else int(self._redis.call("ZCARD", self._keys["order"]))
         return saved + len(self.created)
 
     def peek(self, task_id: str) -> Task | None:
@@ -167,9 +173,16 @@ class TaskTable:
             # Streams of these tasks, in every process, read them again (`redis_changes`).
             writes.append(("PUBLISH", self._changed, " ".join(changed[::3])))
         writes += polls
-        writes += _chunked(("RPUSH", keys["order"]), [task.id for task in self.created], 1)
+        made = [f for task in self.created for f in (task.seq, task.id)]  # by creation number
+        writes += _chunked(("ZADD", keys["order"]), made, 2)
         named = [f for t in self.created if t.name is not None for f in (t.name, t.id)]
-        return writes + _chunked(("HSET", self._names), named, 2)
+        writes += _chunked(("HSET", self._names), named, 2)
+        ended = [i for i, t in self._loaded.items() if t.state.terminal and i not in self._ended]
+        writes += _chunked(("RPUSH", keys["finished"]), ended, 1)
+        if self.created:
+            tasks = [keys[k] for k in ("tasks", "versions", "polls")]
+            writes.append((CAPPED, *tasks, self._names, keys["order"], keys["finished"], self.cap))
+        return writes
 
     def kept(self) -> None:
         """The call was written: its tasks as written are this process's copies now."""
