@@ -219,7 +219,8 @@ class Engine(RuntimeInteractions):
         self.locked.run(lambda: self._record(call, error=None if exc is None else exc.kind))
 
     def _journaled(self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]) -> Any:
-        return self.locked.run(lambda: self._journal_once(call, answer), self._task_id(call))
+        compute = partial(self._journal_once, call, answer)
+        return self.locked.run(compute, self._task_id(call), group=True)
 
     def _journal_once(
         self, call: Call, answer: Callable[[Call, int | None, Task | None], Any]

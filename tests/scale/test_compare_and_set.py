@@ -342,3 +342,32 @@ def test_past_the_task_cap_the_task_that_finished_longest_ago_is_evicted(redis_u
         assert r.lrange(RUNNER + "finished", 0, -1) == [done[2].encode()]
     gone = rpc(c, "test-runner", "GetTask", {"id": done[0]})
     assert gone["error"]["code"] == -32001  # TaskNotFound
+
+
+def test_calls_that_wait_in_one_process_are_written_together(redis_url, waited):
+    """Group commit: 8 threads calling one server at once share write scripts (fewer than one
+    a call), and each call still gets its own task, kept and journaled."""
+    server = ServerThread(create_app(KIT, store=store_from_url(redis_url), pace="instant")).start()
+    ids: list[str] = []
+
+    def calls() -> None:
+        with httpx.Client(timeout=60) as c:
+            for _ in range(20):
+                url = f"http://127.0.0.1:{server.port}/test-runner/"
+                sent = c.post(url, json=call("SendMessage", {"message": message("Run")}))
+                ids.append(sent.json()["result"]["task"]["id"])
+
+    try:
+        waited.clear()
+        threads = [threading.Thread(target=calls) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        scripts = sum(commands.count("EVALSHA") for commands in waited)
+        assert len(ids) == len(set(ids)) == 160
+        assert scripts < 160, scripts  # some calls were written together
+        with redis.Redis.from_url(redis_url) as r:
+            assert r.zcard(RUNNER + "order") == 160 and r.llen(RUNNER + "journal") == 160
+    finally:
+        server.stop()

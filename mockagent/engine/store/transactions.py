@@ -4,8 +4,16 @@ In one process (the in-memory store) a transaction is the engine's lock, held wh
 computed. A shared store has no lock of its own: a call is computed against what this process
 read of the store, and its changes are written by one script that refuses them when another
 process changed what the call assumed (see `engine/store/commit.py`). `run` then computes the
-call again, until the store's wait bound; past it, StoreError (the client gets Unavailable). Effects
-beyond the store (webhooks, a near-miss report) wait for the write that keeps the call: `defer`.
+call again, until the store's wait bound; past it, StoreError (the client gets Unavailable).
+Effects beyond the store (webhooks, a near-miss report) wait for the write that keeps the call:
+`defer`.
+
+Group commit: calls of one process that are computed while others wait for the engine share one
+write (at most GROUP calls): a call that ends with others in line leaves its changes to the group
+and waits; the next call to end with nobody in line (or any other transaction) writes them all in
+one round trip. A refused write computes every call of the group again, in order, and each call
+returns what its last computation gave. So the round trip and the script's own cost are paid once
+per group, and no lock is held across processes: another process's group goes on meanwhile.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mockagent import errors
@@ -21,6 +30,8 @@ from mockagent.engine.store.memory import Counters, TaskStore
 from mockagent.errors import StoreError
 
 T = TypeVar("T")
+GROUP = 16
+"""Calls one process writes together at most, while more of its own wait for the engine."""
 
 
 class Again(Exception):
@@ -30,6 +41,26 @@ class Again(Exception):
     def __init__(self, why: str, read: bool) -> None:
         super().__init__(why)
         self.read = read
+
+
+@dataclass
+class _Call:
+    """One call of a group: what computes it, what it gave last, and its deferred effects."""
+
+    compute: Callable[[], Any]
+    result: Any = None
+    deferred: list[Callable[[], None]] = field(default_factory=list)
+
+
+@dataclass
+class _Group:
+    """Calls computed one after another on what the first one read, written together."""
+
+    task_id: Any  # the first call's task: read again with the counters when the store says so
+    deadline: float
+    calls: list[_Call] = field(default_factory=list)
+    written: threading.Event = field(default_factory=threading.Event)
+    error: StoreError | None = None
 
 
 class Transactions:
@@ -42,6 +73,9 @@ class Transactions:
         self._depth = 0
         self._owner: int | None = None  # the thread in a transaction
         self._deferred: list[Callable[[], None]] = []
+        self._group: _Group | None = None  # computed, not written yet
+        self._queue = 0  # threads waiting for the lock to begin one
+        self._queue_lock = threading.Lock()
 
     @contextmanager
     def __call__(self, task_id: Any = None) -> Iterator[None]:
@@ -50,6 +84,8 @@ class Transactions:
         self._enter(time.monotonic() + self._store.wait_s)
         try:
             if self._depth == 1:
+                if self._group is not None:  # a group's calls go first
+                    self._write(self._group)
                 self._deferred = []
                 self._store.begin(self._counters, task_id)
             failed = True
@@ -62,40 +98,37 @@ class Transactions:
         finally:
             self._leave()
 
-    def run(self, compute: Callable[[], T], task_id: Any = None) -> T:
+    def run(self, compute: Callable[[], T], task_id: Any = None, group: bool = False) -> T:
         """`compute()` in a transaction, its result or its ProtocolError or HttpFault (its
         changes are written either way); computed again as long as a shared store refuses the
-        write, until the store's wait bound, then StoreError."""
+        write, until the store's wait bound, then StoreError. `group`: its write may be left to
+        the next call in line, which the caller must not hold the engine's lock for (a client's
+        call; the player holds it across its own)."""
         if not self._store.shared or self._owner == threading.get_ident():  # nested: one write
             with self(task_id):
                 return compute()
+        call = _Call(compute)
         deadline = time.monotonic() + self._store.wait_s
         self._enter(deadline)
+        left: _Group | None = None
         try:
-            self._store.begin(self._counters, task_id)
-            while True:
-                self._deferred = []
-                try:
-                    result: Any = compute()
-                except (errors.ProtocolError, errors.HttpFault) as exc:
-                    result = exc
-                try:
-                    self._store.commit(self._counters)
-                except Again as again:
-                    if time.monotonic() > deadline:
-                        raise StoreError(
-                            f"{again}; nothing of this call was saved, try again"
-                        ) from None
-                    if again.read:
-                        self._store.begin(self._counters, task_id)
-                    continue
-                self._flush()
-                if isinstance(result, BaseException):
-                    raise result
-                return result
+            pending = self._group
+            if pending is None:
+                self._store.begin(self._counters, task_id)
+                pending = self._group = _Group(task_id, deadline)
+            self._compute(call)
+            pending.calls.append(call)
+            if group and len(pending.calls) < GROUP and self._waiting():
+                left = pending  # the next in line goes on with it, and writes it
+            else:
+                self._write(pending)
         finally:
-            self._deferred = []
             self._leave()
+        if left is not None:
+            self._wait_for(left)
+        if isinstance(call.result, BaseException):
+            raise call.result
+        return call.result
 
     def defer(self, effect: Callable[[], None]) -> None:
         """Run `effect` once this transaction's changes are kept (at once in one process)."""
@@ -104,13 +137,69 @@ class Transactions:
         else:
             effect()
 
+    def _compute(self, call: _Call) -> None:
+        self._deferred = call.deferred = []
+        try:
+            call.result = call.compute()
+        except (errors.ProtocolError, errors.HttpFault) as exc:
+            call.result = exc
+
+    def _write(self, group: _Group) -> None:
+        """Write `group` (the lock held), computing its calls again while the store refuses,
+        until the group's deadline; then its calls fail with StoreError."""
+        self._group = None
+        try:
+            while True:
+                try:
+                    self._store.commit(self._counters)
+                    break
+                except Again as again:
+                    if time.monotonic() > group.deadline:
+                        why = f"{again}; nothing of this call was saved, try again"
+                        group.error = StoreError(why)
+                        return
+                    if again.read:
+                        self._store.begin(self._counters, group.task_id)
+                    for call in group.calls:
+                        self._compute(call)
+            for call in group.calls:
+                for effect in call.deferred:
+                    effect()
+        except StoreError as exc:  # the store is gone
+            group.error = exc
+        finally:
+            for call in group.calls:
+                if group.error is not None:
+                    call.result = group.error
+            group.written.set()
+
+    def _wait_for(self, group: _Group) -> None:
+        if not group.written.wait(self._store.wait_s):
+            # Nobody in line wrote it (each gave up waiting for the engine): write it here.
+            self._enter(time.monotonic() + self._store.wait_s)
+            try:
+                if self._group is group:
+                    self._write(group)
+            finally:
+                self._leave()
+
+    def _waiting(self) -> bool:
+        with self._queue_lock:
+            return self._queue > 0
+
     def _enter(self, deadline: float) -> None:
         if self._store.shared:
-            if not self._lock.acquire(timeout=max(deadline - time.monotonic(), 0)):
-                raise StoreError(
-                    f"waited {self._store.wait_s:g} s for the shared store behind this "
-                    "process's other calls; try again"
-                )
+            with self._queue_lock:
+                self._queue += 1
+            try:
+                if not self._lock.acquire(timeout=max(deadline - time.monotonic(), 0)):
+                    raise StoreError(
+                        f"waited {self._store.wait_s:g} s for the shared store behind this "
+                        "process's other calls; try again"
+                    )
+            finally:
+                with self._queue_lock:
+                    self._queue -= 1
         else:
             self._lock.acquire()
         self._depth += 1
@@ -130,9 +219,6 @@ class Transactions:
             if not failed:
                 raise StoreError(f"{again}; nothing of it was saved, try again") from None
             return
-        self._flush()
-
-    def _flush(self) -> None:
-        deferred, self._deferred = self._deferred, []
-        for effect in deferred:
+        for effect in self._deferred:
             effect()
+        self._deferred = []
