@@ -40,6 +40,7 @@ from granian.server.mp import MPServer
 from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.deadline import WAITS_FOR_READ
+from mockagent.server.nudge import Nudge
 from mockagent.server.trim import Trimmer
 from mockagent.server.wsgi import ScriptedDrop
 
@@ -163,6 +164,7 @@ class _Answers:
         self.open = 0
         self.changed = threading.Condition()
         self.trimmer = Trimmer()
+        self.nudge: Nudge | None = None  # see mockagent.server.nudge
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = self.app(environ, start_response)
@@ -183,6 +185,8 @@ class _Answers:
     def stop(self) -> None:
         """End the app's streams (and let go of a shared store), then wait for the answers under
         way, at most GRACE_S."""
+        if self.nudge is not None:
+            self.nudge.stop()
         self.app.extensions["mockagent"].close()
         if self.grpc is not None:  # its streams have just ended: only short calls are left
             self.grpc.stop()
@@ -237,13 +241,15 @@ def load(options: dict[str, Any], target: str) -> _Answers:
     options = dict(options)
     store = store_from_url(options.pop("store_url"), join=True)  # `serve` wiped it once
     grpc_options = options.pop("grpc", None)
+    address = options.pop("address")
     app = create_app(options.pop("path"), store=store, **options)
     grpc: GrpcServer | None = None
     if grpc_options is not None:  # beside the HTTP app, over the same agents
         from mockagent.server.grpc_server import GrpcServer
 
         grpc = GrpcServer(app.extensions["mockagent"], reuse_port=True, **grpc_options).start()
-    _answers = _Answers(app, grpc)
+    _answers = answers = _Answers(app, grpc)
+    answers.nudge = Nudge(address, lambda: answers.open > 0).start()
     gc.freeze()  # the cassettes live as long as the worker: the collector leaves them alone
     gc.callbacks.append(freeze_survivors)
     return _answers
@@ -397,5 +403,6 @@ def serve_on(
         )
         _forks_keep_stops = True
     server.on_startup(started)  # the socket listens: a call now waits for a worker
-    loader = partial(load, {"path": path, "store_url": store_url, **app_options})
+    options = {"path": path, "store_url": store_url, "address": sock.getsockname(), **app_options}
+    loader = partial(load, options)
     server.serve(spawn_target=_worker, target_loader=loader)

@@ -138,7 +138,8 @@ def test_agentex_calls_leave_no_cycles(no_collector):
 
 def test_a_worker_freezes_survivors_of_every_collection() -> None:
     frozen_before = gc.get_freeze_count()
-    options = {"path": ROOT / "cassettes" / "kit", "store_url": None, "pace": "instant"}
+    path = ROOT / "cassettes" / "kit"
+    options = {"path": path, "store_url": None, "address": ("127.0.0.1", 9), "pace": "instant"}
     try:
         host.load(options, "mockagent")
         gc.collect()
@@ -146,4 +147,6 @@ def test_a_worker_freezes_survivors_of_every_collection() -> None:
     finally:
         gc.callbacks.remove(host.freeze_survivors)
         gc.unfreeze()
+        if host._answers is not None and host._answers.nudge is not None:
+            host._answers.nudge.stop()
         host._answers = None
