@@ -19,8 +19,8 @@ then writes is a compare-and-set. Before any write, the script checks that
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
 
 from mockagent.engine.store.client import Client, Command, Script
 
@@ -47,56 +47,64 @@ goes past its limit; otherwise nothing is written."""
 WRITTEN, CHANGED, USED_UP, RESET, MOVED = 1, -1, -2, -3, -4
 """What the script answers: written, or why it wrote nothing."""
 
-# KEYS[1]: head. ARGV: mode (cas, reserved), generation, then the counters as the call found and
-# left them (ids, ids', offset, offset', made, made'), how far the clock was advanced (ms), then
-# the writes packed by `_pack`. {WRITTEN}, {MOVED, ids, offset, made}, or {CHANGED and the like}.
+# KEYS[1]: head. ARGV[1]: a JSON array (one argument: redis-py encodes each argument on its own,
+# which cost more than the JSON) of the mode (cas, reserved), the generation, the counters as the
+# call found and left them (ids, ids', offset, offset', made, made'), how far the clock was
+# advanced (ms), and the writes, an array of commands. {WRITTEN}, {MOVED, ids, offset, made}, or
+# {CHANGED and the like}.
+# A task this call made (version 0) is checked only once the counters are: its id comes from
+# them, so a race for them is MOVED (reserve and compute again), not CHANGED (read again).
 _COMMIT = """
 local head = KEYS[1]
-if redis.call('HGET', head, 'generation') ~= ARGV[2] then return {-3} end
-local i = 10
-while i <= #ARGV do  -- every check before any write
-  local n = tonumber(ARGV[i])
-  if ARGV[i + 1] == 'VERSIONED' then
-    for j = i + 4, i + n, 3 do
-      local now = tonumber(redis.call('HGET', ARGV[i + 3], ARGV[j])) or 0
-      if now ~= tonumber(ARGV[j + 1]) then return {-1} end
-    end
-  elseif ARGV[i + 1] == 'CHECKED' then
-    for j = i + 3, i + n, 2 do
-      local now = tonumber(redis.call('HGET', ARGV[i + 2], ARGV[j])) or 0
-      if now ~= tonumber(ARGV[j + 1]) then return {-1} end
-    end
-  elseif ARGV[i + 1] == 'SPEND' then
-    for j = i + 3, i + n, 3 do
-      local now = tonumber(redis.call('HGET', ARGV[i + 2], ARGV[j])) or 0
-      if now + tonumber(ARGV[j + 1]) > tonumber(ARGV[j + 2]) then return {-2} end
+local a = cjson.decode(ARGV[1])
+local writes = a[10]
+if tonumber(redis.call('HGET', head, 'generation')) ~= a[2] then return {-3} end
+local function versions(w, new)  -- false when a task's version is not the one read
+  for j = 4, #w, 3 do
+    if (w[j + 1] == 0) == new then
+      if (tonumber(redis.call('HGET', w[3], w[j])) or 0) ~= w[j + 1] then return false end
     end
   end
-  i = i + n + 1
+  return true
+end
+for _, w in ipairs(writes) do  -- every check before any write
+  if w[1] == 'VERSIONED' then
+    if not versions(w, false) then return {-1} end
+  elseif w[1] == 'CHECKED' then
+    for j = 3, #w, 2 do
+      if (tonumber(redis.call('HGET', w[2], w[j])) or 0) ~= w[j + 1] then return {-1} end
+    end
+  elseif w[1] == 'SPEND' then
+    for j = 3, #w, 3 do
+      if (tonumber(redis.call('HGET', w[2], w[j])) or 0) + w[j + 1] > w[j + 2] then
+        return {-2}
+      end
+    end
+  end
 end
 local function text(x) return string.format('%.17g', x) end
-if ARGV[1] == 'cas' then
+if a[1] == 'cas' then
   local now = redis.call('HMGET', head, 'ids', 'offset', 'made')
   local ids, offset, made = tonumber(now[1]), tonumber(now[2]), tonumber(now[3] or '0')
-  if ids ~= tonumber(ARGV[3]) or offset ~= tonumber(ARGV[5]) or made ~= tonumber(ARGV[7]) then
-    redis.call('HSET', head, 'ids', text(ids + ARGV[4] - ARGV[3]),
-      'offset', text(offset + (ARGV[6] - ARGV[5])), 'made', text(made + ARGV[8] - ARGV[7]))
+  if ids ~= a[3] or offset ~= a[5] or made ~= a[7] then
+    redis.call('HSET', head, 'ids', text(ids + a[4] - a[3]),
+      'offset', text(offset + (a[6] - a[5])), 'made', text(made + a[8] - a[7]))
     return {-4, now[1], now[2], text(made)}
   end
-  redis.call('HSET', head, 'ids', ARGV[4], 'offset', ARGV[6], 'made', ARGV[8])
+  redis.call('HSET', head, 'ids', text(a[4]), 'offset', text(a[6]), 'made', text(a[8]))
 end
-if tonumber(ARGV[9]) ~= 0 then redis.call('HINCRBYFLOAT', head, 'advanced', ARGV[9]) end
-i = 10
-while i <= #ARGV do
-  local n = tonumber(ARGV[i])
-  if ARGV[i + 1] == 'NUMBERED' then
-    local list, bytes = ARGV[i + 2], ARGV[i + 4]
-    local size, budget = tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
-    local count = n - 6
-    local last = redis.call('INCRBY', ARGV[i + 3], count) - count
+for _, w in ipairs(writes) do
+  if w[1] == 'VERSIONED' and not versions(w, true) then return {-1} end
+end
+if a[9] ~= 0 then redis.call('HINCRBYFLOAT', head, 'advanced', text(a[9])) end
+for _, w in ipairs(writes) do
+  if w[1] == 'NUMBERED' then
+    local list, bytes, size, budget = w[2], w[4], w[5], w[6]
+    local count = #w - 6
+    local last = redis.call('INCRBY', w[3], count) - count
     local total = tonumber(redis.call('GET', bytes) or '0')
     for j = 1, count do
-      local entry = (last + j) .. ' ' .. ARGV[i + 6 + j]
+      local entry = (last + j) .. ' ' .. w[6 + j]
       redis.call('RPUSH', list, entry)
       total = total + #entry
     end
@@ -106,33 +114,29 @@ while i <= #ARGV do
       length = length - 1
     end
     redis.call('SET', bytes, total)
-  elseif ARGV[i + 1] == 'VERSIONED' then
-    for j = i + 4, i + n, 3 do
-      redis.call('HSET', ARGV[i + 2], ARGV[j], ARGV[j + 2])
-      redis.call('HINCRBY', ARGV[i + 3], ARGV[j], 1)
+  elseif w[1] == 'VERSIONED' then
+    for j = 4, #w, 3 do
+      redis.call('HSET', w[2], w[j], w[j + 2])
+      redis.call('HINCRBY', w[3], w[j], 1)
     end
-  elseif ARGV[i + 1] == 'SPEND' then
-    for j = i + 3, i + n, 3 do
-      redis.call('HINCRBY', ARGV[i + 2], ARGV[j], ARGV[j + 1])
-    end
-  elseif ARGV[i + 1] == 'CHECKED' then
-  elseif ARGV[i + 1] == 'CAPPED' then
-    local tasks, order, finished = ARGV[i + 2], ARGV[i + 6], ARGV[i + 7]
-    while redis.call('HLEN', tasks) > tonumber(ARGV[i + 8]) do
+  elseif w[1] == 'SPEND' then
+    for j = 3, #w, 3 do redis.call('HINCRBY', w[2], w[j], w[j + 1]) end
+  elseif w[1] == 'CAPPED' then
+    local tasks, order, finished = w[2], w[6], w[7]
+    while redis.call('HLEN', tasks) > w[8] do
       local gone = redis.call('LPOP', finished) or redis.call('ZRANGE', order, 0, 0)[1]
       if not gone then break end
       local stored = redis.call('HGET', tasks, gone)
       if stored then
         local name = cjson.decode(stored).name
-        if type(name) == 'string' then redis.call('HDEL', ARGV[i + 5], name) end
-        for k = i + 2, i + 4 do redis.call('HDEL', ARGV[k], gone) end
+        if type(name) == 'string' then redis.call('HDEL', w[5], name) end
+        for k = 2, 4 do redis.call('HDEL', w[k], gone) end
       end
       redis.call('ZREM', order, gone)
     end
-  else
-    redis.call(unpack(ARGV, i + 1, i + n))
+  elseif w[1] ~= 'CHECKED' then
+    redis.call(unpack(w))
   end
-  i = i + n + 1
 end
 return {1}
 """
@@ -155,16 +159,9 @@ def write(
     (WRITTEN, None), (MOVED, the bases reserved), or (why nothing was written, None)."""
     mode = "reserved" if left is None else "cas"
     moved = found if left is None else left
-    counters = [found[0], moved[0], repr(found[1]), repr(moved[1]), found[2], moved[2]]
-    args = [mode, generation, *counters, repr(advanced_ms), *_pack(writes)]
+    counters = [found[0], moved[0], found[1], moved[1], found[2], moved[2]]
+    args = [json.dumps([mode, generation, *counters, advanced_ms, writes])]
     (answer, *bases) = client.run(SCRIPT, [head], args)[0]
     if answer == MOVED:
         return MOVED, (int(bases[0]), float(bases[1]), int(bases[2]))
     return int(answer), None
-
-
-def _pack(commands: Sequence[Command]) -> list[Any]:
-    packed: list[Any] = []
-    for command in commands:
-        packed += (len(command), *command)
-    return packed
