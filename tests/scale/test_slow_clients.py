@@ -192,3 +192,17 @@ def test_fresh_calls_are_answered_with_500_streams_open(tmp_path: Path) -> None:
         finally:
             for sock in socks:
                 sock.close()
+
+
+def test_fresh_calls_are_answered_with_500_streams_open_on_two_workers(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Issue 28: the open-stream figures hold with `--workers 2` sharing a Redis store (each
+    stream reads its task on the store's notes, or once a second, not every 20 ms)."""
+    with serving(tmp_path, "--workers", "2", "--store", redis_url) as port:
+        socks = open_streams(port, 500)
+        try:
+            fresh_calls_answered(port)
+        finally:
+            for sock in socks:
+                sock.close()
