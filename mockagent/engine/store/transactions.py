@@ -100,7 +100,7 @@ class Transactions:
 
     def run(self, compute: Callable[[], T], task_id: Any = None, group: bool = False) -> T:
         """`compute()` in a transaction, its result or its ProtocolError or HttpFault (its
-        changes are written either way); computed again as long as a shared store refuses the
+        changes are written either way; not a StoreError's); computed again as long as a shared store refuses the
         write, until the store's wait bound, then StoreError. `group`: its write may be left to
         the next call in line, which the caller must not hold the engine's lock for (a client's
         call; the player holds it across its own)."""
@@ -116,7 +116,11 @@ class Transactions:
             if pending is None:
                 self._store.begin(self._counters, task_id)
                 pending = self._group = _Group(task_id, deadline)
-            self._compute(call)
+            try:
+                self._compute(call)
+            except BaseException:
+                self._abandon(pending)
+                raise
             pending.calls.append(call)
             if group and len(pending.calls) < GROUP and self._waiting():
                 left = pending  # the next in line goes on with it, and writes it
@@ -141,8 +145,28 @@ class Transactions:
         self._deferred = call.deferred = []
         try:
             call.result = call.compute()
+        except errors.StoreError:
+            raise  # not the call's answer: the store failed it, and none of it may be written
         except (errors.ProtocolError, errors.HttpFault) as exc:
             call.result = exc
+
+    def _abandon(self, group: _Group) -> None:
+        """A call failed beyond the protocol (a store error on a read, say): it is answered so,
+        and none of its changes may ride on the next call's write. The group's earlier calls are
+        computed again from a fresh read (or fail with it); with none, the next call begins."""
+        self._group = None
+        if not group.calls:
+            return
+        try:
+            self._store.begin(self._counters, group.task_id)
+            for call in group.calls:
+                self._compute(call)
+            self._group = group
+        except StoreError as exc:
+            group.error = exc
+            for call in group.calls:
+                call.result = exc
+            group.written.set()
 
     def _write(self, group: _Group) -> None:
         """Write `group` (the lock held), computing its calls again while the store refuses,
