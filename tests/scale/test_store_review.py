@@ -61,11 +61,6 @@ def test_ids_stay_unique_when_redis_lost_its_data(redis_url):
     assert len(set(ids)) == 4  # a client of b still holds ids[1] and ids[2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--join on a Redis an older mockagent wrote (head without `made`, `order` a list): "
-    "KeyError at start, then WRONGTYPE, no word on what to do",
-)
 def test_joining_a_store_an_older_version_wrote_says_so(redis_url):
     with redis.Redis.from_url(redis_url) as r:  # as the lease-based version left it
         r.hset(RUNNER + "head", mapping={"ids": 1, "offset": 0.0, "advanced": 0.0})

@@ -26,6 +26,7 @@ from mockagent.engine.store.redis_records import NUMBERING_KEY, RedisJournal, Re
 from mockagent.engine.store.redis_tasks import TaskTable
 from mockagent.engine.store.transactions import Again
 from mockagent.engine.tasks import Task
+from mockagent.errors import StoreError
 
 DATA = (
     *("head", "tasks", "versions", "polls", "order", "finished", "names"),
@@ -110,11 +111,19 @@ class RedisStore(TaskStore):
         return head
 
     def _apply(self, counters: Counters, head: dict[str, str]) -> None:
-        offset, advanced, origin = float(head["offset"]), float(head["advanced"]), head["origin"]
-        counters.clock.restore(offset, advanced, float(origin))
-        counters.ids.count = int(head["ids"])
-        counters.generation = self._generation = int(head["generation"])
-        self._made = int(head["made"])
+        try:
+            offset, advanced, origin = (float(head[k]) for k in ("offset", "advanced", "origin"))
+            ids, generation, made = (int(head[k]) for k in ("ids", "generation", "made"))
+        except (KeyError, ValueError) as exc:  # another version's keys, or another program's
+            raise StoreError(
+                f"the store at {self._redis.shown} holds counters this mockagent cannot read "
+                f"({exc!r} in {self._k('head')}): keys of another version? Start one host "
+                "without --join, which wipes them"
+            ) from None
+        counters.clock.restore(offset, advanced, origin)
+        counters.ids.count = ids
+        counters.generation = self._generation = generation
+        self._made = made
         self._found = (counters.ids.count, offset, self._made)
         self._advanced = advanced
 

@@ -100,10 +100,10 @@ class Transactions:
 
     def run(self, compute: Callable[[], T], task_id: Any = None, group: bool = False) -> T:
         """`compute()` in a transaction, its result or its ProtocolError or HttpFault (its
-        changes are written either way; not a StoreError's); computed again as long as a shared store refuses the
-        write, until the store's wait bound, then StoreError. `group`: its write may be left to
-        the next call in line, which the caller must not hold the engine's lock for (a client's
-        call; the player holds it across its own)."""
+        changes are written either way; a StoreError's never); computed again as long as a
+        shared store refuses the write, until the store's wait bound, then StoreError.
+        `group`: its write may be left to the next call in line, which the caller must not hold
+        the engine's lock for (a client's call; the player holds it across its own)."""
         if not self._store.shared or self._owner == threading.get_ident():  # nested: one write
             with self(task_id):
                 return compute()
