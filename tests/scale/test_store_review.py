@@ -11,6 +11,7 @@ import redis
 from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.store.redis_records import RedisJournal
 from mockagent.errors import StoreError
+from mockagent.server.app import create_app
 from tests.helpers.kit_conversation import message
 from tests.helpers.shared_store import ONCE, client, rpc, said
 
@@ -73,3 +74,37 @@ def test_joining_a_store_an_older_version_wrote_says_so(redis_url):
         return
     sent = rpc(c, "test-runner", "SendMessage", {"message": message("Run the suite")})
     assert "result" in sent
+
+
+SLOW = """\
+version: 1
+agent:
+  name: slow
+  description: d
+  skills: [{id: s, name: S, description: d}]
+interactions:
+  - name: slow
+    match: {text: slow}
+    reply:
+      task:
+        steps:
+          - state: TASK_STATE_WORKING
+          - state: TASK_STATE_COMPLETED
+            after: {ms: 60000}
+"""
+
+
+def test_a_clock_advanced_on_one_host_is_seen_by_every_host(redis_url, tmp_path):
+    cassette = tmp_path / "slow.yaml"
+    cassette.write_text(SLOW)
+    a = create_app(cassette, store=store_from_url(redis_url)).test_client()  # paced as recorded
+    b = create_app(cassette, store=store_from_url(redis_url, join=True)).test_client()
+    params = {"message": message("slow"), "configuration": {"returnImmediately": True}}
+    task = rpc(a, "", "SendMessage", params)["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_WORKING"
+    advanced = b.post("/_mockagent/clock/advance", json={"ms": 60000})
+    assert advanced.get_json()["advancedMs"] == 60000
+    polled = rpc(a, "", "GetTask", {"id": task["id"]})["result"]
+    assert polled["status"]["state"] == "TASK_STATE_COMPLETED"  # as one agent would
+    polled = rpc(b, "", "GetTask", {"id": task["id"]})["result"]
+    assert polled["status"]["state"] == "TASK_STATE_COMPLETED"

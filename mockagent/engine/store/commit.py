@@ -4,7 +4,8 @@ and writes only the keys it touches, or refuses and writes nothing.
 Redis runs a script atomically (no other command runs while it does), so a script that checks and
 then writes is a compare-and-set. Before any write, the script checks that
 
-- the reset generation is the one the call computed with (else RESET: a reset came between);
+- the reset generation is the one the call computed with (else RESET: a reset came between),
+  and so is the clock's advance (else CHANGED: another process advanced the clock);
 - each task the call writes still has the version it read (`VERSIONED`, else CHANGED), and so
   does each task it read without writing it, and the polls count of a task waiting for polls
   (`CHECKED`, else CHANGED);
@@ -48,12 +49,15 @@ WRITTEN, CHANGED, USED_UP, RESET, MOVED = 1, -1, -2, -3, -4
 """What the script answers: written, or why it wrote nothing."""
 
 # KEYS[1]: head. ARGV: mode (cas, reserved), generation, then the counters as the call found and
-# left them (ids, ids', offset, offset', made, made'), how far the clock was advanced (ms), then
-# the writes packed by `_pack`. {WRITTEN}, {MOVED, ids, offset, made}, or {CHANGED and the like}.
+# left them (ids, ids', offset, offset', made, made'), how far the call advanced the clock (ms),
+# how far it found it advanced, then the writes packed by `_pack`. {WRITTEN},
+# {MOVED, ids, offset, made}, or {CHANGED and the like}.
 _COMMIT = """
 local head = KEYS[1]
 if redis.call('HGET', head, 'generation') ~= ARGV[2] then return {-3} end
-local i = 10
+local advanced = tonumber(redis.call('HGET', head, 'advanced')) or 0
+if math.abs(advanced - tonumber(ARGV[10])) > 1e-6 then return {-1} end
+local i = 11
 while i <= #ARGV do  -- every check before any write
   local n = tonumber(ARGV[i])
   if ARGV[i + 1] == 'VERSIONED' then
@@ -86,7 +90,7 @@ if ARGV[1] == 'cas' then
   redis.call('HSET', head, 'ids', ARGV[4], 'offset', ARGV[6], 'made', ARGV[8])
 end
 if tonumber(ARGV[9]) ~= 0 then redis.call('HINCRBYFLOAT', head, 'advanced', ARGV[9]) end
-i = 10
+i = 11
 while i <= #ARGV do
   local n = tonumber(ARGV[i])
   if ARGV[i + 1] == 'NUMBERED' then
@@ -150,13 +154,17 @@ def write(
     left: Counts | None,
     advanced_ms: float,
     writes: Sequence[Command],
+    found_advanced_ms: float = 0.0,
 ) -> tuple[int, Counts | None]:
-    """Run the script: `left` None for `reserved` mode (the counters were reserved already).
-    (WRITTEN, None), (MOVED, the bases reserved), or (why nothing was written, None)."""
+    """Run the script: `left` None for `reserved` mode (the counters were reserved already);
+    `found_advanced_ms`: the clock's advance the call computed with (another process may have
+    advanced it since). (WRITTEN, None), (MOVED, the bases reserved), or (why nothing was
+    written, None)."""
     mode = "reserved" if left is None else "cas"
     moved = found if left is None else left
     counters = [found[0], moved[0], repr(found[1]), repr(moved[1]), found[2], moved[2]]
-    args = [mode, generation, *counters, repr(advanced_ms), *_pack(writes)]
+    advance = [repr(advanced_ms), repr(found_advanced_ms)]
+    args = [mode, generation, *counters, *advance, *_pack(writes)]
     (answer, *bases) = client.run(SCRIPT, [head], args)[0]
     if answer == MOVED:
         return MOVED, (int(bases[0]), float(bases[1]), int(bases[2]))

@@ -168,6 +168,7 @@ class RedisStore(TaskStore):
             left if cas else None,
             advance,
             writes,
+            self._advanced,
         )
         if answer == commit.WRITTEN:
             self._head = head
