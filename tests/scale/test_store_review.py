@@ -9,13 +9,16 @@ import pytest
 import redis
 
 from mockagent.engine.store.factory import store_from_url
+from mockagent.engine.store.redis import RedisStore
 from mockagent.engine.store.redis_records import RedisJournal
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
+from tests.helpers.agentex import result
 from tests.helpers.kit_conversation import message
 from tests.helpers.shared_store import ONCE, client, rpc, said
 
 RUNNER = "mockagent:test-runner:test-runner:"
+WORKER = "mockagent:agentex:worker:"
 
 
 def test_a_call_that_fails_half_way_leaves_nothing_to_the_next_call(
@@ -126,3 +129,48 @@ def test_a_foreign_value_in_a_key_fails_the_call_with_nothing_written(redis_url,
     assert "refused a command" in answer["error"]["message"]  # Unavailable: try again
     with redis.Redis.from_url(redis_url) as r:
         assert r.hgetall("mockagent:once:once:uses") == {}  # so `first` is still there
+
+
+AGENTEX = """\
+version: 1
+protocol: agentex
+agents:
+  - {id: agent-async, name: worker, description: Works., acp_type: async}
+interactions:
+  - name: created
+    match: {operation: CreateTask}
+    reply:
+      task:
+        steps:
+          - {state: RUNNING, statusReason: Created}
+"""
+
+
+def test_a_get_or_create_that_raced_twice_finds_the_task_of_its_name(
+    redis_url, tmp_path, monkeypatch
+):
+    cassette = tmp_path / "agentex.yaml"
+    cassette.write_text(AGENTEX)
+    first, second = (
+        create_app(cassette, store=store_from_url(redis_url, join=join)) for join in (False, True)
+    )
+    a, b = first.test_client(), second.test_client()
+    mine = first.extensions["mockagent"].agents[""].tasks  # a's store
+    commit = RedisStore.commit
+    theirs: list[dict[str, Any]] = []
+    # Before a's first write, another call mints an id (the counters move: a's write is refused
+    # and reserves its ids); before a's second, b creates "nightly" (a read the name as free).
+    meddling = [
+        lambda: theirs.append(result(b, "agent-async", "task/create", {"name": "nightly"})),
+        lambda: redis.Redis.from_url(redis_url).hincrby(WORKER + "head", "ids", 1),
+    ]
+
+    def meddled(self: RedisStore, counters: Any) -> None:
+        if meddling and self._open and self is mine:
+            meddling.pop()()
+        commit(self, counters)
+
+    monkeypatch.setattr(RedisStore, "commit", meddled)
+    created = result(a, "agent-async", "task/create", {"name": "nightly"})
+    assert not meddling
+    assert created["id"] == theirs[0]["id"]  # one task of that name, as one agent keeps

@@ -8,7 +8,8 @@ then writes is a compare-and-set. Before any write, the script checks that
   and so is the clock's advance (else CHANGED: another process advanced the clock);
 - each task the call writes still has the version it read (`VERSIONED`, else CHANGED), and so
   does each task it read without writing it, and the polls count of a task waiting for polls
-  (`CHECKED`, else CHANGED);
+  (`CHECKED`, else CHANGED); and each name a new task takes is still free (`FREE`, else
+  CHANGED: another process made a task of that name since);
 - each use the call spends of an interaction with `times` stays within it (`SPEND`, else USED_UP);
 - in `cas` mode, the counters (ids minted, the clock's offset, tasks made) are where the call
   found them. Then it moves them to where the call left them. Otherwise it reserves as much as
@@ -37,6 +38,9 @@ given (none: 0); otherwise nothing is written."""
 CHECKED = "CHECKED"
 """A pseudo-command: `(CHECKED, hash, *(field, value))` writes nothing, and refuses the whole
 write unless each field of `hash` still holds its value (none: 0)."""
+FREE = "FREE"
+"""A pseudo-command: `(FREE, hash, *fields)` writes nothing, and refuses the whole write if any
+field of `hash` exists."""
 CAPPED = "CAPPED"
 """A pseudo-command: `(CAPPED, tasks, versions, polls, names, order, finished, cap)` evicts tasks
 while `tasks` holds more than `cap`: the one that finished longest ago first (`finished` lists
@@ -74,6 +78,10 @@ while i <= #ARGV do  -- every check before any write
     for j = i + 3, i + n, 3 do
       local now = tonumber(redis.call('HGET', ARGV[i + 2], ARGV[j])) or 0
       if now + tonumber(ARGV[j + 1]) > tonumber(ARGV[j + 2]) then return {-2} end
+    end
+  elseif ARGV[i + 1] == 'FREE' then
+    for j = i + 3, i + n do
+      if redis.call('HEXISTS', ARGV[i + 2], ARGV[j]) == 1 then return {-1} end
     end
   end
   i = i + n + 1
@@ -119,7 +127,7 @@ while i <= #ARGV do
     for j = i + 3, i + n, 3 do
       redis.call('HINCRBY', ARGV[i + 2], ARGV[j], ARGV[j + 1])
     end
-  elseif ARGV[i + 1] == 'CHECKED' then
+  elseif ARGV[i + 1] == 'CHECKED' or ARGV[i + 1] == 'FREE' then
   elseif ARGV[i + 1] == 'CAPPED' then
     local tasks, order, finished = ARGV[i + 2], ARGV[i + 6], ARGV[i + 7]
     while redis.call('HLEN', tasks) > tonumber(ARGV[i + 8]) do
