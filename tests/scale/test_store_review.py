@@ -15,6 +15,7 @@ from mockagent.errors import StoreError
 from mockagent.server.app import create_app
 from tests.helpers.agentex import result
 from tests.helpers.kit_conversation import message
+from tests.helpers.paths import KIT
 from tests.helpers.shared_store import ONCE, client, rpc, said
 
 RUNNER = "mockagent:test-runner:test-runner:"
@@ -174,3 +175,16 @@ def test_a_get_or_create_that_raced_twice_finds_the_task_of_its_name(
     created = result(a, "agent-async", "task/create", {"name": "nightly"})
     assert not meddling
     assert created["id"] == theirs[0]["id"]  # one task of that name, as one agent keeps
+
+
+@pytest.mark.parametrize(
+    ("path", "body"), [("reset", {}), ("clock/advance", {"ms": 1000})], ids=["reset", "advance"]
+)
+def test_an_admin_write_after_the_same_on_another_host_is_done(redis_url, path, body):
+    """A reset or a clock advance on host a, after one on host b that a has not read yet: the
+    admin call is computed again from the store, as any call is, not answered 503."""
+    a = create_app(KIT, store=store_from_url(redis_url)).test_client()
+    b = create_app(KIT, store=store_from_url(redis_url, join=True)).test_client()
+    assert b.post(f"/_mockagent/{path}", json=body).status_code == 200
+    answer = a.post(f"/_mockagent/{path}", json=body)
+    assert answer.status_code == 200, answer.get_data(as_text=True)

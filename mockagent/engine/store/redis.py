@@ -127,9 +127,11 @@ class RedisStore(TaskStore):
         self._found = (counters.ids.count, offset, self._made)
         self._advanced = advanced
 
-    def begin(self, counters: Counters, task_id: Any = None) -> None:
+    def begin(self, counters: Counters, task_id: Any = None, fresh: bool = False) -> None:
         named = task_id if isinstance(task_id, str) else None
         self._table.forget()
+        if fresh:
+            self._head = None
         reads = [] if named is None else self._table.reads(named)  # none: a copy is at hand
         if self._head is None or reads:  # a task is read with the counters
             flat, *task = self._redis.pipeline(("HGETALL", self._k("head")), *reads)

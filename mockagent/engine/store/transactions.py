@@ -87,7 +87,9 @@ class Transactions:
                 if self._group is not None:  # a group's calls go first
                     self._write(self._group)
                 self._deferred = []
-                self._store.begin(self._counters, task_id)
+                # Not computed again when refused: so from the counters as they are now (another
+                # process may have reset the agent or advanced its clock since this one read them).
+                self._store.begin(self._counters, task_id, fresh=True)
             failed = True
             try:
                 yield
