@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import redis
 
+from mockagent.engine.store.client import Client
 from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.store.redis import RedisStore
 from mockagent.engine.store.redis_records import RedisJournal
@@ -188,3 +189,17 @@ def test_an_admin_write_after_the_same_on_another_host_is_done(redis_url, path, 
     assert b.post(f"/_mockagent/{path}", json=body).status_code == 200
     answer = a.post(f"/_mockagent/{path}", json=body)
     assert answer.status_code == 200, answer.get_data(as_text=True)
+
+
+def test_the_admin_api_answers_a_store_failure_with_503(redis_url, monkeypatch, caplog):
+    """Redis failing under an admin call is the store's Unavailable (try again), as for an
+    agent's call: not 500 "mockagent failed", with a traceback in the log, as for a bug."""
+    a = create_app(KIT, store=store_from_url(redis_url)).test_client()
+
+    def down(self: Any, commands: Any) -> Any:
+        raise StoreError("the store at redis://… did not answer")
+
+    monkeypatch.setattr(Client, "_send", down)
+    answer = a.get("/_mockagent/calls")
+    assert answer.status_code == 503, answer.get_data(as_text=True)
+    assert "mockagent failed" not in caplog.text
