@@ -155,7 +155,15 @@ class Player:
                     logging.getLogger("mockagent").warning("mockagent: %s", exc)
                     timeout = STORE_RETRY_S
                 if timeout != 0:  # waits outside the transaction, which a shared store locks
-                    self._clock.wait(self._condition, timeout)
+                    self._clock.wait(self._condition, self._capped(timeout))
+
+    def _capped(self, timeout: float | None) -> float | None:
+        """At most the store's `poll_s` while a task plays: another process sharing the store
+        may advance the clock, which wakes no player here."""
+        every = self._tasks.poll_s
+        if every is None or not self._playing:
+            return timeout
+        return every if timeout is None else min(timeout, every)
 
     def _play_due(self) -> float | None:
         """Show every step now due; seconds until the next deadline (0: look again at once)."""

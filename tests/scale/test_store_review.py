@@ -3,6 +3,7 @@ half-way, a Redis that lost its data or one that holds an older version's keys d
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -203,3 +204,20 @@ def test_the_admin_api_answers_a_store_failure_with_503(redis_url, monkeypatch, 
     answer = a.get("/_mockagent/calls")
     assert answer.status_code == 503, answer.get_data(as_text=True)
     assert "mockagent failed" not in caplog.text
+
+
+def test_a_clock_advanced_on_one_host_wakes_the_player_of_another(redis_url, tmp_path):
+    cassette = tmp_path / "slow.yaml"
+    cassette.write_text(SLOW)
+    a = create_app(cassette, store=store_from_url(redis_url)).test_client()
+    b = create_app(cassette, store=store_from_url(redis_url, join=True)).test_client()
+    params = {"message": message("slow"), "configuration": {"returnImmediately": True}}
+    task = rpc(a, "", "SendMessage", params)["result"]["task"]  # a's player plays it
+    b.post("/_mockagent/clock/advance", json={"ms": 60000})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # as in one process: played at once, seen by a stream
+        states = [t["state"] for t in b.get("/_mockagent/tasks").get_json()["tasks"]]
+        if states == ["completed"]:
+            break
+        time.sleep(0.05)  # polling the store for the player's write
+    assert states == ["completed"], task["id"]

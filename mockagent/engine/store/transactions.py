@@ -100,12 +100,19 @@ class Transactions:
         finally:
             self._leave()
 
-    def run(self, compute: Callable[[], T], task_id: Any = None, group: bool = False) -> T:
+    def run(
+        self,
+        compute: Callable[[], T],
+        task_id: Any = None,
+        group: bool = False,
+        fresh: bool = False,
+    ) -> T:
         """`compute()` in a transaction, its result or its ProtocolError or HttpFault (its
         changes are written either way; a StoreError's never); computed again as long as a
         shared store refuses the write, until the store's wait bound, then StoreError.
         `group`: its write may be left to the next call in line, which the caller must not hold
-        the engine's lock for (a client's call; the player holds it across its own)."""
+        the engine's lock for (a client's call; the player holds it across its own). `fresh`:
+        read the counters though this process has a copy (see `TaskStore.begin`)."""
         if not self._store.shared or self._owner == threading.get_ident():  # nested: one write
             with self(task_id):
                 return compute()
@@ -116,7 +123,7 @@ class Transactions:
         try:
             pending = self._group
             if pending is None:
-                self._store.begin(self._counters, task_id)
+                self._store.begin(self._counters, task_id, fresh)
                 pending = self._group = _Group(task_id, deadline)
             try:
                 self._compute(call)
