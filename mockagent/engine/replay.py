@@ -123,7 +123,7 @@ class Engine(RuntimeInteractions):
         self.ops = TaskOperations(self.tasks, self.runner)
         self.player = Player(
             self.changed,
-            partial(self.locked.run, fresh=True),  # the clock as now: another host may advance it
+            self.locked.run,
             self.tasks,
             self.clock,
             self.runner,
