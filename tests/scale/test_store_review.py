@@ -12,6 +12,7 @@ import redis
 from mockagent.engine.store.client import Client
 from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.store.redis import RedisStore
+from mockagent.engine.store.redis_changes import Changes
 from mockagent.engine.store.redis_records import RedisJournal
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
@@ -221,3 +222,25 @@ def test_a_clock_advanced_on_one_host_wakes_the_player_of_another(redis_url, tmp
             break
         time.sleep(0.05)  # polling the store for the player's write
     assert states == ["completed"], task["id"]
+
+
+def test_a_subscription_that_failed_to_start_is_started_again(redis_url, monkeypatch):
+    """Redis not answering as the first stream asks for notes: the stream goes on (reading its
+    task every second), and a later ask subscribes, so notes come again."""
+    changes = Changes(Client(redis_url, timeout_s=5).pool, "mockagent:review:changed")
+    subscribe = redis.client.PubSub.subscribe
+    failures = [redis.exceptions.ConnectionError("Connection refused")]
+
+    def failing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return subscribe(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.client.PubSub, "subscribe", failing)
+    assert changes.count("t1") == 0  # no note yet, and no traceback into the stream
+    with redis.Redis.from_url(redis_url) as r:
+        deadline = time.monotonic() + 5
+        while changes.count("t1") == 0 and time.monotonic() < deadline:
+            r.publish("mockagent:review:changed", "t1")  # until the subscription hears it
+            time.sleep(0.05)
+    assert changes.count("t1") >= 1
