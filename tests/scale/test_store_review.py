@@ -244,3 +244,19 @@ def test_a_subscription_that_failed_to_start_is_started_again(redis_url, monkeyp
             r.publish("mockagent:review:changed", "t1")  # until the subscription hears it
             time.sleep(0.05)
     assert changes.count("t1") >= 1
+
+
+def test_a_task_made_again_after_a_reset_elsewhere_is_not_answered_from_a_copy(redis_url):
+    """Ids start again after a reset, so the first task after it has the id of the first before:
+    a process that learns of the reset by a read (not by a refused write) must drop its copies,
+    or a GetTask is answered with the task that was reset away."""
+    a = client(store_from_url(redis_url))
+    b = client(store_from_url(redis_url, join=True))
+    mine = rpc(a, "test-runner", "SendMessage", {"message": message("Run the suite")})
+    assert b.post("/_mockagent/reset", json={}).status_code == 200
+    theirs = rpc(b, "test-runner", "SendMessage", {"message": message("Run the tests at 9f3c2e1")})
+    task_id = theirs["result"]["task"]["id"]
+    assert task_id == mine["result"]["task"]["id"]  # the same id, another task
+    rpc(a, "test-runner", "GetTask", {"id": "no-such-task"})  # a reads the head with it
+    got = rpc(a, "test-runner", "GetTask", {"id": task_id})["result"]
+    assert got["history"][0]["parts"] == [{"text": "Run the tests at 9f3c2e1"}]

@@ -136,6 +136,9 @@ class RedisStore(TaskStore):
         if self._head is None or reads:  # a task is read with the counters
             flat, *task = self._redis.pipeline(("HGETALL", self._k("head")), *reads)
             self._head = _fields(flat) or self._read_head(counters)
+            if self._head.get("generation") != str(self._generation):  # reset elsewhere: its
+                self._table.stale(everything=True)  # ids start again, so a copy may share one
+                self._table.forget()
             if named is not None and task:
                 self._table.fetched(named, task)
         self._apply(counters, self._head)
