@@ -101,10 +101,12 @@ class RedisStore(TaskStore):
 
     def _read_head(self, counters: Counters) -> dict[str, str]:
         """The counters in Redis; this process's own when there are none (a Redis that lost its
-        data), set only where still missing: the first process to do so sets them for all."""
+        data), set only where still missing: the first process to do so sets them for all. The
+        loss counts as a reset (a new generation): what each process kept of the tasks goes."""
         head = _fields(self._redis.call("HGETALL", self._k("head")))
         if not head:
             mine = self._head_of(counters, self._made)
+            mine["generation"] = str(self._generation + 1)
             missing = [("HSETNX", self._k("head"), k, v) for k, v in mine.items()]
             *_, flat = self._redis.pipeline(*missing, ("HGETALL", self._k("head")))
             head = _fields(flat)
