@@ -1,5 +1,6 @@
-"""An attacker's review of the shared store without a lock (issue 28): what a call that fails
-half-way, a Redis that lost its data or one that holds an older version's keys do to the answers."""
+"""An attacker's review of the shared store without a lock (issue 28), each test a hole found: a
+call failed half-way, a clock advanced or a reset made on another host, a name raced for, a
+Redis that lost its data, holds another version's keys or a foreign value, or did not answer."""
 
 from __future__ import annotations
 
