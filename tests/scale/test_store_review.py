@@ -4,6 +4,7 @@ Redis that lost its data, holds another version's keys or a foreign value, or di
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ from mockagent.engine.store.factory import store_from_url
 from mockagent.engine.store.redis import RedisStore
 from mockagent.engine.store.redis_changes import Changes
 from mockagent.engine.store.redis_records import RedisJournal
+from mockagent.engine.store.transactions import Again, Transactions
 from mockagent.errors import StoreError
 from mockagent.server.app import create_app
 from tests.helpers.agentex import result
@@ -277,3 +279,59 @@ def test_a_task_made_again_after_redis_lost_its_data_is_not_answered_from_a_copy
     assert task_id in mine, (task_id, mine)  # the same id again (see the xfail above)
     got = rpc(a, "test-runner", "GetTask", {"id": task_id})["result"]
     assert got["history"][0]["parts"] == [{"text": "Run the tests at 9f3c2e1"}]
+
+
+class _Refusing:
+    """A shared store whose first write is refused (so a group is computed again)."""
+
+    shared = True
+    wait_s = 5.0
+
+    def __init__(self) -> None:
+        self.refusals = 1
+        self.written = 0
+
+    def begin(self, counters: Any, task_id: Any = None, fresh: bool = False) -> None:
+        pass
+
+    def commit(self, counters: Any) -> None:
+        if self.refusals:
+            self.refusals -= 1
+            raise Again("another process wrote first", read=True)
+        self.written += 1
+
+
+def test_a_group_that_fails_as_it_is_computed_again_answers_none_of_its_calls(monkeypatch):
+    """A call left to the group (another was in line) whose write failed for good, by any error:
+    it must not return what its first computation gave, as if it had been written."""
+    lock = threading.RLock()
+    store = _Refusing()
+    transactions = Transactions(lock, store, None)  # type: ignore[arg-type]
+    runs = []
+
+    def first() -> str:
+        runs.append("first")
+        if len(runs) > 1:
+            raise RuntimeError("a bug met as it was computed again")
+        deadline = time.monotonic() + 5
+        while not transactions._waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the second call is in line: so this one leaves its write
+        return "first answer"
+
+    answers: list[Any] = []
+
+    def call_first() -> None:
+        try:
+            answers.append(transactions.run(first, group=True))
+        except Exception as exc:  # noqa: BLE001 - what the call answers
+            answers.append(exc)
+
+    thread = threading.Thread(target=call_first)
+    thread.start()
+    while not runs:
+        time.sleep(0.01)  # the first call computes, holding the engine
+    with pytest.raises(RuntimeError):
+        transactions.run(lambda: "second answer", group=True)  # writes the group: refused once
+    thread.join(timeout=10)
+    assert store.written == 0
+    assert answers and isinstance(answers[0], Exception), answers  # not "first answer"

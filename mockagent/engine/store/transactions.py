@@ -181,10 +181,12 @@ class Transactions:
         """Write `group` (the lock held), computing its calls again while the store refuses,
         until the group's deadline; then its calls fail with StoreError."""
         self._group = None
+        kept = False
         try:
             while True:
                 try:
                     self._store.commit(self._counters)
+                    kept = True
                     break
                 except Again as again:
                     if time.monotonic() > group.deadline:
@@ -201,6 +203,8 @@ class Transactions:
         except StoreError as exc:  # the store is gone
             group.error = exc
         finally:
+            if not kept and group.error is None:  # another error as the calls were computed again
+                group.error = StoreError("the call failed; nothing of it was saved, try again")
             for call in group.calls:
                 if group.error is not None:
                     call.result = group.error
