@@ -308,14 +308,13 @@ def test_a_group_that_fails_as_it_is_computed_again_answers_none_of_its_calls(mo
     store = _Refusing()
     transactions = Transactions(lock, store, None)  # type: ignore[arg-type]
     runs = []
+    in_line = iter([True])  # as the first call ends, another is in line: it leaves its write
+    monkeypatch.setattr(Transactions, "_waiting", lambda self: next(in_line, False))
 
     def first() -> str:
         runs.append("first")
         if len(runs) > 1:
             raise RuntimeError("a bug met as it was computed again")
-        deadline = time.monotonic() + 5
-        while not transactions._waiting() and time.monotonic() < deadline:
-            time.sleep(0.01)  # until the second call is in line: so this one leaves its write
         return "first answer"
 
     answers: list[Any] = []
@@ -329,7 +328,7 @@ def test_a_group_that_fails_as_it_is_computed_again_answers_none_of_its_calls(mo
     thread = threading.Thread(target=call_first)
     thread.start()
     while not runs:
-        time.sleep(0.01)  # the first call computes, holding the engine
+        time.sleep(0.01)  # until the first call was computed: the second comes after it
     with pytest.raises(RuntimeError):
         transactions.run(lambda: "second answer", group=True)  # writes the group: refused once
     thread.join(timeout=10)
