@@ -77,7 +77,7 @@ class Player:
     def __init__(
         self,
         condition: threading.Condition,
-        transaction: Callable[[Callable[[], float | None]], float | None],
+        transaction: Callable[..., float | None],  # `Transactions.run`
         tasks: TaskStore,
         clock: Clock,
         runner: Runner,
@@ -139,13 +139,14 @@ class Player:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        fresh = False  # whether to read the counters though this process has a copy
         with self._condition:
             while not self._closed:
                 if not self._playing:  # woken by another task's event: nothing to load or lock
                     self._clock.wait(self._condition, None)
                     continue
                 try:  # on a shared store, computed again as long as another process wrote first
-                    timeout = self._transaction(self._play_due)
+                    timeout = self._transaction(self._play_due, fresh=fresh)
                     for task_id, due in self._seen.items():  # kept: so the deadlines are
                         if due is None:
                             self._playing.pop(task_id, None)
@@ -154,8 +155,19 @@ class Player:
                 except StoreError as exc:  # the step is not saved: played again from the store
                     logging.getLogger("mockagent").warning("mockagent: %s", exc)
                     timeout = STORE_RETRY_S
+                fresh = False
                 if timeout != 0:  # waits outside the transaction, which a shared store locks
-                    self._clock.wait(self._condition, timeout)
+                    fresh = self._capped(timeout) != timeout
+                    self._clock.wait(self._condition, self._capped(timeout))
+
+    def _capped(self, timeout: float | None) -> float | None:
+        """At most the store's `poll_s` while a task plays: another process sharing the store
+        may advance the clock, which wakes no player here (so the counters are read afresh
+        then; at a deadline, a copy is fine: an advance only makes more steps due)."""
+        every = self._tasks.poll_s
+        if every is None or not self._playing:
+            return timeout
+        return every if timeout is None else min(timeout, every)
 
     def _play_due(self) -> float | None:
         """Show every step now due; seconds until the next deadline (0: look again at once)."""

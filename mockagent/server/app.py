@@ -23,7 +23,7 @@ from mockagent.engine.replay import KEEPALIVE_S
 from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.store.memory import StoreFactory
 from mockagent.engine.webhooks.policy import WebhookPolicy
-from mockagent.errors import InternalError
+from mockagent.errors import InternalError, StoreError
 from mockagent.server.admin.api import register_admin
 from mockagent.server.deadline import BODY_TIMEOUT_S, WAITS_FOR_READ, BodyTimeout
 from mockagent.server.guard import (
@@ -140,6 +140,8 @@ def create_app(
     ) -> Response:  # a bug of ours: say so in protocol terms, no traceback
         if isinstance(exc, HTTPException):  # werkzeug's answer to the client's fault: its status
             return admin_http_error(exc)
+        if isinstance(exc, StoreError):  # a shared store that failed, not a bug: try again
+            return flask_response(error_response(exc))
         log.exception("mockagent failed on %s %s", request.method, request.path)
         return flask_response(
             error_response(InternalError(f"mockagent failed: {type(exc).__name__}"))

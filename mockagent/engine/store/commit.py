@@ -4,10 +4,12 @@ and writes only the keys it touches, or refuses and writes nothing.
 Redis runs a script atomically (no other command runs while it does), so a script that checks and
 then writes is a compare-and-set. Before any write, the script checks that
 
-- the reset generation is the one the call computed with (else RESET: a reset came between);
+- the reset generation is the one the call computed with (else RESET: a reset came between),
+  and so is the clock's advance (else CHANGED: another process advanced the clock);
 - each task the call writes still has the version it read (`VERSIONED`, else CHANGED), and so
   does each task it read without writing it, and the polls count of a task waiting for polls
-  (`CHECKED`, else CHANGED);
+  (`CHECKED`, else CHANGED); and each name a new task takes is still free (`FREE`, else
+  CHANGED: another process made a task of that name since);
 - each use the call spends of an interaction with `times` stays within it (`SPEND`, else USED_UP);
 - in `cas` mode, the counters (ids minted, the clock's offset, tasks made) are where the call
   found them. Then it moves them to where the call left them. Otherwise it reserves as much as
@@ -36,6 +38,9 @@ given (none: 0); otherwise nothing is written."""
 CHECKED = "CHECKED"
 """A pseudo-command: `(CHECKED, hash, *(field, value))` writes nothing, and refuses the whole
 write unless each field of `hash` still holds its value (none: 0)."""
+FREE = "FREE"
+"""A pseudo-command: `(FREE, hash, *fields)` writes nothing, and refuses the whole write if any
+field of `hash` exists."""
 CAPPED = "CAPPED"
 """A pseudo-command: `(CAPPED, tasks, versions, polls, names, order, finished, cap)` evicts tasks
 while `tasks` holds more than `cap`: the one that finished longest ago first (`finished` lists
@@ -49,9 +54,9 @@ WRITTEN, CHANGED, USED_UP, RESET, MOVED = 1, -1, -2, -3, -4
 
 # KEYS[1]: head. ARGV[1]: a JSON array (one argument: redis-py encodes each argument on its own,
 # which cost more than the JSON) of the mode (cas, reserved), the generation, the counters as the
-# call found and left them (ids, ids', offset, offset', made, made'), how far the clock was
-# advanced (ms), and the writes, an array of commands. {WRITTEN}, {MOVED, ids, offset, made}, or
-# {CHANGED and the like}.
+# call found and left them (ids, ids', offset, offset', made, made'), how far the call advanced
+# the clock (ms), the writes (an array of commands), and how far the call found the clock
+# advanced. {WRITTEN}, {MOVED, ids, offset, made}, or {CHANGED and the like}.
 # A task this call made (version 0) is checked only once the counters are: its id comes from
 # them, so a race for them is MOVED (reserve and compute again), not CHANGED (read again).
 _COMMIT = """
@@ -59,6 +64,8 @@ local head = KEYS[1]
 local a = cjson.decode(ARGV[1])
 local writes = a[10]
 if tonumber(redis.call('HGET', head, 'generation')) ~= a[2] then return {-3} end
+local advanced = tonumber(redis.call('HGET', head, 'advanced')) or 0
+if math.abs(advanced - a[11]) > 1e-6 then return {-1} end
 local function versions(w, new)  -- false when a task's version is not the one read
   for j = 4, #w, 3 do
     if (w[j + 1] == 0) == new then
@@ -79,6 +86,10 @@ for _, w in ipairs(writes) do  -- every check before any write
       if (tonumber(redis.call('HGET', w[2], w[j])) or 0) + w[j + 1] > w[j + 2] then
         return {-2}
       end
+    end
+  elseif w[1] == 'FREE' then
+    for j = 3, #w do
+      if redis.call('HEXISTS', w[2], w[j]) == 1 then return {-1} end
     end
   end
 end
@@ -134,7 +145,7 @@ for _, w in ipairs(writes) do
       end
       redis.call('ZREM', order, gone)
     end
-  elseif w[1] ~= 'CHECKED' then
+  elseif w[1] ~= 'CHECKED' and w[1] ~= 'FREE' then
     redis.call(unpack(w))
   end
 end
@@ -154,13 +165,16 @@ def write(
     left: Counts | None,
     advanced_ms: float,
     writes: Sequence[Command],
+    found_advanced_ms: float = 0.0,
 ) -> tuple[int, Counts | None]:
-    """Run the script: `left` None for `reserved` mode (the counters were reserved already).
-    (WRITTEN, None), (MOVED, the bases reserved), or (why nothing was written, None)."""
+    """Run the script: `left` None for `reserved` mode (the counters were reserved already);
+    `found_advanced_ms`: the clock's advance the call computed with (another process may have
+    advanced it since). (WRITTEN, None), (MOVED, the bases reserved), or (why nothing was
+    written, None)."""
     mode = "reserved" if left is None else "cas"
     moved = found if left is None else left
     counters = [found[0], moved[0], found[1], moved[1], found[2], moved[2]]
-    args = [json.dumps([mode, generation, *counters, advanced_ms, writes])]
+    args = [json.dumps([mode, generation, *counters, advanced_ms, writes, found_advanced_ms])]
     (answer, *bases) = client.run(SCRIPT, [head], args)[0]
     if answer == MOVED:
         return MOVED, (int(bases[0]), float(bases[1]), int(bases[2]))

@@ -83,9 +83,10 @@ class TaskStore:
     def attach(self, counters: Counters) -> None:
         """Called once the engine has its counters; a shared store starts them or joins them."""
 
-    def begin(self, counters: Counters, task_id: Any = None) -> None:
+    def begin(self, counters: Counters, task_id: Any = None, fresh: bool = False) -> None:
         """A transaction begins (the engine's lock is held): a shared store reads what the call
-        needs, the task it names (`task_id`, if any) among it, into `counters` and its copies."""
+        needs, the task it names (`task_id`, if any) among it, into `counters` and its copies
+        (`fresh`: the counters too, though it has a copy: the transaction is not computed again)."""
 
     def commit(self, counters: Counters) -> None:
         """The transaction ends, also after an error: a shared store writes what it changed.

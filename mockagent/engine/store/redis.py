@@ -26,6 +26,7 @@ from mockagent.engine.store.redis_records import NUMBERING_KEY, RedisJournal, Re
 from mockagent.engine.store.redis_tasks import TaskTable
 from mockagent.engine.store.transactions import Again
 from mockagent.engine.tasks import Task
+from mockagent.errors import StoreError
 
 DATA = (
     *("head", "tasks", "versions", "polls", "order", "finished", "names"),
@@ -100,31 +101,46 @@ class RedisStore(TaskStore):
 
     def _read_head(self, counters: Counters) -> dict[str, str]:
         """The counters in Redis; this process's own when there are none (a Redis that lost its
-        data), set only where still missing: the first process to do so sets them for all."""
+        data), set only where still missing: the first process to do so sets them for all. The
+        loss counts as a reset (a new generation): what each process kept of the tasks goes."""
         head = _fields(self._redis.call("HGETALL", self._k("head")))
         if not head:
             mine = self._head_of(counters, self._made)
+            mine["generation"] = str(self._generation + 1)
             missing = [("HSETNX", self._k("head"), k, v) for k, v in mine.items()]
             *_, flat = self._redis.pipeline(*missing, ("HGETALL", self._k("head")))
             head = _fields(flat)
         return head
 
     def _apply(self, counters: Counters, head: dict[str, str]) -> None:
-        offset, advanced, origin = float(head["offset"]), float(head["advanced"]), head["origin"]
-        counters.clock.restore(offset, advanced, float(origin))
-        counters.ids.count = int(head["ids"])
-        counters.generation = self._generation = int(head["generation"])
-        self._made = int(head["made"])
+        try:
+            offset, advanced, origin = (float(head[k]) for k in ("offset", "advanced", "origin"))
+            ids, generation, made = (int(head[k]) for k in ("ids", "generation", "made"))
+        except (KeyError, ValueError) as exc:  # another version's keys, or another program's
+            raise StoreError(
+                f"the store at {self._redis.shown} holds counters this mockagent cannot read "
+                f"({exc!r} in {self._k('head')}): keys of another version? Start one host "
+                "without --join, which wipes them"
+            ) from None
+        counters.clock.restore(offset, advanced, origin)
+        counters.ids.count = ids
+        counters.generation = self._generation = generation
+        self._made = made
         self._found = (counters.ids.count, offset, self._made)
         self._advanced = advanced
 
-    def begin(self, counters: Counters, task_id: Any = None) -> None:
+    def begin(self, counters: Counters, task_id: Any = None, fresh: bool = False) -> None:
         named = task_id if isinstance(task_id, str) else None
         self._table.forget()
+        if fresh:
+            self._head = None
         reads = [] if named is None else self._table.reads(named)  # none: a copy is at hand
         if self._head is None or reads:  # a task is read with the counters
             flat, *task = self._redis.pipeline(("HGETALL", self._k("head")), *reads)
             self._head = _fields(flat) or self._read_head(counters)
+            if self._head.get("generation") != str(self._generation):  # reset elsewhere: its
+                self._table.stale(everything=True)  # ids start again, so a copy may share one
+                self._table.forget()
             if named is not None and task:
                 self._table.fetched(named, task)
         self._apply(counters, self._head)
@@ -159,6 +175,7 @@ class RedisStore(TaskStore):
             left if cas else None,
             advance,
             writes,
+            self._advanced,
         )
         if answer == commit.WRITTEN:
             self._head = head

@@ -37,6 +37,7 @@ class Changes:
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
         self._listening: int | None = None  # the pid of the process whose subscription runs
+        self._retry_at = 0.0  # when to try to subscribe again after a failure (monotonic)
         self.wake: Callable[[], None] = lambda: None
 
     def count(self, task_id: str) -> int:
@@ -48,13 +49,19 @@ class Changes:
 
     def _listen(self) -> None:
         with self._lock:
-            if self._listening == os.getpid():
+            if self._listening == os.getpid() or time.monotonic() < self._retry_at:
                 return
-            self._listening = os.getpid()
             client = redis.Redis(connection_pool=self._pool)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
-            pubsub.subscribe(**{self._channel: self._noted})
+            try:
+                pubsub.subscribe(**{self._channel: self._noted})
+            except redis.exceptions.RedisError as exc:  # Redis down: streams read their tasks
+                pubsub.close()  # every FALLBACK_S, and ask again as often
+                self._retry_at = time.monotonic() + FALLBACK_S
+                log.debug("mockagent: the store's change notes did not start: %s", exc)
+                return
             pubsub.run_in_thread(sleep_time=FALLBACK_S, daemon=True, exception_handler=_lost)
+            self._listening = os.getpid()
 
     def _noted(self, message: dict[str, Any]) -> None:
         with self._lock:

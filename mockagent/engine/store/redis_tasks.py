@@ -17,7 +17,7 @@ from typing import Any
 
 from mockagent.engine.codec import StepTable, dump_task, load_task
 from mockagent.engine.store.client import Client, Command
-from mockagent.engine.store.commit import CAPPED, CHECKED, VERSIONED
+from mockagent.engine.store.commit import CAPPED, CHECKED, FREE, VERSIONED
 from mockagent.engine.store.eviction import TASK_CAP
 from mockagent.engine.tasks import Task
 
@@ -176,6 +176,8 @@ class TaskTable:
         made = [f for task in self.created for f in (task.seq, task.id)]  # by creation number
         writes += _chunked(("ZADD", keys["order"]), made, 2)
         named = [f for t in self.created if t.name is not None for f in (t.name, t.id)]
+        if named and not self.wiped:  # each was read as free: another process may have taken it
+            writes.append((FREE, self._names, *named[::2]))
         writes += _chunked(("HSET", self._names), named, 2)
         ended = [i for i, t in self._loaded.items() if t.state.terminal and i not in self._ended]
         writes += _chunked(("RPUSH", keys["finished"]), ended, 1)

@@ -87,7 +87,9 @@ class Transactions:
                 if self._group is not None:  # a group's calls go first
                     self._write(self._group)
                 self._deferred = []
-                self._store.begin(self._counters, task_id)
+                # Not computed again when refused: so from the counters as they are now (another
+                # process may have reset the agent or advanced its clock since this one read them).
+                self._store.begin(self._counters, task_id, fresh=True)
             failed = True
             try:
                 yield
@@ -98,12 +100,19 @@ class Transactions:
         finally:
             self._leave()
 
-    def run(self, compute: Callable[[], T], task_id: Any = None, group: bool = False) -> T:
+    def run(
+        self,
+        compute: Callable[[], T],
+        task_id: Any = None,
+        group: bool = False,
+        fresh: bool = False,
+    ) -> T:
         """`compute()` in a transaction, its result or its ProtocolError or HttpFault (its
-        changes are written either way); computed again as long as a shared store refuses the
-        write, until the store's wait bound, then StoreError. `group`: its write may be left to
-        the next call in line, which the caller must not hold the engine's lock for (a client's
-        call; the player holds it across its own)."""
+        changes are written either way; a StoreError's never); computed again as long as a
+        shared store refuses the write, until the store's wait bound, then StoreError.
+        `group`: its write may be left to the next call in line, which the caller must not hold
+        the engine's lock for (a client's call; the player holds it across its own). `fresh`:
+        read the counters though this process has a copy (see `TaskStore.begin`)."""
         if not self._store.shared or self._owner == threading.get_ident():  # nested: one write
             with self(task_id):
                 return compute()
@@ -114,9 +123,13 @@ class Transactions:
         try:
             pending = self._group
             if pending is None:
-                self._store.begin(self._counters, task_id)
+                self._store.begin(self._counters, task_id, fresh)
                 pending = self._group = _Group(task_id, deadline)
-            self._compute(call)
+            try:
+                self._compute(call)
+            except BaseException:
+                self._abandon(pending)
+                raise
             pending.calls.append(call)
             if group and len(pending.calls) < GROUP and self._waiting():
                 left = pending  # the next in line goes on with it, and writes it
@@ -141,17 +154,39 @@ class Transactions:
         self._deferred = call.deferred = []
         try:
             call.result = call.compute()
+        except errors.StoreError:
+            raise  # not the call's answer: the store failed it, and none of it may be written
         except (errors.ProtocolError, errors.HttpFault) as exc:
             call.result = exc
+
+    def _abandon(self, group: _Group) -> None:
+        """A call failed beyond the protocol (a store error on a read, say): it is answered so,
+        and none of its changes may ride on the next call's write. The group's earlier calls are
+        computed again from a fresh read (or fail with it); with none, the next call begins."""
+        self._group = None
+        if not group.calls:
+            return
+        try:
+            self._store.begin(self._counters, group.task_id)
+            for call in group.calls:
+                self._compute(call)
+            self._group = group
+        except StoreError as exc:
+            group.error = exc
+            for call in group.calls:
+                call.result = exc
+            group.written.set()
 
     def _write(self, group: _Group) -> None:
         """Write `group` (the lock held), computing its calls again while the store refuses,
         until the group's deadline; then its calls fail with StoreError."""
         self._group = None
+        kept = False
         try:
             while True:
                 try:
                     self._store.commit(self._counters)
+                    kept = True
                     break
                 except Again as again:
                     if time.monotonic() > group.deadline:
@@ -168,6 +203,8 @@ class Transactions:
         except StoreError as exc:  # the store is gone
             group.error = exc
         finally:
+            if not kept and group.error is None:  # another error as the calls were computed again
+                group.error = StoreError("the call failed; nothing of it was saved, try again")
             for call in group.calls:
                 if group.error is not None:
                     call.result = group.error
