@@ -184,22 +184,15 @@ def test_a_stalled_upload_gets_408_and_the_server_goes_on(
         fresh_calls_answered(port)
 
 
-def test_fresh_calls_are_answered_with_500_streams_open(tmp_path: Path) -> None:
-    with serving(tmp_path) as port:
-        socks = open_streams(port, 500)
-        try:
-            fresh_calls_answered(port)
-        finally:
-            for sock in socks:
-                sock.close()
-
-
-def test_fresh_calls_are_answered_with_500_streams_open_on_two_workers(
-    tmp_path: Path, redis_url: str
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers-on-redis"])
+def test_fresh_calls_are_answered_with_500_streams_open(
+    tmp_path: Path, request: pytest.FixtureRequest, workers: int
 ) -> None:
-    """Issue 28: the open-stream figures hold with `--workers 2` sharing a Redis store (each
-    stream reads its task on the store's notes, or once a second, not every 20 ms)."""
-    with serving(tmp_path, "--workers", "2", "--store", redis_url) as port:
+    """With `--workers 2` sharing a Redis store too (issue 28): each stream reads its task on the
+    store's notes, or once a second, not every 20 ms."""
+    shared = () if workers == 1 else ("--store", request.getfixturevalue("redis_url"))
+    flags = ("--workers", str(workers), *shared)
+    with serving(tmp_path, *flags) as port:
         socks = open_streams(port, 500)
         try:
             fresh_calls_answered(port)
