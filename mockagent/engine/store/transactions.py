@@ -211,9 +211,14 @@ class Transactions:
             group.written.set()
 
     def _wait_for(self, group: _Group) -> None:
-        if not group.written.wait(self._store.wait_s):
+        """Back once `group` is written or failed, never before: a call answered Unavailable
+        whose group is written later would make the client's retry a second call."""
+        while not group.written.wait(self._store.wait_s):
             # Nobody in line wrote it (each gave up waiting for the engine): write it here.
-            self._enter(time.monotonic() + self._store.wait_s)
+            try:
+                self._enter(time.monotonic() + self._store.wait_s)
+            except StoreError:
+                continue  # the holder writes it: a transaction begins by joining or writing it
             try:
                 if self._group is group:
                     self._write(group)
