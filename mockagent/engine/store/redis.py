@@ -22,11 +22,11 @@ from mockagent.engine.store.client import Client, wait_bound
 from mockagent.engine.store.commit import Counts
 from mockagent.engine.store.memory import Counters, StoreFactory, TaskStore
 from mockagent.engine.store.redis_changes import FALLBACK_S, Changes
+from mockagent.engine.store.redis_head import Head, fields, flat, head_of, parsed, read_head
 from mockagent.engine.store.redis_records import NUMBERING_KEY, RedisJournal, RedisUses
 from mockagent.engine.store.redis_tasks import TaskTable
 from mockagent.engine.store.transactions import Again
 from mockagent.engine.tasks import Task
-from mockagent.errors import StoreError
 
 DATA = (
     *("head", "tasks", "versions", "polls", "order", "finished", "names"),
@@ -60,7 +60,7 @@ class RedisStore(TaskStore):
         # another process may have used it up since this one read the count.
         self._limits = {i: it.times for i, it in enumerate(interactions) if it.times is not None}
         self._fresh = fresh
-        self._head: dict[str, str] | None = None  # the counters as this process last knew them
+        self._head: Head | None = None  # the counters as this process last knew them
         self._open = False
         self._found: Counts = (0, 0.0, 0)  # the counters as the transaction found them
         self._reserved: Counts | None = None  # where the reserved counters end
@@ -78,50 +78,25 @@ class RedisStore(TaskStore):
     def attach(self, counters: Counters) -> None:
         """Start afresh (the first process) or join the state another process started."""
         if self._fresh:  # nobody else is serving yet: what an earlier run left goes
-            head = self._head_of(counters, 0)
+            head = head_of(counters, 0)
             keys = [self._k(name) for name in DATA]
             self._redis.pipeline(
-                ("DEL", *keys, NUMBERING_KEY), ("HSET", self._k("head"), *_flat(head))
+                ("DEL", *keys, NUMBERING_KEY), ("HSET", self._k("head"), *flat(head))
             )
             self._head = head
         else:
             self._head = self._read_head(counters)
         self._apply(counters, self._head)
 
-    def _head_of(self, counters: Counters, made: int) -> dict[str, str]:
-        offset, advanced, origin = counters.clock.state()
-        return {
-            "ids": str(counters.ids.count),
-            "offset": repr(offset),
-            "advanced": repr(advanced),
-            "origin": repr(origin),
-            "made": str(made),
-            "generation": str(counters.generation),
-        }
+    def _read_head(self, counters: Counters) -> Head:
+        """The counters in Redis, or this process's own where it lost them: the loss counts as
+        a reset (a new generation), so what each process kept of the tasks goes."""
+        mine = head_of(counters, self._made, self._generation + 1)
+        return read_head(self._redis, self._k("head"), mine)
 
-    def _read_head(self, counters: Counters) -> dict[str, str]:
-        """The counters in Redis; this process's own when there are none (a Redis that lost its
-        data), set only where still missing: the first process to do so sets them for all. The
-        loss counts as a reset (a new generation): what each process kept of the tasks goes."""
-        head = _fields(self._redis.call("HGETALL", self._k("head")))
-        if not head:
-            mine = self._head_of(counters, self._made)
-            mine["generation"] = str(self._generation + 1)
-            missing = [("HSETNX", self._k("head"), k, v) for k, v in mine.items()]
-            *_, flat = self._redis.pipeline(*missing, ("HGETALL", self._k("head")))
-            head = _fields(flat)
-        return head
-
-    def _apply(self, counters: Counters, head: dict[str, str]) -> None:
-        try:
-            offset, advanced, origin = (float(head[k]) for k in ("offset", "advanced", "origin"))
-            ids, generation, made = (int(head[k]) for k in ("ids", "generation", "made"))
-        except (KeyError, ValueError) as exc:  # another version's keys, or another program's
-            raise StoreError(
-                f"the store at {self._redis.shown} holds counters this mockagent cannot read "
-                f"({exc!r} in {self._k('head')}): keys of another version? Start one host "
-                "without --join, which wipes them"
-            ) from None
+    def _apply(self, counters: Counters, head: Head) -> None:
+        where = f"{self._k('head')} in the store at {self._redis.shown}"
+        offset, advanced, origin, ids, generation, made = parsed(head, where)
         counters.clock.restore(offset, advanced, origin)
         counters.ids.count = ids
         counters.generation = self._generation = generation
@@ -136,8 +111,8 @@ class RedisStore(TaskStore):
             self._head = None
         reads = [] if named is None else self._table.reads(named)  # none: a copy is at hand
         if self._head is None or reads:  # a task is read with the counters
-            flat, *task = self._redis.pipeline(("HGETALL", self._k("head")), *reads)
-            self._head = _fields(flat) or self._read_head(counters)
+            stored, *task = self._redis.pipeline(("HGETALL", self._k("head")), *reads)
+            self._head = fields(stored) or self._read_head(counters)
             if self._head.get("generation") != str(self._generation):  # reset elsewhere: its
                 self._table.stale(everything=True)  # ids start again, so a copy may share one
                 self._table.forget()
@@ -157,9 +132,9 @@ class RedisStore(TaskStore):
         writes = self._table.writes() + self._uses.flush() + self._journal.flush()
         head = {**self._head_after(left), "advanced": repr(advanced)}
         if self._table.wiped:  # a reset: every key afresh, the counters as the reset left them
-            head = self._head_of(counters, self._made)
+            head = head_of(counters, self._made)
             keys = [self._k(name) for name in DATA]
-            writes = [("DEL", *keys), ("HSET", self._k("head"), *_flat(head)), *writes]
+            writes = [("DEL", *keys), ("HSET", self._k("head"), *flat(head)), *writes]
         moved = left != self._found
         advance = 0.0 if self._table.wiped else advanced - self._advanced
         if not writes and not moved and not advance:
@@ -187,7 +162,7 @@ class RedisStore(TaskStore):
             raise Again(WHY[answer].format(f"the store at {self._redis.shown}"), read=True)
         self._again(counters, bases, left)
 
-    def _head_after(self, left: Counts) -> dict[str, str]:
+    def _head_after(self, left: Counts) -> Head:
         assert self._head is not None
         ids, offset, made = left
         return {**self._head, "ids": str(ids), "offset": repr(offset), "made": str(made)}
@@ -272,14 +247,6 @@ class RedisStore(TaskStore):
 
     def close(self) -> None:
         self._redis.close()
-
-
-def _fields(flat: list[str]) -> dict[str, str]:
-    return dict(zip(flat[::2], flat[1::2], strict=True))
-
-
-def _flat(fields: dict[str, str]) -> list[str]:
-    return [item for pair in fields.items() for item in pair]
 
 
 def _same(left: Counts, reserved: Counts) -> bool:
