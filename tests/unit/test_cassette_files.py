@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,13 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POS
 
 
 @pytest.fixture(autouse=True)
-def no_cap_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The CLI option exports the cap to the environment: undo that after each test.
+def no_cap_set(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # The CLI option exports the cap to the environment (for serve's workers): undo that after
+    # each test. monkeypatch alone does not: a delenv of an unset variable records nothing, so a
+    # `--max-cassette-size 1k` leaked into later tests of the process (test_schema failed so).
     monkeypatch.delenv(ENV, raising=False)
+    yield
+    os.environ.pop(ENV, None)
 
 
 def refusal(load: Callable[[], Any]) -> str:
