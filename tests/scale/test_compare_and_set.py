@@ -341,7 +341,13 @@ def test_past_the_task_cap_the_task_that_finished_longest_ago_is_evicted(redis_u
         assert r.zrange(RUNNER + "order", 0, -1) == [first.encode(), done[2].encode()]
         assert r.lrange(RUNNER + "finished", 0, -1) == [done[2].encode()]
     gone = rpc(c, "test-runner", "GetTask", {"id": done[0]})
-    assert gone["error"]["code"] == -32001  # TaskNotFound
+    assert gone["error"]["code"] == -32001  # TaskNotFound, saying why, as in memory
+    assert (
+        f"Task {done[0]} was evicted: more than 2 tasks; raise --task-cap"
+        in (gone["error"]["message"])
+    )
+    kept = rpc(c, "test-runner", "GetTask", {"id": "never-made"})["error"]["message"]
+    assert "2 tasks were evicted" in kept and "may have been one of them" in kept
 
 
 def test_calls_that_wait_in_one_process_are_written_together(redis_url, waited):

@@ -42,10 +42,12 @@ FREE = "FREE"
 """A pseudo-command: `(FREE, hash, *fields)` writes nothing, and refuses the whole write if any
 field of `hash` exists."""
 CAPPED = "CAPPED"
-"""A pseudo-command: `(CAPPED, tasks, versions, polls, names, order, finished, cap)` evicts tasks
-while `tasks` holds more than `cap`: the one that finished longest ago first (`finished` lists
-them in the order they did), else the oldest (`order`, a sorted set by creation number), with
-its version, polls and name."""
+"""A pseudo-command: `(CAPPED, tasks, versions, polls, names, order, finished, cap, gone,
+remembered)` evicts tasks while `tasks` holds more than `cap`: the one that finished longest ago
+first (`finished` lists them in the order they did), else the oldest (`order`, a sorted set by
+creation number), with its version, polls and name. `gone` (a hash) keeps the state of the last
+`remembered` evicted tasks by id, in the order they went (`gone:order`), and their count
+(`gone:count`), so that a call naming one is told why it is not found."""
 SPEND = "SPEND"
 """A pseudo-command: `(SPEND, hash, *(field, n, limit))` adds n to each count in `hash` if none
 goes past its limit; otherwise nothing is written."""
@@ -139,9 +141,15 @@ for _, w in ipairs(writes) do
       if not gone then break end
       local stored = redis.call('HGET', tasks, gone)
       if stored then
-        local name = cjson.decode(stored).name
-        if type(name) == 'string' then redis.call('HDEL', w[5], name) end
+        local task = cjson.decode(stored)
+        if type(task.name) == 'string' then redis.call('HDEL', w[5], task.name) end
         for k = 2, 4 do redis.call('HDEL', w[k], gone) end
+        redis.call('HSET', w[9], gone, tostring(task.state))
+        redis.call('RPUSH', w[9] .. ':order', gone)
+        redis.call('INCR', w[9] .. ':count')
+        if redis.call('LLEN', w[9] .. ':order') > w[10] then
+          redis.call('HDEL', w[9], redis.call('LPOP', w[9] .. ':order'))
+        end
       end
       redis.call('ZREM', order, gone)
     end

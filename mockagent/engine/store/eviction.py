@@ -66,17 +66,7 @@ class Eviction:
     def evicted(self, task_id: str, unfinished: str = "", full: bool = False) -> None:
         """Task `task_id` was evicted; `unfinished`: its state if it had not finished; `full`:
         for the bytes the tasks held, not their count."""
-        why = (
-            f"the tasks held more than {self.budget / 2**20:.3g} MB of client messages"
-            if full
-            else f"more than {self.cap:,} tasks"
-        )
-        if unfinished:
-            why = f"evicted unfinished ({unfinished}): {why} and none finished"
-        else:
-            why = f"evicted: {why}"
-        # the byte budget is fixed; a cap the user can raise
-        why += " (a fixed budget)" if full else "; raise --task-cap"
+        why = evicted_why(self.cap, unfinished, self.budget if full else None)
         self._gone[task_id] = why
         if len(self._gone) > REMEMBERED:
             self._gone.popitem(last=False)
@@ -97,14 +87,36 @@ class Eviction:
         evicted; None when no task was evicted, so the plain "not found" is the whole truth."""
         if not self.count:
             return None
-        cap = f"{self.cap:,}"
-        metadata = {"taskId": str(task_id or "")}
-        if isinstance(task_id, str) and task_id in self._gone:
-            return errors.TaskNotFound(
-                f"Task {task_id} was {self._gone[task_id]}", metadata=metadata
-            )
-        return errors.TaskNotFound(
-            f"Task {task_id} not found; {self.count:,} tasks were evicted (more than {cap}, or "
-            "too many bytes), so it may have been one of them; raise --task-cap",
-            metadata=metadata,
-        )
+        why = self._gone.get(task_id) if isinstance(task_id, str) else None
+        return evicted_not_found(task_id, self.count, self.cap, why)
+
+
+def evicted_why(cap: int, unfinished: str = "", budget: int | None = None) -> str:
+    """Why a task was evicted: past `cap` tasks, or past `budget` bytes of client messages;
+    `unfinished`: its state, if it had not finished."""
+    why = (
+        f"the tasks held more than {budget / 2**20:.3g} MB of client messages"
+        if budget is not None
+        else f"more than {cap:,} tasks"
+    )
+    if unfinished:
+        why = f"evicted unfinished ({unfinished}): {why} and none finished"
+    else:
+        why = f"evicted: {why}"
+    # the byte budget is fixed; a cap the user can raise
+    return why + (" (a fixed budget)" if budget is not None else "; raise --task-cap")
+
+
+def evicted_not_found(
+    task_id: object, count: int, cap: int, why: str | None
+) -> errors.TaskNotFound:
+    """TaskNotFound for an id a store that evicted `count` tasks does not have: `why` it was
+    evicted, when it is known to have been, or that it may have been."""
+    metadata = {"taskId": str(task_id or "")}
+    if why is not None:
+        return errors.TaskNotFound(f"Task {task_id} was {why}", metadata=metadata)
+    return errors.TaskNotFound(
+        f"Task {task_id} not found; {count:,} tasks were evicted (more than {cap:,}, or "
+        "too many bytes), so it may have been one of them; raise --task-cap",
+        metadata=metadata,
+    )

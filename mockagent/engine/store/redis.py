@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mockagent import errors
 from mockagent.engine.codec import StepTable
 from mockagent.engine.journal import Journal
 from mockagent.engine.store import commit
@@ -30,6 +31,7 @@ from mockagent.engine.tasks import Task
 
 DATA = (
     *("head", "tasks", "versions", "polls", "order", "finished", "names"),
+    *("gone", "gone:order", "gone:count"),
     *("uses", "journal", "journal_bytes", "calls", "answered"),
 )
 WHY = {
@@ -220,8 +222,8 @@ class RedisStore(TaskStore):
     def charge(self, task: Task, sent: Any) -> None:
         """Tasks are not evicted for their size from a shared store: only past the cap."""
 
-    def not_found(self, task_id: Any) -> None:
-        return None
+    def not_found(self, task_id: Any) -> errors.TaskNotFound | None:
+        return self._table.not_found(task_id)
 
     def get(self, task_id: Any) -> Task | None:
         return self._table.get(task_id)

@@ -15,10 +15,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+from mockagent import errors
+from mockagent.cassette.models import TaskState
 from mockagent.engine.codec import StepTable, dump_task, load_task
 from mockagent.engine.store.client import Client, Command
 from mockagent.engine.store.commit import CAPPED, CHECKED, FREE, VERSIONED
-from mockagent.engine.store.eviction import TASK_CAP
+from mockagent.engine.store.eviction import REMEMBERED, TASK_CAP, evicted_not_found, evicted_why
 from mockagent.engine.tasks import Task
 
 Read = tuple[str, int, int]
@@ -34,7 +36,7 @@ class TaskTable:
 
     def __init__(self, client: Client, prefix: str, steps: StepTable) -> None:
         self._redis = client
-        names = ("tasks", "versions", "polls", "order", "finished")
+        names = ("tasks", "versions", "polls", "order", "finished", "gone")
         self._keys = {name: prefix + name for name in names}
         self._names = prefix + "names"
         self._changed = prefix + "changed"
@@ -128,6 +130,19 @@ class TaskTable:
                     self._keep(task_id, (text, int(version or 0), int(count or 0)))
         return [self._loaded[i] for i in ids if i in self._loaded] + self.created
 
+    def not_found(self, task_id: Any) -> errors.TaskNotFound | None:
+        """Why no task has this id, if tasks were evicted (a round trip, on a miss only)."""
+        gone = self._keys["gone"]
+        name = task_id if isinstance(task_id, str) else ""
+        count, state = self._redis.pipeline(("GET", gone + ":count"), ("HGET", gone, name))
+        if not count:
+            return None
+        why = None
+        if state is not None:
+            unfinished = "" if TaskState(state).terminal else state
+            why = evicted_why(self.cap, unfinished)
+        return evicted_not_found(task_id, int(count), self.cap, why)
+
     def count(self) -> int:
         saved = 0 if self.wiped else int(self._redis.call("ZCARD", self._keys["order"]))
         return saved + len(self.created)
@@ -183,7 +198,8 @@ class TaskTable:
         writes += _chunked(("RPUSH", keys["finished"]), ended, 1)
         if self.created:
             tasks = [keys[k] for k in ("tasks", "versions", "polls")]
-            writes.append((CAPPED, *tasks, self._names, keys["order"], keys["finished"], self.cap))
+            ends = (keys["order"], keys["finished"], self.cap, keys["gone"], REMEMBERED)
+            writes.append((CAPPED, *tasks, self._names, *ends))
         return writes
 
     def kept(self) -> None:
