@@ -157,8 +157,9 @@ class Player:
                     timeout = STORE_RETRY_S
                 fresh = False
                 if timeout != 0:  # waits outside the transaction, which a shared store locks
-                    fresh = self._capped(timeout) != timeout
-                    self._clock.wait(self._condition, self._capped(timeout))
+                    capped = self._capped(timeout)
+                    fresh = capped != timeout
+                    self._clock.wait(self._condition, capped)
 
     def _capped(self, timeout: float | None) -> float | None:
         """At most the store's `poll_s` while a task plays: another process sharing the store

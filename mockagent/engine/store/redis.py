@@ -132,11 +132,11 @@ class RedisStore(TaskStore):
         offset, advanced, _ = counters.clock.state()
         left: Counts = (counters.ids.count, offset, self._made)
         writes = self._table.writes() + self._uses.flush() + self._journal.flush()
-        head = {**self._head_after(left), "advanced": repr(advanced)}
+        fresh: Head | None = None
         if self._table.wiped:  # a reset: every key afresh, the counters as the reset left them
-            head = head_of(counters, self._made)
+            fresh = head_of(counters, self._made)
             keys = [self._k(name) for name in DATA]
-            writes = [("DEL", *keys), ("HSET", self._k("head"), *flat(head)), *writes]
+            writes = [("DEL", *keys), ("HSET", self._k("head"), *flat(fresh)), *writes]
         moved = left != self._found
         advance = 0.0 if self._table.wiped else advanced - self._advanced
         if not writes and not moved and not advance:
@@ -154,8 +154,8 @@ class RedisStore(TaskStore):
             writes,
             self._advanced,
         )
-        if answer == commit.WRITTEN:
-            self._head = head
+        if answer == commit.WRITTEN:  # the counters as this call left them are Redis's now
+            self._head = fresh or {**self._head_after(left), "advanced": repr(advanced)}
             self._table.kept()
             return
         if bases is None:

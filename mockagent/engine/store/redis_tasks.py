@@ -164,17 +164,18 @@ class TaskTable:
         for task_id, task in self._loaded.items():
             text = dump_task(task, self._steps)
             saved, version, counted = self._saved.get(task_id, (None, 0, 0))
-            if text != saved:
+            dirty = text != saved
+            if dirty:
                 changed += (task_id, version, text)
             elif task_id in self._got:
                 checked += (task_id, version)
-            if text != saved or task_id in self._got:
-                self._written[task_id] = (text, version + (text != saved), task.polls)
+            if dirty or task_id in self._got:
+                self._written[task_id] = (text, version + dirty, task.polls)
             if task.polls == counted:
                 continue
             if task_id in self._gated:  # the count decided what the call showed
                 polls_checked += (task_id, counted)
-            if text == saved and task_id not in self._gated:
+            if not dirty and task_id not in self._gated:
                 polls.append(("HINCRBY", keys["polls"], task_id, task.polls - counted))
             else:
                 polls.append(("HSET", keys["polls"], task_id, task.polls))
