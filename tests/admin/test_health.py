@@ -6,7 +6,6 @@ Origin or a page on another site, while a probe by `localhost` or a pod's IP pas
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -14,9 +13,8 @@ import pytest
 from mockagent.server.app import create_app, served_on
 from mockagent.server.health import HEALTH_PATH
 from mockagent.server.thread import serve_in_thread
+from tests.helpers.paths import KIT
 
-ROOT = Path(__file__).resolve().parents[2]
-KIT = ROOT / "cassettes" / "kit"
 QUESTION = "Which languages do you review?"
 SEND = {
     "jsonrpc": "2.0",

@@ -17,10 +17,9 @@ from mockagent.engine.store.factory import store_from_url
 from mockagent.server.app import create_app
 from mockagent.server.health import HEALTH_PATH
 from mockagent.server.thread import ServerThread
+from tests.helpers.paths import KIT
 from tests.helpers.redis_server import start_redis
 
-ROOT = Path(__file__).resolve().parents[2]
-KIT = ROOT / "cassettes" / "kit"
 PASSWORD = "s3cret-of-the-store"
 QUESTION = "Which languages do you review?"
 SEND = {
